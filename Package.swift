@@ -1,0 +1,51 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "roomd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "roomd", targets: ["roomd"]),
+        .library(name: "RoomClient", targets: ["RoomClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // The domain: pure, synchronous, deterministic. No sockets, no wire JSON.
+        .target(name: "RoomModel"),
+        // JSON values, parser and writer shared by the server and the client SDK.
+        .target(name: "RoomWire"),
+        .target(
+            name: "RoomServer",
+            dependencies: [
+                "RoomModel", "RoomWire", "CWebSockets",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "roomd",
+            dependencies: [
+                "RoomServer", "RoomModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
+        .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
+        .testTarget(
+            name: "RoomServerTests",
+            dependencies: ["RoomClient", "RoomWire", "RoomServer"]
+        ),
+    ]
+)

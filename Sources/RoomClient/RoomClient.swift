@@ -1,0 +1,256 @@
+import CWebSockets
+import RoomWire
+
+/// A WebSocket JSON-RPC client for roomd (and a raw frame tool for protocol tests).
+///
+/// Incoming text messages are parsed as JSON. A response (an object with
+/// `"id"` and `"result"` or `"error"`) whose id belongs to a pending `call`
+/// completes that call. Everything else — pushes, responses to raw sends,
+/// batch arrays, and unparseable text (as `.string(rawText)`) — goes, in
+/// arrival order, to the inbox read by `nextMessage`, `next(_:)`, `drain()`
+/// and `expectSilence(for:)`.
+///
+/// Sendable: all state is either immutable or lives in the session's
+/// `Mutex`; the socket itself is only touched by the loop thread.
+public final class RoomClient: Sendable {
+    public let loop: RoomClientLoop
+    private let session: ClientSession
+
+    private init(loop: RoomClientLoop, session: ClientSession) {
+        self.loop = loop
+        self.session = session
+    }
+
+    deinit {
+        if !session.isClosed { loop.post(.close(session.id, code: 1000, reason: "")) }
+    }
+
+    // MARK: - Connecting
+
+    /// Connects to a `ws://host:port/path` URL (`wss` is not supported).
+    /// `protocolName` is sent as `Sec-WebSocket-Protocol` when given.
+    public static func connect(
+        to url: String,
+        loop: RoomClientLoop = .shared,
+        timeout: Duration = .seconds(5),
+        protocolName: String? = nil
+    ) async throws -> RoomClient {
+        guard let target = parseWebSocketURL(url) else {
+            throw RoomClientError.connectFailed("not a ws:// URL: \(url)")
+        }
+        return try await connect(
+            host: target.host, port: target.port, path: target.path, loop: loop, timeout: timeout,
+            protocolName: protocolName)
+    }
+
+    public static func connect(
+        host: String,
+        port: Int,
+        path: String = "/ws",
+        loop: RoomClientLoop = .shared,
+        timeout: Duration = .seconds(5),
+        protocolName: String? = nil
+    ) async throws -> RoomClient {
+        guard (1...65535).contains(port) else { throw RoomClientError.connectFailed("bad port \(port)") }
+        let session = ClientSession(id: loop.makeSessionID())
+        let target = ConnectTarget(
+            host: host, port: port, path: path.hasPrefix("/") ? path : "/" + path, protocolName: protocolName)
+        do {
+            _ = try await session.wait(timeout: timeout) { state in
+                if state.established { return .done(.success(.null)) }
+                if state.closed != nil {
+                    return .done(.failure(RoomClientError.connectFailed(state.connectError ?? "closed")))
+                }
+                return .pending(.connect)
+            } registered: {
+                loop.post(.connect(session, target))
+            }
+        } catch RoomClientError.timeout {
+            loop.post(.abort(session.id))
+            throw RoomClientError.connectFailed("timed out after \(timeout) connecting to \(host):\(port)\(path)")
+        } catch let error as CancellationError {
+            loop.post(.abort(session.id))
+            throw error
+        }
+        return RoomClient(loop: loop, session: session)
+    }
+
+    // MARK: - JSON-RPC
+
+    /// Sends a request with a fresh integer id and returns its `result`.
+    /// Throws `.rpc` for an error response, `.timeout`, or `.closed` if the
+    /// connection ends first.
+    public func call(_ method: String, _ params: JSON? = nil, timeout: Duration = .seconds(5)) async throws -> JSON {
+        let id = session.nextCallID()
+        var members: [JSON.Member] = [.init("jsonrpc", "2.0"), .init("id", .int(id)), .init("method", .string(method))]
+        if let params { members.append(.init("params", params)) }
+        let frame = Self.frame(JSON.object(members))
+        let sessionID = session.id
+        let loop = self.loop
+        let response = try await session.wait(timeout: timeout) { state in
+            if state.closed != nil { return .done(.failure(state.closedError)) }
+            return .pending(.call(id))
+        } registered: {
+            loop.post(.send(sessionID, frame, binary: false))
+        }
+        if let error = response["error"] {
+            throw RoomClientError.rpc(
+                code: error["code"]?.intValue ?? 0,
+                message: error["message"]?.stringValue ?? error.text,
+                data: error["data"])
+        }
+        return response["result"] ?? .null
+    }
+
+    /// Sends a notification (no id, nothing is answered). Throws `.closed` if the connection is closed.
+    public func notify(_ method: String, _ params: JSON? = nil) throws {
+        if let closed = session.closeInfo { throw RoomClientError.closed(code: closed.code, reason: closed.reason) }
+        var members: [JSON.Member] = [.init("jsonrpc", "2.0"), .init("method", .string(method))]
+        if let params { members.append(.init("params", params)) }
+        loop.post(.send(session.id, Self.frame(JSON.object(members)), binary: false))
+    }
+
+    /// Sends one text message exactly as given (ignored once closed).
+    public func send(text: String) {
+        loop.post(.send(session.id, Self.frame(Array(text.utf8)), binary: false))
+    }
+
+    /// Sends one binary message (ignored once closed).
+    public func send(binary: [UInt8]) {
+        loop.post(.send(session.id, Self.frame(binary), binary: true))
+    }
+
+    // MARK: - Inbox
+
+    /// The next inbox entry. Throws `.timeout`, or `.closed` once the
+    /// connection is closed and the inbox is empty.
+    public func nextMessage(timeout: Duration = .seconds(5)) async throws -> JSON {
+        try await session.wait(timeout: timeout) { state in
+            if !state.inbox.isEmpty { return .done(.success(state.inbox.removeFirst())) }
+            if state.closed != nil { return .done(.failure(state.closedError)) }
+            return .pending(.message(nil))
+        }
+    }
+
+    /// The `params` of the next push `{"method": method, ...}`, removed from
+    /// the inbox; entries before it stay where they are.
+    public func next(_ method: String, timeout: Duration = .seconds(5)) async throws -> JSON {
+        let push = try await session.wait(timeout: timeout) { state in
+            if let index = state.inbox.firstIndex(where: { ClientSession.isPush($0, method: method) }) {
+                return .done(.success(state.inbox.remove(at: index)))
+            }
+            if state.closed != nil { return .done(.failure(state.closedError)) }
+            return .pending(.message(method))
+        }
+        return push["params"] ?? .object([])
+    }
+
+    /// Removes and returns everything currently in the inbox.
+    public func drain() -> [JSON] {
+        session.drain()
+    }
+
+    /// Waits `duration`, then removes and returns whatever arrived in the
+    /// inbox (including entries already there). Tests assert it is empty.
+    public func expectSilence(for duration: Duration) async -> [JSON] {
+        try? await Task.sleep(for: duration)
+        return session.drain()
+    }
+
+    // MARK: - Closing
+
+    /// True once the connection has ended.
+    public var isClosed: Bool { session.isClosed }
+
+    /// Sends a close frame (after anything already queued) and waits up to
+    /// 2 s for the connection to end; after that it is dropped.
+    public func close(code: Int = 1000, reason: String = "") async {
+        guard !session.isClosed else { return }
+        loop.post(.close(session.id, code: code, reason: reason))
+        do {
+            _ = try await closeStatus(timeout: .seconds(2))
+        } catch {
+            loop.post(.abort(session.id))
+        }
+    }
+
+    /// Drops the TCP connection without a close frame (the server sees an
+    /// abnormal closure, 1006) and waits up to 2 s for it to end. For
+    /// reconnect / grace-period tests. `closeCode()` then reports 1006.
+    public func abort() async {
+        guard !session.isClosed else { return }
+        loop.post(.abort(session.id))
+        _ = try? await closeStatus(timeout: .seconds(2))
+    }
+
+    /// Waits for the connection to end and returns the close code the server
+    /// sent: 1006 if it dropped without a close frame, 1005 if its close frame
+    /// had no code, or the code this client sent if it closed first.
+    public func closeCode(timeout: Duration = .seconds(5)) async throws -> Int {
+        try await closeStatus(timeout: timeout).code
+    }
+
+    /// Like `closeCode`, with the close reason text too.
+    public func closeStatus(timeout: Duration = .seconds(5)) async throws -> (code: Int, reason: String) {
+        let code = try await session.wait(timeout: timeout) { state in
+            if let closed = state.closed { return .done(.success(.int(closed.code))) }
+            return .pending(.close)
+        }
+        return (code.intValue ?? 1006, session.closeInfo?.reason ?? "")
+    }
+
+    // MARK: - Flow control
+
+    /// Stops reading from the socket (the server's sends pile up; pings go unanswered).
+    public func pauseReading() {
+        loop.post(.flow(session.id, enabled: false))
+    }
+
+    public func resumeReading() {
+        loop.post(.flow(session.id, enabled: true))
+    }
+
+    // MARK: - Helpers
+
+    private static func frame(_ json: JSON) -> [UInt8] {
+        var writer = JSONWriter(reserving: 256, prefix: Int(CWS_PRE))
+        writer.value(json)
+        return writer.bytes
+    }
+
+    private static func frame(_ payload: [UInt8]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: Int(CWS_PRE))
+        bytes.reserveCapacity(bytes.count + payload.count)
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+}
+
+/// Splits `ws://host[:port][/path]` (IPv6 hosts in brackets). Default port 80, path "/".
+func parseWebSocketURL(_ url: String) -> ConnectTarget? {
+    guard url.lowercased().hasPrefix("ws://") else { return nil }
+    let rest = url.dropFirst(5)
+    let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
+    let authority = rest[..<authorityEnd]
+    var path = String(rest[authorityEnd...])
+    if path.isEmpty { path = "/" } else if path.first == "?" { path = "/" + path }
+    var host: Substring
+    var port = 80
+    if authority.first == "[" {
+        guard let close = authority.firstIndex(of: "]") else { return nil }
+        host = authority[authority.index(after: authority.startIndex)..<close]
+        let after = authority[authority.index(after: close)...]
+        if !after.isEmpty {
+            guard after.first == ":", let p = Int(after.dropFirst()) else { return nil }
+            port = p
+        }
+    } else if let colon = authority.lastIndex(of: ":") {
+        host = authority[..<colon]
+        guard let p = Int(authority[authority.index(after: colon)...]) else { return nil }
+        port = p
+    } else {
+        host = authority
+    }
+    guard !host.isEmpty, (1...65535).contains(port) else { return nil }
+    return ConnectTarget(host: String(host), port: port, path: path, protocolName: nil)
+}

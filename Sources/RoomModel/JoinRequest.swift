@@ -1,0 +1,39 @@
+/// A join whose token the server has already verified.
+public struct JoinRequest: Sendable {
+    /// From the token's `room_id` claim.
+    public var roomID: String
+    /// The `room_id` param, when the client sent one (must equal the claim).
+    public var requestedRoomID: String?
+    public var userID: String
+    public var roleName: String
+    /// `name` param, else the token's `name` claim, else the user id.
+    public var name: String
+    public var data: String
+    public var viewOnly: Bool
+    /// `peer_id` param: resume that peer.
+    public var resumePeerID: String?
+
+    public init(roomID: String, requestedRoomID: String? = nil, userID: String, roleName: String, name: String,
+                data: String = "", viewOnly: Bool = false, resumePeerID: String? = nil) {
+        self.roomID = roomID
+        self.requestedRoomID = requestedRoomID
+        self.userID = userID
+        self.roleName = roleName
+        self.name = name
+        self.data = data
+        self.viewOnly = viewOnly
+        self.resumePeerID = resumePeerID
+    }
+}
+
+/// What a successful join produced.
+public struct JoinOutcome {
+    public var peer: Peer
+    public var room: Room
+    /// The other peers, in join order, each with whether the caller sees its tracks.
+    public var others: [(peer: Peer, withTracks: Bool)]
+    public var resumed: Bool
+    /// For a resume: the peer's previous transport handle, which the server closes with 4003.
+    public var replacedHandle: AnyObject?
+    public var deliveries: [Delivery]
+}

@@ -1,0 +1,59 @@
+/// A participant of a room. Owned by its `Room`; the server only reads it and
+/// keeps its connection in `transportHandle`, which the model never inspects.
+public final class Peer {
+    public let id: String
+    public let userID: String
+    public let joinedAt: Int64
+    /// Join order within the room, for deterministic listings.
+    let sequence: Int
+    public internal(set) var role: Role
+    public internal(set) var name: String
+    public internal(set) var data: String
+    public internal(set) var groups: [String] = []
+    public internal(set) var tracks: [Track] = []
+    /// `user_restrictions: "view_and_polls_only"` from the token.
+    public let viewOnly: Bool
+    public internal(set) unowned var room: Room
+    /// The transport's connection object. Opaque to the model.
+    public var transportHandle: AnyObject?
+
+    init(id: String, userID: String, joinedAt: Int64, sequence: Int, role: Role, name: String, data: String,
+         viewOnly: Bool, room: Room) {
+        self.id = id
+        self.userID = userID
+        self.joinedAt = joinedAt
+        self.sequence = sequence
+        self.role = role
+        self.name = name
+        self.data = data
+        self.viewOnly = viewOnly
+        self.room = room
+    }
+
+    /// Whether this peer's role subscribes to `other`'s role, i.e. sees its tracks.
+    public func sees(tracksOf other: Peer) -> Bool {
+        role.subscribes(to: other.role.name)
+    }
+
+    func track(_ id: String) -> Track? { tracks.first { $0.id == id } }
+}
+
+/// Published track state (signalling only: no media).
+public struct Track: Sendable, Equatable {
+    public enum Kind: String, Sendable { case audio, video }
+    public enum Source: String, Sendable { case regular, screen, plugin }
+
+    public var id: String
+    public var kind: Kind
+    public var source: Source
+    public var mute: Bool
+    public var description: String
+
+    public init(id: String, kind: Kind, source: Source = .regular, mute: Bool = false, description: String = "") {
+        self.id = id
+        self.kind = kind
+        self.source = source
+        self.mute = mute
+        self.description = description
+    }
+}

@@ -1,0 +1,52 @@
+/// The protocol's error codes (PROTOCOL.md section 8) that the domain and the
+/// server can produce.
+public enum ErrorCode: Int, Sendable, CaseIterable {
+    case parseError = -32700
+    case invalidRequest = -32600
+    case methodNotFound = -32601
+    case invalidParams = -32602
+    case internalError = -32603
+    case notAJWT = 2004
+    case tokenInvalid = 40100
+    case accessKeyMismatch = 40101
+    case roomIDClaimInvalid = 40102
+    case userIDClaimInvalid = 40107
+    case roleClaimInvalid = 40108
+    case badJWT = 40109
+    case roomNotFound = 40001
+    case roomIDMismatch = 40002
+    case roomLocked = 40003
+    case peerIDOfOtherUser = 40004
+    case notJoined = 40005
+    case peerGone = 41001
+    case alreadyJoined = 5001
+    case permissionDenied = 40300
+    case peerNotFound = 40400
+    case trackNotFound = 40401
+    case roleNotFound = 40402
+    case roleChangeRequestNotFound = 40403
+    case roleLimitReached = 40900
+    case roomFull = 40901
+    case bulkTargetInSources = 40902
+    case trackConflict = 40903
+    case tooLarge = 41300
+    case rateLimited = 42900
+}
+
+/// A failed call: a protocol code and a message that names the field or rule.
+public struct RoomError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public static func invalidParams(_ message: String) -> RoomError { RoomError(.invalidParams, message) }
+    public static func denied(_ permission: String) -> RoomError {
+        RoomError(.permissionDenied, "permission denied: role lacks \(permission)")
+    }
+}

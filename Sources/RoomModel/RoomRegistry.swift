@@ -1,0 +1,193 @@
+/// Every room of the daemon and the rules that change them.
+///
+/// Synchronous and single-threaded by design: the server calls it from its
+/// one service thread. Every mutating method returns the deliveries it
+/// caused; it never talks to the network itself.
+public final class RoomRegistry {
+    public let template: RoleTemplate
+    public var settings: Settings { template.settings }
+    private let clock: RoomClock
+    private let ids: IDGenerator
+    public private(set) var rooms: [String: Room] = [:]
+    /// Room ids ended with `lock: true`; survives the room itself.
+    public private(set) var lockedRoomIDs: Set<String> = []
+
+    public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
+        self.template = template
+        self.clock = clock
+        self.ids = ids
+    }
+
+    public var peerCount: Int { rooms.values.reduce(0) { $0 + $1.peerCount } }
+
+    public func room(_ id: String) -> Room? { rooms[id] }
+
+    // MARK: join / leave
+
+    public func join(_ request: JoinRequest) throws(RoomError) -> JoinOutcome {
+        if let requested = request.requestedRoomID, requested != request.roomID {
+            throw RoomError(.roomIDMismatch, "room_id \"\(requested)\" differs from the token's room_id")
+        }
+        guard let role = template.role(request.roleName) else {
+            throw RoomError(.roleClaimInvalid, "role \"\(request.roleName)\" is not in the template")
+        }
+        if role.maxPeerCount == -1 {
+            throw RoomError(.roleClaimInvalid, "role \"\(role.name)\" may not join (maxPeerCount -1)")
+        }
+        try checkSize(request.name, field: "name", limit: settings.limits.maxNameBytes)
+        try checkSize(request.data, field: "data", limit: settings.limits.maxMetadataBytes)
+        if lockedRoomIDs.contains(request.roomID) {
+            throw RoomError(.roomLocked, "room \"\(request.roomID)\" is locked")
+        }
+        let existing = rooms[request.roomID]
+        if existing == nil, !settings.room.autoCreate, !settings.room.predefined.contains(request.roomID) {
+            throw RoomError(.roomNotFound, "room \"\(request.roomID)\" does not exist")
+        }
+        if let resumeID = request.resumePeerID {
+            return try resume(resumeID, in: existing, request: request)
+        }
+        if let room = existing {
+            if settings.room.maxPeers > 0, room.peerCount >= settings.room.maxPeers {
+                throw RoomError(.roomFull, "room \"\(room.id)\" is full (max_peers \(settings.room.maxPeers))")
+            }
+            if role.maxPeerCount > 0, room.count(ofRole: role.name) >= role.maxPeerCount {
+                throw RoomError(.roleLimitReached, "role \"\(role.name)\" is full (maxPeerCount \(role.maxPeerCount))")
+            }
+        }
+        let now = clock.nowMillis()
+        let room = existing ?? makeRoom(request.roomID, at: now)
+        let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
+                        role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
+        let others = room.peersInJoinOrder
+        room.add(peer)
+        let deliveries = splitBySubscription(others, publisher: peer) { .peerJoin(peer, withTracks: $0) }
+        return JoinOutcome(peer: peer, room: room, others: others.map { ($0, peer.sees(tracksOf: $0)) },
+                           resumed: false, replacedHandle: nil, deliveries: deliveries)
+    }
+
+    /// `join` with `peer_id`: take over a peer that is still in the room.
+    private func resume(_ peerID: String, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
+        guard let room, let peer = room.peer(peerID) else {
+            throw RoomError(.peerGone, "peer \"\(peerID)\" is gone")
+        }
+        guard peer.userID == request.userID else {
+            throw RoomError(.peerIDOfOtherUser, "peer \"\(peerID)\" belongs to another user")
+        }
+        let replaced = peer.transportHandle
+        peer.transportHandle = nil
+        let others = room.others(than: peer).map { ($0, peer.sees(tracksOf: $0)) }
+        return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
+                           deliveries: [])
+    }
+
+    /// Removes `peer`; the others are told why. The room goes with its last peer.
+    public func leave(_ peer: Peer, reason: LeaveReason) -> [Delivery] {
+        let room = peer.room
+        guard room.peer(peer.id) === peer else { return [] }
+        room.remove(peer)
+        peer.transportHandle = nil
+        if room.peerCount == 0 {
+            rooms.removeValue(forKey: room.id)
+            return []
+        }
+        return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
+    }
+
+    // MARK: metadata
+
+    /// `peer-update`: nil leaves a field as it is. Nothing changed → no delivery.
+    public func updatePeer(_ peer: Peer, name: String?, data: String?) throws(RoomError) -> [Delivery] {
+        if peer.viewOnly { throw RoomError(.permissionDenied, "peer-update is not allowed for view_and_polls_only") }
+        if let name { try checkSize(name, field: "name", limit: settings.limits.maxNameBytes) }
+        if let data { try checkSize(data, field: "data", limit: settings.limits.maxMetadataBytes) }
+        var changed: [PeerField] = []
+        if let name, name != peer.name {
+            peer.name = name
+            changed.append(.name)
+        }
+        if let data, data != peer.data {
+            peer.data = data
+            changed.append(.data)
+        }
+        if changed.isEmpty { return [] }
+        return peerUpdate(peer, changed: changed)
+    }
+
+    // MARK: messages
+
+    public enum MessageTarget: Equatable {
+        case everyone
+        case peer(String)
+        case roles([String])
+    }
+
+    /// `broadcast`: returns the message (id, timestamp) and its deliveries.
+    public func broadcast(from sender: Peer, message: String, type: String, to target: MessageTarget)
+        throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
+    {
+        if sender.viewOnly { throw RoomError(.permissionDenied, "broadcast is not allowed for view_and_polls_only") }
+        try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
+        let room = sender.room
+        let recipients: [Peer]
+        let recipient: ChatMessage.Recipient
+        switch target {
+        case .everyone:
+            recipients = room.others(than: sender)
+            recipient = .broadcast
+        case .peer(let id):
+            guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room") }
+            recipients = [peer]
+            recipient = .peer(id)
+        case .roles(let names):
+            if names.isEmpty { throw .invalidParams("roles: must not be empty") }
+            for name in names where template.role(name) == nil {
+                throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
+            }
+            let wanted = Set(names)
+            recipients = room.others(than: sender).filter { wanted.contains($0.role.name) }
+            recipient = .roles(names)
+        }
+        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
+                               recipient: recipient, message: message, type: type)
+        let deliveries = recipients.isEmpty ? [] : [Delivery(.broadcast(chat), to: recipients)]
+        return (chat, deliveries)
+    }
+
+    // MARK: helpers
+
+    private func makeRoom(_ id: String, at now: Int64) -> Room {
+        let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
+        rooms[id] = room
+        return room
+    }
+
+    private func checkSize(_ value: String, field: String, limit: Int) throws(RoomError) {
+        let size = value.utf8.count
+        if size > limit { throw RoomError(.tooLarge, "\(field): \(size) bytes is over the limit of \(limit)") }
+    }
+
+    /// `on-peer-update` to every peer of the room, the changed one included.
+    func peerUpdate(_ peer: Peer, changed: [PeerField]) -> [Delivery] {
+        splitBySubscription(peer.room.peersInJoinOrder, publisher: peer) {
+            .peerUpdate(peer, changed: changed, withTracks: $0)
+        }
+    }
+
+    /// One delivery for the recipients that see `publisher`'s tracks, one for
+    /// those that don't (a publisher sees its own peer object with its tracks).
+    func splitBySubscription(_ recipients: [Peer], publisher: Peer, _ push: (Bool) -> Push) -> [Delivery] {
+        var seeing: [Peer] = []
+        var blind: [Peer] = []
+        for recipient in recipients {
+            if recipient === publisher || recipient.sees(tracksOf: publisher) {
+                seeing.append(recipient)
+            } else {
+                blind.append(recipient)
+            }
+        }
+        var deliveries: [Delivery] = []
+        if !seeing.isEmpty { deliveries.append(Delivery(push(true), to: seeing)) }
+        if !blind.isEmpty { deliveries.append(Delivery(push(false), to: blind)) }
+        return deliveries
+    }
+}

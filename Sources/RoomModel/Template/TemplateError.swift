@@ -1,0 +1,16 @@
+/// Why a role template was rejected: the JSON path of the offending value and
+/// what is wrong with it, printed by the daemon as `PATH: PROBLEM`.
+public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Dotted JSON path, e.g. `roles.guest.subscribeParams.subscribeToRoles[1]`;
+    /// empty for problems with the file as a whole.
+    public var path: String
+    /// e.g. `no role named "hots"`.
+    public var problem: String
+
+    public init(path: String, problem: String) {
+        self.path = path
+        self.problem = problem
+    }
+
+    public var description: String { path.isEmpty ? problem : "\(path): \(problem)" }
+}

@@ -1,0 +1,113 @@
+import Crypto
+import Foundation
+import JWTKit
+import RoomModel
+
+/// What a valid app token grants.
+struct AppGrant: Sendable {
+    var roomID: String
+    var userID: String
+    var role: String
+    var name: String?
+    var viewOnly: Bool
+}
+
+/// Verifies HS256 tokens synchronously on the service thread: jwt-kit's
+/// parser splits and decodes, swift-crypto checks the MAC in constant time.
+/// Each defect maps to the code PROTOCOL.md section 8 gives it.
+struct TokenVerifier: Sendable {
+    private let key: SymmetricKey
+    private let accessKey: String?
+    private let parser = DefaultJWTParser()
+    private let now: @Sendable () -> Date
+
+    init(secret: [UInt8], accessKey: String?, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.key = SymmetricKey(data: secret)
+        self.accessKey = accessKey
+        self.now = now
+    }
+
+    /// A token for `join`.
+    func verifyApp(_ token: String) throws(RoomError) -> AppGrant {
+        let claims = try verifySigned(token)
+        guard claims.type.value == "app", claims.version.value == 2 else {
+            throw RoomError(.tokenInvalid, "not an app token (type must be \"app\" and version 2)")
+        }
+        if let accessKey, claims.accessKey.value != accessKey {
+            throw RoomError(.accessKeyMismatch, "access_key does not match")
+        }
+        guard let roomID = claims.roomID.value, isValidID(roomID) else {
+            throw RoomError(.roomIDClaimInvalid, "room_id claim missing or invalid")
+        }
+        guard let userID = claims.userID.value, !userID.isEmpty else {
+            throw RoomError(.userIDClaimInvalid, "user_id claim missing or not a string")
+        }
+        guard let role = claims.role.value else {
+            throw RoomError(.roleClaimInvalid, "role claim missing or not a string")
+        }
+        return AppGrant(roomID: roomID, userID: userID, role: role, name: claims.name.value,
+                        viewOnly: claims.userRestrictions.value == "view_and_polls_only")
+    }
+
+    /// A token for the REST API.
+    func verifyManagement(_ token: String) throws(RoomError) {
+        let claims = try verifySigned(token)
+        guard claims.type.value == "management", claims.version.value == 2 else {
+            throw RoomError(.tokenInvalid, "not a management token")
+        }
+    }
+
+    private func verifySigned(_ token: String) throws(RoomError) -> TokenClaims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
+              parts.allSatisfy(isBase64URL)
+        else {
+            throw RoomError(.notAJWT, "token is not a JWT (three base64url parts)")
+        }
+        let header: JWTHeader
+        let claims: TokenClaims
+        let signature: Data
+        do {
+            (header, claims, signature) = try parser.parse(Array(token.utf8), as: TokenClaims.self)
+        } catch {
+            throw RoomError(.tokenInvalid, "token header or payload is not valid JSON")
+        }
+        guard header.alg == "HS256" else {
+            throw RoomError(.badJWT, "token algorithm must be HS256")
+        }
+        let signed = Data(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signed, using: key) else {
+            throw RoomError(.badJWT, "token signature does not verify")
+        }
+        guard let exp = claims.exp.value else {
+            throw RoomError(.badJWT, "token exp claim missing or invalid")
+        }
+        let current = now()
+        do { try exp.verifyNotExpired(currentDate: current) } catch {
+            throw RoomError(.badJWT, "token expired")
+        }
+        if case .invalid = claims.nbf { throw RoomError(.badJWT, "token nbf claim invalid") }
+        if let nbf = claims.nbf.value {
+            do { try nbf.verifyNotBefore(currentDate: current) } catch {
+                throw RoomError(.badJWT, "token not valid yet (nbf)")
+            }
+        }
+        return claims
+    }
+
+    private func isBase64URL(_ part: Substring) -> Bool {
+        part.utf8.count % 4 != 1 && part.utf8.allSatisfy { byte in
+            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}
+
+/// Server-made and client-chosen ids: `[A-Za-z0-9_-]{1,64}`.
+func isValidID(_ id: String) -> Bool {
+    let utf8 = id.utf8
+    return !utf8.isEmpty && utf8.count <= 64 && utf8.allSatisfy { byte in
+        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+    }
+}

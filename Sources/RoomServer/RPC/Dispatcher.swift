@@ -1,0 +1,201 @@
+import Logging
+import RoomModel
+import RoomWire
+
+/// decode → RoomModel → encode once → fan out. Runs on the service thread.
+final class Dispatcher {
+    typealias Handler = (Dispatcher) -> (Params, Connection) throws(RoomError) -> [UInt8]
+
+    struct Method {
+        var needsJoin: Bool
+        var handler: Handler
+    }
+
+    static let maxBatch = 64
+    /// Consecutive -32700/-32600/42900 errors that close a connection (4029).
+    static let maxErrorStreak = 10
+
+    unowned let server: RoomServer
+    let verifier: TokenVerifier
+    var registry: RoomRegistry { server.registry }
+    var logger: Logger { server.logger }
+    /// `Policy` objects are the same for every peer of a role: encoded once.
+    let policies: [String: [UInt8]]
+    private var methods: [String: Method] = [:]
+    /// Set by a handler: close the caller's connection after its response.
+    var closeAfterReply: UInt16?
+
+    init(server: RoomServer) {
+        self.server = server
+        self.verifier = TokenVerifier(secret: server.options.secret, accessKey: server.options.accessKey)
+        let template = server.options.template
+        var policies: [String: [UInt8]] = [:]
+        for name in template.roleNames {
+            var w = JSONWriter()
+            w.object { w in
+                w.field("name", name)
+                w.key("known_roles")
+                w.object { w in
+                    for known in template.roleNames {
+                        w.key(known)
+                        w.role(template.roles[known]!)
+                    }
+                }
+            }
+            policies[name] = w.bytes
+        }
+        self.policies = policies
+        register()
+    }
+
+    private func register() {
+        methods = [
+            "join": Method(needsJoin: false, handler: Dispatcher.join),
+            "ping": Method(needsJoin: false, handler: Dispatcher.ping),
+            "leave": Method(needsJoin: true, handler: Dispatcher.leave),
+            "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
+            "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
+        ]
+    }
+
+    // MARK: pipeline
+
+    /// Handles one complete text message from `connection`.
+    func handle(_ bytes: [UInt8], from connection: Connection) {
+        connection.beginDeferring()
+        closeAfterReply = nil
+        var out = Frame.writer(reserving: 128)
+        var replied = false
+        do {
+            let message = try JSON.parse(bytes)
+            if case .array(let calls) = message {
+                if calls.isEmpty || calls.count > Self.maxBatch {
+                    let error = RoomError(.invalidRequest, "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)")
+                    Envelope.response(id: .null, into: &out, error: error)
+                    count(error, on: connection)
+                    replied = true
+                } else {
+                    out.beginArray()
+                    for call in calls where process(call, on: connection, into: &out) { replied = true }
+                    out.endArray()
+                }
+            } else {
+                replied = process(message, on: connection, into: &out)
+            }
+        } catch {
+            let failure = RoomError(.parseError, "parse error: \(error)")
+            Envelope.response(id: .null, into: &out, error: failure)
+            count(failure, on: connection)
+            replied = true
+        }
+        if replied { connection.enqueue(Frame(payload: out), bypassingDeferral: true) }
+        connection.endDeferring()
+        if connection.errorStreak >= Self.maxErrorStreak {
+            logger.info("too many errors in a row, closing", metadata: server.metadata(connection))
+            connection.close(4029)
+        } else if let code = closeAfterReply {
+            connection.close(code)
+        }
+    }
+
+    /// One call. Writes its response into `out` and returns true, or returns
+    /// false for a notification (whose failure is pushed as `on-error`).
+    private func process(_ call: JSON, on connection: Connection, into out: inout JSONWriter) -> Bool {
+        let id = call["id"]
+        let validID: JSON? = switch id {
+        case .string, .number: id
+        default: nil
+        }
+        let methodName = call["method"]?.stringValue
+        let result = Result { () throws(RoomError) -> [UInt8] in
+            // The rate limit is checked right after parsing, before -32600.
+            if methodName != "ping", !connection.rate.take(nowMillis: server.clock.nowMillis()) {
+                throw RoomError(.rateLimited, "rate limited: over \(server.options.template.settings.limits.messagesPerSecond) calls/s")
+            }
+            guard case .object = call, call["jsonrpc"] == .string("2.0"), let methodName,
+                  id == nil || validID != nil
+            else {
+                throw RoomError(.invalidRequest, "invalid request: needs jsonrpc \"2.0\", a string method and a string or number id")
+            }
+            guard let method = methods[methodName] else {
+                throw RoomError(.methodNotFound, "method not found: \(methodName)")
+            }
+            if method.needsJoin, connection.peer == nil {
+                throw RoomError(.notJoined, "not joined: call join first")
+            }
+            if methodName == "join", connection.peer != nil {
+                throw RoomError(.alreadyJoined, "this connection already joined")
+            }
+            let params: JSON
+            switch call["params"] {
+            case nil, .null?: params = .object([])
+            case .object?: params = call["params"]!
+            case let other?: throw RoomError.invalidParams("params: expected an object, got \(other.typeName)")
+            }
+            return try method.handler(self)(Params(params), connection)
+        }
+        switch result {
+        case .success(let bytes):
+            connection.errorStreak = 0
+            guard let validID else { return false }
+            Envelope.response(id: validID, into: &out, result: bytes)
+            return true
+        case .failure(let error):
+            count(error, on: connection)
+            if error.code == .internalError || error.code == .rateLimited {
+                logger.info("call failed", metadata: server.metadata(connection).merging(
+                    ["method": "\(methodName ?? "?")", "code": "\(error.code.rawValue)"]) { $1 })
+            }
+            let isNotification = id == nil && methodName != nil && call.objectValue != nil
+            if isNotification, error.code != .invalidRequest {
+                connection.enqueue(Envelope.notification("on-error") { w in
+                    w.field("code", error.code.rawValue)
+                    w.field("message", error.message)
+                    w.field("method", methodName ?? "")
+                })
+                return false
+            }
+            Envelope.response(id: validID ?? .null, into: &out, error: error)
+            return true
+        }
+    }
+
+    private func count(_ error: RoomError, on connection: Connection) {
+        switch error.code {
+        case .parseError, .invalidRequest, .rateLimited: connection.errorStreak += 1
+        default: break
+        }
+    }
+
+    // MARK: fan-out
+
+    /// Encodes each delivery once and queues the same frame to every recipient.
+    func fanOut(_ deliveries: [Delivery]) {
+        for delivery in deliveries {
+            let frame = Envelope.push(delivery.push)
+            for peer in delivery.recipients {
+                (peer.transportHandle as? Connection)?.enqueue(frame)
+            }
+        }
+    }
+
+    /// The connection is gone without `leave`.
+    func connectionLost(_ connection: Connection) {
+        guard let peer = connection.peer, peer.transportHandle === connection else { return }
+        connection.peer = nil
+        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"])
+        fanOut(registry.leave(peer, reason: .websocketClosed))
+    }
+
+    static func encode(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
+        var w = JSONWriter()
+        w.object(body)
+        return w.bytes
+    }
+}
+
+extension Result where Failure == RoomError {
+    init(catching body: () throws(RoomError) -> Success) {
+        do { self = .success(try body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,196 @@
+import RoomModel
+import RoomWire
+
+/// Wire shapes of PROTOCOL.md section 3, written straight from model objects.
+extension JSONWriter {
+    mutating func peer(_ peer: Peer, withTracks: Bool) {
+        object { w in
+            w.field("peer_id", peer.id)
+            w.field("role", peer.role.name)
+            w.field("joined_at", peer.joinedAt)
+            w.key("groups")
+            w.strings(peer.groups)
+            w.key("tracks")
+            w.object { w in
+                if withTracks {
+                    for track in peer.tracks {
+                        w.key(track.id)
+                        w.track(track)
+                    }
+                }
+            }
+            w.key("info")
+            w.object { w in
+                w.field("name", peer.name)
+                w.field("data", peer.data)
+                w.field("user_id", peer.userID)
+                w.field("type", "regular")
+            }
+        }
+    }
+
+    mutating func track(_ track: Track) {
+        object { w in
+            w.field("track_id", track.id)
+            w.field("type", track.kind.rawValue)
+            w.field("source", track.source.rawValue)
+            w.field("mute", track.mute)
+            w.field("description", track.description)
+        }
+    }
+
+    /// Who did something.
+    mutating func peerRef(_ peer: Peer) {
+        object { w in
+            w.field("peer_id", peer.id)
+            w.field("role", peer.role.name)
+            w.key("info")
+            w.object { w in
+                w.field("name", peer.name)
+                w.field("user_id", peer.userID)
+            }
+        }
+    }
+
+    mutating func room(_ room: Room, locked: Bool) {
+        object { w in
+            w.field("room_id", room.id)
+            w.field("session_id", room.sessionID)
+            w.field("started_at", room.startedAt)
+            w.field("peer_count", room.peerCount)
+            w.field("locked", locked)
+        }
+    }
+
+    /// A template role with its name added (the `known_roles` entries).
+    mutating func role(_ role: Role) {
+        object { w in
+            w.field("name", role.name)
+            w.field("priority", role.priority)
+            w.field("maxPeerCount", role.maxPeerCount)
+            w.key("publishParams")
+            w.object { w in
+                w.key("allowed")
+                w.strings(role.publishParams.allowed.map(\.rawValue))
+                w.key("audio")
+                w.object { w in
+                    w.field("bitRate", role.publishParams.audio.bitRate)
+                    w.field("codec", role.publishParams.audio.codec)
+                }
+                w.key("video")
+                w.video(role.publishParams.video)
+                w.key("screen")
+                w.video(role.publishParams.screen)
+            }
+            w.key("subscribeParams")
+            w.object { w in
+                w.key("subscribeToRoles")
+                w.strings(role.subscribeParams.subscribeToRoles)
+                w.field("maxSubsBitRate", role.subscribeParams.maxSubsBitRate)
+            }
+            w.key("permissions")
+            w.object { w in
+                for name in Permissions.names { w.field(name, role.permissions[name] ?? false) }
+            }
+        }
+    }
+
+    private mutating func video(_ video: VideoParams) {
+        object { w in
+            w.field("bitRate", video.bitRate)
+            w.field("codec", video.codec)
+            w.field("frameRate", video.frameRate)
+            w.field("width", video.width)
+            w.field("height", video.height)
+        }
+    }
+
+    /// The members of an `on-broadcast` (written inside an open object).
+    mutating func chatFields(_ chat: ChatMessage) {
+        field("message_id", chat.id)
+        field("timestamp", chat.timestamp)
+        key("sender")
+        peerRef(chat.sender)
+        key("recipient")
+        object { w in
+            switch chat.recipient {
+            case .broadcast:
+                w.field("type", "broadcast")
+            case .peer(let id):
+                w.field("type", "peer")
+                w.field("peer_id", id)
+            case .roles(let roles):
+                w.field("type", "roles")
+                w.key("roles")
+                w.strings(roles)
+            }
+        }
+        key("info")
+        object { w in
+            w.field("message", chat.message)
+            w.field("type", chat.type)
+        }
+    }
+}
+
+/// The JSON-RPC envelopes, encoded once into complete frames.
+enum Envelope {
+    static func notification(_ method: String, _ params: (inout JSONWriter) -> Void) -> Frame {
+        var w = Frame.writer()
+        w.object { w in
+            w.field("jsonrpc", "2.0")
+            w.field("method", method)
+            w.key("params")
+            w.object(params)
+        }
+        return Frame(payload: w)
+    }
+
+    /// One response object (not framed: batches put several in an array).
+    static func response(id: JSON, into w: inout JSONWriter, result: [UInt8]) {
+        w.object { w in
+            w.field("jsonrpc", "2.0")
+            w.key("id")
+            w.value(id)
+            w.key("result")
+            w.raw(result)
+        }
+    }
+
+    static func response(id: JSON, into w: inout JSONWriter, error: RoomError) {
+        w.object { w in
+            w.field("jsonrpc", "2.0")
+            w.key("id")
+            w.value(id)
+            w.key("error")
+            w.object { w in
+                w.field("code", error.code.rawValue)
+                w.field("message", error.message)
+            }
+        }
+    }
+
+    static func push(_ push: Push) -> Frame {
+        switch push {
+        case .peerJoin(let peer, let withTracks):
+            return notification("on-peer-join") { w in
+                w.key("peer")
+                w.peer(peer, withTracks: withTracks)
+            }
+        case .peerLeave(let peerID, let reason):
+            return notification("on-peer-leave") { w in
+                w.field("peer_id", peerID)
+                w.field("reason", reason.rawValue)
+            }
+        case .peerUpdate(let peer, let changed, let withTracks):
+            return notification("on-peer-update") { w in
+                w.key("peer")
+                w.peer(peer, withTracks: withTracks)
+                w.key("changed")
+                w.strings(changed.map(\.rawValue))
+            }
+        case .broadcast(let chat):
+            return notification("on-broadcast") { w in w.chatFields(chat) }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Logging
+import RoomModel
+import RoomWire
+
+/// The handlers of PROTOCOL.md section 4 (connection-level and messaging).
+extension Dispatcher {
+    func join(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let token = try params.requiredString("token")
+        let name = try params.string("name")
+        let data = try params.string("data")
+        let roomID = try params.string("room_id")
+        let peerID = try params.string("peer_id")
+        let grant = try verifier.verifyApp(token)
+        let outcome = try registry.join(JoinRequest(
+            roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
+            name: name ?? grant.name ?? grant.userID, data: data ?? "", viewOnly: grant.viewOnly,
+            resumePeerID: peerID))
+        let peer = outcome.peer
+        if let replaced = outcome.replacedHandle as? Connection, replaced !== connection {
+            replaced.peer = nil
+            replaced.close(4003)
+        }
+        peer.transportHandle = connection
+        connection.peer = peer
+        logger.info("peer joined", metadata: [
+            "room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(peer.userID)", "role": "\(peer.role.name)",
+            "resumed": "\(outcome.resumed)",
+        ])
+        fanOut(outcome.deliveries)
+        let locked = registry.lockedRoomIDs.contains(outcome.room.id)
+        return Self.encode { w in
+            w.key("peer")
+            w.peer(peer, withTracks: true)
+            w.key("room")
+            w.room(outcome.room, locked: locked)
+            w.key("policy")
+            w.raw(policies[peer.role.name]!)
+            w.key("peers")
+            w.array { w in
+                for other in outcome.others { w.peer(other.peer, withTracks: other.withTracks) }
+            }
+            w.field("resumed", outcome.resumed)
+        }
+    }
+
+    func leave(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        _ = try params.string("reason")
+        let peer = connection.peer!
+        connection.peer = nil
+        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "client request"])
+        fanOut(registry.leave(peer, reason: .clientRequest))
+        closeAfterReply = 1000
+        return Self.encode { _ in }
+    }
+
+    func peerUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let name = try params.string("name")
+        let data = try params.string("data")
+        fanOut(try registry.updatePeer(peer, name: name, data: data))
+        return Self.encode { w in
+            w.key("peer")
+            w.peer(peer, withTracks: true)
+        }
+    }
+
+    func broadcast(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let info = try params.requiredObject("info")
+        let message = try info.requiredString("message")
+        let type = try info.string("type") ?? "chat"
+        let target: RoomRegistry.MessageTarget
+        switch (try params.string("peer_id"), try params.stringArray("roles")) {
+        case (.some, .some): throw .invalidParams("peer_id and roles: give one, not both")
+        case (let id?, nil): target = .peer(id)
+        case (nil, let roles?):
+            if roles.isEmpty { throw .invalidParams("roles: must not be empty") }
+            target = .roles(roles)
+        case (nil, nil): target = .everyone
+        }
+        let (chat, deliveries) = try registry.broadcast(from: peer, message: message, type: type, to: target)
+        fanOut(deliveries)
+        return Self.encode { w in
+            w.field("message_id", chat.id)
+            w.field("timestamp", chat.timestamp)
+        }
+    }
+
+    func ping(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let timestamp = params.value("timestamp") ?? .null
+        return Self.encode { w in
+            w.key("timestamp")
+            w.value(timestamp)
+            w.field("server_time", server.clock.nowMillis())
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import RoomModel
+import RoomWire
+
+/// Typed access to a call's `params` object. A member given as `null` counts
+/// as absent; a wrong type is -32602 with a message naming the field.
+struct Params {
+    let members: JSON
+    let path: String
+
+    init(_ members: JSON, path: String = "") {
+        self.members = members
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func value(_ key: String) -> JSON? {
+        guard let value = members[key], !value.isNull else { return nil }
+        return value
+    }
+
+    func has(_ key: String) -> Bool { value(key) != nil }
+
+    private func typeError(_ key: String, _ expected: String, _ got: JSON) -> RoomError {
+        .invalidParams("\(name(key)): expected \(expected), got \(got.typeName)")
+    }
+
+    func string(_ key: String) throws(RoomError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard let string = value.stringValue else { throw typeError(key, "a string", value) }
+        return string
+    }
+
+    func requiredString(_ key: String) throws(RoomError) -> String {
+        guard let string = try string(key) else { throw .invalidParams("\(name(key)): required") }
+        return string
+    }
+
+    func bool(_ key: String) throws(RoomError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let bool = value.boolValue else { throw typeError(key, "a boolean", value) }
+        return bool
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws(RoomError) -> Int? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.intValue else { throw typeError(key, "an integer", value) }
+        guard range.contains(int) else {
+            throw .invalidParams("\(name(key)): must be between \(range.lowerBound) and \(range.upperBound), got \(int)")
+        }
+        return int
+    }
+
+    func stringArray(_ key: String) throws(RoomError) -> [String]? {
+        guard let value = value(key) else { return nil }
+        guard let items = value.arrayValue else { throw typeError(key, "an array of strings", value) }
+        var strings: [String] = []
+        for (index, item) in items.enumerated() {
+            guard let string = item.stringValue else {
+                throw .invalidParams("\(name(key))[\(index)]: expected a string, got \(item.typeName)")
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    func object(_ key: String) throws(RoomError) -> Params? {
+        guard let value = value(key) else { return nil }
+        guard case .object = value else { throw typeError(key, "an object", value) }
+        return Params(value, path: name(key))
+    }
+
+    func requiredObject(_ key: String) throws(RoomError) -> Params {
+        guard let object = try object(key) else { throw .invalidParams("\(name(key)): required") }
+        return object
+    }
+}

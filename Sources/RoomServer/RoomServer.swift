@@ -1,0 +1,191 @@
+import CWebSockets
+import Logging
+import RoomModel
+
+/// How the daemon is configured at start.
+public struct ServerOptions: Sendable {
+    public var host: String
+    public var port: Int
+    public var template: RoleTemplate
+    /// HS256 secret, at least 32 bytes.
+    public var secret: [UInt8]
+    /// When set, app tokens must carry this `access_key`.
+    public var accessKey: String?
+
+    public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
+                accessKey: String? = nil) {
+        self.host = host
+        self.port = port
+        self.template = template
+        self.secret = secret
+        self.accessKey = accessKey
+    }
+}
+
+public struct ServerError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// The daemon: one libwebsockets context served by one thread, which owns
+/// every connection and all room state. Other threads only call `shutdown()`,
+/// which posts to the inbox and wakes the loop.
+///
+/// `@unchecked Sendable`: every stored property except `inbox` (thread-safe)
+/// and the immutable configuration is touched only by the service thread,
+/// i.e. inside lws callbacks and `run()`.
+public final class RoomServer: @unchecked Sendable {
+    enum Command: Sendable { case shutdown }
+
+    let options: ServerOptions
+    let logger: Logger
+    let registry: RoomRegistry
+    let clock = SystemClock()
+    private(set) var dispatcher: Dispatcher!
+    private let inbox = Inbox<Command>()
+
+    private var context: OpaquePointer?
+    private var protocols: UnsafeMutablePointer<lws_protocols>?
+    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+
+    var connections: [OpaquePointer: Connection] = [:]
+    private var nextConnectionID = 0
+    var httpResponses: [OpaquePointer: HTTPResponse] = [:]
+    /// Reused buffer for coalesced writes.
+    var writeScratch: [UInt8] = []
+    static let writeChunk = 64 * 1024
+
+    private(set) var draining = false
+    private var stopped = false
+    private var drainTimer: LoopTimer?
+
+    public init(options: ServerOptions, logger: Logger) {
+        self.options = options
+        self.logger = logger
+        self.registry = RoomRegistry(template: options.template)
+        self.dispatcher = Dispatcher(server: self)
+    }
+
+    deinit {
+        if let context { lws_context_destroy(context) }
+        protocols?.deallocate()
+        retryPolicy?.deallocate()
+        for string in cStrings { free(string) }
+    }
+
+    private func keep(_ string: String) -> UnsafeMutablePointer<CChar> {
+        let pointer = strdup(string)!
+        cStrings.append(pointer)
+        return pointer
+    }
+
+    /// Creates the context and binds the listening socket. Returns the port
+    /// (the chosen one when `options.port` is 0).
+    public func start() throws -> Int {
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        let limits = options.template.settings.limits
+
+        let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
+        protocols.initialize(to: lws_protocols())
+        protocols[0].name = UnsafePointer(keep("roomd"))
+        protocols[0].callback = roomdCallback
+        protocols[0].per_session_data_size = 0
+        protocols[0].rx_buffer_size = max(64 * 1024, min(limits.maxMessageBytes, 1 << 20))
+        (protocols + 1).initialize(to: cws_protocol_list_term())
+        self.protocols = protocols
+
+        let retry = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
+        retry.initialize(to: lws_retry_bo_t())
+        let idle = max(2, limits.idleTimeoutS)
+        retry.pointee.secs_since_valid_ping = UInt16(clamping: idle / 2)
+        retry.pointee.secs_since_valid_hangup = UInt16(clamping: idle)
+        self.retryPolicy = retry
+
+        var info = lws_context_creation_info()
+        info.port = Int32(options.port)
+        info.iface = UnsafePointer(keep(options.host))
+        info.protocols = UnsafePointer(protocols)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        info.pt_serv_buf_size = 64 * 1024
+        info.count_threads = 1
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.retry_and_idle_policy = UnsafePointer(retry)
+        info.timeout_secs = 10
+
+        guard let context = lws_create_context(&info) else {
+            throw ServerError(description: "cannot listen on \(options.host):\(options.port)")
+        }
+        self.context = context
+        guard let vhost = lws_get_vhost_by_name(context, "default") else {
+            throw ServerError(description: "no default vhost")
+        }
+        let port = Int(lws_get_vhost_listen_port(vhost))
+        if port <= 0 { throw ServerError(description: "cannot listen on \(options.host):\(options.port)") }
+        return port
+    }
+
+    /// Serves until `shutdown()` has closed every connection (or 2 s passed).
+    public func run() {
+        guard let context else { return }
+        while !stopped {
+            if lws_service(context, 0) < 0 { break }
+        }
+        logger.notice("shutdown complete")
+    }
+
+    /// Thread-safe: stop accepting, close every connection with 1001, then
+    /// let `run()` return.
+    public func shutdown() {
+        inbox.post(.shutdown)
+        if let context { lws_cancel_service(context) }
+    }
+
+    // MARK: service thread
+
+    func drainInbox() {
+        for command in inbox.drain() {
+            switch command {
+            case .shutdown: beginDrain()
+            }
+        }
+    }
+
+    private func beginDrain() {
+        guard !draining, let context else { return }
+        draining = true
+        logger.notice("shutting down", metadata: ["connections": "\(connections.count)"])
+        for connection in connections.values { connection.close(1001) }
+        let timer = LoopTimer(context: context) { [unowned self] in self.stopped = true }
+        timer.schedule(afterMillis: 1500)
+        drainTimer = timer
+        checkDrained()
+    }
+
+    func checkDrained() {
+        if draining, connections.isEmpty {
+            stopped = true
+            if let context { lws_cancel_service(context) }
+        }
+    }
+
+    func nextID() -> Int {
+        nextConnectionID += 1
+        return nextConnectionID
+    }
+
+    func makeConnection(_ wsi: OpaquePointer) -> Connection {
+        let limits = options.template.settings.limits
+        let connection = Connection(
+            wsi: wsi, id: nextID(), maxQueuedBytes: limits.maxOutboundBytes,
+            rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst,
+                              nowMillis: clock.nowMillis()))
+        connections[wsi] = connection
+        return connection
+    }
+
+    func connectionClosed(_ wsi: OpaquePointer) {
+        guard let connection = connections.removeValue(forKey: wsi) else { return }
+        dispatcher.connectionLost(connection)
+        checkDrained()
+    }
+}

@@ -1,0 +1,141 @@
+import CWebSockets
+import RoomModel
+
+/// One WebSocket connection. Owned by the service thread, like everything
+/// it points to.
+final class Connection {
+    let wsi: OpaquePointer
+    let id: Int
+    /// The peer joined through this connection, if any.
+    var peer: Peer?
+
+    // Outbound: frames shared with other connections, counted in bytes.
+    private(set) var outbound: [Frame] = []
+    private var head = 0
+    private(set) var queuedBytes = 0
+    let maxQueuedBytes: Int
+
+    /// Set once the connection is to be closed with this code after its
+    /// queue drains; nothing more is queued or read after that.
+    private(set) var closeCode: UInt16?
+    private var writableRequested = false
+
+    // Inbound reassembly of one message.
+    var inbound: [UInt8] = []
+    var inboundIsBinary = false
+    /// The current message went over the limit; the connection is closing.
+    var inboundRejected = false
+
+    var rate: TokenBucket
+    /// Consecutive -32700/-32600/42900 errors (section 8).
+    var errorStreak = 0
+
+    /// While the connection's own message is being handled, pushes to it wait
+    /// here so that its response goes out first (section 2, ordering).
+    private var deferred: [Frame]?
+
+    init(wsi: OpaquePointer, id: Int, maxQueuedBytes: Int, rate: TokenBucket) {
+        self.wsi = wsi
+        self.id = id
+        self.maxQueuedBytes = maxQueuedBytes
+        self.rate = rate
+    }
+
+    var isClosing: Bool { closeCode != nil }
+    var hasQueuedFrames: Bool { head < outbound.count }
+
+    /// Queues a frame, or closes the connection with 4008 when its queue
+    /// would exceed the limit (the slow-consumer rule). Returns false if the
+    /// connection was dropped.
+    @discardableResult
+    func enqueue(_ frame: Frame, bypassingDeferral: Bool = false) -> Bool {
+        guard closeCode == nil else { return false }
+        if deferred != nil, !bypassingDeferral {
+            deferred!.append(frame)
+            return true
+        }
+        if queuedBytes + frame.count > maxQueuedBytes {
+            dropQueue()
+            close(4008)
+            return false
+        }
+        outbound.append(frame)
+        queuedBytes += frame.count
+        requestWritable()
+        return true
+    }
+
+    /// Starts holding back pushes addressed to this connection.
+    func beginDeferring() { if deferred == nil { deferred = [] } }
+
+    /// Queues the held-back pushes after whatever was queued meanwhile.
+    func endDeferring() {
+        guard let held = deferred else { return }
+        deferred = nil
+        for frame in held where !enqueue(frame) { break }
+    }
+
+    /// Closes with `code` once every frame queued so far is written.
+    func close(_ code: UInt16) {
+        guard closeCode == nil else { return }
+        closeCode = code
+        deferred = nil
+        requestWritable()
+    }
+
+    private func dropQueue() {
+        outbound.removeAll()
+        head = 0
+        queuedBytes = 0
+    }
+
+    func requestWritable() {
+        guard !writableRequested else { return }
+        writableRequested = true
+        lws_callback_on_writable(wsi)
+    }
+
+    /// Called from LWS_CALLBACK_SERVER_WRITEABLE. Copies as many queued
+    /// frames as fit into `scratch` and hands them to lws in one raw write:
+    /// server frames are unmasked, so complete frames built here can be
+    /// written back to back. Returns -1 to close the connection.
+    func writeQueued(into scratch: inout [UInt8], limit: Int) -> Int32 {
+        writableRequested = false
+        if head < outbound.count {
+            var total = 0
+            var end = head
+            while end < outbound.count, total == 0 || total + outbound[end].count <= limit {
+                total += outbound[end].count
+                end += 1
+            }
+            let pre = Int(CWS_PRE)
+            if scratch.count < pre + total { scratch = [UInt8](repeating: 0, count: pre + total) }
+            let written: Int32 = scratch.withUnsafeMutableBytes { buffer in
+                var offset = pre
+                for index in head..<end {
+                    outbound[index].copy(into: buffer.baseAddress! + offset)
+                    offset += outbound[index].count
+                }
+                let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pre
+                return lws_write(wsi, start, total, LWS_WRITE_HTTP)
+            }
+            if written < 0 { return -1 }
+            queuedBytes -= total
+            head = end
+            if head == outbound.count {
+                outbound.removeAll(keepingCapacity: outbound.count <= 64)
+                head = 0
+            } else if head > 1024 {
+                outbound.removeFirst(head)
+                head = 0
+            }
+            if head < outbound.count || closeCode != nil { requestWritable() }
+            return 0
+        }
+        if let code = closeCode {
+            lws_close_reason(wsi, lws_close_status(UInt32(code)), nil, 0)
+            return -1
+        }
+        return 0
+    }
+}

@@ -1,0 +1,57 @@
+import RoomWire
+
+/// One complete server-to-client WebSocket text frame: header and payload in
+/// a single immutable buffer. A push to N peers is encoded into one `Frame`
+/// and the same object is queued N times; connections copy it into their
+/// write, they never write into it (so no frame header is ever written into
+/// shared bytes, and several queued frames can leave in one `write`).
+final class Frame {
+    /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
+    static let headerRoom = 10
+
+    private let storage: [UInt8]
+    private let start: Int
+
+    /// Builds a frame around a payload that was written after `headerRoom`
+    /// reserved bytes (see `Frame.writer()`).
+    init(reservedPayload buffer: [UInt8]) {
+        var storage = buffer
+        let length = storage.count - Self.headerRoom
+        var header: [UInt8] = [0x81]  // FIN + text
+        if length < 126 {
+            header.append(UInt8(length))
+        } else if length <= 0xFFFF {
+            header.append(126)
+            header.append(UInt8(length >> 8))
+            header.append(UInt8(length & 0xFF))
+        } else {
+            header.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) { header.append(UInt8((length >> shift) & 0xFF)) }
+        }
+        let start = Self.headerRoom - header.count
+        storage.replaceSubrange(start..<Self.headerRoom, with: header)
+        self.storage = storage
+        self.start = start
+    }
+
+    /// A writer whose buffer has the header room reserved.
+    static func writer(reserving capacity: Int = 256) -> JSONWriter {
+        JSONWriter(reserving: capacity, prefix: headerRoom)
+    }
+
+    convenience init(payload writer: JSONWriter) {
+        self.init(reservedPayload: writer.bytes)
+    }
+
+    /// Size on the wire.
+    var count: Int { storage.count - start }
+
+    /// The payload (for tests and logs).
+    var payload: ArraySlice<UInt8> { storage[Self.headerRoom...] }
+
+    func copy(into destination: UnsafeMutableRawPointer) {
+        storage.withUnsafeBytes { source in
+            destination.copyMemory(from: source.baseAddress! + start, byteCount: count)
+        }
+    }
+}

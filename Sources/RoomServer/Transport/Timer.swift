@@ -1,0 +1,47 @@
+import CWebSockets
+
+/// A one-shot lws_sul timer on the service thread. The sul is the first field
+/// of the allocation, followed by the owning timer, so the C callback can find
+/// its way back without globals.
+final class LoopTimer {
+    private let storage: UnsafeMutableRawPointer
+    private let context: OpaquePointer
+    private let action: () -> Void
+
+    init(context: OpaquePointer, action: @escaping () -> Void) {
+        self.context = context
+        self.action = action
+        let size = MemoryLayout<lws_sorted_usec_list_t>.stride + MemoryLayout<UnsafeRawPointer>.stride
+        storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        storage.storeBytes(of: Unmanaged.passUnretained(self).toOpaque(),
+                           toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride, as: UnsafeMutableRawPointer.self)
+    }
+
+    deinit {
+        cancel()
+        storage.deallocate()
+    }
+
+    private var sul: UnsafeMutablePointer<lws_sorted_usec_list_t> {
+        storage.assumingMemoryBound(to: lws_sorted_usec_list_t.self)
+    }
+
+    /// (Re)arms the timer to fire once after `millis`.
+    func schedule(afterMillis millis: Int) {
+        lws_sul_schedule(context, 0, sul, loopTimerFired, lws_usec_t(millis) * 1000)
+    }
+
+    func cancel() { cws_sul_cancel(context, sul) }
+
+    fileprivate static func fire(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+        guard let sul else { return }
+        let raw = UnsafeMutableRawPointer(sul).load(fromByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
+                                                     as: UnsafeMutableRawPointer.self)
+        Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue().action()
+    }
+}
+
+func loopTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
+    LoopTimer.fire(sul)
+}

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RoomModel
+import RoomServer
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve rooms (the default command).")
+
+    @Option(help: "The role template (JSON).") var config: String
+    @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
+    @Option(help: "Port to listen on; 0 picks a free one.") var port: Int = 7880
+    @Option(help: "File holding the HS256 secret (else $ROOMD_SECRET).") var secretFile: String?
+    @Option(help: "Required access_key claim of app tokens (else $ROOMD_ACCESS_KEY).") var accessKey: String?
+    @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: Logger.Level = .info
+
+    func run() throws {
+        let template = loadTemplate(config)
+        let environment = ProcessInfo.processInfo.environment
+        var secret: [UInt8]?
+        do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
+        let devSecret = secret == nil
+        if devSecret, !Secrets.isLoopback(host) {
+            fail("no secret: pass --secret-file or set ROOMD_SECRET to listen on \(host)")
+        }
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "roomd")
+        let options = ServerOptions(
+            host: host, port: port, template: template, secret: secret ?? Secrets.random(),
+            accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 })
+        let server = RoomServer(options: options, logger: logger)
+        Signals.install(server)
+        let boundPort: Int
+        do { boundPort = try server.start() } catch { fail("\(error)", code: 1) }
+        var devSecretPath: String?
+        if devSecret {
+            let path = Secrets.devSecretPath(port: boundPort)
+            do { try Secrets.writePrivate(options.secret, to: path) } catch { fail("\(error)", code: 1) }
+            devSecretPath = path
+            logger.notice("no secret configured: using a random one for this run", metadata: ["secret_file": "\(path)"])
+        }
+        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))"])
+        print("roomd listening on ws://\(host):\(boundPort)/ws")
+        fflush(nil)
+        server.run()
+        if let devSecretPath { unlink(devSecretPath) }
+    }
+}
+
+/// Loads and validates a template; on error prints `PATH: PROBLEM` and exits 2.
+func loadTemplate(_ path: String) -> RoleTemplate {
+    do {
+        let (template, warnings) = try RoleTemplate.load(path: path)
+        for warning in warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        return template
+    } catch {
+        fail(error.description)
+    }
+}
+
+/// Prints to stderr and exits (2: bad configuration).
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data("roomd: \(message)\n".utf8))
+    exit(code)
+}

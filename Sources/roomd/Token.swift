@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import RoomServer
+
+struct Token: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print a signed token (app token by default).")
+
+    @Option(help: "Room id (app token).") var room: String?
+    @Option(help: "User id (app token).") var user: String?
+    @Option(help: "Role name (app token).") var role: String?
+    @Option(help: "Display name claim.") var name: String?
+    @Option(help: "Lifetime: 3600, 90s, 30m, 24h or 7d.") var ttl: String = "24h"
+    @Option(help: "user_restrictions claim, e.g. view_and_polls_only.") var restrictions: String?
+    @Option(help: "access_key claim.") var accessKey: String?
+    @Flag(help: "A management token for the REST API.") var management = false
+    @Option(help: "File holding the HS256 secret (else $ROOMD_SECRET, else the dev secret of the roomd on --port).")
+    var secretFile: String?
+    @Option(help: "Port of a local roomd started without a secret.") var port: Int = 7880
+
+    func run() async throws {
+        guard let seconds = Self.parseTTL(ttl) else { fail("--ttl: expected a duration like 3600, 90s, 30m, 24h or 7d, got \(ttl)") }
+        let secret: [UInt8]
+        do {
+            if let configured = try Secrets.load(file: secretFile) {
+                secret = configured
+            } else if let dev = try? Secrets.load(file: Secrets.devSecretPath(port: port), environment: [:]) {
+                secret = dev
+            } else {
+                fail("no secret: pass --secret-file, set ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first")
+            }
+        } catch {
+            fail("\(error)")
+        }
+        let minter = await TokenMinter(secret: secret)
+        if management {
+            print(try await minter.managementToken(ttl: seconds))
+            return
+        }
+        guard let room, let user, let role else { fail("an app token needs --room, --user and --role") }
+        print(try await minter.appToken(room: room, user: user, role: role, name: name, ttl: seconds,
+                                        restrictions: restrictions, accessKey: accessKey))
+    }
+
+    static func parseTTL(_ text: String) -> TimeInterval? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        if let last = text.last, let unit = units[last], let value = Double(text.dropLast()), value > 0 {
+            return value * unit
+        }
+        if let value = Double(text), value > 0 { return value }
+        return nil
+    }
+}
