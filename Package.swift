@@ -45,7 +45,10 @@ let package = Package(
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
         .testTarget(
             name: "RoomServerTests",
-            dependencies: ["RoomClient", "RoomWire", "RoomServer"]
+            dependencies: [
+                "RoomClient", "RoomWire", "RoomServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ]
 )

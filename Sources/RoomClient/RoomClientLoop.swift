@@ -45,7 +45,6 @@ public final class RoomClientLoop: @unchecked Sendable {
         var commands: [Command] = []
         var nextID = 0
         var stopRequested = false
-        var stopped = false
     }
 
     // Written in init, read-only afterwards.
@@ -82,7 +81,7 @@ public final class RoomClientLoop: @unchecked Sendable {
         context = lws_create_context(&info)
 
         guard context != nil else {
-            control.withLock { $0.stopped = true; $0.stopRequested = true }
+            control.withLock { $0.stopRequested = true }
             finished.signal()
             return
         }
@@ -127,8 +126,10 @@ public final class RoomClientLoop: @unchecked Sendable {
         let accepted = control.withLock { control in
             guard !control.stopRequested, let context else { return false }
             control.commands.append(command)
-            // Under the lock, so it can never race with lws_context_destroy.
-            lws_cancel_service(context)
+            // A non-empty list means a wake-up is already pending and its
+            // drain will take this command too. Under the lock, so it can
+            // never race with lws_context_destroy.
+            if control.commands.count == 1 { lws_cancel_service(context) }
             return true
         }
         if !accepted, case .connect(let session, _) = command {
@@ -145,7 +146,6 @@ public final class RoomClientLoop: @unchecked Sendable {
         }
         let leftovers = control.withLock { control in
             control.stopRequested = true
-            control.stopped = true
             defer { control.commands.removeAll() }
             return control.commands
         }

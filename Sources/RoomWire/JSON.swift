@@ -4,7 +4,7 @@
 /// `12345678901234567890` or `1.50` is echoed byte for byte. Objects keep
 /// their members in order; lookups scan from the end so a duplicated key
 /// resolves to its last occurrence, as most parsers do.
-public enum JSON: Sendable, Equatable {
+public enum JSON: Sendable {
     case null
     case bool(Bool)
     case number(String)
@@ -105,6 +105,34 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
 extension JSON: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (String, JSON)...) {
         self = .object(elements.map { Member($0.0, $0.1) })
+    }
+}
+
+extension JSON: Equatable {
+    /// Objects compare as maps (member order does not matter, the last of
+    /// duplicated keys counts); numbers compare by value when both parse.
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.number(let a), .number(let b)):
+            if a == b { return true }
+            if let x = Double(a), let y = Double(b) { return x == y }
+            return false
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object, .object):
+            let left = lhs.members, right = rhs.members
+            guard left.count == right.count else { return false }
+            return left.allSatisfy { key, value in right[key] == value }
+        default: return false
+        }
+    }
+
+    /// Object members by key (the last of duplicated keys wins).
+    private var members: [String: JSON] {
+        guard case .object(let members) = self else { return [:] }
+        return Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
     }
 }
 

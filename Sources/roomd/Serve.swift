@@ -17,6 +17,7 @@ struct Serve: ParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: Logger.Level = .info
 
     func run() throws {
+        Signals.block()
         let template = loadTemplate(config)
         let environment = ProcessInfo.processInfo.environment
         var secret: [UInt8]?

@@ -2,15 +2,20 @@ import Foundation
 import RoomServer
 
 /// SIGTERM/SIGINT handling without work in a signal handler: the signals are
-/// blocked in every thread and one thread `sigwait`s for them, then asks the
-/// server to shut down (which posts to its inbox and wakes the loop).
+/// blocked before any other thread exists (threads inherit the mask), and one
+/// thread `sigwait`s for them, then asks the server to shut down (which posts
+/// to its inbox and wakes the loop).
 enum Signals {
-    static func install(_ server: RoomServer) {
+    /// Call first thing on the main thread, before any thread is started.
+    static func block() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGINT)
         pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    static func install(_ server: RoomServer) {
         let thread = Thread { waitForSignal(server) }
         thread.name = "roomd-signals"
         thread.start()

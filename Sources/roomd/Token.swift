@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import RoomServer
 
-struct Token: AsyncParsableCommand {
+struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a signed token (app token by default).")
 
     @Option(help: "Room id (app token).") var room: String?
@@ -17,7 +17,7 @@ struct Token: AsyncParsableCommand {
     var secretFile: String?
     @Option(help: "Port of a local roomd started without a secret.") var port: Int = 7880
 
-    func run() async throws {
+    func run() throws {
         guard let seconds = Self.parseTTL(ttl) else { fail("--ttl: expected a duration like 3600, 90s, 30m, 24h or 7d, got \(ttl)") }
         let secret: [UInt8]
         do {
@@ -31,14 +31,17 @@ struct Token: AsyncParsableCommand {
         } catch {
             fail("\(error)")
         }
-        let minter = await TokenMinter(secret: secret)
         if management {
-            print(try await minter.managementToken(ttl: seconds))
+            print(try runBlocking { try await TokenMinter(secret: secret).managementToken(ttl: seconds) })
             return
         }
         guard let room, let user, let role else { fail("an app token needs --room, --user and --role") }
-        print(try await minter.appToken(room: room, user: user, role: role, name: name, ttl: seconds,
-                                        restrictions: restrictions, accessKey: accessKey))
+        let (name, restrictions, accessKey) = (name, restrictions, accessKey)
+        print(try runBlocking {
+            try await TokenMinter(secret: secret).appToken(
+                room: room, user: user, role: role, name: name, ttl: seconds, restrictions: restrictions,
+                accessKey: accessKey)
+        })
     }
 
     static func parseTTL(_ text: String) -> TimeInterval? {

@@ -90,6 +90,10 @@ final class Dispatcher {
         }
         if replied { connection.enqueue(Frame(payload: out), bypassingDeferral: true) }
         connection.endDeferring()
+        if connection.isDroppedAsSlow {
+            dropSlowConsumer(connection)
+            return
+        }
         if connection.errorStreak >= Self.maxErrorStreak {
             logger.info("too many errors in a row, closing", metadata: server.metadata(connection))
             connection.close(4029)
@@ -170,13 +174,22 @@ final class Dispatcher {
     // MARK: fan-out
 
     /// Encodes each delivery once and queues the same frame to every recipient.
+    /// Recipients dropped as slow consumers leave the room right after.
     func fanOut(_ deliveries: [Delivery]) {
+        var dropped: [Connection] = []
         for delivery in deliveries {
             let frame = Envelope.push(delivery.push)
             for peer in delivery.recipients {
-                (peer.transportHandle as? Connection)?.enqueue(frame)
+                guard let connection = peer.transportHandle as? Connection else { continue }
+                if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
             }
         }
+        for connection in dropped { dropSlowConsumer(connection) }
+    }
+
+    func dropSlowConsumer(_ connection: Connection) {
+        logger.info("slow consumer dropped", metadata: server.metadata(connection))
+        connectionLost(connection)
     }
 
     /// The connection is gone without `leave`.

@@ -75,13 +75,21 @@ final class Connection {
         for frame in held where !enqueue(frame) { break }
     }
 
-    /// Closes with `code` once every frame queued so far is written.
+    /// Closes with `code` once every frame queued so far is written. A peer
+    /// that does not take its bytes within `closeGraceSeconds` is cut off.
     func close(_ code: UInt16) {
         guard closeCode == nil else { return }
         closeCode = code
         deferred = nil
+        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
         requestWritable()
     }
+
+    static let closeGraceSeconds: Int32 = 5
+
+    /// Dropped by the slow-consumer rule: its peer must go at once, not when
+    /// the socket finally closes.
+    var isDroppedAsSlow: Bool { closeCode == 4008 }
 
     private func dropQueue() {
         outbound.removeAll()

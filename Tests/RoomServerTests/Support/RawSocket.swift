@@ -1,0 +1,110 @@
+import Foundation
+
+/// A bare-bones WebSocket client over a blocking TCP socket, for what a real
+/// client library won't do: send invalid UTF-8, or never read (slow consumer).
+final class RawSocket {
+    let fd: Int32
+
+    /// Connects and upgrades. `receiveBuffer` shrinks SO_RCVBUF before connecting.
+    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw DaemonError(description: "socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw DaemonError(description: "connect failed") }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        try sendAll(Array(request.utf8))
+        var response: [UInt8] = []
+        while !response.ends(with: [13, 10, 13, 10]) {
+            var byte: UInt8 = 0
+            guard recv(fd, &byte, 1, 0) == 1 else { throw DaemonError(description: "handshake failed") }
+            response.append(byte)
+        }
+        guard String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
+            throw DaemonError(description: "upgrade refused: \(String(decoding: response, as: UTF8.self))")
+        }
+    }
+
+    deinit { close(fd) }
+
+    func sendAll(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw DaemonError(description: "send failed") }
+            offset += sent
+        }
+    }
+
+    /// Sends one masked frame (opcode 1 text, 2 binary).
+    func sendFrame(_ payload: [UInt8], opcode: UInt8 = 1) throws {
+        var frame: [UInt8] = [0x80 | opcode]
+        if payload.count < 126 {
+            frame.append(0x80 | UInt8(payload.count))
+        } else if payload.count <= 0xFFFF {
+            frame += [0x80 | 126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((payload.count >> shift) & 0xFF)) }
+        }
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        frame += mask
+        frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        try sendAll(frame)
+    }
+
+    func sendText(_ text: String) throws { try sendFrame(Array(text.utf8)) }
+
+    private func readExactly(_ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let got = bytes[offset...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if got <= 0 { return nil }
+            offset += got
+        }
+        return bytes
+    }
+
+    /// Reads the next frame: (opcode, payload), nil on EOF/timeout.
+    func readFrame() -> (opcode: UInt8, payload: [UInt8])? {
+        guard let head = readExactly(2) else { return nil }
+        var length = Int(head[1] & 0x7F)
+        if length == 126 {
+            guard let ext = readExactly(2) else { return nil }
+            length = Int(ext[0]) << 8 | Int(ext[1])
+        } else if length == 127 {
+            guard let ext = readExactly(8) else { return nil }
+            length = ext.reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let payload = readExactly(length) else { return nil }
+        return (head[0] & 0x0F, payload)
+    }
+
+    /// Reads frames until a close frame; returns its code (nil if the socket ended first).
+    func readCloseCode() -> Int? {
+        while let frame = readFrame() {
+            if frame.opcode == 8 {
+                return frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : 1005
+            }
+        }
+        return nil
+    }
+}
+
+extension Array where Element == UInt8 {
+    func ends(with suffix: [UInt8]) -> Bool { count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// Every token defect of PROTOCOL.md section 8 and its code.
+@Suite struct TokenTests {
+    @Test func eachTokenDefectHasItsCode() async throws {
+        let daemon = try Daemon.start(template: """
+            {"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host"]}},"ghost":{"maxPeerCount":-1}}}
+            """)
+        let secret = daemon.secret
+        let now = Int(Date().timeIntervalSince1970)
+        let cases: [(String, String, Int)] = [
+            ("not a JWT", "abc.def", 2004),
+            ("four parts", "a.b.c.d", 2004),
+            ("bad base64url", "ab$c.def.ghi", 2004),
+            ("alg none", Tokens.make(claims: Tokens.appClaims(), secret: secret, header: #"{"alg":"none","typ":"JWT"}"#, signature: ""), 40109),
+            ("alg HS512", Tokens.make(claims: Tokens.appClaims(), secret: secret, header: #"{"alg":"HS512","typ":"JWT"}"#), 40109),
+            ("wrong secret", Tokens.make(claims: Tokens.appClaims(), secret: Array("another-secret-that-is-long-enough!!".utf8)), 40109),
+            ("tampered signature", Tokens.make(claims: Tokens.appClaims(), secret: secret, signature: "AAAA"), 40109),
+            ("missing exp", Tokens.make(claims: Tokens.appClaims(["exp": nil]), secret: secret), 40109),
+            ("expired", Tokens.make(claims: Tokens.appClaims(["exp": now - 10]), secret: secret), 40109),
+            ("not yet valid", Tokens.make(claims: Tokens.appClaims(["nbf": now + 600]), secret: secret), 40109),
+            ("management token", Tokens.make(claims: Tokens.appClaims(["type": "management"]), secret: secret), 40100),
+            ("version 1", Tokens.make(claims: Tokens.appClaims(["version": 1]), secret: secret), 40100),
+            ("payload not JSON", "eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln", 40100),
+            ("room_id missing", Tokens.make(claims: Tokens.appClaims(["room_id": nil]), secret: secret), 40102),
+            ("room_id not a string", Tokens.make(claims: Tokens.appClaims(["room_id": 7]), secret: secret), 40102),
+            ("user_id missing", Tokens.make(claims: Tokens.appClaims(["user_id": nil]), secret: secret), 40107),
+            ("user_id a number", Tokens.make(claims: Tokens.appClaims(["user_id": 42]), secret: secret), 40107),
+            ("unknown role", Tokens.make(claims: Tokens.appClaims(["role": "nosuch"]), secret: secret), 40108),
+            ("role maxPeerCount -1", Tokens.make(claims: Tokens.appClaims(["role": "ghost"]), secret: secret), 40108),
+        ]
+        let client = try await daemon.client()
+        for (label, token, code) in cases {
+            let failure = try await client.failure("join", ["token": .string(token)])
+            #expect(failure.code == code, "\(label): \(failure.message)")
+        }
+        // A well-formed hand-made token joins: the cases above fail for their defect only.
+        _ = try await client.call("join", ["token": .string(Tokens.make(claims: Tokens.appClaims(), secret: secret))])
+    }
+
+    @Test func accessKeyMustMatchWhenConfigured() async throws {
+        let daemon = try Daemon.start(arguments: ["--access-key", "app-123"])
+        let client = try await daemon.client()
+        let without = Tokens.make(claims: Tokens.appClaims(), secret: daemon.secret)
+        #expect(try await client.errorCode("join", ["token": .string(without)]) == 40101)
+        let wrong = Tokens.make(claims: Tokens.appClaims(["access_key": "app-999"]), secret: daemon.secret)
+        #expect(try await client.errorCode("join", ["token": .string(wrong)]) == 40101)
+        let right = Tokens.make(claims: Tokens.appClaims(["access_key": "app-123"]), secret: daemon.secret)
+        _ = try await client.call("join", ["token": .string(right)])
+    }
+
+    @Test func tokensAreNeverLogged() async throws {
+        let daemon = try Daemon.start()
+        let token = try await daemon.token(user: "a", role: "host")
+        let client = try await daemon.client()
+        _ = try await client.call("join", ["token": .string(token)])
+        _ = try? await client.call("join", ["token": "abc.def"])
+        try await Task.sleep(for: .milliseconds(100))
+        let log = daemon.stderr
+        #expect(log.contains("peer joined"))
+        #expect(!log.contains(token.split(separator: ".")[2]), "no token signature in the log")
+        #expect(!log.contains(String(decoding: daemon.secret, as: UTF8.self)), "no secret in the log")
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RoomClient
+import RoomWire
+import Testing
+
+/// Section 1: frames, limits, keepalive, slow consumers, shutdown, HTTP.
+@Suite struct TransportTests {
+    @Test func binaryMessageCloses1003() async throws {
+        let daemon = try Daemon.start()
+        let client = try await daemon.client()
+        client.send(binary: [1, 2, 3])
+        #expect(try await client.closeCode() == 1003)
+    }
+
+    @Test func invalidUTF8Closes1007() async throws {
+        let daemon = try Daemon.start()
+        let raw = try RawSocket(port: daemon.port)
+        try raw.sendFrame([0x7B, 0xC3, 0x28, 0x7D])  // "{", invalid 2-byte sequence, "}"
+        #expect(raw.readCloseCode() == 1007)
+    }
+
+    @Test func messageOverTheLimitCloses1009AndTheLimitItselfPasses() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"max_message_bytes":100000}}"#)
+        let client = try await daemon.client()
+        // Exactly at the limit: accepted (and larger than lws' 64 KiB rx buffer, so it arrives in pieces).
+        let prefix = #"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"timestamp":""#
+        let suffix = #""}}"#
+        let pad = String(repeating: "x", count: 100_000 - prefix.utf8.count - suffix.utf8.count)
+        client.send(text: prefix + pad + suffix)
+        let reply = try await client.nextMessage()
+        #expect(reply["result"]?["timestamp"]?.stringValue?.count == pad.count)
+        client.send(text: prefix + pad + "y" + suffix)
+        #expect(try await client.closeCode() == 1009)
+    }
+
+    @Test func defaultLimitIs64KiB() async throws {
+        let daemon = try Daemon.start()
+        let client = try await daemon.client()
+        client.send(text: String(repeating: " ", count: 65_537))
+        #expect(try await client.closeCode() == 1009)
+    }
+
+    @Test func slowConsumerIsClosed4008AndMemoryStaysBounded() async throws {
+        let daemon = try Daemon.start(settings: """
+            {"limits":{"max_outbound_bytes":262144,"messages_per_second":100000,"message_burst":100000}}
+            """)
+        // The slow peer joins over a raw socket with a tiny receive buffer, then never reads.
+        let slow = try RawSocket(port: daemon.port, receiveBuffer: 4096)
+        let token = try await daemon.token(user: "slow", role: "viewer")
+        try slow.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
+        let joinReply = try #require(slow.readFrame())
+        let slowID = try JSON.parse(joinReply.payload)["result"]?["peer"]?["peer_id"]
+        let (flooder, _) = try await daemon.join("flood", as: "host")
+        let baseline = daemon.residentKiB
+
+        let chat = String(repeating: "m", count: 4000)
+        let call = #"{"jsonrpc":"2.0","id":1,"method":"broadcast","params":{"info":{"message":"\#(chat)"}}}"#
+        let batch = "[" + Array(repeating: call, count: 12).joined(separator: ",") + "]"
+        var sent = 0
+        var left: JSON?
+        while sent < 12 * 1500, left == nil {
+            flooder.send(text: batch)
+            sent += 12
+            // Read up to this batch's answer; the leave push may come on the way.
+            while true {
+                let message = try await flooder.nextMessage()
+                if message["method"] == "on-peer-leave" { left = message["params"] }
+                if message.arrayValue != nil { break }
+            }
+        }
+        if left == nil { left = try await flooder.next("on-peer-leave") }
+        #expect(left?["peer_id"] == slowID)
+        #expect(left?["reason"] == "websocket closed")
+        // 4008 is the last frame the slow peer gets once it reads again.
+        #expect(slow.readCloseCode() == 4008)
+        let grown = daemon.residentKiB - baseline
+        #expect(grown < 32 * 1024, "the daemon grew by \(grown) KiB after \(sent) broadcasts")
+        // The daemon and the other peer are fine.
+        _ = try await flooder.call("ping")
+    }
+
+    @Test func unresponsiveClientIsDroppedAfterTheIdleTimeout() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"idle_timeout_s":2}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        // A raw socket that joins and then never reads, so it never answers pings.
+        let mute = try RawSocket(port: daemon.port)
+        let token = try await daemon.token(user: "mute", role: "viewer")
+        try mute.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
+        _ = try await host.next("on-peer-join")
+        let left = try await host.next("on-peer-leave", timeout: .seconds(8))
+        #expect(left["reason"] == "websocket closed")
+        // A client that answers pings stays.
+        _ = try await host.call("ping")
+    }
+
+    @Test func sigtermClosesEveryConnection1001AndExitsZero() async throws {
+        let daemon = try Daemon.start()
+        let (a, _) = try await daemon.join("a", as: "host")
+        let b = try await daemon.client()
+        let (status, seconds) = daemon.stop(signal: SIGTERM)
+        #expect(status == 0)
+        #expect(seconds < 2)
+        #expect(try await a.closeCode() == 1001)
+        #expect(try await b.closeCode() == 1001)
+        #expect(daemon.stderr.contains("shutdown complete"))
+    }
+
+    @Test func sigintAlsoShutsDownCleanly() async throws {
+        let daemon = try Daemon.start()
+        let client = try await daemon.client()
+        #expect(daemon.stop(signal: SIGINT).status == 0)
+        #expect(try await client.closeCode() == 1001)
+    }
+
+    @Test func healthzAndOtherPaths() async throws {
+        let daemon = try Daemon.start()
+        let (peer, _) = try await daemon.join("a", as: "host")
+        let (status, body) = try await httpGet(port: daemon.port, path: "/healthz")
+        #expect(status == 200)
+        #expect(try JSON.parse(body) == ["status": "ok", "rooms": 1, "peers": 1])
+        #expect(try await httpGet(port: daemon.port, path: "/nope").status == 404)
+        await #expect(throws: RoomClientError.self) {
+            _ = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/other")
+        }
+        withExtendedLifetime(peer) {}
+    }
+}
+
+/// A minimal HTTP GET over a raw socket (no proxies, no redirects).
+func httpGet(port: Int, path: String) async throws -> (status: Int, body: String) {
+    let url = URL(string: "http://127.0.0.1:\(port)\(path)")!
+    let (data, response) = try await URLSession.shared.data(from: url)
+    return ((response as! HTTPURLResponse).statusCode, String(decoding: data, as: UTF8.self))
+}
