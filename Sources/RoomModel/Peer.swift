@@ -40,8 +40,8 @@ public final class Peer {
 
 /// Published track state (signalling only: no media).
 public struct Track: Sendable, Equatable {
-    public enum Kind: String, Sendable { case audio, video }
-    public enum Source: String, Sendable { case regular, screen, plugin }
+    public enum Kind: String, Sendable, CaseIterable { case audio, video }
+    public enum Source: String, Sendable, CaseIterable { case regular, screen, plugin }
 
     public var id: String
     public var kind: Kind

@@ -9,6 +9,24 @@ public enum Push {
     case peerUpdate(Peer, changed: [PeerField], withTracks: Bool)
     /// `on-broadcast`.
     case broadcast(ChatMessage)
+    /// `on-track-add` / `on-track-update` / `on-track-remove {peer_id, track}`.
+    case trackAdd(peerID: String, Track)
+    case trackUpdate(peerID: String, Track)
+    case trackRemove(peerID: String, Track)
+    /// `on-policy-change`: the recipient's new Policy (its role and the known roles).
+    case policyChange(role: String)
+    /// `on-role-change-request {requested_by, role, token}`.
+    case roleChangeRequest(requestedBy: Initiator, role: String, token: String)
+    /// `on-role-change-rejected {token, requested_for, role, reason}`.
+    case roleChangeRejected(token: String, requestedFor: String, role: String, reason: RejectReason)
+    /// `on-track-update-request {requested_by, track_id, mute}`.
+    case trackUpdateRequest(requestedBy: Initiator, trackID: String, mute: Bool)
+    /// `on-change-track-mute-state-request {requested_by, roles?, type?, source?, value}`.
+    case changeTrackMuteStateRequest(requestedBy: Initiator, filter: TrackFilter, value: Bool)
+    /// `on-peer-leave-request {requested_by, reason, room_end}`.
+    case peerLeaveRequest(requestedBy: Initiator, reason: String, roomEnd: Bool)
+    /// `active-speakers {"speaker-list": […]}`.
+    case activeSpeakers([Speaker])
 }
 
 public struct Delivery {
@@ -21,6 +39,34 @@ public struct Delivery {
     }
 }
 
+/// Who asked for a change: a peer, or the server's REST API.
+public enum Initiator {
+    case peer(Peer)
+    case server
+}
+
+/// A peer whose connection must close after its pushes (`peer-leave-request`, `end-room`).
+public struct Disconnect {
+    public enum Reason: Sendable { case removed, roomEnded }
+    public var peer: Peer
+    public var reason: Reason
+}
+
+/// The deliveries a change caused, and the peers it disconnects.
+public struct Effects {
+    public var deliveries: [Delivery] = []
+    public var disconnects: [Disconnect] = []
+
+    public init(deliveries: [Delivery] = [], disconnects: [Disconnect] = []) {
+        self.deliveries = deliveries
+        self.disconnects = disconnects
+    }
+
+    mutating func send(_ push: Push, to recipients: [Peer]) {
+        if !recipients.isEmpty { deliveries.append(Delivery(push, to: recipients)) }
+    }
+}
+
 public enum LeaveReason: String, Sendable {
     case clientRequest = "client request"
     case peerKicked = "peer kicked"
@@ -28,8 +74,36 @@ public enum LeaveReason: String, Sendable {
     case serverRemoved = "server removed peer"
 }
 
+public enum RejectReason: String, Sendable {
+    case rejected, expired
+}
+
 public enum PeerField: String, Sendable {
     case name, data, role, groups
+}
+
+/// `roles` / `type` / `source` filters of `change-track-mute-state-request`.
+public struct TrackFilter: Sendable, Equatable {
+    public var roles: [String]?
+    public var kind: Track.Kind?
+    public var source: Track.Source?
+
+    public init(roles: [String]? = nil, kind: Track.Kind? = nil, source: Track.Source? = nil) {
+        self.roles = roles
+        self.kind = kind
+        self.source = source
+    }
+
+    func matches(_ track: Track) -> Bool {
+        (kind == nil || track.kind == kind) && (source == nil || track.source == source)
+    }
+}
+
+/// One entry of an `active-speakers` list.
+public struct Speaker: Sendable, Equatable {
+    public var peerID: String
+    public var trackID: String
+    public var level: Int
 }
 
 /// A chat message as delivered (`on-broadcast`).
@@ -42,7 +116,7 @@ public struct ChatMessage {
 
     public var id: String
     public var timestamp: Int64
-    public var sender: Peer
+    public var sender: Initiator
     public var recipient: Recipient
     public var message: String
     public var type: String

@@ -6,6 +6,10 @@ public final class Room {
     public private(set) var peers: [String: Peer] = [:]
     private var roleCounts: [String: Int] = [:]
     private var nextSequence = 0
+    /// Track ids are unique within the room.
+    private(set) var trackOwners: [String: Peer] = [:]
+    /// Active-speaker state of this room (see ActiveSpeakers.swift).
+    var speakers = SpeakerState()
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id
@@ -38,9 +42,29 @@ public final class Room {
     func remove(_ peer: Peer) {
         guard peers.removeValue(forKey: peer.id) != nil else { return }
         roleCounts[peer.role.name, default: 0] -= 1
+        for track in peer.tracks { trackOwners.removeValue(forKey: track.id) }
+        speakers.forget(peer)
+    }
+
+    func addTrack(_ track: Track, to peer: Peer) {
+        peer.tracks.append(track)
+        trackOwners[track.id] = peer
+    }
+
+    func removeTrack(_ id: String, from peer: Peer) -> Track? {
+        guard let index = peer.tracks.firstIndex(where: { $0.id == id }) else { return nil }
+        trackOwners.removeValue(forKey: id)
+        speakers.forget(trackID: id)
+        return peer.tracks.remove(at: index)
+    }
+
+    /// Peers of the room, other than `publisher`, that see `publisher`'s tracks.
+    func subscribers(of publisher: Peer) -> [Peer] {
+        peersInJoinOrder.filter { $0 !== publisher && $0.sees(tracksOf: publisher) }
     }
 
     func changeRole(of peer: Peer, to role: Role) {
+        speakers.roleChanged(peer)  // before the change: it keeps what the old role was shown
         roleCounts[peer.role.name, default: 0] -= 1
         peer.role = role
         roleCounts[role.name, default: 0] += 1

@@ -6,11 +6,15 @@
 public final class RoomRegistry {
     public let template: RoleTemplate
     public var settings: Settings { template.settings }
-    private let clock: RoomClock
-    private let ids: IDGenerator
-    public private(set) var rooms: [String: Room] = [:]
+    let clock: RoomClock
+    let ids: IDGenerator
+    public internal(set) var rooms: [String: Room] = [:]
     /// Room ids ended with `lock: true`; survives the room itself.
-    public private(set) var lockedRoomIDs: Set<String> = []
+    public internal(set) var lockedRoomIDs: Set<String> = []
+    /// Polite role-change requests by token.
+    var roleChangeRequests: [String: RoleChangeRequest] = [:]
+    /// Rooms whose active-speaker state needs ticks.
+    var activeSpeakerRooms: Set<String> = []
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -60,6 +64,7 @@ public final class RoomRegistry {
                         role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
         let others = room.peersInJoinOrder
         room.add(peer)
+        room.speakers.joined(peer)
         let deliveries = splitBySubscription(others, publisher: peer) { .peerJoin(peer, withTracks: $0) }
         return JoinOutcome(peer: peer, room: room, others: others.map { ($0, peer.sees(tracksOf: $0)) },
                            resumed: false, replacedHandle: nil, deliveries: deliveries)
@@ -85,7 +90,7 @@ public final class RoomRegistry {
         let room = peer.room
         guard room.peer(peer.id) === peer else { return [] }
         room.remove(peer)
-        peer.transportHandle = nil
+        forgetRequests(for: peer)
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
             return []
@@ -147,7 +152,7 @@ public final class RoomRegistry {
             recipients = room.others(than: sender).filter { wanted.contains($0.role.name) }
             recipient = .roles(names)
         }
-        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
+        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: .peer(sender),
                                recipient: recipient, message: message, type: type)
         let deliveries = recipients.isEmpty ? [] : [Delivery(.broadcast(chat), to: recipients)]
         return (chat, deliveries)
@@ -161,7 +166,7 @@ public final class RoomRegistry {
         return room
     }
 
-    private func checkSize(_ value: String, field: String, limit: Int) throws(RoomError) {
+    func checkSize(_ value: String, field: String, limit: Int) throws(RoomError) {
         let size = value.utf8.count
         if size > limit { throw RoomError(.tooLarge, "\(field): \(size) bytes is over the limit of \(limit)") }
     }

@@ -58,6 +58,8 @@ public final class RoomServer: @unchecked Sendable {
     private(set) var draining = false
     private var stopped = false
     private var drainTimer: LoopTimer?
+    private var speakerTimer: LoopTimer?
+    private var roleChangeTimer: LoopTimer?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -121,6 +123,7 @@ public final class RoomServer: @unchecked Sendable {
         }
         let port = Int(lws_get_vhost_listen_port(vhost))
         if port <= 0 { throw ServerError(description: "cannot listen on \(options.host):\(options.port)") }
+        startTimers(context)
         return port
     }
 
@@ -141,6 +144,30 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     // MARK: service thread
+
+    private func startTimers(_ context: OpaquePointer) {
+        let interval = options.template.settings.activeSpeakers.intervalMs
+        let speakers = LoopTimer(context: context) { [unowned self] in
+            dispatcher.fanOut(registry.tickActiveSpeakers())
+            speakerTimer?.schedule(afterMillis: interval)
+        }
+        speakers.schedule(afterMillis: interval)
+        speakerTimer = speakers
+        roleChangeTimer = LoopTimer(context: context) { [unowned self] in
+            dispatcher.apply(registry.expireRoleChangeRequests())
+            scheduleRoleChangeExpiry()
+        }
+    }
+
+    /// Arms the expiry timer for the earliest pending role-change request.
+    func scheduleRoleChangeExpiry() {
+        guard let timer = roleChangeTimer else { return }
+        guard let next = registry.nextRoleChangeExpiry else {
+            timer.cancel()
+            return
+        }
+        timer.schedule(afterMillis: max(0, Int(next - clock.nowMillis())))
+    }
 
     func drainInbox() {
         for command in inbox.drain() {

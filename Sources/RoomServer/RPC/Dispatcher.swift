@@ -21,9 +21,13 @@ final class Dispatcher {
     var logger: Logger { server.logger }
     /// `Policy` objects are the same for every peer of a role: encoded once.
     let policies: [String: [UInt8]]
+    /// `on-policy-change` frames, one per role, shared by every push.
+    let policyChanges: [String: Frame]
     private var methods: [String: Method] = [:]
     /// Set by a handler: close the caller's connection after its response.
     var closeAfterReply: UInt16?
+    /// The connection whose message is being handled.
+    private(set) weak var current: Connection?
 
     init(server: RoomServer) {
         self.server = server
@@ -45,6 +49,7 @@ final class Dispatcher {
             policies[name] = w.bytes
         }
         self.policies = policies
+        self.policyChanges = policies.mapValues { Envelope.notification("on-policy-change", params: $0) }
         register()
     }
 
@@ -55,7 +60,7 @@ final class Dispatcher {
             "leave": Method(needsJoin: true, handler: Dispatcher.leave),
             "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
             "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
-        ]
+        ].merging(Self.roomMethods) { $1 }
     }
 
     // MARK: pipeline
@@ -64,6 +69,8 @@ final class Dispatcher {
     func handle(_ bytes: [UInt8], from connection: Connection) {
         connection.beginDeferring()
         closeAfterReply = nil
+        current = connection
+        defer { current = nil }
         var out = Frame.writer(reserving: 128)
         var replied = false
         do {
@@ -173,12 +180,32 @@ final class Dispatcher {
 
     // MARK: fan-out
 
+    /// Delivers the pushes, then disconnects the peers the change removed:
+    /// after their pushes, with 4001/4002 (the caller after its response).
+    func apply(_ effects: Effects) {
+        fanOut(effects.deliveries)
+        for disconnect in effects.disconnects {
+            guard let connection = disconnect.peer.transportHandle as? Connection else { continue }
+            disconnect.peer.transportHandle = nil
+            connection.peer = nil
+            let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
+            logger.info("peer disconnected", metadata: [
+                "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)"])
+            if connection === current { closeAfterReply = code } else { connection.close(code) }
+        }
+    }
+
     /// Encodes each delivery once and queues the same frame to every recipient.
     /// Recipients dropped as slow consumers leave the room right after.
     func fanOut(_ deliveries: [Delivery]) {
         var dropped: [Connection] = []
         for delivery in deliveries {
-            let frame = Envelope.push(delivery.push)
+            let frame: Frame
+            if case .policyChange(let role) = delivery.push {
+                frame = policyChanges[role]!
+            } else {
+                frame = Envelope.push(delivery.push)
+            }
             for peer in delivery.recipients {
                 guard let connection = peer.transportHandle as? Connection else { continue }
                 if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }

@@ -39,6 +39,22 @@ extension JSONWriter {
         }
     }
 
+    /// Who asked: a peer, or the REST API's `{"peer_id":null,"role":null,"info":{"name":"server"}}`.
+    mutating func peerRef(_ initiator: Initiator) {
+        switch initiator {
+        case .peer(let peer): peerRef(peer)
+        case .server:
+            object { w in
+                w.key("peer_id")
+                w.null()
+                w.key("role")
+                w.null()
+                w.key("info")
+                w.object { w in w.field("name", "server") }
+            }
+        }
+    }
+
     /// Who did something.
     mutating func peerRef(_ peer: Peer) {
         object { w in
@@ -146,6 +162,18 @@ enum Envelope {
         return Frame(payload: w)
     }
 
+    /// A notification whose params object is already encoded.
+    static func notification(_ method: String, params: [UInt8]) -> Frame {
+        var w = Frame.writer(reserving: params.count + 64)
+        w.object { w in
+            w.field("jsonrpc", "2.0")
+            w.field("method", method)
+            w.key("params")
+            w.raw(params)
+        }
+        return Frame(payload: w)
+    }
+
     /// One response object (not framed: batches put several in an array).
     static func response(id: JSON, into w: inout JSONWriter, result: [UInt8]) {
         w.object { w in
@@ -191,6 +219,75 @@ enum Envelope {
             }
         case .broadcast(let chat):
             return notification("on-broadcast") { w in w.chatFields(chat) }
+        case .trackAdd(let peerID, let track):
+            return trackPush("on-track-add", peerID, track)
+        case .trackUpdate(let peerID, let track):
+            return trackPush("on-track-update", peerID, track)
+        case .trackRemove(let peerID, let track):
+            return trackPush("on-track-remove", peerID, track)
+        case .policyChange:
+            preconditionFailure("policies are encoded from the dispatcher's cache")
+        case .roleChangeRequest(let requestedBy, let role, let token):
+            return notification("on-role-change-request") { w in
+                w.key("requested_by")
+                w.peerRef(requestedBy)
+                w.field("role", role)
+                w.field("token", token)
+            }
+        case .roleChangeRejected(let token, let requestedFor, let role, let reason):
+            return notification("on-role-change-rejected") { w in
+                w.field("token", token)
+                w.field("requested_for", requestedFor)
+                w.field("role", role)
+                w.field("reason", reason.rawValue)
+            }
+        case .trackUpdateRequest(let requestedBy, let trackID, let mute):
+            return notification("on-track-update-request") { w in
+                w.key("requested_by")
+                w.peerRef(requestedBy)
+                w.field("track_id", trackID)
+                w.field("mute", mute)
+            }
+        case .changeTrackMuteStateRequest(let requestedBy, let filter, let value):
+            return notification("on-change-track-mute-state-request") { w in
+                w.key("requested_by")
+                w.peerRef(requestedBy)
+                if let roles = filter.roles {
+                    w.key("roles")
+                    w.strings(roles)
+                }
+                if let kind = filter.kind { w.field("type", kind.rawValue) }
+                if let source = filter.source { w.field("source", source.rawValue) }
+                w.field("value", value)
+            }
+        case .peerLeaveRequest(let requestedBy, let reason, let roomEnd):
+            return notification("on-peer-leave-request") { w in
+                w.key("requested_by")
+                w.peerRef(requestedBy)
+                w.field("reason", reason)
+                w.field("room_end", roomEnd)
+            }
+        case .activeSpeakers(let speakers):
+            return notification("active-speakers") { w in
+                w.key("speaker-list")
+                w.array { w in
+                    for speaker in speakers {
+                        w.object { w in
+                            w.field("peer_id", speaker.peerID)
+                            w.field("track_id", speaker.trackID)
+                            w.field("level", speaker.level)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private static func trackPush(_ method: String, _ peerID: String, _ track: Track) -> Frame {
+        notification(method) { w in
+            w.field("peer_id", peerID)
+            w.key("track")
+            w.track(track)
         }
     }
 }

@@ -1,0 +1,32 @@
+/// Groups (`_handraise` is the hand-raise group). PROTOCOL.md section 6.
+extension RoomRegistry {
+    public static let maxGroupsPerPeer = 16
+    public static let handRaiseGroup = "_handraise"
+
+    /// `group-join` (self) / `group-add` (others, needs `changeRole`).
+    public func addToGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
+        if case .peer(let caller) = initiator {
+            if caller === target {
+                if caller.viewOnly { throw RoomError(.permissionDenied, "group-join is not allowed for view_and_polls_only") }
+            } else {
+                try requirePermission(initiator, \.changeRole, "changeRole")
+            }
+        }
+        if target.groups.contains(group) { return [] }
+        if target.groups.count >= Self.maxGroupsPerPeer {
+            throw RoomError(.trackConflict, "at most \(Self.maxGroupsPerPeer) groups per peer")
+        }
+        target.groups.append(group)
+        return peerUpdate(target, changed: [.groups])
+    }
+
+    /// `group-leave` (self) / `group-remove` (others, needs `changeRole`).
+    public func removeFromGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
+        if case .peer(let caller) = initiator, caller !== target {
+            try requirePermission(initiator, \.changeRole, "changeRole")
+        }
+        guard let index = target.groups.firstIndex(of: group) else { return [] }
+        target.groups.remove(at: index)
+        return peerUpdate(target, changed: [.groups])
+    }
+}

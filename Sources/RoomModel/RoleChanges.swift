@@ -1,0 +1,191 @@
+/// A polite role-change request waiting for its target's answer.
+public struct RoleChangeRequest {
+    public var token: String
+    public var requester: Initiator
+    public var target: Peer
+    public var role: String
+    public var expiresAt: Int64
+}
+
+/// The result of `role-change-request` for one peer.
+public enum RoleChangeOutcome {
+    /// The target already has the role: `{}`, nothing sent.
+    case unchanged
+    /// Forced: applied at once.
+    case applied
+    /// Polite: the target was asked; answer with this token.
+    case requested(token: String)
+}
+
+/// Role changes (PROTOCOL.md section 6).
+extension RoomRegistry {
+    /// `role-change-request` for one peer (`requested_for`).
+    public func requestRoleChange(by initiator: Initiator, in room: Room, targetID: String, role roleName: String,
+                                  force: Bool) throws(RoomError) -> (RoleChangeOutcome, Effects) {
+        try requirePermission(initiator, \.changeRole, "changeRole")
+        guard let role = template.role(roleName) else { throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"") }
+        guard let target = room.peer(targetID) else {
+            throw RoomError(.peerNotFound, "requested_for: peer \"\(targetID)\" is not in the room")
+        }
+        if target.role.name == role.name { return (.unchanged, Effects()) }
+        try checkRoleLimit(role, in: room, adding: 1)
+        if force { return (.applied, applyRole(role, to: target)) }
+        let token = ids.next(.roleChange)
+        let request = RoleChangeRequest(token: token, requester: initiator, target: target, role: role.name,
+                                        expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000)
+        roleChangeRequests[token] = request
+        var effects = Effects()
+        effects.send(.roleChangeRequest(requestedBy: initiator, role: role.name, token: token), to: [target])
+        return (.requested(token: token), effects)
+    }
+
+    /// `role-change` by the target: applies the request behind `token`.
+    public func acceptRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
+        let request = try takeRequest(token, for: peer)
+        guard let role = template.role(request.role) else { throw RoomError(.roleNotFound, "role \"\(request.role)\" is gone") }
+        if peer.role.name == role.name { return Effects() }
+        do {
+            try checkRoleLimit(role, in: peer.room, adding: 1)
+        } catch {
+            roleChangeRequests[token] = request  // still answerable (e.g. with role-change-reject)
+            throw error
+        }
+        return applyRole(role, to: peer)
+    }
+
+    /// `role-change-reject` by the target: the requester is told.
+    public func rejectRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
+        let request = try takeRequest(token, for: peer)
+        return rejected(request, reason: .rejected)
+    }
+
+    /// Expires the requests whose time is up; their requesters are told.
+    public func expireRoleChangeRequests() -> Effects {
+        let now = clock.nowMillis()
+        var effects = Effects()
+        for (token, request) in roleChangeRequests where request.expiresAt <= now {
+            roleChangeRequests.removeValue(forKey: token)
+            effects.deliveries += rejected(request, reason: .expired).deliveries
+        }
+        return effects
+    }
+
+    /// When the next pending request expires (for the server's timer).
+    public var nextRoleChangeExpiry: Int64? { roleChangeRequests.values.map(\.expiresAt).min() }
+
+    /// Bulk `role-change-request` (`roles` + `role`): every peer whose role is
+    /// listed, the caller included; all or nothing.
+    public func bulkRoleChange(by initiator: Initiator, in room: Room, roles: [String], to roleName: String)
+        throws(RoomError) -> (changed: [Peer], effects: Effects)
+    {
+        try requirePermission(initiator, \.changeRole, "changeRole")
+        guard let role = template.role(roleName) else { throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"") }
+        for name in roles where template.role(name) == nil {
+            throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
+        }
+        if roles.contains(role.name) {
+            throw RoomError(.bulkTargetInSources, "role \"\(role.name)\" is one of the source roles")
+        }
+        let sources = Set(roles)
+        let targets = room.peersInJoinOrder.filter { sources.contains($0.role.name) }
+        if !targets.isEmpty { try checkRoleLimit(role, in: room, adding: targets.count) }
+        var effects = Effects()
+        for target in targets {
+            let applied = applyRole(role, to: target)
+            effects.deliveries += applied.deliveries
+        }
+        return (targets, effects)
+    }
+
+    // MARK: applying
+
+    /// Moves `target` to `role`: drops tracks it may no longer publish, sends
+    /// its new policy, tells everyone, then fixes track visibility both ways.
+    func applyRole(_ role: Role, to target: Peer) -> Effects {
+        let room = target.room
+        var effects = Effects()
+        let oldRole = target.role
+        // 1. Tracks the new role may not publish.
+        let subscribersBefore = room.subscribers(of: target)
+        for track in target.tracks where !role.publishParams.allows(Self.publishKind(kind: track.kind, source: track.source)) {
+            _ = room.removeTrack(track.id, from: target)
+            effects.send(.trackRemove(peerID: target.id, track), to: subscribersBefore)
+        }
+        // 2. The change itself.
+        room.changeRole(of: target, to: role)
+        effects.send(.policyChange(role: role.name), to: [target])
+        effects.deliveries += peerUpdate(target, changed: [.role])
+        // 3. What the target sees now.
+        for other in room.others(than: target) {
+            let sawBefore = oldRole.subscribes(to: other.role.name)
+            let seesNow = role.subscribes(to: other.role.name)
+            if sawBefore == seesNow { continue }
+            for track in other.tracks {
+                effects.send(seesNow ? .trackAdd(peerID: other.id, track) : .trackRemove(peerID: other.id, track),
+                             to: [target])
+            }
+        }
+        // 4. Who sees the target's (remaining) tracks now.
+        if !target.tracks.isEmpty {
+            var gained: [Peer] = []
+            var lost: [Peer] = []
+            for other in room.others(than: target) {
+                let sawBefore = other.role.subscribes(to: oldRole.name)
+                let seesNow = other.role.subscribes(to: role.name)
+                if sawBefore && !seesNow { lost.append(other) }
+                if !sawBefore && seesNow { gained.append(other) }
+            }
+            for track in target.tracks {
+                effects.send(.trackAdd(peerID: target.id, track), to: gained)
+                effects.send(.trackRemove(peerID: target.id, track), to: lost)
+            }
+        }
+        return effects
+    }
+
+    // MARK: helpers
+
+    private func takeRequest(_ token: String, for peer: Peer) throws(RoomError) -> RoleChangeRequest {
+        guard let request = roleChangeRequests[token], request.target === peer,
+              request.expiresAt > clock.nowMillis()
+        else {
+            throw RoomError(.roleChangeRequestNotFound, "token: no pending role change request for you")
+        }
+        roleChangeRequests.removeValue(forKey: token)
+        return request
+    }
+
+    private func rejected(_ request: RoleChangeRequest, reason: RejectReason) -> Effects {
+        var effects = Effects()
+        guard case .peer(let requester) = request.requester, requester.room.peer(requester.id) === requester else {
+            return effects
+        }
+        effects.send(.roleChangeRejected(token: request.token, requestedFor: request.target.id, role: request.role,
+                                         reason: reason), to: [requester])
+        return effects
+    }
+
+    /// `maxPeerCount`: -1 nobody, 0 no limit, else room for `adding` more.
+    func checkRoleLimit(_ role: Role, in room: Room, adding: Int) throws(RoomError) {
+        if role.maxPeerCount == -1 {
+            throw RoomError(.roleLimitReached, "role \"\(role.name)\" may not be taken (maxPeerCount -1)")
+        }
+        if role.maxPeerCount > 0, room.count(ofRole: role.name) + adding > role.maxPeerCount {
+            throw RoomError(.roleLimitReached, "role \"\(role.name)\" is full (maxPeerCount \(role.maxPeerCount))")
+        }
+    }
+
+    func requirePermission(_ initiator: Initiator, _ permission: KeyPath<Permissions, Bool>, _ name: String)
+        throws(RoomError)
+    {
+        guard case .peer(let peer) = initiator else { return }  // the REST API may do anything
+        if !peer.role.permissions[keyPath: permission] { throw RoomError.denied(name) }
+    }
+
+    /// Drops the requests addressed to a peer that left.
+    func forgetRequests(for peer: Peer) {
+        for (token, request) in roleChangeRequests where request.target === peer {
+            roleChangeRequests.removeValue(forKey: token)
+        }
+    }
+}
