@@ -38,3 +38,49 @@ extension Delivery {
     /// Recipient peer ids, for assertions.
     var to: [String] { recipients.map(\.id) }
 }
+
+/// A flattened view of deliveries for assertions: (push name, recipient ids).
+struct Sent: Equatable, CustomStringConvertible {
+    var push: String
+    var to: [String]
+    var description: String { "\(push)→\(to)" }
+}
+
+extension Push {
+    var name: String {
+        switch self {
+        case .peerJoin: "on-peer-join"
+        case .peerLeave: "on-peer-leave"
+        case .peerUpdate: "on-peer-update"
+        case .broadcast: "on-broadcast"
+        case .trackAdd(_, let track): "on-track-add:\(track.id)"
+        case .trackUpdate(_, let track): "on-track-update:\(track.id)"
+        case .trackRemove(_, let track): "on-track-remove:\(track.id)"
+        case .policyChange(let role): "on-policy-change:\(role)"
+        case .roleChangeRequest(_, let role, _): "on-role-change-request:\(role)"
+        case .roleChangeRejected(_, _, _, let reason): "on-role-change-rejected:\(reason.rawValue)"
+        case .trackUpdateRequest(_, let track, let mute): "on-track-update-request:\(track):\(mute)"
+        case .changeTrackMuteStateRequest(_, _, let value): "on-change-track-mute-state-request:\(value)"
+        case .peerLeaveRequest(_, _, let roomEnd): "on-peer-leave-request:\(roomEnd)"
+        case .activeSpeakers(let list): "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
+        }
+    }
+}
+
+extension Array where Element == Delivery {
+    var sent: [Sent] { map { Sent(push: $0.push.name, to: $0.to) } }
+    /// Every push name a peer got, in order.
+    func names(for peer: Peer) -> [String] { filter { $0.recipients.contains { $0 === peer } }.map(\.push.name) }
+}
+
+/// The protocol code `body` fails with, nil if it succeeds.
+func code(_ body: () throws -> Void) -> ErrorCode? {
+    do {
+        try body()
+        return nil
+    } catch let error as RoomError {
+        return error.code
+    } catch {
+        return .internalError
+    }
+}
