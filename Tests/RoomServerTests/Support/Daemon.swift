@@ -128,6 +128,15 @@ final class Daemon: @unchecked Sendable {
         return (process.terminationStatus, Date().timeIntervalSince(start))
     }
 
+    /// The shipped template with its roles edited.
+    static func shippedTemplate(_ edit: (inout [String: [String: Any]]) -> Void) throws -> String {
+        var root = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: shippedConfig))) as! [String: Any]
+        var roles = root["roles"] as! [String: [String: Any]]
+        edit(&roles)
+        root["roles"] = roles
+        return String(decoding: try JSONSerialization.data(withJSONObject: root), as: UTF8.self)
+    }
+
     /// Merges `settings` (a JSON object) into the template's `settings`, one level deep per section.
     static func mergeSettings(_ template: String, _ settings: String) throws -> String {
         var root = try JSONSerialization.jsonObject(with: Data(template.utf8)) as! [String: Any]
