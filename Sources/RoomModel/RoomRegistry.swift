@@ -100,9 +100,14 @@ public final class RoomRegistry {
 
     // MARK: metadata
 
-    /// `peer-update`: nil leaves a field as it is. Nothing changed → no delivery.
-    public func updatePeer(_ peer: Peer, name: String?, data: String?) throws(RoomError) -> [Delivery] {
-        if peer.viewOnly { throw RoomError(.permissionDenied, "peer-update is not allowed for view_and_polls_only") }
+    /// `peer-update` (or a REST update): nil leaves a field as it is.
+    /// Nothing changed → no delivery.
+    public func updatePeer(_ peer: Peer, name: String?, data: String?, by initiator: Initiator? = nil)
+        throws(RoomError) -> [Delivery]
+    {
+        if initiator == nil, peer.viewOnly {
+            throw RoomError(.permissionDenied, "peer-update is not allowed for view_and_polls_only")
+        }
         if let name { try checkSize(name, field: "name", limit: settings.limits.maxNameBytes) }
         if let data { try checkSize(data, field: "data", limit: settings.limits.maxMetadataBytes) }
         var changed: [PeerField] = []
@@ -126,18 +131,27 @@ public final class RoomRegistry {
         case roles([String])
     }
 
-    /// `broadcast`: returns the message (id, timestamp) and its deliveries.
+    /// `broadcast` by a peer: returns the message (id, timestamp) and its deliveries.
     public func broadcast(from sender: Peer, message: String, type: String, to target: MessageTarget)
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
         if sender.viewOnly { throw RoomError(.permissionDenied, "broadcast is not allowed for view_and_polls_only") }
+        return try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
+    }
+
+    /// A message from a peer or from the server (REST `send-message`); never
+    /// delivered back to a sending peer except as an explicit direct message.
+    public func send(from sender: Initiator, in room: Room, message: String, type: String, to target: MessageTarget)
+        throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
+    {
         try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
-        let room = sender.room
+        let others: [Peer]
+        if case .peer(let peer) = sender { others = room.others(than: peer) } else { others = room.peersInJoinOrder }
         let recipients: [Peer]
         let recipient: ChatMessage.Recipient
         switch target {
         case .everyone:
-            recipients = room.others(than: sender)
+            recipients = others
             recipient = .broadcast
         case .peer(let id):
             guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room") }
@@ -149,13 +163,12 @@ public final class RoomRegistry {
                 throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
             }
             let wanted = Set(names)
-            recipients = room.others(than: sender).filter { wanted.contains($0.role.name) }
+            recipients = others.filter { wanted.contains($0.role.name) }
             recipient = .roles(names)
         }
-        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: .peer(sender),
+        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
                                recipient: recipient, message: message, type: type)
-        let deliveries = recipients.isEmpty ? [] : [Delivery(.broadcast(chat), to: recipients)]
-        return (chat, deliveries)
+        return (chat, [Delivery(.broadcast(chat), to: recipients)].nonEmpty)
     }
 
     // MARK: helpers

@@ -51,6 +51,9 @@ public final class RoomServer: @unchecked Sendable {
     var connections: [OpaquePointer: Connection] = [:]
     private var nextConnectionID = 0
     var httpResponses: [OpaquePointer: HTTPResponse] = [:]
+    var httpRequests: [OpaquePointer: HTTPRequest] = [:]
+    let metrics = ServerMetrics()
+    private(set) var rest: RestAPI!
     /// Reused buffer for coalesced writes.
     var writeScratch: [UInt8] = []
     static let writeChunk = 64 * 1024
@@ -66,6 +69,7 @@ public final class RoomServer: @unchecked Sendable {
         self.logger = logger
         self.registry = RoomRegistry(template: options.template)
         self.dispatcher = Dispatcher(server: self)
+        self.rest = RestAPI(server: self)
     }
 
     deinit {

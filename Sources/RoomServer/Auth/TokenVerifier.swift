@@ -49,9 +49,11 @@ struct TokenVerifier: Sendable {
                         viewOnly: claims.userRestrictions.value == "view_and_polls_only")
     }
 
-    /// A token for the REST API.
+    /// A token for the REST API. A valid app token is 40300 (authenticated,
+    /// but not allowed); anything else that is not a management token is 40100.
     func verifyManagement(_ token: String) throws(RoomError) {
         let claims = try verifySigned(token)
+        if claims.type.value == "app" { throw RoomError(.permissionDenied, "an app token cannot use the REST API") }
         guard claims.type.value == "management", claims.version.value == 2 else {
             throw RoomError(.tokenInvalid, "not a management token")
         }

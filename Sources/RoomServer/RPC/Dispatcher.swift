@@ -78,6 +78,7 @@ final class Dispatcher {
             if case .array(let calls) = message {
                 if calls.isEmpty || calls.count > Self.maxBatch {
                     let error = RoomError(.invalidRequest, "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)")
+                    server.metrics.failed(.invalidRequest)
                     Envelope.response(id: .null, into: &out, error: error)
                     count(error, on: connection)
                     replied = true
@@ -91,6 +92,7 @@ final class Dispatcher {
             }
         } catch {
             let failure = RoomError(.parseError, "parse error: \(error)")
+            server.metrics.failed(.parseError)
             Envelope.response(id: .null, into: &out, error: failure)
             count(failure, on: connection)
             replied = true
@@ -118,6 +120,7 @@ final class Dispatcher {
         default: nil
         }
         let methodName = call["method"]?.stringValue
+        server.metrics.called(methodName)
         let result = Result { () throws(RoomError) -> [UInt8] in
             // The rate limit is checked right after parsing, before -32600.
             if methodName != "ping", !connection.rate.take(nowMillis: server.clock.nowMillis()) {
@@ -153,6 +156,7 @@ final class Dispatcher {
             return true
         case .failure(let error):
             count(error, on: connection)
+            server.metrics.failed(error.code)
             if error.code == .internalError || error.code == .rateLimited {
                 logger.info("call failed", metadata: server.metadata(connection).merging(
                     ["method": "\(methodName ?? "?")", "code": "\(error.code.rawValue)"]) { $1 })
@@ -206,6 +210,7 @@ final class Dispatcher {
             } else {
                 frame = Envelope.push(delivery.push)
             }
+            server.metrics.pushes.increment(by: delivery.recipients.count)
             for peer in delivery.recipients {
                 guard let connection = peer.transportHandle as? Connection else { continue }
                 if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
@@ -216,6 +221,7 @@ final class Dispatcher {
 
     func dropSlowConsumer(_ connection: Connection) {
         logger.info("slow consumer dropped", metadata: server.metadata(connection))
+        server.metrics.slowConsumerCloses.increment()
         connectionLost(connection)
     }
 

@@ -5,6 +5,8 @@ import RoomWire
 /// The handlers of PROTOCOL.md section 4 (connection-level and messaging).
 extension Dispatcher {
     func join(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let started = ContinuousClock.now
+        defer { server.metrics.joinDuration.record(duration: ContinuousClock.now - started) }
         let token = try params.requiredString("token")
         let name = try params.string("name")
         let data = try params.string("data")

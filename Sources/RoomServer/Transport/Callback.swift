@@ -36,7 +36,10 @@ func roomdCallback(
 
     case LWS_CALLBACK_SERVER_WRITEABLE:
         guard let connection = server.connections[wsi] else { return -1 }
-        return connection.writeQueued(into: &server.writeScratch, limit: RoomServer.writeChunk)
+        let queued = connection.queuedBytes
+        let result = connection.writeQueued(into: &server.writeScratch, limit: RoomServer.writeChunk)
+        if queued > connection.queuedBytes { server.metrics.bytesOut.increment(by: queued - connection.queuedBytes) }
+        return result
 
     case LWS_CALLBACK_CLOSED:
         server.connectionClosed(wsi)
@@ -44,13 +47,20 @@ func roomdCallback(
 
     case LWS_CALLBACK_HTTP:
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-        return server.serveHTTP(wsi, path: path)
+        return server.httpRequestStarted(wsi, path: path)
+
+    case LWS_CALLBACK_HTTP_BODY:
+        return server.httpBodyReceived(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        return server.httpBodyComplete(wsi)
 
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return server.writeHTTPBody(wsi)
 
     case LWS_CALLBACK_CLOSED_HTTP:
         server.httpResponses.removeValue(forKey: wsi)
+        server.httpRequests.removeValue(forKey: wsi)
         return 0
 
     default:

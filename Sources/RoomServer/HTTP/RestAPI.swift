@@ -1,0 +1,172 @@
+import Logging
+import RoomModel
+import RoomWire
+
+/// The 100ms-style "active rooms" REST API (PROTOCOL.md section 9), for
+/// management tokens. Changes go through the same model calls and fan-out
+/// as the peers' own, with the "server" PeerRef.
+final class RestAPI {
+    static let prefix = "/v2/active-rooms/"
+
+    unowned let server: RoomServer
+    private var limiter: TokenBucket
+
+    init(server: RoomServer) {
+        self.server = server
+        let limits = server.options.template.settings.limits
+        limiter = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: server.clock.nowMillis())
+    }
+
+    private var registry: RoomRegistry { server.registry }
+    private var dispatcher: Dispatcher { server.dispatcher }
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        do throws(RoomError) {
+            try authorize(request)
+            guard limiter.take(nowMillis: server.clock.nowMillis()) else {
+                throw RoomError(.rateLimited, "rate limited")
+            }
+            let parts = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+                .map(String.init)
+            switch (request.method, parts.count > 1 ? parts[1] : nil, parts.count) {
+            case (.get, nil, 1): return try getRoom(parts[0])
+            case (.get, "peers", 2): return try getPeers(parts[0])
+            case (.post, "peers", 3): return try updatePeer(parts[0], parts[2], try body(request))
+            case (.post, "remove-peers", 2): return try removePeers(parts[0], try body(request))
+            case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
+            case (.post, "end-room", 2): return try endRoom(parts[0], try body(request))
+            case (.post, "unlock", 2):
+                registry.unlock(parts[0])
+                server.logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
+                return .json(200, [:])
+            default:
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            }
+        } catch {
+            server.metrics.failed(error.code)
+            return .error(Self.status(for: error.code), code: error.code.rawValue, error.message)
+        }
+    }
+
+    static func status(for code: ErrorCode) -> Int {
+        switch code {
+        case .tokenInvalid, .notAJWT, .badJWT: 401
+        case .permissionDenied: 403
+        case .roomNotFound, .peerNotFound: 404
+        case .roleLimitReached: 409
+        case .tooLarge: 413
+        case .rateLimited: 429
+        default: 400
+        }
+    }
+
+    // MARK: auth and input
+
+    private func authorize(_ request: HTTPRequest) throws(RoomError) {
+        guard let header = request.authorization, header.hasPrefix("Bearer ") else {
+            throw RoomError(.tokenInvalid, "Authorization: Bearer <management token> required")
+        }
+        do throws(RoomError) {
+            try dispatcher.verifier.verifyManagement(String(header.dropFirst("Bearer ".count)))
+        } catch where error.code == .permissionDenied {
+            throw error
+        } catch {
+            throw RoomError(.tokenInvalid, "management token rejected: \(error.message)")
+        }
+    }
+
+    private func body(_ request: HTTPRequest) throws(RoomError) -> Params {
+        if request.body.isEmpty { return Params(.object([])) }
+        let json: JSON
+        do { json = try JSON.parse(request.body) } catch { throw .invalidParams("body: invalid JSON (\(error))") }
+        guard case .object = json else { throw .invalidParams("body: expected an object, got \(json.typeName)") }
+        return Params(json)
+    }
+
+    private func room(_ id: String) throws(RoomError) -> Room {
+        guard let room = registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
+        return room
+    }
+
+    // MARK: endpoints
+
+    private func getRoom(_ id: String) throws(RoomError) -> HTTPResponse {
+        let room = try room(id)
+        return .json(200, encoded: Dispatcher.encode { w in
+            w.key("room")
+            w.room(room, locked: registry.lockedRoomIDs.contains(room.id))
+            w.key("peers")
+            w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
+        })
+    }
+
+    private func getPeers(_ id: String) throws(RoomError) -> HTTPResponse {
+        let room = try room(id)
+        return .json(200, encoded: Dispatcher.encode { w in
+            w.key("peers")
+            w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
+        })
+    }
+
+    private func updatePeer(_ roomID: String, _ peerID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+        let room = try room(roomID)
+        guard let peer = room.peer(peerID) else { throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room") }
+        let role = try params.string("role")
+        let name = try params.string("name")
+        let data = try params.string("data")
+        if let role {
+            let (_, effects) = try registry.requestRoleChange(by: .server, in: room, targetID: peerID, role: role, force: true)
+            dispatcher.apply(effects)
+        }
+        dispatcher.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
+        server.logger.info("peer updated", metadata: ["room": "\(roomID)", "peer": "\(peerID)", "by": "rest"])
+        return .json(200, encoded: Dispatcher.encode { w in
+            w.key("peer")
+            w.peer(peer, withTracks: true)
+        })
+    }
+
+    private func removePeers(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+        let room = try room(roomID)
+        let reason = try params.requiredString("reason")
+        let targets: [String]
+        switch (try params.string("peer_id"), try params.string("role")) {
+        case (let id?, nil): targets = [id]
+        case (nil, let role?):
+            guard registry.template.role(role) != nil else { throw RoomError(.roleNotFound, "role: no role named \"\(role)\"") }
+            targets = room.peersInJoinOrder.filter { $0.role.name == role }.map(\.id)
+        case (.some, .some): throw .invalidParams("peer_id and role: give one, not both")
+        case (nil, nil): throw .invalidParams("peer_id or role: required")
+        }
+        for id in targets {
+            dispatcher.apply(try registry.removePeer(by: .server, in: room, targetID: id, reason: reason,
+                                                     leaveReason: .serverRemoved))
+            server.logger.info("peer removed", metadata: ["room": "\(roomID)", "peer": "\(id)", "by": "rest"])
+        }
+        return .json(200, [:])
+    }
+
+    private func sendMessage(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+        let room = try room(roomID)
+        let message = try params.requiredString("message")
+        let type = try params.string("type") ?? "chat"
+        let target: RoomRegistry.MessageTarget
+        switch (try params.string("peer_id"), try params.string("role")) {
+        case (let id?, nil): target = .peer(id)
+        case (nil, let role?): target = .roles([role])
+        case (nil, nil): target = .everyone
+        case (.some, .some): throw .invalidParams("peer_id and role: give one, not both")
+        }
+        dispatcher.fanOut(try registry.send(from: .server, in: room, message: message, type: type, to: target).deliveries)
+        return .json(200, [:])
+    }
+
+    private func endRoom(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+        let room = try room(roomID)
+        let reason = try params.requiredString("reason")
+        let lock = try params.bool("lock") ?? false
+        dispatcher.apply(try registry.endRoom(by: .server, room, reason: reason, lock: lock))
+        server.logger.info("room ended", metadata: ["room": "\(roomID)", "lock": "\(lock)", "by": "rest"])
+        return .json(200, [:])
+    }
+}
