@@ -84,6 +84,7 @@ extension RoomRegistry {
             effects.disconnects.append(Disconnect(peer: peer, reason: .roomEnded))
             room.remove(peer)
             forgetRequests(for: peer)
+            forgetIterators(of: peer)
         }
         rooms.removeValue(forKey: room.id)
         if lock { lockedRoomIDs.insert(room.id) }

@@ -15,6 +15,9 @@ public final class RoomRegistry {
     var roleChangeRequests: [String: RoleChangeRequest] = [:]
     /// Rooms whose active-speaker state needs ticks.
     var activeSpeakerRooms: Set<String> = []
+    /// `find-peer` iterators by id.
+    var peerIterators: [String: PeerIterator] = [:]
+    var iteratorSerial = 0
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -91,6 +94,7 @@ public final class RoomRegistry {
         guard room.peer(peer.id) === peer else { return [] }
         room.remove(peer)
         forgetRequests(for: peer)
+        forgetIterators(of: peer)
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
             return []

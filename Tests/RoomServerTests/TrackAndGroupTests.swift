@@ -104,3 +104,25 @@ import Testing
         #expect(try await stage.host.errorCode("group-join", ["name": "g16"]) == 40903)
     }
 }
+
+@Suite struct FindPeerTests {
+    @Test func findPeerAndPeerIterNextPageThroughTheRoom() async throws {
+        let stage = try await Stage()
+        _ = try await stage.viewer.call("group-join", ["name": "_handraise"])
+        let first = try await stage.host.call("find-peer", ["limit": 3])
+        #expect(first["total"] == 4)
+        #expect(first["eof"] == false)
+        #expect(first["peers"]?.arrayValue?.count == 3)
+        let iterator = try #require(first["iterator"])
+        let rest = try await stage.host.call("peer-iter-next", ["iterator": iterator, "limit": 3])
+        #expect(rest["eof"] == true)
+        #expect(rest["iterator"] == .null)
+        #expect(rest["peers"]?.arrayValue?.map { $0["role"] } == ["moderator"])
+        let hands = try await stage.host.call("find-peer", ["group": "_handraise", "role": "viewer"])
+        #expect(hands["peers"]?[0]?["peer_id"] == stage.id("viewer"))
+        #expect(hands["total"] == 1)
+        #expect(try await stage.host.errorCode("peer-iter-next", ["iterator": "nope"]) == -32602)
+        #expect(try await stage.host.errorCode("find-peer", ["limit": 101]) == -32602)
+        #expect(try await stage.host.errorCode("find-peer", ["limit": 0]) == -32602)
+    }
+}

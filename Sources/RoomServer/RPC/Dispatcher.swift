@@ -60,7 +60,7 @@ final class Dispatcher {
             "leave": Method(needsJoin: true, handler: Dispatcher.leave),
             "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
             "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
-        ].merging(Self.roomMethods) { $1 }
+        ].merging(Self.roomMethods) { $1 }.merging(Self.searchMethods) { $1 }
     }
 
     // MARK: pipeline
