@@ -1,0 +1,175 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// The guest call-in story end to end, as an app's test harness drives it:
+/// roomd started from the shipped template on port 0, peers on real sockets
+/// through the typed RoomClient SDK, the app backend on REST. Each step
+/// checks what every peer received, and what it did not.
+@Suite struct GuestCallInScenarioTests {
+    /// Everything a client got within `window`, decoded.
+    static func events(_ client: RoomClient, within window: Duration = .milliseconds(200)) async -> [RoomEvent] {
+        await client.expectSilence(for: window).compactMap { RoomEvent.decode($0) }
+    }
+
+    @Test func viewerGoesOnStageSpeaksAndIsSentBack() async throws {
+        // request_ttl_s 1 so the expiry step takes a second, not a minute.
+        let daemon = try Daemon.start(settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
+        let admin = try await daemon.managementToken()
+        func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
+            let client = try await daemon.client()
+            let result = try await client.join(token: try await daemon.token(room: "show", user: user, role: role, name: user.capitalized))
+            return (client, result)
+        }
+
+        // 1. The host joins and publishes audio and video.
+        let (host, hostJoin) = try await connect("host", "host")
+        let hostID = hostJoin.peer.peerID
+        try await host.addTrack(id: "host-mic", type: .audio)
+        try await host.addTrack(id: "host-cam", type: .video)
+
+        // 2. Twenty viewers join; each sees the host's two tracks in its snapshot.
+        var viewers: [(client: RoomClient, id: String)] = []
+        for index in 0..<20 {
+            let (client, joined) = try await connect("viewer\(index)", "viewer")
+            #expect(joined.peers.first { $0.peerID == hostID }?.tracks.keys.sorted() == ["host-cam", "host-mic"])
+            viewers.append((client, joined.peer.peerID))
+        }
+        let (moderator, moderatorJoin) = try await connect("mod", "moderator")
+        #expect(moderatorJoin.room.peerCount == 22)
+        let hostJoins = await Self.events(host).filter { if case .peerJoin = $0 { true } else { false } }
+        #expect(hostJoins.count == 21)
+        for viewer in viewers + [(moderator, moderatorJoin.peer.peerID)] { _ = viewer.0.drain() }
+
+        // 3. Three viewers raise their hands; the host finds them.
+        for viewer in viewers[0..<3] { try await viewer.client.raiseHand() }
+        let hands = try await host.findPeers(group: "_handraise")
+        #expect(Set(hands.peers.map(\.peerID)) == Set(viewers[0..<3].map(\.id)))
+        #expect(hands.eof)
+
+        // 4. The host invites the first politely; it accepts and becomes a guest.
+        let (alice, aliceID) = viewers[0]
+        try await Task.sleep(for: .milliseconds(100))
+        _ = alice.drain()
+        let token = try #require(try await host.requestRoleChange(for: aliceID, to: "guest"))
+        let request = try await alice.next { event -> (String, String?)? in
+            if case .roleChangeRequest(let by, let role, let token) = event { return (role + ":" + token, by.peerID) }
+            return nil
+        }
+        #expect(request.0 == "guest:" + token)
+        #expect(request.1 == hostID)
+        let promoted = try await alice.acceptRoleChange(token: token)
+        #expect(promoted.role == "guest")
+        let policy = try await alice.next { if case .policyChange(let policy) = $0 { policy } else { nil } }
+        #expect(policy.name == "guest")
+        try await alice.lowerHand()
+
+        // 5. The guest publishes audio and video: everyone else sees both tracks, the guest gets none back.
+        try await alice.addTrack(id: "alice-mic", type: .audio)
+        try await alice.addTrack(id: "alice-cam", type: .video)
+        for viewer in viewers[1...] {
+            var added: [String] = []
+            for _ in 0..<2 {
+                added.append(try await viewer.client.next { event in
+                    if case .trackAdd(let peer, let track) = event, peer == aliceID { track.trackID } else { nil }
+                })
+            }
+            #expect(added == ["alice-mic", "alice-cam"])
+        }
+        #expect(await Self.events(alice).allSatisfy { if case .trackAdd = $0 { false } else { true } })
+
+        // 6. The guest and the host speak: viewers see the guest first (louder).
+        _ = moderator.drain()
+        try await alice.reportAudioLevels([("alice-mic", 80)])
+        try await host.reportAudioLevels([("host-mic", 50)])
+        let speakers = try await viewers[5].client.next { if case .activeSpeakers(let list) = $0, !list.isEmpty { list } else { nil } }
+        #expect(speakers.map(\.peerID) == [aliceID, hostID])
+        #expect(speakers.map(\.level) == [80, 50])
+
+        // 7. A second invitation is rejected; the host is told.
+        let (bob, bobID) = viewers[1]
+        let second = try #require(try await host.requestRoleChange(for: bobID, to: "guest"))
+        let bobToken = try await bob.next { if case .roleChangeRequest(_, _, let token) = $0 { token } else { nil } }
+        #expect(bobToken == second)
+        try await bob.rejectRoleChange(token: bobToken)
+        let rejected = try await host.next { if case .roleChangeRejected(let token, let who, _, let reason) = $0 { (token, who, reason) } else { nil } }
+        #expect(rejected.0 == second && rejected.1 == bobID && rejected.2 == "rejected")
+
+        // 8. A third expires; the host is told, and the token is dead.
+        let (carol, carolID) = viewers[2]
+        let third = try #require(try await host.requestRoleChange(for: carolID, to: "guest"))
+        let expired = try await host.next(
+            { if case .roleChangeRejected(let token, _, _, let reason) = $0 { (token, reason) } else { nil } },
+            timeout: .seconds(4))
+        #expect(expired.0 == third && expired.1 == "expired")
+        await #expect(throws: RoomClientError.rpc(code: 40403, message: "token: no pending role change request for you", data: nil)) {
+            try await carol.acceptRoleChange(token: third)
+        }
+
+        // 9. The host forces the guest back to viewer: its tracks vanish for everyone, it gets its new policy.
+        for client in [host, moderator] + viewers.map(\.client) { _ = client.drain() }
+        try await host.requestRoleChange(for: aliceID, to: "viewer", force: true)
+        let demoted = try await alice.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } }
+        #expect(demoted == "viewer")
+        for client in [host, moderator, viewers[7].client] {
+            var removed: [String] = []
+            for _ in 0..<2 {
+                removed.append(try await client.next { if case .trackRemove(let peer, let track) = $0, peer == aliceID { track.trackID } else { nil } })
+            }
+            #expect(removed.sorted() == ["alice-cam", "alice-mic"])
+        }
+        await #expect(throws: RoomClientError.self) { try await alice.addTrack(type: .audio) }
+
+        // 10. The moderator mutes the host's microphone; the server enforces it.
+        try await moderator.requestTrackUpdate(for: hostID, trackID: "host-mic", mute: true)
+        let asked = try await host.next { if case .trackUpdateRequest(let by, let track, let mute) = $0 { (by.role, track, mute) } else { nil } }
+        #expect(asked.0 == "moderator" && asked.1 == "host-mic" && asked.2)
+        let muted = try await viewers[9].client.next { if case .trackUpdate(_, let track) = $0 { track } else { nil } }
+        #expect(muted.trackID == "host-mic" && muted.mute)
+
+        // 11. The host removes a viewer: 4001 for it, "peer kicked" for the others.
+        let (dave, daveID) = viewers[3]
+        try await host.removePeer(daveID, reason: "trolling")
+        let told = try await dave.next { if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil } }
+        #expect(told.0 == "trolling" && !told.1)
+        #expect(try await dave.closeCode() == 4001)
+        let left = try await moderator.next { if case .peerLeave(let id, let reason) = $0 { (id, reason) } else { nil } }
+        #expect(left.0 == daveID && left.1 == "peer kicked")
+
+        // 12. The app backend messages the viewers over REST; the host and moderator get nothing.
+        for client in [host, moderator] + viewers.map(\.client) { _ = client.drain() }
+        let sent = try await http("POST", daemon, "/v2/active-rooms/show/send-message", token: admin,
+                                  body: #"{"role":"viewer","message":"Thanks for watching!"}"#)
+        #expect(sent.status == 200)
+        let note = try await viewers[10].client.next { if case .broadcast(let message) = $0 { message } else { nil } }
+        #expect(note.message == "Thanks for watching!")
+        #expect(note.sender.isServer)
+        #expect(await Self.events(host).isEmpty)
+        #expect(await Self.events(moderator, within: .milliseconds(10)).isEmpty)
+
+        // 13. ...and moves another viewer on stage over REST.
+        let (erin, erinID) = viewers[4]
+        let moved = try await http("POST", daemon, "/v2/active-rooms/show/peers/\(erinID)", token: admin, body: #"{"role":"guest"}"#)
+        #expect(moved.body["peer"]?["role"] == "guest")
+        #expect(try await erin.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } } == "guest")
+
+        // 14. The host ends the show with a lock: everyone is told and closed with 4002.
+        try await host.endRoom(reason: "show over", lock: true)
+        for client in [host, moderator, erin, viewers[19].client] {
+            let end = try await client.next { if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil } }
+            #expect(end.0 == "show over" && end.1)
+            #expect(try await client.closeCode() == 4002)
+        }
+        let late = try await daemon.client()
+        let lateToken = try await daemon.token(room: "show", user: "late", role: "viewer")
+        await #expect(throws: RoomClientError.self) { try await late.join(token: lateToken) }
+        #expect(try await late.errorCode("join", ["token": .string(lateToken)]) == 40003)
+
+        // 15. The backend unlocks the room; a new show can start.
+        #expect(try await http("POST", daemon, "/v2/active-rooms/show/unlock", token: admin).status == 200)
+        let reopened = try await late.join(token: lateToken)
+        #expect(reopened.room.peerCount == 1)
+        #expect(reopened.room.sessionID != hostJoin.room.sessionID)
+    }
+}
