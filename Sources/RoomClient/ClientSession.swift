@@ -21,6 +21,9 @@ final class ClientSession: Sendable {
         case connect
         case call(Int)  // JSON-RPC id
         case message(String?)  // nil: any inbox entry; else the next push with that method
+        /// The next push whose decoded event passes the test. The test runs
+        /// under the session lock (on the loop thread for new messages).
+        case event(@Sendable (RoomEvent) -> Bool)
         case close
     }
 
@@ -55,7 +58,7 @@ final class ClientSession: Sendable {
             guard let waiter = waiters.removeValue(forKey: token) else { return nil }
             switch waiter.kind {
             case .call(let id): calls[id] = nil
-            case .message: messageOrder.removeAll { $0 == token }
+            case .message, .event: messageOrder.removeAll { $0 == token }
             case .connect: if !established { abandoned = true }
             case .close: break
             }
@@ -100,7 +103,7 @@ final class ClientSession: Sendable {
                         state.waiters[token] = Waiter(kind: kind, continuation: continuation, timer: nil)
                         switch kind {
                         case .call(let id): state.calls[id] = token
-                        case .message: state.messageOrder.append(token)
+                        case .message, .event: state.messageOrder.append(token)
                         case .connect, .close: break
                         }
                         return nil
@@ -189,10 +192,21 @@ final class ClientSession: Sendable {
             {
                 return state.remove(token)
             }
+            // Decoded at most once, and only if an event waiter looks at it.
+            var decoded: RoomEvent?? = nil
             for token in state.messageOrder {
-                guard case .message(let method) = state.waiters[token]?.kind else { continue }
-                if method == nil || Self.isPush(message, method: method!) {
-                    return state.remove(token)
+                switch state.waiters[token]?.kind {
+                case .message(let method)?:
+                    if method == nil || Self.isPush(message, method: method!) {
+                        return state.remove(token)
+                    }
+                case .event(let test)?:
+                    if decoded == nil { decoded = .some(RoomEvent.decode(message)) }
+                    if let event = decoded!, test(event) {
+                        return state.remove(token)
+                    }
+                default:
+                    continue
                 }
             }
             state.inbox.append(message)
@@ -222,7 +236,7 @@ final class ClientSession: Sendable {
             case .close: waiter.continuation.resume(returning: .int(code))
             case .connect:
                 waiter.continuation.resume(throwing: RoomClientError.connectFailed(connectError ?? "connection closed during the handshake"))
-            case .call, .message: waiter.continuation.resume(throwing: error)
+            case .call, .message, .event: waiter.continuation.resume(throwing: error)
             }
         }
     }

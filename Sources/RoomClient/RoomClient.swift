@@ -1,7 +1,45 @@
 import CWebSockets
 import RoomWire
 
-/// A WebSocket JSON-RPC client for roomd (and a raw frame tool for protocol tests).
+/// A WebSocket JSON-RPC client for roomd: the public Swift SDK, and a raw
+/// frame tool for protocol tests.
+///
+/// It has three layers that can be mixed freely on one connection:
+/// - typed methods, one per protocol call (``join(token:name:data:roomID:peerID:timeout:)``,
+///   ``raiseHand(timeout:)``, ``acceptRoleChange(token:timeout:)``, …), which
+///   return decoded models and throw ``RoomClientError`` with the protocol
+///   code (``RoomClientError/code``);
+/// - typed events: ``RoomEvent`` read with ``nextEvent(timeout:)``,
+///   `next(_:timeout:)` with an extract closure, or ``events``;
+/// - the raw layer: ``call(_:_:timeout:)``, ``notify(_:_:)``,
+///   ``send(text:)``, ``nextMessage(timeout:)``, `next(_:timeout:)` with a
+///   method name, ``drain()`` and ``expectSilence(for:)``.
+///
+/// A viewer that raises its hand and accepts an invitation to become a guest:
+///
+/// ```swift
+/// import RoomClient
+///
+/// let client = try await RoomClient.connect(to: "ws://127.0.0.1:7880/ws")
+/// let joined = try await client.join(token: viewerToken, name: "Ada")
+/// print(joined.peer.role, joined.room.peerCount)      // "viewer", 3
+///
+/// try await client.raiseHand()
+/// let (invitedBy, token) = try await client.next({ event -> (PeerRef, String)? in
+///     if case .roleChangeRequest(let by, "guest", let token) = event { (by, token) } else { nil }
+/// }, timeout: .seconds(30))
+/// let me = try await client.acceptRoleChange(token: token)   // me.role == "guest"
+/// try await client.lowerHand()
+/// try await client.addTrack(id: "mic", type: .audio)
+///
+/// await client.close()
+/// ```
+///
+/// Calls on one client may run concurrently; responses are matched to calls
+/// by id and each call has its own timeout (default 5 s). A protocol error
+/// throws ``RoomClientError/rpc(code:message:data:)``; the connection ending
+/// throws ``RoomClientError/closed(code:reason:)`` with the server's close
+/// code (e.g. 4001 after being removed, 4002 after `end-room`).
 ///
 /// Incoming text messages are parsed as JSON. A response (an object with
 /// `"id"` and `"result"` or `"error"`) whose id belongs to a pending `call`
@@ -13,8 +51,9 @@ import RoomWire
 /// Sendable: all state is either immutable or lives in the session's
 /// `Mutex`; the socket itself is only touched by the loop thread.
 public final class RoomClient: Sendable {
+    /// The libwebsockets loop that services this connection.
     public let loop: RoomClientLoop
-    private let session: ClientSession
+    let session: ClientSession
 
     private init(loop: RoomClientLoop, session: ClientSession) {
         self.loop = loop
@@ -27,8 +66,12 @@ public final class RoomClient: Sendable {
 
     // MARK: - Connecting
 
-    /// Connects to a `ws://host:port/path` URL (`wss` is not supported).
+    /// Connects to a `ws://host:port/path` URL (`wss` is not supported), e.g.
+    /// the one in roomd's listening line `roomd listening on ws://127.0.0.1:7880/ws`.
     /// `protocolName` is sent as `Sec-WebSocket-Protocol` when given.
+    ///
+    /// - Throws: ``RoomClientError/connectFailed(_:)`` (bad URL, refused,
+    ///   handshake rejected, timed out, loop shut down).
     public static func connect(
         to url: String,
         loop: RoomClientLoop = .shared,
@@ -43,6 +86,11 @@ public final class RoomClient: Sendable {
             protocolName: protocolName)
     }
 
+    /// Connects to `ws://host:port/path` (`path` defaults to roomd's `/ws`).
+    /// `protocolName` is sent as `Sec-WebSocket-Protocol` when given.
+    ///
+    /// - Throws: ``RoomClientError/connectFailed(_:)`` (refused, handshake
+    ///   rejected, timed out, loop shut down).
     public static func connect(
         host: String,
         port: Int,
@@ -79,7 +127,12 @@ public final class RoomClient: Sendable {
 
     /// Sends a request with a fresh integer id and returns its `result`.
     /// Throws `.rpc` for an error response, `.timeout`, or `.closed` if the
-    /// connection ends first.
+    /// connection ends first. The typed methods are built on it; use it for
+    /// raw params (wrong types, extra keys) in protocol tests.
+    ///
+    /// ```swift
+    /// let result = try await client.call("ping", ["timestamp": 42])
+    /// ```
     public func call(_ method: String, _ params: JSON? = nil, timeout: Duration = .seconds(5)) async throws -> JSON {
         let id = session.nextCallID()
         var members: [JSON.Member] = [.init("jsonrpc", "2.0"), .init("id", .int(id)), .init("method", .string(method))]
@@ -206,6 +259,7 @@ public final class RoomClient: Sendable {
         loop.post(.flow(session.id, enabled: false))
     }
 
+    /// Starts reading from the socket again after ``pauseReading()``.
     public func resumeReading() {
         loop.post(.flow(session.id, enabled: true))
     }

@@ -1,11 +1,24 @@
 import RoomWire
 
-/// Everything `RoomClient` throws.
+/// Everything `RoomClient` throws (besides `CancellationError` when the
+/// waiting task is cancelled).
+///
+/// Protocol errors arrive as ``rpc(code:message:data:)``; ``code`` gives the
+/// number directly, which reads well in tests:
+///
+/// ```swift
+/// do {
+///     _ = try await viewer.addTrack(type: .audio)
+/// } catch let error as RoomClientError where error.code == 40300 {
+///     // viewers may not publish
+/// }
+/// ```
 public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The WebSocket connection could not be established (bad URL, refused,
     /// handshake rejected, timeout, loop shut down). The text says why.
     case connectFailed(String)
-    /// The server answered a `call` with a JSON-RPC error object.
+    /// The server answered a `call` with a JSON-RPC error object. `code` is
+    /// the protocol code (PROTOCOL.md section 8), e.g. -32602 or 40300.
     case rpc(code: Int, message: String, data: JSON?)
     /// Nothing suitable arrived in time.
     case timeout
@@ -13,7 +26,20 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// close code the server sent, 1006 if it dropped without a close frame,
     /// or the code this client sent if it closed first.
     case closed(code: Int, reason: String)
+    /// A result or push did not have the shape PROTOCOL.md section 3 gives
+    /// it, so a typed method or model initializer could not decode it. The
+    /// text names the offending path, e.g. `join result: peer.joined_at:
+    /// expected an integer, got string`.
+    case invalidPayload(String)
 
+    /// The protocol error code of an ``rpc(code:message:data:)`` error; nil
+    /// for every other case.
+    public var code: Int? {
+        if case .rpc(let code, _, _) = self { return code }
+        return nil
+    }
+
+    /// A one-line account of the error, with the code for `rpc` and `closed`.
     public var description: String {
         switch self {
         case .connectFailed(let why): "connect failed: \(why)"
@@ -21,6 +47,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
             if let data { "rpc error \(code): \(message) \(data.text)" } else { "rpc error \(code): \(message)" }
         case .timeout: "timed out"
         case .closed(let code, let reason): reason.isEmpty ? "closed (\(code))" : "closed (\(code) \(reason))"
+        case .invalidPayload(let problem): "invalid payload: \(problem)"
         }
     }
 }

@@ -59,6 +59,7 @@ public final class RoomClientLoop: @unchecked Sendable {
     // Loop thread only.
     private var wires: [Int: Wire] = [:]
 
+    /// Starts a loop with its own thread; it runs until ``shutdown()``.
     public init() {
         protocolNameC = strdup(Self.protocolName)!
         protocols = .allocate(capacity: 2)

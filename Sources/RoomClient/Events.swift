@@ -1,0 +1,237 @@
+import RoomWire
+
+/// A server push (PROTOCOL.md sections 4–7 and 12), decoded.
+///
+/// Pushes are JSON-RPC notifications `{"jsonrpc":"2.0","method":M,"params":{…}}`.
+/// Read them from a ``RoomClient`` with ``RoomClient/nextEvent(timeout:)``,
+/// `next(_:timeout:)` with an extract closure or ``RoomClient/events``;
+/// turn a raw inbox entry into one with ``decode(_:)``.
+///
+/// ```swift
+/// let token = try await viewer.next { event in
+///     if case .roleChangeRequest(_, "guest", let token) = event { token } else { nil }
+/// }
+/// ```
+public enum RoomEvent: Sendable, Equatable {
+    /// `on-peer-join {peer}`: someone joined (not announced one by one in large rooms).
+    case peerJoin(Peer)
+    /// `on-peer-leave {peer_id, reason}`. Reasons: `"client request"`,
+    /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`.
+    case peerLeave(peerID: String, reason: String)
+    /// `on-peer-update {peer, changed}`, sent to every peer, the changed one
+    /// included. `changed` lists some of `"name"`, `"data"`, `"role"`, `"groups"`.
+    case peerUpdate(Peer, changed: [String])
+    /// `on-broadcast`: a chat message for this peer.
+    case broadcast(Message)
+    /// `on-track-add {peer_id, track}`: a track this peer can now see.
+    case trackAdd(peerID: String, track: Track)
+    /// `on-track-update {peer_id, track}`: a visible track changed (mute, description).
+    case trackUpdate(peerID: String, track: Track)
+    /// `on-track-remove {peer_id, track}`: a track this peer can no longer see.
+    case trackRemove(peerID: String, track: Track)
+    /// `on-policy-change`: this peer's role changed; the new Policy.
+    case policyChange(Policy)
+    /// `on-role-change-request {requested_by, role, token}`: a polite
+    /// invitation to `role`. Answer with ``RoomClient/acceptRoleChange(token:timeout:)``
+    /// or ``RoomClient/rejectRoleChange(token:timeout:)``.
+    case roleChangeRequest(requestedBy: PeerRef, role: String, token: String)
+    /// `on-role-change-rejected {token, requested_for, role, reason}`, to the
+    /// requester. `reason` is `"rejected"` or `"expired"`.
+    case roleChangeRejected(token: String, requestedFor: String, role: String, reason: String)
+    /// `on-track-update-request {requested_by, track_id, mute}`, to the
+    /// track's owner. `mute: true` was already enforced; `mute: false` is only
+    /// a request (unmute it yourself with ``RoomClient/updateTrack(id:mute:description:timeout:)``).
+    case trackUpdateRequest(requestedBy: PeerRef, trackID: String, mute: Bool)
+    /// `on-change-track-mute-state-request {requested_by, roles?, type?, source?, value}`,
+    /// one per affected owner; the filters are nil when the request had none.
+    case changeTrackMuteStateRequest(
+        requestedBy: PeerRef, roles: [String]?, type: TrackType?, source: TrackSource?, value: Bool)
+    /// `on-peer-leave-request {requested_by, reason, room_end}`: this peer
+    /// was removed (then close 4001) or the room ended (`roomEnd`, then close 4002).
+    case peerLeaveRequest(requestedBy: PeerRef, reason: String, roomEnd: Bool)
+    /// `active-speakers {"speaker-list"}`: loudest first; empty when speech stopped.
+    case activeSpeakers([Speaker])
+    /// `room-state {peer_count, joined, left}`: the batched joins and leaves
+    /// of a large room (PROTOCOL.md section 12).
+    case roomState(peerCount: Int, joined: [PeerRef], left: [String])
+    /// `on-error {code, message, method}`: a notification (a call without
+    /// an id, see ``RoomClient/notify(_:_:)``) failed.
+    case error(code: Int, message: String, method: String)
+    /// A push this SDK does not know, or a known one whose params do not
+    /// have the protocol's shape; nothing is dropped.
+    case unknown(method: String, params: JSON)
+
+    /// The push method this event came from, e.g. `"on-peer-join"`.
+    public var method: String {
+        switch self {
+        case .peerJoin: "on-peer-join"
+        case .peerLeave: "on-peer-leave"
+        case .peerUpdate: "on-peer-update"
+        case .broadcast: "on-broadcast"
+        case .trackAdd: "on-track-add"
+        case .trackUpdate: "on-track-update"
+        case .trackRemove: "on-track-remove"
+        case .policyChange: "on-policy-change"
+        case .roleChangeRequest: "on-role-change-request"
+        case .roleChangeRejected: "on-role-change-rejected"
+        case .trackUpdateRequest: "on-track-update-request"
+        case .changeTrackMuteStateRequest: "on-change-track-mute-state-request"
+        case .peerLeaveRequest: "on-peer-leave-request"
+        case .activeSpeakers: "active-speakers"
+        case .roomState: "room-state"
+        case .error: "on-error"
+        case .unknown(let method, _): method
+        }
+    }
+
+    /// Decodes one inbox entry. Returns nil if it is not a push (a response,
+    /// a batch array, unparseable text, an object without a string `method`
+    /// or with an `id`). A push with an unknown method, or whose params do
+    /// not decode, becomes ``unknown(method:params:)``.
+    public static func decode(_ push: JSON) -> RoomEvent? {
+        guard case .object = push, push["id"] == nil, let method = push["method"]?.stringValue else { return nil }
+        let params = push["params"] ?? .object([])
+        do {
+            return try decode(method: method, WireReader(params, path: method)) ?? .unknown(method: method, params: params)
+        } catch {
+            return .unknown(method: method, params: params)
+        }
+    }
+
+    private static func decode(method: String, _ p: WireReader) throws -> RoomEvent? {
+        try p.requireObject()
+        switch method {
+        case "on-peer-join":
+            return .peerJoin(try Peer(p.child("peer")))
+        case "on-peer-leave":
+            return .peerLeave(peerID: try p.string("peer_id"), reason: try p.string("reason"))
+        case "on-peer-update":
+            return .peerUpdate(try Peer(p.child("peer")), changed: try p.strings("changed"))
+        case "on-broadcast":
+            return .broadcast(try Message(p))
+        case "on-track-add":
+            return .trackAdd(peerID: try p.string("peer_id"), track: try Track(p.child("track")))
+        case "on-track-update":
+            return .trackUpdate(peerID: try p.string("peer_id"), track: try Track(p.child("track")))
+        case "on-track-remove":
+            return .trackRemove(peerID: try p.string("peer_id"), track: try Track(p.child("track")))
+        case "on-policy-change":
+            return .policyChange(try Policy(p))
+        case "on-role-change-request":
+            return .roleChangeRequest(
+                requestedBy: try PeerRef(p.child("requested_by")), role: try p.string("role"),
+                token: try p.string("token"))
+        case "on-role-change-rejected":
+            return .roleChangeRejected(
+                token: try p.string("token"), requestedFor: try p.string("requested_for"),
+                role: try p.string("role"), reason: try p.string("reason"))
+        case "on-track-update-request":
+            return .trackUpdateRequest(
+                requestedBy: try PeerRef(p.child("requested_by")), trackID: try p.string("track_id"),
+                mute: try p.bool("mute"))
+        case "on-change-track-mute-state-request":
+            return .changeTrackMuteStateRequest(
+                requestedBy: try PeerRef(p.child("requested_by")),
+                roles: p.has("roles") ? try p.strings("roles") : nil,
+                type: try p.optionalChoice("type"), source: try p.optionalChoice("source"),
+                value: try p.bool("value"))
+        case "on-peer-leave-request":
+            return .peerLeaveRequest(
+                requestedBy: try PeerRef(p.child("requested_by")), reason: try p.string("reason"),
+                roomEnd: try p.bool("room_end"))
+        case "active-speakers":
+            return .activeSpeakers(try p.elements("speaker-list").map { try Speaker($0) })
+        case "room-state":
+            return .roomState(
+                peerCount: try p.int("peer_count"), joined: try p.elements("joined").map { try PeerRef($0) },
+                left: try p.strings("left"))
+        case "on-error":
+            return .error(code: try p.int("code"), message: try p.string("message"), method: try p.string("method"))
+        default:
+            return nil
+        }
+    }
+}
+
+// MARK: - Reading events
+
+extension RoomClient {
+    /// The next push in the inbox, decoded, and removed from the inbox.
+    ///
+    /// Only pushes are taken: responses to raw sends, batch arrays and
+    /// unparseable text stay in the inbox, in order, for ``nextMessage(timeout:)``.
+    ///
+    /// - Throws: ``RoomClientError/timeout`` if no push arrives within
+    ///   `timeout`; ``RoomClientError/closed(code:reason:)`` once the
+    ///   connection is closed and no push is left.
+    public func nextEvent(timeout: Duration = .seconds(5)) async throws -> RoomEvent {
+        try await waitForEvent(timeout: timeout) { _ in true }
+    }
+
+    /// The first push, in arrival order, for which `extract` returns a
+    /// value; that push is removed from the inbox and every other entry
+    /// stays where it is.
+    ///
+    /// ```swift
+    /// let joined = try await host.next { event in
+    ///     if case .peerJoin(let peer) = event { peer } else { nil }
+    /// }
+    /// let reason = try await guest.next { event in
+    ///     if case .peerLeaveRequest(_, let reason, roomEnd: true) = event { reason } else { nil }
+    /// }
+    /// ```
+    ///
+    /// `extract` should be a quick, pure function of the event: it may run
+    /// more than once per push, under the connection's lock and on the
+    /// client loop's thread, so it must not call back into the client.
+    ///
+    /// - Throws: ``RoomClientError/timeout``, or ``RoomClientError/closed(code:reason:)``
+    ///   once the connection is closed and no matching push is left.
+    public func next<T>(
+        _ extract: @escaping @Sendable (RoomEvent) -> T?, timeout: Duration = .seconds(5)
+    ) async throws -> T {
+        while true {
+            let event = try await waitForEvent(timeout: timeout) { extract($0) != nil }
+            if let value = extract(event) { return value }
+            // Only reachable if `extract` is not deterministic: the push is consumed; keep looking.
+        }
+    }
+
+    /// Every push, decoded, in arrival order, for as long as the connection
+    /// lasts (the stream finishes once it is closed and no push is left).
+    ///
+    /// The stream is a view of the inbox, not a copy: each element is
+    /// removed from the inbox when the stream yields it, exactly as
+    /// ``nextEvent(timeout:)`` would. So do not mix it with `next(_:timeout:)`
+    /// or ``drain()`` on the same client unless you mean to split the pushes
+    /// between them. Non-push entries stay in the inbox. Each access makes a
+    /// new stream over the same inbox. Cancelling the iterating task ends
+    /// the stream without consuming anything.
+    ///
+    /// ```swift
+    /// for await event in client.events {
+    ///     if case .peerLeaveRequest(_, _, roomEnd: true) = event { break }
+    /// }
+    /// ```
+    public var events: AsyncStream<RoomEvent> {
+        AsyncStream(unfolding: { [self] in
+            try? await self.waitForEvent(timeout: nil) { _ in true }
+        })
+    }
+
+    private func waitForEvent(timeout: Duration?, where test: @escaping @Sendable (RoomEvent) -> Bool) async throws
+        -> RoomEvent
+    {
+        let push = try await session.wait(timeout: timeout) { state in
+            for index in state.inbox.indices {
+                if let event = RoomEvent.decode(state.inbox[index]), test(event) {
+                    return .done(.success(state.inbox.remove(at: index)))
+                }
+            }
+            if state.closed != nil { return .done(.failure(state.closedError)) }
+            return .pending(.event(test))
+        }
+        // Only pushes reach here (the test ran on their decoded form).
+        return RoomEvent.decode(push) ?? .unknown(method: push["method"]?.stringValue ?? "", params: push["params"] ?? .null)
+    }
+}

@@ -1,0 +1,478 @@
+import RoomWire
+
+// One typed method per protocol call (PROTOCOL.md section 4). Each is a
+// thin wrapper over `call`: it sends the params (nil optionals are left
+// out), waits for the response (`timeout`, default 5 s), and decodes the
+// result.
+//
+// Every method but `join` and `ping` needs a joined peer, else the server
+// answers 40005. Any call may also fail with 42900 (rate limited). Errors:
+// ``RoomClientError/rpc(code:message:data:)`` for a protocol error,
+// ``RoomClientError/timeout``, ``RoomClientError/closed(code:reason:)``,
+// ``RoomClientError/invalidPayload(_:)`` if the result does not decode.
+
+extension RoomClient {
+    /// The hand-raise group (`"_handraise"`).
+    public static let handRaiseGroup = "_handraise"
+
+    // MARK: - Joining and leaving
+
+    /// Joins the room of `token` (`join`).
+    ///
+    /// Sends `{token, name?, data?, room_id?, peer_id?}`. The peer joins the
+    /// token's room with the token's role; others get `on-peer-join`.
+    ///
+    /// - Parameters:
+    ///   - token: An HS256 app token (PROTOCOL.md section 11).
+    ///   - name: Display name; defaults to the token's `name` claim, else its `user_id`.
+    ///   - data: The peer's metadata string.
+    ///   - roomID: If given, must equal the token's `room_id` (else 40002).
+    ///   - peerID: Resume this peer within its reconnect grace (same user).
+    /// - Returns: The caller's peer, the room, its policy and the other peers;
+    ///   `resumed` is true when `peerID` resumed a peer.
+    /// - Throws: `rpc` with 2004 (not a JWT), 40100 (other token problem,
+    ///   e.g. a management token), 40101 (`access_key`), 40102 (`room_id`
+    ///   claim), 40107 (`user_id` claim), 40108 (unknown role or
+    ///   `maxPeerCount: -1`), 40109 (signature, `exp`, `nbf`, algorithm),
+    ///   40001 (room does not exist), 40002, 40003 (room locked), 40004
+    ///   (`peerID` of another user), 41001 (peer gone), 5001 (already
+    ///   joined), 40900 (role limit), 40901 (room full), 41300 (name or data
+    ///   too long), -32602.
+    @discardableResult
+    public func join(
+        token: String, name: String? = nil, data: String? = nil, roomID: String? = nil, peerID: String? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws -> JoinResult {
+        let result = try await call(
+            "join",
+            params(["token": .string(token), "name": name.map(JSON.string), "data": data.map(JSON.string),
+                    "room_id": roomID.map(JSON.string), "peer_id": peerID.map(JSON.string)]),
+            timeout: timeout)
+        return try decode("join", result) { try JoinResult(WireReader($0, path: "")) }
+    }
+
+    /// Leaves the room (`leave {reason?}`).
+    ///
+    /// Others get `on-peer-leave {peer_id, reason:"client request"}`; the
+    /// server then closes the connection with 1000 (see ``closeCode(timeout:)``).
+    ///
+    /// - Throws: `rpc` with 40005 (not joined).
+    public func leave(reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
+        _ = try await call("leave", params(["reason": reason.map(JSON.string)]), timeout: timeout)
+    }
+
+    // MARK: - The peer
+
+    /// Changes this peer's name and/or metadata (`peer-update {name?, data?}`).
+    ///
+    /// Every peer, this one included, gets `on-peer-update {peer, changed}`.
+    ///
+    /// - Returns: This peer as it is now.
+    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 41300 (too
+    ///   long), -32602.
+    @discardableResult
+    public func updatePeer(name: String? = nil, data: String? = nil, timeout: Duration = .seconds(5)) async throws
+        -> Peer
+    {
+        let result = try await call(
+            "peer-update", params(["name": name.map(JSON.string), "data": data.map(JSON.string)]), timeout: timeout)
+        return try decode("peer-update", result) { try Peer(WireReader($0["peer"], path: "peer")) }
+    }
+
+    // MARK: - Tracks
+
+    /// Publishes a track (`track-add {track_id?, type, source?, mute?, description?}`).
+    ///
+    /// Subscribers get `on-track-add {peer_id, track}`; the publisher never
+    /// gets pushes about its own tracks.
+    ///
+    /// - Parameters:
+    ///   - id: `[A-Za-z0-9_-]{1,64}`, unique in the room; the server makes one if nil.
+    ///   - type: Audio or video.
+    ///   - source: Server default `.regular`.
+    ///   - mute: Server default false.
+    ///   - description: Server default `""`.
+    /// - Returns: The track as the server stored it.
+    /// - Throws: `rpc` with 40300 (the role may not publish this kind, or a
+    ///   `view_and_polls_only` token), 40903 (duplicate id, too many tracks),
+    ///   41300, -32602 (bad id).
+    @discardableResult
+    public func addTrack(
+        id: String? = nil, type: TrackType, source: TrackSource? = nil, mute: Bool? = nil,
+        description: String? = nil, timeout: Duration = .seconds(5)
+    ) async throws -> Track {
+        let result = try await call(
+            "track-add",
+            params(["track_id": id.map(JSON.string), "type": .string(type.rawValue),
+                    "source": source.map { .string($0.rawValue) }, "mute": mute.map(JSON.bool),
+                    "description": description.map(JSON.string)]),
+            timeout: timeout)
+        return try decode("track-add", result) { try Track(WireReader($0["track"], path: "track")) }
+    }
+
+    /// Changes one of this peer's tracks (`track-update {track_id, mute?, description?}`).
+    ///
+    /// Subscribers get `on-track-update {peer_id, track}`.
+    ///
+    /// - Returns: The track as it is now.
+    /// - Throws: `rpc` with 40401 (not this peer's track), 41300, -32602.
+    @discardableResult
+    public func updateTrack(
+        id: String, mute: Bool? = nil, description: String? = nil, timeout: Duration = .seconds(5)
+    ) async throws -> Track {
+        let result = try await call(
+            "track-update",
+            params(["track_id": .string(id), "mute": mute.map(JSON.bool),
+                    "description": description.map(JSON.string)]),
+            timeout: timeout)
+        return try decode("track-update", result) { try Track(WireReader($0["track"], path: "track")) }
+    }
+
+    /// Unpublishes one of this peer's tracks (`track-remove {track_id}`).
+    ///
+    /// Subscribers get `on-track-remove {peer_id, track}`.
+    ///
+    /// - Throws: `rpc` with 40401 (not this peer's track), -32602.
+    public func removeTrack(id: String, timeout: Duration = .seconds(5)) async throws {
+        _ = try await call("track-remove", ["track_id": .string(id)], timeout: timeout)
+    }
+
+    // MARK: - Messages
+
+    /// Sends a chat message to every other peer (`broadcast {info:{message, type}}`).
+    ///
+    /// Recipients get `on-broadcast` with `recipient.type == .broadcast`.
+    ///
+    /// - Returns: The message id and timestamp the recipients see.
+    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 41300
+    ///   (message over `max_chat_bytes`), -32602.
+    @discardableResult
+    public func broadcast(_ message: String, type: String = "chat", timeout: Duration = .seconds(5)) async throws
+        -> MessageReceipt
+    {
+        try await send(message, type: type, to: [], timeout: timeout)
+    }
+
+    /// Sends a chat message to one peer (`broadcast {info, peer_id}`).
+    ///
+    /// The recipient gets `on-broadcast` with `recipient.type == .peer`.
+    ///
+    /// - Returns: The message id and timestamp the recipient sees.
+    /// - Throws: `rpc` with 40400 (no such peer in the room), 40300, 41300, -32602.
+    @discardableResult
+    public func sendDirect(
+        _ message: String, to peerID: String, type: String = "chat", timeout: Duration = .seconds(5)
+    ) async throws -> MessageReceipt {
+        try await send(message, type: type, to: [.init("peer_id", .string(peerID))], timeout: timeout)
+    }
+
+    /// Sends a chat message to every peer whose role is listed, never the
+    /// sender (`broadcast {info, roles}`).
+    ///
+    /// Recipients get `on-broadcast` with `recipient.type == .roles`.
+    ///
+    /// - Returns: The message id and timestamp the recipients see.
+    /// - Throws: `rpc` with -32602 (`roles` empty), 40300, 41300.
+    @discardableResult
+    public func sendToRoles(
+        _ message: String, roles: [String], type: String = "chat", timeout: Duration = .seconds(5)
+    ) async throws -> MessageReceipt {
+        try await send(message, type: type, to: [.init("roles", .array(roles.map(JSON.string)))], timeout: timeout)
+    }
+
+    private func send(_ message: String, type: String, to target: [JSON.Member], timeout: Duration) async throws
+        -> MessageReceipt
+    {
+        let info = JSON.object([.init("message", .string(message)), .init("type", .string(type))])
+        let result = try await call("broadcast", .object([.init("info", info)] + target), timeout: timeout)
+        return try decode("broadcast", result) { try MessageReceipt(WireReader($0, path: "")) }
+    }
+
+    // MARK: - Roles
+
+    /// Asks (or forces) one peer to change role (`role-change-request
+    /// {requested_for, role, force}`). Needs the `changeRole` permission.
+    ///
+    /// Polite (`force: false`): the target gets `on-role-change-request
+    /// {requested_by, role, token}` and answers with
+    /// ``acceptRoleChange(token:timeout:)`` or ``rejectRoleChange(token:timeout:)``;
+    /// this peer gets `on-role-change-rejected` if it is rejected or expires.
+    /// Forced: applied at once (`on-policy-change` to the target,
+    /// `on-peer-update {changed:["role"]}` to everyone).
+    ///
+    /// - Returns: The request's token for a polite request; nil when forced,
+    ///   or when the target already has `role` (nothing is sent then).
+    /// - Throws: `rpc` with 40300 (no `changeRole`), 40400 (no such peer),
+    ///   40402 (role not in the template), 40900 (role limit), -32602.
+    @discardableResult
+    public func requestRoleChange(
+        for peerID: String, to role: String, force: Bool = false, timeout: Duration = .seconds(5)
+    ) async throws -> String? {
+        let result = try await call(
+            "role-change-request",
+            ["requested_for": .string(peerID), "role": .string(role), "force": .bool(force)], timeout: timeout)
+        return try decode("role-change-request", result) { try WireReader($0, path: "").optionalString("token") }
+    }
+
+    /// Moves every peer whose role is in `roles` to `role`, forced, all or
+    /// nothing (`role-change-request {roles, role, force:true}`), the caller
+    /// included if its role is listed. Needs `changeRole`.
+    ///
+    /// - Returns: The peer ids that changed.
+    /// - Throws: `rpc` with 40300, 40402, 40900 (role limit), 40902 (`role`
+    ///   is one of `roles`), -32602 (`roles` empty).
+    @discardableResult
+    public func changeRoles(_ roles: [String], to role: String, timeout: Duration = .seconds(5)) async throws
+        -> [String]
+    {
+        let result = try await call(
+            "role-change-request",
+            ["roles": .array(roles.map(JSON.string)), "role": .string(role), "force": true], timeout: timeout)
+        return try decode("role-change-request", result) { try WireReader($0, path: "").strings("changed") }
+    }
+
+    /// Accepts a polite role change addressed to this peer (`role-change {token}`).
+    ///
+    /// This peer gets `on-policy-change`; everyone gets `on-peer-update
+    /// {changed:["role"]}`; tracks the new role may not publish are removed.
+    ///
+    /// - Returns: This peer with its new role.
+    /// - Throws: `rpc` with 40403 (token unknown, used, expired or not this
+    ///   peer's), 40900 (role limit reached meanwhile).
+    @discardableResult
+    public func acceptRoleChange(token: String, timeout: Duration = .seconds(5)) async throws -> Peer {
+        let result = try await call("role-change", ["token": .string(token)], timeout: timeout)
+        return try decode("role-change", result) { try Peer(WireReader($0["peer"], path: "peer")) }
+    }
+
+    /// Rejects a polite role change addressed to this peer (`role-change-reject {token}`).
+    ///
+    /// The requester gets `on-role-change-rejected {…, reason:"rejected"}`.
+    ///
+    /// - Throws: `rpc` with 40403.
+    public func rejectRoleChange(token: String, timeout: Duration = .seconds(5)) async throws {
+        _ = try await call("role-change-reject", ["token": .string(token)], timeout: timeout)
+    }
+
+    // MARK: - Moderation
+
+    /// Mutes another peer's track, or asks its owner to unmute it
+    /// (`track-update-request {requested_for, track_id, mute}`).
+    ///
+    /// `mute: true` needs `mute` and is enforced (subscribers get
+    /// `on-track-update`); `mute: false` needs `unmute` and is only a
+    /// request. Either way the owner gets `on-track-update-request`.
+    ///
+    /// - Throws: `rpc` with 40300, 40400 (no such peer), 40401 (no such
+    ///   track of that peer), -32602.
+    public func requestTrackUpdate(
+        for peerID: String, trackID: String, mute: Bool, timeout: Duration = .seconds(5)
+    ) async throws {
+        _ = try await call(
+            "track-update-request",
+            ["requested_for": .string(peerID), "track_id": .string(trackID), "mute": .bool(mute)], timeout: timeout)
+    }
+
+    /// Mutes (or asks to unmute) every matching track of every other peer
+    /// (`change-track-mute-state-request {value, roles?, type?, source?}`).
+    ///
+    /// Each affected owner gets one `on-change-track-mute-state-request`.
+    ///
+    /// - Parameters:
+    ///   - value: true mutes (needs `mute`), false asks to unmute (needs `unmute`).
+    ///   - roles, type, source: Filters; nil matches everything.
+    /// - Returns: `tracks_affected`: tracks muted (`value: true`) or asked to
+    ///   unmute (`value: false`).
+    /// - Throws: `rpc` with 40300, -32602.
+    @discardableResult
+    public func changeTrackMuteState(
+        mute value: Bool, roles: [String]? = nil, type: TrackType? = nil, source: TrackSource? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws -> Int {
+        let result = try await call(
+            "change-track-mute-state-request",
+            params(["value": .bool(value), "roles": roles.map { .array($0.map(JSON.string)) },
+                    "type": type.map { .string($0.rawValue) }, "source": source.map { .string($0.rawValue) }]),
+            timeout: timeout)
+        return try decode("change-track-mute-state-request", result) {
+            try WireReader($0, path: "").int("tracks_affected")
+        }
+    }
+
+    /// Removes another peer from the room (`peer-leave-request {requested_for, reason?}`).
+    /// Needs `removeOthers`.
+    ///
+    /// The target gets `on-peer-leave-request {…, room_end:false}` and is
+    /// closed with 4001; others get `on-peer-leave {reason:"peer kicked"}`.
+    ///
+    /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
+    public func removePeer(_ peerID: String, reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
+        _ = try await call(
+            "peer-leave-request", params(["requested_for": .string(peerID), "reason": reason.map(JSON.string)]),
+            timeout: timeout)
+    }
+
+    /// Ends the room for everyone (`end-room {reason?, lock}`). Needs `endRoom`.
+    ///
+    /// Every peer, the caller included, gets `on-peer-leave-request {…,
+    /// room_end:true}` and is closed with 4002. With `lock`, later joins of
+    /// this room id fail with 40003 until the REST API unlocks it.
+    ///
+    /// - Throws: `rpc` with 40300.
+    public func endRoom(reason: String? = nil, lock: Bool = false, timeout: Duration = .seconds(5)) async throws {
+        _ = try await call(
+            "end-room", params(["reason": reason.map(JSON.string), "lock": .bool(lock)]), timeout: timeout)
+    }
+
+    // MARK: - Groups
+
+    /// Joins a group (`group-join {name}`).
+    ///
+    /// Everyone gets `on-peer-update {changed:["groups"]}`, unless this peer
+    /// already was in it (then nothing is sent).
+    ///
+    /// - Returns: This peer's groups.
+    /// - Throws: `rpc` with -32602 (name not `[A-Za-z0-9_-]{1,64}`), 40300
+    ///   (`view_and_polls_only` token), 40903 (17th group).
+    @discardableResult
+    public func joinGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
+        try await groups("group-join", ["name": .string(name)], timeout: timeout)
+    }
+
+    /// Leaves a group (`group-leave {name}`); nothing is sent if this peer was not in it.
+    ///
+    /// - Returns: This peer's groups.
+    /// - Throws: `rpc` with -32602.
+    @discardableResult
+    public func leaveGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
+        try await groups("group-leave", ["name": .string(name)], timeout: timeout)
+    }
+
+    /// Puts another peer in a group (`group-add {name, peer_id}`). Needs `changeRole`.
+    ///
+    /// - Returns: The target's groups.
+    /// - Throws: `rpc` with 40300, 40400 (no such peer), 40903, -32602.
+    @discardableResult
+    public func addToGroup(_ name: String, peer peerID: String, timeout: Duration = .seconds(5)) async throws
+        -> [String]
+    {
+        try await groups("group-add", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
+    }
+
+    /// Takes another peer out of a group (`group-remove {name, peer_id}`). Needs `changeRole`.
+    ///
+    /// - Returns: The target's groups.
+    /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
+    @discardableResult
+    public func removeFromGroup(_ name: String, peer peerID: String, timeout: Duration = .seconds(5)) async throws
+        -> [String]
+    {
+        try await groups("group-remove", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
+    }
+
+    /// Raises this peer's hand: ``joinGroup(_:timeout:)`` with `"_handraise"`.
+    ///
+    /// - Returns: This peer's groups.
+    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 40903.
+    @discardableResult
+    public func raiseHand(timeout: Duration = .seconds(5)) async throws -> [String] {
+        try await joinGroup(Self.handRaiseGroup, timeout: timeout)
+    }
+
+    /// Lowers this peer's hand: ``leaveGroup(_:timeout:)`` with `"_handraise"`.
+    ///
+    /// - Returns: This peer's groups.
+    @discardableResult
+    public func lowerHand(timeout: Duration = .seconds(5)) async throws -> [String] {
+        try await leaveGroup(Self.handRaiseGroup, timeout: timeout)
+    }
+
+    private func groups(_ method: String, _ params: JSON, timeout: Duration) async throws -> [String] {
+        let result = try await call(method, params, timeout: timeout)
+        return try decode(method, result) { try WireReader($0, path: "").strings("groups") }
+    }
+
+    // MARK: - Active speakers
+
+    /// Reports levels of this peer's own audio tracks (`audio-level {levels:[{track_id, level}]}`).
+    ///
+    /// Feeds the room's `active-speakers` pushes (PROTOCOL.md section 7).
+    /// A muted track counts as 0.
+    ///
+    /// - Parameter levels: Levels 0...100, at most `max_tracks_per_peer` entries.
+    /// - Throws: `rpc` with 40401 (not this peer's track), -32602 (level out
+    ///   of range, too many entries).
+    public func reportAudioLevels(_ levels: [(trackID: String, level: Int)], timeout: Duration = .seconds(5))
+        async throws
+    {
+        let entries: [JSON] = levels.map { .obj(["track_id": .string($0.trackID), "level": .int($0.level)]) }
+        _ = try await call("audio-level", ["levels": .array(entries)], timeout: timeout)
+    }
+
+    // MARK: - Large rooms
+
+    /// The first page of the peers matching all given filters, the caller
+    /// included (`find-peer {role?, group?, limit?}`). Works in rooms of any size.
+    ///
+    /// - Parameter limit: 1...100, server default 10.
+    /// - Returns: A page; pass its `iterator` to ``nextPeers(iterator:limit:timeout:)``.
+    /// - Throws: `rpc` with -32602.
+    public func findPeers(
+        role: String? = nil, group: String? = nil, limit: Int? = nil, timeout: Duration = .seconds(5)
+    ) async throws -> PeerPage {
+        let result = try await call(
+            "find-peer",
+            params(["role": role.map(JSON.string), "group": group.map(JSON.string), "limit": limit.map { .int($0) }]),
+            timeout: timeout)
+        return try decode("find-peer", result) { try PeerPage(WireReader($0, path: "")) }
+    }
+
+    /// The next page of a ``findPeers(role:group:limit:timeout:)`` listing
+    /// (`peer-iter-next {iterator, limit?}`).
+    ///
+    /// - Throws: `rpc` with -32602 (unknown iterator).
+    public func nextPeers(iterator: String, limit: Int? = nil, timeout: Duration = .seconds(5)) async throws
+        -> PeerPage
+    {
+        let result = try await call(
+            "peer-iter-next", params(["iterator": .string(iterator), "limit": limit.map { .int($0) }]),
+            timeout: timeout)
+        return try decode("peer-iter-next", result) { try PeerPage(WireReader($0, path: "")) }
+    }
+
+    // MARK: - Ping
+
+    /// A round trip (`ping {timestamp?}`); works before `join` and is not rate limited.
+    ///
+    /// - Parameter timestamp: Any JSON value; echoed back. Nil sends no timestamp.
+    /// - Returns: The echoed `timestamp` (`.null` if none was sent) and the
+    ///   server's clock in ms since the epoch.
+    @discardableResult
+    public func ping(timestamp: JSON? = nil, timeout: Duration = .seconds(5)) async throws
+        -> (timestamp: JSON, serverTime: Int64)
+    {
+        let result = try await call("ping", params(["timestamp": timestamp]), timeout: timeout)
+        return try decode("ping", result) { result in
+            let r = WireReader(result, path: "")
+            try r.requireObject()
+            guard let echoed = result["timestamp"] else { throw r.child("timestamp").fail("missing") }
+            return (echoed, try r.int64("server_time"))
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// An object of the given members in order, without the nil ones.
+    private func params(_ pairs: KeyValuePairs<String, JSON?>) -> JSON {
+        .object(pairs.compactMap { pair in pair.value.map { JSON.Member(pair.key, $0) } })
+    }
+
+    /// Runs a decoder over a call's result, naming the method in `invalidPayload`.
+    private func decode<T>(_ method: String, _ result: JSON, _ body: (JSON) throws -> T) throws -> T {
+        do {
+            return try body(result)
+        } catch RoomClientError.invalidPayload(let problem) {
+            throw RoomClientError.invalidPayload("\(method) result: \(problem)")
+        }
+    }
+}
