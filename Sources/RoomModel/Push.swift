@@ -27,6 +27,8 @@ public enum Push {
     case peerLeaveRequest(requestedBy: Initiator, reason: String, roomEnd: Bool)
     /// `active-speakers {"speaker-list": […]}`.
     case activeSpeakers([Speaker])
+    /// `room-state {peer_count, joined: [PeerRef], left: [peer_id]}` (large rooms).
+    case roomState(peerCount: Int, joined: [Peer], left: [String])
 }
 
 public struct Delivery {

@@ -4,12 +4,16 @@ public final class Room {
     public let sessionID: String
     public let startedAt: Int64
     public private(set) var peers: [String: Peer] = [:]
-    private var roleCounts: [String: Int] = [:]
+    private var order = JoinOrder()
+    private var byRole: [String: JoinOrder] = [:]
     private var nextSequence = 0
     /// Track ids are unique within the room.
     private(set) var trackOwners: [String: Peer] = [:]
     /// Active-speaker state of this room (see ActiveSpeakers.swift).
     var speakers = SpeakerState()
+    /// Large rooms: non-publishers that joined / left since the last `room-state`.
+    var pendingJoins: [Peer] = []
+    var pendingLeaves: [String] = []
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id
@@ -21,10 +25,13 @@ public final class Room {
 
     public func peer(_ id: String) -> Peer? { peers[id] }
 
-    public func count(ofRole role: String) -> Int { roleCounts[role, default: 0] }
+    public func count(ofRole role: String) -> Int { byRole[role]?.count ?? 0 }
 
     /// Every peer in join order.
-    public var peersInJoinOrder: [Peer] { peers.values.sorted { $0.sequence < $1.sequence } }
+    public var peersInJoinOrder: [Peer] { order.peers }
+
+    /// The peers of one role, in join order.
+    public func peers(withRole role: String) -> [Peer] { byRole[role]?.peers ?? [] }
 
     /// Every peer but `excluded`, in join order.
     public func others(than excluded: Peer) -> [Peer] { peersInJoinOrder.filter { $0 !== excluded } }
@@ -36,12 +43,14 @@ public final class Room {
 
     func add(_ peer: Peer) {
         peers[peer.id] = peer
-        roleCounts[peer.role.name, default: 0] += 1
+        order.append(peer)
+        byRole[peer.role.name, default: JoinOrder()].append(peer)
     }
 
     func remove(_ peer: Peer) {
         guard peers.removeValue(forKey: peer.id) != nil else { return }
-        roleCounts[peer.role.name, default: 0] -= 1
+        order.remove(peer)
+        byRole[peer.role.name]?.remove(peer)
         for track in peer.tracks { trackOwners.removeValue(forKey: track.id) }
         speakers.forget(peer)
     }
@@ -65,8 +74,8 @@ public final class Room {
 
     func changeRole(of peer: Peer, to role: Role) {
         speakers.roleChanged(peer)  // before the change: it keeps what the old role was shown
-        roleCounts[peer.role.name, default: 0] -= 1
+        byRole[peer.role.name]?.remove(peer)
         peer.role = role
-        roleCounts[role.name, default: 0] += 1
+        byRole[role.name, default: JoinOrder()].insert(peer)
     }
 }

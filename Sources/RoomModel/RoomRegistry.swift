@@ -15,6 +15,8 @@ public final class RoomRegistry {
     var roleChangeRequests: [String: RoleChangeRequest] = [:]
     /// Rooms whose active-speaker state needs ticks.
     var activeSpeakerRooms: Set<String> = []
+    /// Large rooms with joins or leaves waiting for the next `room-state`.
+    var roomStateRooms: Set<String> = []
     /// `find-peer` iterators by id.
     var peerIterators: [String: PeerIterator] = [:]
     var iteratorSerial = 0
@@ -65,11 +67,18 @@ public final class RoomRegistry {
         let room = existing ?? makeRoom(request.roomID, at: now)
         let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
                         role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
-        let others = room.peersInJoinOrder
         room.add(peer)
         room.speakers.joined(peer)
-        let deliveries = splitBySubscription(others, publisher: peer) { .peerJoin(peer, withTracks: $0) }
-        return JoinOutcome(peer: peer, room: room, others: others.map { ($0, peer.sees(tracksOf: $0)) },
+        let large = isLarge(room)
+        let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
+        var deliveries: [Delivery] = []
+        if large, !peer.role.publishParams.canPublish {
+            room.pendingJoins.append(peer)  // announced in the next room-state
+            roomStateRooms.insert(room.id)
+        } else {
+            deliveries = splitBySubscription(room.others(than: peer), publisher: peer) { .peerJoin(peer, withTracks: $0) }
+        }
+        return JoinOutcome(peer: peer, room: room, others: listed.map { ($0, peer.sees(tracksOf: $0)) },
                            resumed: false, replacedHandle: nil, deliveries: deliveries)
     }
 
@@ -92,11 +101,21 @@ public final class RoomRegistry {
     public func leave(_ peer: Peer, reason: LeaveReason) -> [Delivery] {
         let room = peer.room
         guard room.peer(peer.id) === peer else { return [] }
+        let quietly = isLarge(room) && !peer.role.publishParams.canPublish
         room.remove(peer)
         forgetRequests(for: peer)
         forgetIterators(of: peer)
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
+            return []
+        }
+        if quietly {
+            if let index = room.pendingJoins.firstIndex(where: { $0 === peer }) {
+                room.pendingJoins.remove(at: index)  // came and went between two room-states
+            } else {
+                room.pendingLeaves.append(peer.id)
+                roomStateRooms.insert(room.id)
+            }
             return []
         }
         return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]

@@ -63,6 +63,7 @@ public final class RoomServer: @unchecked Sendable {
     private var drainTimer: LoopTimer?
     private var speakerTimer: LoopTimer?
     private var roleChangeTimer: LoopTimer?
+    private var roomStateTimer: LoopTimer?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -157,6 +158,13 @@ public final class RoomServer: @unchecked Sendable {
         }
         speakers.schedule(afterMillis: interval)
         speakerTimer = speakers
+        let roomStateInterval = options.template.settings.room.roomStateIntervalMs
+        let roomState = LoopTimer(context: context) { [unowned self] in
+            dispatcher.fanOut(registry.tickRoomState())
+            roomStateTimer?.schedule(afterMillis: roomStateInterval)
+        }
+        roomState.schedule(afterMillis: roomStateInterval)
+        roomStateTimer = roomState
         roleChangeTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()

@@ -126,3 +126,29 @@ import Testing
         #expect(try await stage.host.errorCode("find-peer", ["limit": 0]) == -32602)
     }
 }
+
+@Suite struct LargeRoomTests {
+    @Test func nonPublisherJoinsAndLeavesAreBatchedIntoRoomState() async throws {
+        let daemon = try Daemon.start(settings: #"{"room":{"large_room_threshold":3,"room_state_interval_ms":200}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        var viewers: [RoomClient] = []
+        for index in 0..<2 { viewers.append(try await daemon.join("v\(index)", as: "viewer").client) }
+        #expect(try await host.next("on-peer-join")["peer"]?["role"] == "viewer")
+        _ = try await host.next("on-peer-join")
+        // The 4th peer makes the room large: no on-peer-join, a room-state instead.
+        let (quiet, quietJoin) = try await daemon.join("v2", as: "viewer")
+        let state = try await host.next("room-state")
+        #expect(state["peer_count"] == 4)
+        #expect(state["joined"]?[0]?["peer_id"] == quietJoin["peer"]?["peer_id"])
+        #expect(state["left"] == [])
+        #expect(!host.drain().contains { $0["method"] == "on-peer-join" })
+        #expect(try await viewers[0].next("room-state")["joined"]?.arrayValue?.count == 1, "every peer gets room-state")
+        await quiet.close()
+        let after = try await viewers[0].next("room-state")
+        #expect(after["left"] == [quietJoin["peer"]!["peer_id"]!])
+        // A publisher still joins loudly.
+        let (guest, _) = try await daemon.join("g", as: "guest")
+        #expect(try await host.next("on-peer-join")["peer"]?["role"] == "guest")
+        withExtendedLifetime(guest) {}
+    }
+}

@@ -267,6 +267,14 @@ enum Envelope {
                 w.field("reason", reason)
                 w.field("room_end", roomEnd)
             }
+        case .roomState(let peerCount, let joined, let left):
+            return notification("room-state") { w in
+                w.field("peer_count", peerCount)
+                w.key("joined")
+                w.array { w in for peer in joined { w.peerRef(peer) } }
+                w.key("left")
+                w.strings(left)
+            }
         case .activeSpeakers(let speakers):
             return notification("active-speakers") { w in
                 w.key("speaker-list")

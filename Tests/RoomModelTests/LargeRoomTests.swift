@@ -1,0 +1,59 @@
+import Testing
+@testable import RoomModel
+
+@Suite struct LargeRoomTests {
+    let registry: RoomRegistry
+    let host: Peer
+    var viewers: [Peer] = []
+
+    init() throws {
+        var settings = Settings()
+        settings.room.largeRoomThreshold = 5
+        (registry, _) = Fixtures.registry(settings: settings)
+        host = try registry.join(Fixtures.request("h", role: "host")).peer
+        for index in 0..<4 { viewers.append(try registry.join(Fixtures.request("v\(index)", role: "viewer")).peer) }
+    }
+
+    @Test func aboveTheThresholdNonPublishersJoinAndLeaveQuietly() throws {
+        // The 6th peer makes the room large: its join is batched.
+        let sixth = try registry.join(Fixtures.request("v4", role: "viewer"))
+        #expect(sixth.deliveries.isEmpty)
+        let seventh = try registry.join(Fixtures.request("v5", role: "viewer")).peer
+        #expect(registry.leave(viewers[0], reason: .clientRequest).isEmpty)
+        let state = registry.tickRoomState()
+        #expect(state.sent == [Sent(push: "room-state:6:+2:-1", to: host.room.peersInJoinOrder.map(\.id))])
+        guard case .roomState(_, let joined, let left) = state.first?.push else { return }
+        #expect(joined.map(\.id) == [sixth.peer.id, seventh.id])
+        #expect(left == [viewers[0].id])
+        #expect(registry.tickRoomState().isEmpty, "nothing pending, nothing sent")
+        // Came and went between two ticks: not mentioned at all.
+        let brief = try registry.join(Fixtures.request("brief", role: "viewer")).peer
+        _ = registry.leave(brief, reason: .websocketClosed)
+        #expect(registry.tickRoomState().isEmpty)
+    }
+
+    @Test func publishersAreStillAnnouncedOneByOne() throws {
+        _ = try registry.join(Fixtures.request("v4", role: "viewer"))
+        let guest = try registry.join(Fixtures.request("g", role: "guest"))
+        #expect(guest.deliveries.flatMap(\.to).count == 6)
+        #expect(registry.leave(guest.peer, reason: .clientRequest).flatMap(\.to).count == 6)
+    }
+
+    @Test func joinListsPublishersAndUpTo100OfTheOwnRole() throws {
+        var settings = Settings()
+        settings.room.largeRoomThreshold = 10
+        let (registry, _) = Fixtures.registry(settings: settings)
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        for index in 0..<150 { _ = try registry.join(Fixtures.request("v\(index)", role: "viewer")) }
+        let moderator = try registry.join(Fixtures.request("m", role: "moderator")).peer
+        let guest = try registry.join(Fixtures.request("g", role: "guest")).peer
+        let late = try registry.join(Fixtures.request("late", role: "viewer"))
+        let listed = late.others.map(\.peer)
+        #expect(listed.prefix(2).map(\.id) == [host.id, guest.id], "publishers first, in join order")
+        #expect(listed.count == 2 + 100)
+        #expect(listed.dropFirst(2).allSatisfy { $0.role.name == "viewer" })
+        #expect(!listed.contains { $0 === moderator }, "other non-publishing roles are left to find-peer")
+        let asGuest = try registry.join(Fixtures.request("g2", role: "guest"))
+        #expect(asGuest.others.map(\.peer.id) == [host.id, guest.id], "a publisher lists the publishers")
+    }
+}
