@@ -110,9 +110,11 @@ public final class RoomServer: @unchecked Sendable {
 
         var info = lws_context_creation_info()
         info.port = Int32(options.port)
-        info.iface = UnsafePointer(keep(options.host))
+        // lws takes an interface name or an address: resolve the usual loopback name.
+        info.iface = UnsafePointer(keep(options.host == "localhost" ? "127.0.0.1" : options.host))
         info.protocols = UnsafePointer(protocols)
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        if !options.host.contains(":") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.pt_serv_buf_size = 64 * 1024
         info.count_threads = 1
         info.user = Unmanaged.passUnretained(self).toOpaque()

@@ -48,7 +48,7 @@ struct Serve: ParsableCommand {
             logger.notice("no secret configured: using a random one for this run", metadata: ["secret_file": "\(path)"])
         }
         logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))"])
-        print("roomd listening on ws://\(host):\(boundPort)/ws")
+        print("roomd listening on ws://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)/ws")
         fflush(nil)
         server.run()
         if let devSecretPath { unlink(devSecretPath) }
@@ -62,7 +62,9 @@ func loadTemplate(_ path: String) -> RoleTemplate {
         for warning in warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         return template
     } catch {
-        fail(error.description)
+        // Exactly `PATH: PROBLEM`, as harnesses match the whole line.
+        FileHandle.standardError.write(Data("\(error.description)\n".utf8))
+        exit(2)
     }
 }
 

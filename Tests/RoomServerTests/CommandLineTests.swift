@@ -25,7 +25,8 @@ import Testing
             .write(to: config, atomically: true, encoding: .utf8)
         let run = try runCommand(Daemon.binary, ["--config", config.path, "--port", "0"], environment: cleanEnvironment)
         #expect(run.status == 2)
-        #expect(run.err.contains("roles.guest.priority: must be between 1 and 5, got 9"))
+        #expect(run.err.split(separator: "\n").contains("roles.guest.priority: must be between 1 and 5, got 9"),
+                "exactly PATH: PROBLEM on its own line")
         #expect(run.out.isEmpty, "nothing on stdout: it never listened")
 
         try #"{"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host","hots"]}}}}"#
@@ -115,6 +116,12 @@ import Testing
         // A management token cannot join.
         let other = try await daemon.client()
         #expect(try await other.errorCode("join", ["token": .string(management.out.trimmingCharacters(in: .whitespacesAndNewlines))]) == 40100)
+    }
+
+    @Test func localhostIsALoopbackHostToo() async throws {
+        let daemon = try Daemon.start(arguments: ["--host", "localhost"], listeningHost: "localhost")
+        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
+        _ = try await client.call("ping")
     }
 
     @Test func checkConfigPrintsTheShippedRoles() throws {

@@ -35,6 +35,8 @@ import Testing
         let badParams = try await reply(#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#)
         #expect(badParams["error"]?["code"] == -32602)
         #expect(badParams["error"]?["message"]?.stringValue?.contains("params") == true)
+        // params: null is present and not an object.
+        #expect(try await reply(#"{"jsonrpc":"2.0","id":7,"method":"ping","params":null}"#)["error"]?["code"] == -32602)
         // A missing required param names the field.
         let missing = try await reply(#"{"jsonrpc":"2.0","id":6,"method":"join","params":{}}"#)
         #expect(missing["error"]?["code"] == -32602)
@@ -149,5 +151,13 @@ import Testing
         #expect(!flood.isClosed)
         flood.send(text: "{")
         #expect(try await flood.closeCode() == 4029)
+
+        // Ten invalid calls in one batch close it even if a valid call follows them.
+        let batcher = try await daemon.client()
+        batcher.send(text: "[" + Array(repeating: "1", count: 10).joined(separator: ",") + #",{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        let answer = try await batcher.nextMessage()
+        #expect(answer.arrayValue?.count == 11, "the answer goes out first")
+        #expect(answer[10]?["result"] != nil)
+        #expect(try await batcher.closeCode() == 4029)
     }
 }

@@ -103,7 +103,7 @@ final class Dispatcher {
             dropSlowConsumer(connection)
             return
         }
-        if connection.errorStreak >= Self.maxErrorStreak {
+        if connection.errorLimitReached {
             logger.info("too many errors in a row, closing", metadata: server.metadata(connection))
             connection.close(4029)
         } else if let code = closeAfterReply {
@@ -142,7 +142,7 @@ final class Dispatcher {
             }
             let params: JSON
             switch call["params"] {
-            case nil, .null?: params = .object([])
+            case nil: params = .object([])
             case .object?: params = call["params"]!
             case let other?: throw RoomError.invalidParams("params: expected an object, got \(other.typeName)")
             }
@@ -177,7 +177,10 @@ final class Dispatcher {
 
     private func count(_ error: RoomError, on connection: Connection) {
         switch error.code {
-        case .parseError, .invalidRequest, .rateLimited: connection.errorStreak += 1
+        case .parseError, .invalidRequest, .rateLimited:
+            connection.errorStreak += 1
+            // Ten in a row close the connection, even if a later call of the same batch succeeds.
+            if connection.errorStreak >= Self.maxErrorStreak { connection.errorLimitReached = true }
         default: break
         }
     }

@@ -29,6 +29,8 @@ final class Connection {
     var rate: TokenBucket
     /// Consecutive -32700/-32600/42900 errors (section 8).
     var errorStreak = 0
+    /// The streak reached its limit: close with 4029 once the answer is out.
+    var errorLimitReached = false
 
     /// While the connection's own message is being handled, pushes to it wait
     /// here so that its response goes out first (section 2, ordering).

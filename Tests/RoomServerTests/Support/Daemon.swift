@@ -28,7 +28,8 @@ final class Daemon: @unchecked Sendable {
     /// Starts roomd with the shipped template, or with `template` (JSON text).
     /// `settings` (JSON object text) is merged into the shipped template's settings.
     static func start(template: String? = nil, settings: String? = nil, arguments: [String] = [],
-                      environment: [String: String] = [:], secret: [UInt8] = defaultSecret) throws -> Daemon {
+                      environment: [String: String] = [:], secret: [UInt8] = defaultSecret,
+                      listeningHost: String = "127.0.0.1") throws -> Daemon {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("roles.json")
@@ -58,8 +59,8 @@ final class Daemon: @unchecked Sendable {
             let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             throw DaemonError(description: "roomd printed no listening line; stderr: \(log)")
         }
-        guard line.hasPrefix("roomd listening on ws://127.0.0.1:"), line.hasSuffix("/ws"),
-              let port = Int(line.dropFirst("roomd listening on ws://127.0.0.1:".count).dropLast(3))
+        let prefix = "roomd listening on ws://\(listeningHost):"
+        guard line.hasPrefix(prefix), line.hasSuffix("/ws"), let port = Int(line.dropFirst(prefix.count).dropLast(3))
         else {
             process.terminate()
             throw DaemonError(description: "unexpected listening line: \(line)")
