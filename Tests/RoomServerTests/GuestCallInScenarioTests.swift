@@ -81,9 +81,17 @@ import Testing
 
         // 6. The guest and the host speak: viewers see the guest first (louder).
         _ = moderator.drain()
-        try await alice.reportAudioLevels([("alice-mic", 80)])
-        try await host.reportAudioLevels([("host-mic", 50)])
-        let speakers = try await viewers[5].client.next { if case .activeSpeakers(let list) = $0, !list.isEmpty { list } else { nil } }
+        // Both speak until a tick has seen both (a tick may fall between two reports).
+        var speakers: [Speaker] = []
+        let deadline = ContinuousClock.now + .seconds(5)
+        while speakers.count < 2, ContinuousClock.now < deadline {
+            try await alice.reportAudioLevels([("alice-mic", 80)])
+            try await host.reportAudioLevels([("host-mic", 50)])
+            try await Task.sleep(for: .milliseconds(50))
+            for event in await Self.events(viewers[5].client, within: .zero) {
+                if case .activeSpeakers(let list) = event { speakers = list }
+            }
+        }
         #expect(speakers.map(\.peerID) == [aliceID, hostID])
         #expect(speakers.map(\.level) == [80, 50])
 
