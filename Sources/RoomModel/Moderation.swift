@@ -85,6 +85,7 @@ extension RoomRegistry {
             room.remove(peer)
             forgetRequests(for: peer)
             forgetIterators(of: peer)
+            endGraceState(peer)
         }
         rooms.removeValue(forKey: room.id)
         if lock { lockedRoomIDs.insert(room.id) }

@@ -14,8 +14,11 @@ public final class Peer {
     /// `user_restrictions: "view_and_polls_only"` from the token.
     public let viewOnly: Bool
     public internal(set) unowned var room: Room
-    /// The transport's connection object. Opaque to the model.
+    /// The transport's connection object (or what holds its pushes during
+    /// the reconnect grace). Opaque to the model.
     public var transportHandle: AnyObject?
+    /// Set while the peer's connection is lost: when its reconnect grace ends.
+    public internal(set) var graceDeadline: Int64?
 
     init(id: String, userID: String, joinedAt: Int64, sequence: Int, role: Role, name: String, data: String,
          viewOnly: Bool, room: Room) {

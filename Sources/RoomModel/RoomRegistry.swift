@@ -17,6 +17,8 @@ public final class RoomRegistry {
     var activeSpeakerRooms: Set<String> = []
     /// Large rooms with joins or leaves waiting for the next `room-state`.
     var roomStateRooms: Set<String> = []
+    /// Peers in their reconnect grace.
+    var peersInGrace: [ObjectIdentifier: Peer] = [:]
     /// `find-peer` iterators by id.
     var peerIterators: [String: PeerIterator] = [:]
     var iteratorSerial = 0
@@ -84,7 +86,7 @@ public final class RoomRegistry {
 
     /// `join` with `peer_id`: take over a peer that is still in the room.
     private func resume(_ peerID: String, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
-        guard let room, let peer = room.peer(peerID) else {
+        guard let room, let peer = room.peer(peerID), (peer.graceDeadline ?? .max) > clock.nowMillis() else {
             throw RoomError(.peerGone, "peer \"\(peerID)\" is gone")
         }
         guard peer.userID == request.userID else {
@@ -92,6 +94,7 @@ public final class RoomRegistry {
         }
         let replaced = peer.transportHandle
         peer.transportHandle = nil
+        endGraceState(peer)
         let others = room.others(than: peer).map { ($0, peer.sees(tracksOf: $0)) }
         return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
                            deliveries: [])
@@ -105,6 +108,7 @@ public final class RoomRegistry {
         room.remove(peer)
         forgetRequests(for: peer)
         forgetIterators(of: peer)
+        endGraceState(peer)
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
             return []

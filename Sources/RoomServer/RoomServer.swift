@@ -64,6 +64,7 @@ public final class RoomServer: @unchecked Sendable {
     private var speakerTimer: LoopTimer?
     private var roleChangeTimer: LoopTimer?
     private var roomStateTimer: LoopTimer?
+    private var graceTimer: LoopTimer?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -167,10 +168,24 @@ public final class RoomServer: @unchecked Sendable {
         }
         roomState.schedule(afterMillis: roomStateInterval)
         roomStateTimer = roomState
+        graceTimer = LoopTimer(context: context) { [unowned self] in
+            dispatcher.expireGraces()
+            scheduleGraceExpiry()
+        }
         roleChangeTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()
         }
+    }
+
+    /// Arms the timer for the earliest end of a reconnect grace.
+    func scheduleGraceExpiry() {
+        guard let timer = graceTimer else { return }
+        guard let next = registry.nextGraceExpiry else {
+            timer.cancel()
+            return
+        }
+        timer.schedule(afterMillis: max(0, Int(next - clock.nowMillis())))
     }
 
     /// Arms the expiry timer for the earliest pending role-change request.

@@ -10,8 +10,8 @@ import Testing
         let host: RoomClient, guest: RoomClient, viewer: RoomClient, viewer2: RoomClient
         let ids: [String: String]
 
-        init() async throws {
-            daemon = try Daemon.start()
+        init(settings: String? = nil) async throws {
+            daemon = try Daemon.start(settings: settings)
             var ids: [String: String] = [:]
             let h = try await daemon.join("h", as: "host")
             let g = try await daemon.join("g", as: "guest")
@@ -108,7 +108,8 @@ import Testing
     }
 
     @Test func leaveAndDropAreAnnouncedWithTheirReasons() async throws {
-        let room = try await Room()
+        // Without a reconnect grace a dropped peer leaves at once (the grace has its own tests).
+        let room = try await Room(settings: #"{"room":{"reconnect_grace_s":0}}"#)
         _ = try await room.viewer.call("leave", ["reason": "bye"])
         #expect(try await room.viewer.closeCode() == 1000)
         let left = try await room.host.next("on-peer-leave")

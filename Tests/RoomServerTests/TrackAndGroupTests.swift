@@ -143,7 +143,7 @@ import Testing
         #expect(state["left"] == [])
         #expect(!host.drain().contains { $0["method"] == "on-peer-join" })
         #expect(try await viewers[0].next("room-state")["joined"]?.arrayValue?.count == 1, "every peer gets room-state")
-        await quiet.close()
+        _ = try await quiet.call("leave")
         let after = try await viewers[0].next("room-state")
         #expect(after["left"] == [quietJoin["peer"]!["peer_id"]!])
         // A publisher still joins loudly.

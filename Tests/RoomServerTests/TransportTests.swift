@@ -45,7 +45,8 @@ import Testing
 
     @Test func slowConsumerIsClosed4008AndMemoryStaysBounded() async throws {
         let daemon = try Daemon.start(settings: """
-            {"limits":{"max_outbound_bytes":262144,"messages_per_second":100000,"message_burst":100000}}
+            {"limits":{"max_outbound_bytes":262144,"messages_per_second":100000,"message_burst":100000},
+             "room":{"reconnect_grace_s":0}}
             """)
         // The slow peer joins over a raw socket with a tiny receive buffer, then never reads.
         let slow = try RawSocket(port: daemon.port, receiveBuffer: 4096)
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func unresponsiveClientIsDroppedAfterTheIdleTimeout() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"idle_timeout_s":2}}"#)
+        let daemon = try Daemon.start(settings: #"{"limits":{"idle_timeout_s":2},"room":{"reconnect_grace_s":0}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         // A raw socket that joins and then never reads, so it never answers pings.
         let mute = try RawSocket(port: daemon.port)

@@ -192,8 +192,9 @@ final class Dispatcher {
     func apply(_ effects: Effects) {
         fanOut(effects.deliveries)
         for disconnect in effects.disconnects {
-            guard let connection = disconnect.peer.transportHandle as? Connection else { continue }
+            let handle = disconnect.peer.transportHandle
             disconnect.peer.transportHandle = nil
+            guard let connection = handle as? Connection else { continue }
             connection.peer = nil
             let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
             logger.info("peer disconnected", metadata: [
@@ -206,6 +207,7 @@ final class Dispatcher {
     /// Recipients dropped as slow consumers leave the room right after.
     func fanOut(_ deliveries: [Delivery]) {
         var dropped: [Connection] = []
+        var overflowing: [Peer] = []
         for delivery in deliveries {
             let frame: Frame
             if case .policyChange(let role) = delivery.push {
@@ -215,11 +217,19 @@ final class Dispatcher {
             }
             server.metrics.pushes.increment(by: delivery.recipients.count)
             for peer in delivery.recipients {
-                guard let connection = peer.transportHandle as? Connection else { continue }
-                if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
+                if let connection = peer.transportHandle as? Connection {
+                    if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
+                } else if let held = peer.transportHandle as? HeldPushes, !held.hold(frame) {
+                    overflowing.append(peer)
+                }
             }
         }
         for connection in dropped { dropSlowConsumer(connection) }
+        for peer in overflowing where peer.transportHandle is HeldPushes {
+            logger.info("reconnect grace ended: too many held pushes", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            peer.transportHandle = nil
+            fanOut(registry.leave(peer, reason: .websocketClosed))
+        }
     }
 
     func dropSlowConsumer(_ connection: Connection) {
@@ -228,12 +238,26 @@ final class Dispatcher {
         connectionLost(connection)
     }
 
-    /// The connection is gone without `leave`.
+    /// The connection is gone without `leave`: the peer enters its reconnect
+    /// grace (pushes to it are held), or leaves at once when there is none.
     func connectionLost(_ connection: Connection) {
         guard let peer = connection.peer, peer.transportHandle === connection else { return }
         connection.peer = nil
+        if registry.startGrace(peer) {
+            peer.transportHandle = HeldPushes()
+            server.scheduleGraceExpiry()
+            logger.info("peer disconnected, in reconnect grace", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            return
+        }
+        peer.transportHandle = nil
         logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"])
         fanOut(registry.leave(peer, reason: .websocketClosed))
+    }
+
+    /// Reconnect graces that ran out.
+    func expireGraces() {
+        let deliveries = registry.expireGraces()
+        fanOut(deliveries)
     }
 
     static func encode(_ body: (inout JSONWriter) -> Void) -> [UInt8] {

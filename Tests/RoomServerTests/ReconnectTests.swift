@@ -1,0 +1,78 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// Section 7: the reconnect grace.
+@Suite struct ReconnectTests {
+    @Test func aDroppedPeerResumesWithItsStateAndTheHeldPushes() async throws {
+        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":5}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (guest, guestJoin) = try await daemon.join("g", as: "guest")
+        let guestID = try #require(guestJoin["peer"]?["peer_id"])
+        _ = try await guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
+        _ = try await guest.call("group-join", ["name": "_handraise"])
+        _ = try await host.next("on-peer-join")
+        await guest.abort()
+        #expect(await host.expectSilence(for: .milliseconds(300)).allSatisfy { $0["method"] != "on-peer-leave" },
+                "others see nothing during the grace")
+        // Pushes meanwhile are held.
+        _ = try await host.call("broadcast", ["info": ["message": "one"]])
+        _ = try await host.call("broadcast", ["info": ["message": "two"]])
+
+        let again = try await daemon.client()
+        let token = try await daemon.token(user: "g", role: "guest")  // a fresh token of the same user
+        let resumed = try await again.call("join", ["token": .string(token), "peer_id": guestID])
+        #expect(resumed["resumed"] == true)
+        #expect(resumed["peer"]?["peer_id"] == guestID)
+        #expect(resumed["peer"]?["tracks"]?["g-mic"] != nil)
+        #expect(resumed["peer"]?["groups"] == ["_handraise"])
+        #expect(try await again.next("on-broadcast")["info"]?["message"] == "one")
+        #expect(try await again.next("on-broadcast")["info"]?["message"] == "two")
+        #expect(await host.expectSilence(for: .milliseconds(200)).isEmpty, "nothing is pushed to others on resume")
+        _ = try await again.call("broadcast", ["info": ["message": "back"]])
+        #expect(try await host.next("on-broadcast")["info"]?["message"] == "back")
+    }
+
+    @Test func afterTheGraceOthersSeeTheLeaveAndResumeIs41001() async throws {
+        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":1}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer")
+        _ = try await host.next("on-peer-join")
+        await viewer.abort()
+        let left = try await host.next("on-peer-leave", timeout: .seconds(4))
+        #expect(left == ["peer_id": viewerJoin["peer"]!["peer_id"]!, "reason": "websocket closed"])
+        let late = try await daemon.client()
+        let token = try await daemon.token(user: "v", role: "viewer")
+        #expect(try await late.errorCode("join", ["token": .string(token), "peer_id": viewerJoin["peer"]!["peer_id"]!]) == 41001)
+    }
+
+    @Test func anotherUsersPeerIs40004AndAnOpenOldConnectionIsClosed4003() async throws {
+        let daemon = try Daemon.start()
+        let (first, joined) = try await daemon.join("ada", as: "host")
+        let peerID = try #require(joined["peer"]?["peer_id"])
+        let thief = try await daemon.client()
+        #expect(try await thief.errorCode("join", ["token": .string(try await daemon.token(user: "eve", role: "host")), "peer_id": peerID]) == 40004)
+        let second = try await daemon.client()
+        let resumed = try await second.call("join", ["token": .string(try await daemon.token(user: "ada", role: "host")), "peer_id": peerID])
+        #expect(resumed["resumed"] == true)
+        #expect(try await first.closeCode() == 4003)
+        _ = try await second.call("ping")
+    }
+
+    @Test func moreThan256HeldPushesEndTheGraceAtOnce() async throws {
+        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":30},"limits":{"messages_per_second":10000,"message_burst":10000}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer")
+        _ = try await host.next("on-peer-join")
+        await viewer.abort()
+        try await Task.sleep(for: .milliseconds(100))
+        let call = #"{"jsonrpc":"2.0","id":1,"method":"broadcast","params":{"info":{"message":"x"}}}"#
+        for _ in 0..<5 {
+            host.send(text: "[" + Array(repeating: call, count: 52).joined(separator: ",") + "]")
+        }
+        let left = try await host.next("on-peer-leave", timeout: .seconds(3))
+        #expect(left["peer_id"] == viewerJoin["peer"]?["peer_id"])
+        #expect(left["reason"] == "websocket closed")
+    }
+}
