@@ -22,8 +22,8 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
-        // The domain: pure, synchronous, deterministic. No sockets, no wire JSON.
-        .target(name: "RoomModel"),
+        // The domain: pure, synchronous, deterministic. No sockets; JSON only to read the template.
+        .target(name: "RoomModel", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
         .target(name: "RoomWire"),
         .target(
@@ -46,6 +46,7 @@ let package = Package(
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
+        .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
         .testTarget(
             name: "RoomServerTests",

@@ -180,22 +180,12 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Arms the timer for the earliest end of a reconnect grace.
     func scheduleGraceExpiry() {
-        guard let timer = graceTimer else { return }
-        guard let next = registry.nextGraceExpiry else {
-            timer.cancel()
-            return
-        }
-        timer.schedule(afterMillis: max(0, Int(next - clock.nowMillis())))
+        graceTimer?.schedule(at: registry.nextGraceExpiry, now: clock.nowMillis())
     }
 
     /// Arms the expiry timer for the earliest pending role-change request.
     func scheduleRoleChangeExpiry() {
-        guard let timer = roleChangeTimer else { return }
-        guard let next = registry.nextRoleChangeExpiry else {
-            timer.cancel()
-            return
-        }
-        timer.schedule(afterMillis: max(0, Int(next - clock.nowMillis())))
+        roleChangeTimer?.schedule(at: registry.nextRoleChangeExpiry, now: clock.nowMillis())
     }
 
     func drainInbox() {

@@ -79,9 +79,12 @@ public enum JSON: Sendable {
     public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Parses one JSON value.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSON {
+    /// `rejectDuplicateKeys`: a key twice in one object is an error (else the last one counts).
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64, rejectDuplicateKeys: Bool = false)
+        throws(JSONParseError) -> JSON
+    {
         let result: Result<JSON, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(buffer, maxDepth: maxDepth)
+            var parser = JSONParser(buffer, maxDepth: maxDepth, rejectDuplicateKeys: rejectDuplicateKeys)
             do throws(JSONParseError) { return .success(try parser.parseDocument()) } catch { return .failure(error) }
         }
         return try result.get()

@@ -217,12 +217,12 @@ private func settings(_ section: String, _ body: String) -> String {
          #"settings.room.predefined[1]: invalid room id "not ok", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#),
         // the file
         ("[]", "the template must be a JSON object, got array"),
-        ("", "invalid JSON: line 1, column 1: expected a value, found the end of the file"),
-        (#"{"roles":{"a":{}}"#, "invalid JSON: line 1, column 18: expected ',' or '}', found the end of the file"),
+        ("", "invalid JSON: line 1, column 1: expected a value, found the end of the input"),
+        (#"{"roles":{"a":{}}"#, "invalid JSON: line 1, column 18: expected ',' or '}', found the end of the input"),
         ("{\n  \"roles\": {\"a\": {}},\n}", "invalid JSON: line 3, column 1: expected a string key, found '}'"),
         (#"{"roles":{"a":{"priority":01}}}"#, "invalid JSON: line 1, column 28: expected ',' or '}', found '1'"),
         (#"{"roles":{"a":{}}, "roles":{"b":{}}}"#, #"invalid JSON: line 1, column 20: duplicate key "roles""#),
-        (#"{"roles":{"a":{}}} x"#, "invalid JSON: line 1, column 20: expected the end of the file, found 'x'"),
+        (#"{"roles":{"a":{}}} x"#, "invalid JSON: line 1, column 20: expected the end of the input, found 'x'"),
         (#"{"roles":{"a":{"priority":tru}}}"#, "invalid JSON: line 1, column 27: expected a value, found 't'"),
         ("{\"roles\":{\"é\u{01}\":{}}}", "invalid JSON: line 1, column 13: control character in string (escape it)"),
         (#"{"roles":{"a\q":{}}}"#, "invalid JSON: line 1, column 13: invalid escape in string"),
@@ -238,7 +238,7 @@ private func settings(_ section: String, _ body: String) -> String {
     @Test func invalidJSONIsReportedWithoutAPath() throws {
         let error = try #require(throws: TemplateError.self) { try decode("{") }
         #expect(error.path == "")
-        #expect(error.problem == "invalid JSON: line 1, column 2: expected a string key, found the end of the file")
+        #expect(error.problem == "invalid JSON: line 1, column 2: expected a string key, found the end of the input")
     }
 
     @Test func invalidUTF8IsRejected() {
@@ -378,8 +378,7 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(t.role("host")?.priority == 2)
         #expect(t.role("host")?.maxPeerCount == 4)
         #expect(warnings == ["roles.b.x: unknown key ignored"])
-        #expect(try TemplateJSONParser.parse(Array(#"["tab\t \"q\" \ud83d\ude00 \/ é", -0.5e1, 9223372036854775807, 1e400, false, null, {}]"#.utf8))
-            == .array([.string("tab\t \"q\" 😀 / é"), .number(-5), .integer(.max), .number(.infinity), .bool(false), .null, .object([:])]))
-        #expect(failure(template(guest: #"{"priority":1e30}"#)) == "roles.guest.priority: expected integer, got number 1e+30")
+        #expect(failure(template(guest: #"{"priority":1e30}"#)) == "roles.guest.priority: expected integer, got number 1e30",
+                "numbers are shown as written")
     }
 }

@@ -1,12 +1,21 @@
+import RoomWire
+
 extension RoleTemplate {
     /// Parses and validates a template. Problems throw, naming the JSON path;
     /// when there are several, the first in reading order (object keys sorted)
     /// is reported. Unknown keys do not fail: they come back as warnings
     /// `PATH: unknown key ignored`, sorted.
     public static func decode(_ data: [UInt8]) throws(TemplateError) -> (template: RoleTemplate, warnings: [String]) {
-        let root = try TemplateJSONParser.parse(data)
+        let root: JSON
+        do {
+            // A UTF-8 byte order mark is allowed in a file.
+            let text = data.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(data.dropFirst(3)) : data
+            root = try JSON.parse(text, maxDepth: 256, rejectDuplicateKeys: true)
+        } catch {
+            throw TemplateError(path: "", problem: "invalid JSON: \(error)")
+        }
         guard case .object = root else {
-            throw TemplateError(path: "", problem: "the template must be a JSON object, got \(root.kindDescription)")
+            throw TemplateError(path: "", problem: "the template must be a JSON object, got \(root.templateKind)")
         }
         let c = try TemplateCursor(root, path: "")
         let name = try c.string("name", default: "roomd")

@@ -1,20 +1,22 @@
+import RoomWire
+
 /// Reads one JSON object of the template: typed accessors that apply defaults
 /// and ranges and name the exact path in problems, and a record of the keys
 /// read, so that the others can be reported as unknown.
 final class TemplateCursor {
     /// Path of this object, e.g. `roles.guest`; empty for the top level.
     let path: String
-    private let members: [String: TemplateJSON]
+    private let members: [String: JSON]
     private var read: Set<String> = []
     /// Unknown-key warnings of the objects read through `object(_:_:)`.
     private var warnings: [String] = []
 
-    init(_ value: TemplateJSON, path: String) throws(TemplateError) {
+    init(_ value: JSON, path: String) throws(TemplateError) {
         guard case .object(let members) = value else {
-            throw TemplateError(path: path, problem: "expected object, got \(value.kindDescription)")
+            throw TemplateError(path: path, problem: "expected object, got \(value.templateKind)")
         }
         self.path = path
-        self.members = members
+        self.members = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
     }
 
     /// All keys of the object, sorted.
@@ -26,7 +28,7 @@ final class TemplateCursor {
 
     func int(_ key: String, default: Int, in range: ClosedRange<Int>) throws(TemplateError) -> Int {
         guard let value = take(key) else { return `default` }
-        guard let n = value.integerValue else { throw mismatch(key, "integer", value) }
+        guard let n = value.templateInteger else { throw mismatch(key, "integer", value) }
         guard range.contains(n) else {
             let bounds = range.upperBound == .max ? "at least \(range.lowerBound)"
                 : "between \(range.lowerBound) and \(range.upperBound)"
@@ -58,7 +60,7 @@ final class TemplateCursor {
         var strings: [String] = []
         for (i, element) in elements.enumerated() {
             guard case .string(let s) = element else {
-                throw TemplateError(path: path(key, i), problem: "expected string, got \(element.kindDescription)")
+                throw TemplateError(path: path(key, i), problem: "expected string, got \(element.templateKind)")
             }
             strings.append(s)
         }
@@ -80,12 +82,12 @@ final class TemplateCursor {
         warnings + keys.filter { !read.contains($0) }.map { "\(path($0)): unknown key ignored" }
     }
 
-    private func take(_ key: String) -> TemplateJSON? {
+    private func take(_ key: String) -> JSON? {
         read.insert(key)
         return members[key]
     }
 
-    private func mismatch(_ key: String, _ expected: String, _ value: TemplateJSON) -> TemplateError {
-        TemplateError(path: path(key), problem: "expected \(expected), got \(value.kindDescription)")
+    private func mismatch(_ key: String, _ expected: String, _ value: JSON) -> TemplateError {
+        TemplateError(path: path(key), problem: "expected \(expected), got \(value.templateKind)")
     }
 }

@@ -32,6 +32,12 @@ final class LoopTimer {
         lws_sul_schedule(context, 0, sul, loopTimerFired, lws_usec_t(millis) * 1000)
     }
 
+    /// Arms the timer for a wall-clock deadline, or cancels it when there is none.
+    func schedule(at deadline: Int64?, now: Int64) {
+        guard let deadline else { return cancel() }
+        schedule(afterMillis: max(0, Int(deadline - now)))
+    }
+
     func cancel() { cws_sul_cancel(context, sul) }
 
     fileprivate static func fire(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
