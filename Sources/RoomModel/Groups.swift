@@ -3,6 +3,16 @@ extension RoomRegistry {
     public static let maxGroupsPerPeer = 16
     public static let handRaiseGroup = "_handraise"
 
+    /// `group-add`/`group-remove` of a peer by id: the permission is checked
+    /// before the peer is looked up (40300 before 40400).
+    public func groupTarget(by caller: Peer, _ targetID: String) throws(RoomError) -> Peer {
+        if targetID != caller.id { try requirePermission(.peer(caller), \.changeRole, "changeRole") }
+        guard let target = caller.room.peer(targetID) else {
+            throw RoomError(.peerNotFound, "peer_id: peer \"\(targetID)\" is not in the room")
+        }
+        return target
+    }
+
     /// `group-join` (self) / `group-add` (others, needs `changeRole`).
     public func addToGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
         if case .peer(let caller) = initiator {

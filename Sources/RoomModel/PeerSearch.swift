@@ -34,9 +34,10 @@ extension RoomRegistry {
 
     /// `peer-iter-next {iterator, limit}`.
     public func nextPeers(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
-        guard var iterator = peerIterators.removeValue(forKey: id), iterator.owner === caller else {
+        guard var iterator = peerIterators[id], iterator.owner === caller else {
             throw .invalidParams("iterator: unknown or finished iterator")
         }
+        peerIterators.removeValue(forKey: id)
         let candidates = caller.room.peersInJoinOrder.filter {
             $0.sequence > iterator.after && Self.matches($0, role: iterator.role, group: iterator.group)
         }

@@ -95,7 +95,8 @@ public final class RoomRegistry {
         let replaced = peer.transportHandle
         peer.transportHandle = nil
         endGraceState(peer)
-        let others = room.others(than: peer).map { ($0, peer.sees(tracksOf: $0)) }
+        let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
+        let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
         return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
                            deliveries: [])
     }
@@ -113,10 +114,10 @@ public final class RoomRegistry {
             rooms.removeValue(forKey: room.id)
             return []
         }
+        // A join still waiting for its room-state is withdrawn, whatever happens next.
+        let wasPending = room.pendingJoins.firstIndex { $0 === peer }.map { room.pendingJoins.remove(at: $0) } != nil
         if quietly {
-            if let index = room.pendingJoins.firstIndex(where: { $0 === peer }) {
-                room.pendingJoins.remove(at: index)  // came and went between two room-states
-            } else {
+            if !wasPending {  // came and went between two room-states: never mentioned
                 room.pendingLeaves.append(peer.id)
                 roomStateRooms.insert(room.id)
             }
@@ -135,8 +136,7 @@ public final class RoomRegistry {
         if initiator == nil, peer.viewOnly {
             throw RoomError(.permissionDenied, "peer-update is not allowed for view_and_polls_only")
         }
-        if let name { try checkSize(name, field: "name", limit: settings.limits.maxNameBytes) }
-        if let data { try checkSize(data, field: "data", limit: settings.limits.maxMetadataBytes) }
+        try checkMetadata(name: name, data: data)
         var changed: [PeerField] = []
         if let name, name != peer.name {
             peer.name = name
@@ -148,6 +148,12 @@ public final class RoomRegistry {
         }
         if changed.isEmpty { return [] }
         return peerUpdate(peer, changed: changed)
+    }
+
+    /// The size limits of a peer's `name` and `data`.
+    public func checkMetadata(name: String?, data: String?) throws(RoomError) {
+        if let name { try checkSize(name, field: "name", limit: settings.limits.maxNameBytes) }
+        if let data { try checkSize(data, field: "data", limit: settings.limits.maxMetadataBytes) }
     }
 
     // MARK: messages

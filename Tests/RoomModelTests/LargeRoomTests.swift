@@ -32,6 +32,24 @@ import Testing
         #expect(registry.tickRoomState().isEmpty)
     }
 
+    @Test func aPendingJoinPromotedThenGoneIsNeverInRoomState() throws {
+        let newcomer = try registry.join(Fixtures.request("v4", role: "viewer")).peer
+        _ = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: newcomer.id, role: "guest", force: true)
+        #expect(!registry.leave(newcomer, reason: .clientRequest).isEmpty, "a publisher leaves loudly")
+        #expect(registry.tickRoomState().isEmpty, "and is not announced as joined afterwards")
+    }
+
+    @Test func resumeListsLikeAJoin() throws {
+        var settings = Settings()
+        settings.room.largeRoomThreshold = 10
+        let (registry, _) = Fixtures.registry(settings: settings)
+        for index in 0..<120 { _ = try registry.join(Fixtures.request("v\(index)", role: "viewer")) }
+        let moderator = try registry.join(Fixtures.request("m", role: "moderator")).peer
+        var resume = Fixtures.request("m", role: "moderator")
+        resume.resumePeerID = moderator.id
+        #expect(try registry.join(resume).others.isEmpty, "no publishers, no other moderators: nothing listed")
+    }
+
     @Test func publishersAreStillAnnouncedOneByOne() throws {
         _ = try registry.join(Fixtures.request("v4", role: "viewer"))
         let guest = try registry.join(Fixtures.request("g", role: "guest"))

@@ -31,6 +31,7 @@ import Testing
         // Only its owner may use an iterator.
         let owned = try #require(try registry.findPeers(host, role: nil, group: nil, limit: 1).iterator)
         #expect(code { _ = try registry.nextPeers(viewers[0], iterator: owned, limit: 1) } == .invalidParams)
+        #expect(code { _ = try registry.nextPeers(host, iterator: owned, limit: 1) } == nil, "a stranger's try does not kill it")
     }
 
     @Test func iteratorsAreBoundedPerPeerAndDieWithIt() throws {

@@ -159,7 +159,7 @@ import Testing
         // 13. ...and moves another viewer on stage over REST.
         let (erin, erinID) = viewers[4]
         let moved = try await http("POST", daemon, "/v2/active-rooms/show/peers/\(erinID)", token: admin, body: #"{"role":"guest"}"#)
-        #expect(moved.body["peer"]?["role"] == "guest")
+        #expect(moved.body["role"] == "guest", "the changed Peer")
         #expect(try await erin.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } } == "guest")
 
         // 14. The host ends the show with a lock: everyone is told and closed with 4002.

@@ -60,6 +60,28 @@ import Testing
         _ = try await second.call("ping")
     }
 
+    @Test func heldPushesAreReplayedEvenWhenTheyExceedTheOutboundLimit() async throws {
+        let daemon = try Daemon.start(settings: """
+            {"room":{"reconnect_grace_s":10},"limits":{"max_outbound_bytes":16384,"messages_per_second":1000,"message_burst":1000}}
+            """)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, joined) = try await daemon.join("v", as: "viewer")
+        _ = try await host.next("on-peer-join")
+        await viewer.abort()
+        try await Task.sleep(for: .milliseconds(100))
+        let chat = String(repeating: "c", count: 3000)
+        for index in 0..<10 { _ = try await host.call("broadcast", ["info": ["message": .string("\(index)\(chat)")]]) }
+        let again = try await daemon.client()
+        let resumed = try await again.call("join", ["token": .string(try await daemon.token(user: "v", role: "viewer")),
+                                                    "peer_id": joined["peer"]!["peer_id"]!])
+        #expect(resumed["resumed"] == true)
+        for index in 0..<10 {
+            let message = try await again.next("on-broadcast")["info"]?["message"]?.stringValue
+            #expect(message?.hasPrefix("\(index)c") == true)
+        }
+        #expect(!again.isClosed)
+    }
+
     @Test func moreThan256HeldPushesEndTheGraceAtOnce() async throws {
         let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":30},"limits":{"messages_per_second":10000,"message_burst":10000}}"#)
         let (host, _) = try await daemon.join("h", as: "host")

@@ -67,6 +67,18 @@ import Testing
         #expect(try await http("GET", stage.daemon, "/v2/active-rooms/room-1/nothing-here", token: admin).status == 404)
     }
 
+    @Test func aRejectedUpdateChangesNothing() async throws {
+        let stage = try await Stage()
+        let admin = try await stage.daemon.managementToken()
+        let name = String(repeating: "n", count: 300)
+        let rejected = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
+                                      token: admin, body: #"{"role":"guest","name":"\#(name)"}"#)
+        #expect(rejected.status == 413)
+        let peers = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/peers", token: admin)
+        #expect(peers.body["peers"]?.arrayValue?.first { $0["peer_id"] == stage.id("viewer") }?["role"] == "viewer")
+        #expect(await Stage.methods(stage.viewer).isEmpty, "no role change was applied")
+    }
+
     @Test func roleLimitIs409() async throws {
         let daemon = try Daemon.start(template: Daemon.shippedTemplate { $0["guest"]?["maxPeerCount"] = 1 })
         let stage = try await Stage(daemon: daemon)
@@ -83,8 +95,8 @@ import Testing
         let moved = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
                                    token: admin, body: #"{"role":"guest","name":"Vera"}"#)
         #expect(moved.status == 200)
-        #expect(moved.body["peer"]?["role"] == "guest")
-        #expect(moved.body["peer"]?["info"]?["name"] == "Vera")
+        #expect(moved.body["role"] == "guest", "the changed Peer itself")
+        #expect(moved.body["info"]?["name"] == "Vera")
         #expect(try await stage.viewer.next("on-policy-change")["name"] == "guest")
         let update = try await stage.host.next("on-peer-update")
         #expect(update["changed"] == ["role"])

@@ -91,6 +91,8 @@ import Testing
         #expect(await Stage.methods(stage.host).isEmpty, "already in: nothing sent")
 
         #expect(try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": stage.id("guest")]) == 40300)
+        #expect(try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": "nobody"]) == 40300,
+                "permission before the peer lookup")
         let removed = try await stage.moderator.call("group-remove", ["name": "_handraise", "peer_id": stage.id("viewer")])
         #expect(removed["groups"] == [])
         #expect(try await stage.viewer.next("on-peer-update")["peer"]?["groups"] == [])

@@ -114,16 +114,16 @@ final class RestAPI {
         let role = try params.string("role")
         let name = try params.string("name")
         let data = try params.string("data")
+        try registry.checkMetadata(name: name, data: data)  // all or nothing: validate before the role changes
         if let role {
             let (_, effects) = try registry.requestRoleChange(by: .server, in: room, targetID: peerID, role: role, force: true)
             dispatcher.apply(effects)
         }
         dispatcher.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
         server.logger.info("peer updated", metadata: ["room": "\(roomID)", "peer": "\(peerID)", "by": "rest"])
-        return .json(200, encoded: Dispatcher.encode { w in
-            w.key("peer")
-            w.peer(peer, withTracks: true)
-        })
+        var w = JSONWriter()
+        w.peer(peer, withTracks: true)
+        return .json(200, encoded: w.bytes)  // the changed Peer itself
     }
 
     private func removePeers(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {

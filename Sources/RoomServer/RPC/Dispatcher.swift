@@ -26,6 +26,9 @@ final class Dispatcher {
     private var methods: [String: Method] = [:]
     /// Set by a handler: close the caller's connection after its response.
     var closeAfterReply: UInt16?
+    /// Set by a resume: held pushes that follow the response (bounded by
+    /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
+    var replayAfterReply: [Frame] = []
     /// The connection whose message is being handled.
     private(set) weak var current: Connection?
 
@@ -98,6 +101,8 @@ final class Dispatcher {
             replied = true
         }
         if replied { connection.enqueue(Frame(payload: out), bypassingDeferral: true) }
+        for frame in replayAfterReply { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
+        replayAfterReply = []
         connection.endDeferring()
         if connection.isDroppedAsSlow {
             dropSlowConsumer(connection)

@@ -25,9 +25,7 @@ extension Dispatcher {
         peer.transportHandle = connection
         connection.peer = peer
         // Pushes held during the grace follow the response, in order.
-        if let held = outcome.replacedHandle as? HeldPushes {
-            for frame in held.frames where !connection.enqueue(frame) { break }
-        }
+        if let held = outcome.replacedHandle as? HeldPushes { replayAfterReply = held.frames }
         logger.info("peer joined", metadata: [
             "room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(peer.userID)", "role": "\(peer.role.name)",
             "resumed": "\(outcome.resumed)",

@@ -158,7 +158,7 @@ extension Dispatcher {
     func groupAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
         let name = try params.id("name", required: true)!
-        let target = try member(try params.requiredString("peer_id"), of: peer.room)
+        let target = try registry.groupTarget(by: peer, try params.requiredString("peer_id"))
         fanOut(try registry.addToGroup(by: .peer(peer), target, group: name))
         return groups(of: target)
     }
@@ -166,14 +166,9 @@ extension Dispatcher {
     func groupRemove(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
         let name = try params.id("name", required: true)!
-        let target = try member(try params.requiredString("peer_id"), of: peer.room)
+        let target = try registry.groupTarget(by: peer, try params.requiredString("peer_id"))
         fanOut(try registry.removeFromGroup(by: .peer(peer), target, group: name))
         return groups(of: target)
-    }
-
-    private func member(_ id: String, of room: Room) throws(RoomError) -> Peer {
-        guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id: peer \"\(id)\" is not in the room") }
-        return peer
     }
 
     private func groups(of peer: Peer) -> [UInt8] {

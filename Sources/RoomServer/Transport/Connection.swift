@@ -50,13 +50,13 @@ final class Connection {
     /// would exceed the limit (the slow-consumer rule). Returns false if the
     /// connection was dropped.
     @discardableResult
-    func enqueue(_ frame: Frame, bypassingDeferral: Bool = false) -> Bool {
+    func enqueue(_ frame: Frame, bypassingDeferral: Bool = false, enforcingLimit: Bool = true) -> Bool {
         guard closeCode == nil else { return false }
         if deferred != nil, !bypassingDeferral {
             deferred!.append(frame)
             return true
         }
-        if queuedBytes + frame.count > maxQueuedBytes {
+        if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
             dropQueue()
             close(4008)
             return false
