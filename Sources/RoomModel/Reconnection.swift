@@ -7,8 +7,10 @@ extension RoomRegistry {
     public func startGrace(_ peer: Peer) -> Bool {
         let grace = settings.room.reconnectGraceS
         guard grace > 0, peer.room.peer(peer.id) === peer else { return false }
-        peer.graceDeadline = clock.nowMillis() + Int64(grace) * 1000
-        peersInGrace[ObjectIdentifier(peer)] = peer
+        let deadline = clock.nowMillis() + Int64(grace) * 1000
+        peer.graceDeadline = deadline
+        // Every grace has the same length, so deadlines only grow in this queue.
+        graceQueue.append((peer, deadline))
         return true
     }
 
@@ -16,17 +18,42 @@ extension RoomRegistry {
     public func expireGraces() -> [Delivery] {
         let now = clock.nowMillis()
         var deliveries: [Delivery] = []
-        for peer in peersInGrace.values where peer.graceDeadline.map({ $0 <= now }) ?? true {
-            deliveries += leave(peer, reason: .websocketClosed)
+        while let (peer, deadline) = graceQueue.first, deadline <= now {
+            graceQueue.removeFirst()
+            if peer.graceDeadline == deadline { deliveries += leave(peer, reason: .websocketClosed) }
         }
         return deliveries
     }
 
-    /// When the next grace ends (for the server's timer).
-    public var nextGraceExpiry: Int64? { peersInGrace.values.compactMap(\.graceDeadline).min() }
+    /// When the next grace ends (for the server's timer): O(1) amortized.
+    public var nextGraceExpiry: Int64? {
+        // Entries of peers that resumed or left since are skipped.
+        while let (peer, deadline) = graceQueue.first, peer.graceDeadline != deadline { graceQueue.removeFirst() }
+        return graceQueue.first?.deadline
+    }
 
     func endGraceState(_ peer: Peer) {
         peer.graceDeadline = nil
-        peersInGrace.removeValue(forKey: ObjectIdentifier(peer))
+    }
+}
+
+/// A FIFO with O(1) amortized `removeFirst` (an array and a head index).
+struct GraceQueue {
+    private var entries: [(peer: Peer, deadline: Int64)] = []
+    private var head = 0
+
+    var first: (peer: Peer, deadline: Int64)? { head < entries.count ? entries[head] : nil }
+
+    mutating func append(_ entry: (peer: Peer, deadline: Int64)) { entries.append(entry) }
+
+    mutating func removeFirst() {
+        head += 1
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 1024, head * 2 > entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
     }
 }

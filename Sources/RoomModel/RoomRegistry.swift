@@ -17,8 +17,8 @@ public final class RoomRegistry {
     var activeSpeakerRooms: Set<String> = []
     /// Large rooms with joins or leaves waiting for the next `room-state`.
     var roomStateRooms: Set<String> = []
-    /// Peers in their reconnect grace.
-    var peersInGrace: [ObjectIdentifier: Peer] = [:]
+    /// Peers in their reconnect grace, by deadline (a FIFO: all graces are equally long).
+    var graceQueue = GraceQueue()
     /// `find-peer` iterators by id.
     var peerIterators: [String: PeerIterator] = [:]
     var iteratorSerial = 0

@@ -40,3 +40,22 @@ import Testing
         #expect(!noGrace.startGrace(peer))
     }
 }
+
+@Suite struct GraceQueueTests {
+    @Test func aPeerThatResumedAndDroppedAgainExpiresOnceAtItsNewDeadline() throws {
+        let (registry, clock) = Fixtures.registry()
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        #expect(registry.startGrace(viewer))
+        clock.advance(byMillis: 5_000)
+        var resume = Fixtures.request("v", role: "viewer")
+        resume.resumePeerID = viewer.id
+        _ = try registry.join(resume)
+        #expect(registry.startGrace(viewer))
+        #expect(registry.nextGraceExpiry == clock.now + 20_000, "the stale first deadline is skipped")
+        clock.advance(byMillis: 15_000)
+        #expect(registry.expireGraces().isEmpty, "the first deadline passed, but the peer resumed since")
+        clock.advance(byMillis: 5_000)
+        #expect(registry.expireGraces().sent == [Sent(push: "on-peer-leave", to: [host.id])])
+    }
+}

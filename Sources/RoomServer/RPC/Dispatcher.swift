@@ -29,8 +29,10 @@ final class Dispatcher {
     /// Set by a resume: held pushes that follow the response (bounded by
     /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
     var replayAfterReply: [Frame] = []
-    /// The connection whose message is being handled.
-    private(set) weak var current: Connection?
+    /// The connection whose message is being handled. An identity, not a
+    /// weak reference: a weak reference would move every connection's
+    /// reference counting to the slow side-table path.
+    private var current: ObjectIdentifier?
 
     init(server: RoomServer) {
         self.server = server
@@ -72,7 +74,7 @@ final class Dispatcher {
     func handle(_ bytes: [UInt8], from connection: Connection) {
         connection.beginDeferring()
         closeAfterReply = nil
-        current = connection
+        current = ObjectIdentifier(connection)
         defer { current = nil }
         var out = Frame.writer(reserving: 128)
         var replied = false
@@ -204,7 +206,7 @@ final class Dispatcher {
             let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
             logger.info("peer disconnected", metadata: [
                 "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)"])
-            if connection === current { closeAfterReply = code } else { connection.close(code) }
+            if ObjectIdentifier(connection) == current { closeAfterReply = code } else { connection.close(code) }
         }
     }
 
