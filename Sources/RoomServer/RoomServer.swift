@@ -45,7 +45,6 @@ public final class RoomServer: @unchecked Sendable {
 
     private var context: OpaquePointer?
     private var protocols: UnsafeMutablePointer<lws_protocols>?
-    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
 
     var connections: [OpaquePointer: Connection] = [:]
@@ -65,6 +64,7 @@ public final class RoomServer: @unchecked Sendable {
     private var roleChangeTimer: LoopTimer?
     private var roomStateTimer: LoopTimer?
     private var graceTimer: LoopTimer?
+    private var keepaliveTimer: LoopTimer?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -77,7 +77,6 @@ public final class RoomServer: @unchecked Sendable {
     deinit {
         if let context { lws_context_destroy(context) }
         protocols?.deallocate()
-        retryPolicy?.deallocate()
         for string in cStrings { free(string) }
     }
 
@@ -102,13 +101,6 @@ public final class RoomServer: @unchecked Sendable {
         (protocols + 1).initialize(to: cws_protocol_list_term())
         self.protocols = protocols
 
-        let retry = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
-        retry.initialize(to: lws_retry_bo_t())
-        let idle = max(2, limits.idleTimeoutS)
-        retry.pointee.secs_since_valid_ping = UInt16(clamping: idle / 2)
-        retry.pointee.secs_since_valid_hangup = UInt16(clamping: idle)
-        self.retryPolicy = retry
-
         var info = lws_context_creation_info()
         info.port = Int32(options.port)
         // lws takes an interface name or an address: resolve the usual loopback name.
@@ -119,7 +111,6 @@ public final class RoomServer: @unchecked Sendable {
         info.pt_serv_buf_size = 64 * 1024
         info.count_threads = 1
         info.user = Unmanaged.passUnretained(self).toOpaque()
-        info.retry_and_idle_policy = UnsafePointer(retry)
         info.timeout_secs = 10
 
         guard let context = lws_create_context(&info) else {
@@ -168,6 +159,12 @@ public final class RoomServer: @unchecked Sendable {
         }
         roomState.schedule(afterMillis: roomStateInterval)
         roomStateTimer = roomState
+        let keepalive = LoopTimer(context: context) { [unowned self] in
+            sweepIdleConnections()
+            keepaliveTimer?.schedule(afterMillis: 1000)
+        }
+        keepalive.schedule(afterMillis: 1000)
+        keepaliveTimer = keepalive
         graceTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.expireGraces()
             scheduleGraceExpiry()
@@ -175,6 +172,26 @@ public final class RoomServer: @unchecked Sendable {
         roleChangeTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()
+        }
+    }
+
+    /// Keepalive, once a second: a connection silent for half of
+    /// `idle_timeout_s` gets a ping; one silent for all of it is dropped
+    /// (its peer enters the reconnect grace). One pass over the connections
+    /// per second, instead of lws' per-connection validity timers, whose
+    /// sorted list makes a round of n pings cost O(n²).
+    private func sweepIdleConnections() {
+        let idle = Int64(options.template.settings.limits.idleTimeoutS) * 1000
+        let now = monotonicMillis()
+        for connection in connections.values where !connection.isClosing {
+            let silent = now - connection.lastHeard
+            if silent >= idle {
+                logger.info("idle connection dropped", metadata: metadata(connection))
+                lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            } else if silent >= idle / 2, !connection.pinged {
+                connection.pinged = true
+                connection.enqueue(Frame.ping)
+            }
         }
     }
 
@@ -224,7 +241,8 @@ public final class RoomServer: @unchecked Sendable {
         let connection = Connection(
             wsi: wsi, id: nextID(), maxQueuedBytes: limits.maxOutboundBytes,
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst,
-                              nowMillis: clock.nowMillis()))
+                              nowMillis: clock.nowMillis()),
+            now: monotonicMillis())
         connections[wsi] = connection
         return connection
     }

@@ -93,7 +93,9 @@ import Testing
         _ = try await host.next("on-peer-join")
         let left = try await host.next("on-peer-leave", timeout: .seconds(8))
         #expect(left["reason"] == "websocket closed")
-        // A client that answers pings stays.
+        // A client that sends nothing for longer than idle_timeout_s but answers pings stays.
+        try await Task.sleep(for: .seconds(3))
+        #expect(!host.isClosed)
         _ = try await host.call("ping")
     }
 

@@ -25,8 +25,13 @@ func roomdCallback(
         _ = server.makeConnection(wsi)
         return 0
 
+    case LWS_CALLBACK_RECEIVE_PONG:
+        server.connections[wsi]?.heard(at: monotonicMillis())
+        return 0
+
     case LWS_CALLBACK_RECEIVE:
         guard let connection = server.connections[wsi] else { return -1 }
+        connection.heard(at: monotonicMillis())
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
         server.received(bytes, on: connection,
                         first: lws_is_first_fragment(wsi) != 0,

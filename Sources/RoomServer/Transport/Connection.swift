@@ -27,6 +27,10 @@ final class Connection {
     var inboundRejected = false
 
     var rate: TokenBucket
+    /// Monotonic time anything (a message, a pong) last came from the peer.
+    var lastHeard: Int64
+    /// A keepalive ping is out and not answered yet.
+    var pinged = false
     /// Consecutive -32700/-32600/42900 errors (section 8).
     var errorStreak = 0
     /// The streak reached its limit: close with 4029 once the answer is out.
@@ -36,11 +40,17 @@ final class Connection {
     /// here so that its response goes out first (section 2, ordering).
     private var deferred: [Frame]?
 
-    init(wsi: OpaquePointer, id: Int, maxQueuedBytes: Int, rate: TokenBucket) {
+    init(wsi: OpaquePointer, id: Int, maxQueuedBytes: Int, rate: TokenBucket, now: Int64) {
         self.wsi = wsi
         self.id = id
         self.maxQueuedBytes = maxQueuedBytes
         self.rate = rate
+        self.lastHeard = now
+    }
+
+    func heard(at now: Int64) {
+        lastHeard = now
+        pinged = false
     }
 
     var isClosing: Bool { closeCode != nil }

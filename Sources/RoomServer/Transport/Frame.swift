@@ -5,7 +5,7 @@ import RoomWire
 /// and the same object is queued N times; connections copy it into their
 /// write, they never write into it (so no frame header is ever written into
 /// shared bytes, and several queued frames can leave in one `write`).
-final class Frame {
+final class Frame: Sendable {
     /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
     static let headerRoom = 10
 
@@ -43,11 +43,18 @@ final class Frame {
         self.init(reservedPayload: writer.bytes)
     }
 
+    /// A frame already complete on the wire (control frames).
+    private init(wire bytes: [UInt8]) {
+        storage = bytes
+        start = 0
+    }
+
+    /// A WebSocket ping with no payload: server frames are unmasked, so it is
+    /// two bytes, shared by every connection.
+    static let ping = Frame(wire: [0x89, 0x01, 0x6B])
+
     /// Size on the wire.
     var count: Int { storage.count - start }
-
-    /// The payload (for tests and logs).
-    var payload: ArraySlice<UInt8> { storage[Self.headerRoom...] }
 
     func copy(into destination: UnsafeMutableRawPointer) {
         storage.withUnsafeBytes { source in

@@ -1,4 +1,7 @@
 import CWebSockets
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A one-shot lws_sul timer on the service thread. The sul is the first field
 /// of the allocation, followed by the owning timer, so the C callback can find
@@ -46,6 +49,13 @@ final class LoopTimer {
                                                      as: UnsafeMutableRawPointer.self)
         Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue().action()
     }
+}
+
+/// Milliseconds of a clock that never jumps (keepalive, not wall time).
+func monotonicMillis() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }
 
 func loopTimerFired(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
