@@ -175,8 +175,9 @@ public final class RoomServer: @unchecked Sendable {
         }
     }
 
-    /// Keepalive, once a second: a connection silent for half of
-    /// `idle_timeout_s` gets a ping; one silent for all of it is dropped
+    /// Keepalive, once a second: a connection silent for a third of
+    /// `idle_timeout_s` gets a ping (leaving the answer two thirds of the
+    /// window); one silent for all of it is dropped
     /// (its peer enters the reconnect grace). One pass over the connections
     /// per second, instead of lws' per-connection validity timers, whose
     /// sorted list makes a round of n pings cost O(n²).
@@ -188,7 +189,7 @@ public final class RoomServer: @unchecked Sendable {
             if silent >= idle {
                 logger.info("idle connection dropped", metadata: metadata(connection))
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
-            } else if silent >= idle / 2, !connection.pinged {
+            } else if silent >= idle / 3, !connection.pinged {
                 connection.pinged = true
                 connection.enqueue(Frame.ping)
             }
