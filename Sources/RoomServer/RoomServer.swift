@@ -55,7 +55,10 @@ public final class RoomServer: @unchecked Sendable {
     private(set) var rest: RestAPI!
     /// Reused buffer for coalesced writes.
     var writeScratch: [UInt8] = []
-    static let writeChunk = 64 * 1024
+    /// Bytes handed to lws per write. Several queued frames leave in one
+    /// write; lws copies what the kernel does not take, so this also bounds
+    /// that copy per connection.
+    static let writeChunk = 16 * 1024
 
     private(set) var draining = false
     private var stopped = false

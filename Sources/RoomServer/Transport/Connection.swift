@@ -12,6 +12,8 @@ final class Connection {
     // Outbound: frames shared with other connections, counted in bytes.
     private(set) var outbound: [Frame] = []
     private var head = 0
+    /// Bytes of `outbound[head]` already written.
+    private var headOffset = 0
     private(set) var queuedBytes = 0
     let maxQueuedBytes: Int
 
@@ -103,10 +105,18 @@ final class Connection {
     /// the socket finally closes.
     var isDroppedAsSlow: Bool { closeCode == 4008 }
 
+    /// Drops what is queued, except the rest of a frame already partly
+    /// written: the stream must stay well-formed for the close frame.
     private func dropQueue() {
-        outbound.removeAll()
+        if headOffset > 0 {
+            let partial = outbound[head]
+            outbound = [partial]
+            queuedBytes = partial.count - headOffset
+        } else {
+            outbound.removeAll()
+            queuedBytes = 0
+        }
         head = 0
-        queuedBytes = 0
     }
 
     func requestWritable() {
@@ -122,26 +132,30 @@ final class Connection {
     func writeQueued(into scratch: inout [UInt8], limit: Int) -> Int32 {
         writableRequested = false
         if head < outbound.count {
-            var total = 0
-            var end = head
-            while end < outbound.count, total == 0 || total + outbound[end].count <= limit {
-                total += outbound[end].count
-                end += 1
-            }
+            // At most `limit` bytes per write, possibly ending inside a frame
+            // (`headOffset` remembers where): what the kernel does not take,
+            // lws keeps in a copy, so this bounds that copy per connection.
             let pre = Int(CWS_PRE)
-            if scratch.count < pre + total { scratch = [UInt8](repeating: 0, count: pre + total) }
-            let written: Int32 = scratch.withUnsafeMutableBytes { buffer in
-                var offset = pre
-                for index in head..<end {
-                    outbound[index].copy(into: buffer.baseAddress! + offset)
-                    offset += outbound[index].count
+            if scratch.count < pre + limit { scratch = [UInt8](repeating: 0, count: pre + limit) }
+            var total = 0
+            scratch.withUnsafeMutableBytes { buffer in
+                while head < outbound.count, total < limit {
+                    let frame = outbound[head]
+                    let take = min(frame.count - headOffset, limit - total)
+                    frame.copy(from: headOffset, count: take, into: buffer.baseAddress! + pre + total)
+                    total += take
+                    headOffset += take
+                    if headOffset == frame.count {
+                        head += 1
+                        headOffset = 0
+                    }
                 }
-                let start = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pre
-                return lws_write(wsi, start, total, LWS_WRITE_HTTP)
+            }
+            let written = scratch.withUnsafeMutableBytes { buffer in
+                lws_write(wsi, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pre, total, LWS_WRITE_HTTP)
             }
             if written < 0 { return -1 }
             queuedBytes -= total
-            head = end
             if head == outbound.count {
                 outbound.removeAll(keepingCapacity: outbound.count <= 64)
                 head = 0

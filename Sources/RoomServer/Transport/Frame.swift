@@ -56,9 +56,10 @@ final class Frame: Sendable {
     /// Size on the wire.
     var count: Int { storage.count - start }
 
-    func copy(into destination: UnsafeMutableRawPointer) {
+    /// Copies `count` wire bytes starting `offset` bytes into the frame.
+    func copy(from offset: Int, count: Int, into destination: UnsafeMutableRawPointer) {
         storage.withUnsafeBytes { source in
-            destination.copyMemory(from: source.baseAddress! + start, byteCount: count)
+            destination.copyMemory(from: source.baseAddress! + start + offset, byteCount: count)
         }
     }
 }
