@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps build run test clean
+.PHONY: deps build run test bench clean
 
 # libwebsockets is the only system dependency; Swift packages come from SwiftPM.
 deps:
@@ -23,6 +23,11 @@ run: build
 test: deps
 	swift build --build-tests
 	swift test
+
+# Load benchmarks (roombench, roomd vs the lws mirror server): rewrites docs/BENCHMARKS.md.
+bench: deps
+	swift build -c release
+	scripts/bench.sh
 
 clean:
 	rm -rf .build

@@ -46,6 +46,7 @@ let package = Package(
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
+        .executableTarget(name: "roombench", dependencies: ["RoomClient", "RoomWire", "RoomServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
         .testTarget(

@@ -1,0 +1,763 @@
+import CWebSockets
+import Foundation
+import Synchronization
+
+/// Where connections go.
+struct Endpoint {
+    var host: String
+    var port: Int
+    var path: String
+    /// Sec-WebSocket-Protocol to ask for (the lws mirror needs `lws-mirror-protocol`).
+    var subprotocol: String?
+
+    /// Parses `ws://host:port/path`.
+    init?(url: String, subprotocol: String? = nil) {
+        guard url.hasPrefix("ws://") else { return nil }
+        let rest = url.dropFirst(5)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        guard let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...])
+        else { return nil }
+        host = String(authority[..<colon])
+        self.port = port
+        path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        self.subprotocol = subprotocol
+    }
+}
+
+enum ConnPhase { case idle, connecting, open, closed }
+
+/// One client connection. Loop thread only.
+final class BenchConn {
+    let index: Int
+    var wsi: OpaquePointer?
+    var phase = ConnPhase.idle
+    /// The close code the server sent (0: none yet; 1006: dropped without a close frame).
+    var closeCode = 0
+    /// Scenario data: which room the connection belongs to.
+    var room = 0
+    var joined = false
+    var joinAnswered = false
+    var joinSentNs: UInt64 = 0
+    var nextCallID = 1
+    var framesIn = 0
+
+    /// Frames (already masked) waiting for the socket.
+    fileprivate var outgoing: [UInt8] = []
+    fileprivate var closeAfterFlush = false
+    /// The HTTP upgrade request, sent once the TCP connection is up.
+    fileprivate var request: [UInt8] = []
+    /// Bytes of the upgrade response until its blank line.
+    fileprivate var handshake: [UInt8] = []
+    /// Frame parsing across reads: an incomplete frame's start, and payload bytes still to skip.
+    fileprivate var carry: [UInt8] = []
+    fileprivate var skip = 0
+
+    init(index: Int) { self.index = index }
+
+    var queuedBytes: Int { outgoing.count }
+}
+
+/// What one measured window saw (reset by `BenchLoop.resetCounters`).
+struct Counters {
+    var framesIn = 0
+    var bytesIn = 0
+    var reads = 0
+    /// Frames carrying the current step's timestamp marker, at non-senders.
+    var deliveries = 0
+    /// Marked frames from an earlier step (arrived after its drain window).
+    var stale = 0
+    /// Marked frames that came back to their own sender (the lws mirror echoes).
+    var echoes = 0
+    /// Frames that are neither responses nor marked (e.g. on-peer-join).
+    var otherFrames = 0
+    var responsesOK = 0
+    var responsesError = 0
+    var errorCodes: [Int: Int] = [:]
+    var firstDeliveryNs: UInt64 = 0
+    var lastDeliveryNs: UInt64 = 0
+}
+
+/// The load tool's own client loop, built for the receive hot path.
+///
+/// libwebsockets runs the event loop (connects, poll, writability) on the
+/// calling thread, but every connection is an lws **RAW** client socket:
+/// roombench does the HTTP upgrade and the WebSocket framing itself, so a
+/// read of up to 256 KiB (`pt_serv_buf_size`) holding hundreds of frames is
+/// parsed in one pass — per frame, only the header and the first bytes of
+/// the payload are looked at (a JSON-RPC response's id, or the
+/// `~T<digits>` timestamp marker found with `memchr`). lws' own WebSocket
+/// client parser goes byte by byte through a state machine and, measured,
+/// cost ~1.5 µs per 300-byte frame: it capped a one-core client at about
+/// 500k deliveries/s, below the figures to be measured.
+///
+/// The lws callback is the top-level C function `benchLWSCallback` below;
+/// it finds the loop through the context user pointer and the connection
+/// through the wsi's opaque user data (its index + 1).
+final class BenchLoop {
+    private(set) var context: OpaquePointer?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    private let rawMethod: UnsafeMutablePointer<CChar>
+    private let ticker = Ticker()
+    private var ev: LibEV?
+    private var evLoop: OpaquePointer?
+    private let foreignLoops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+    /// Which event loop carries the connections (reported in the results).
+    private(set) var eventLoop = "lws poll()"
+    private var cStrings: [String: UnsafeMutablePointer<CChar>] = [:]
+
+    /// Every connection ever made on this loop, by index.
+    private(set) var conns: [BenchConn] = []
+
+    var counters = Counters()
+    var latency = Histogram()
+    /// Marker step tag that counts as a delivery.
+    var step = 0
+    /// Close codes seen (server close frames; 1006 for drops), over the whole run.
+    var closeCodes: [Int: Int] = [:]
+    var connectErrors = 0
+    var lastConnectError = ""
+    private(set) var connecting = 0
+    private(set) var openCount = 0
+
+    /// Called about every millisecond on the loop thread while set.
+    var onTick: ((UInt64) -> Void)? {
+        didSet { ticker.fast.store(onTick != nil, ordering: .relaxed) }
+    }
+    /// A JSON-RPC response arrived: (connection, id, error code or nil).
+    var onResponse: ((BenchConn, Int, Int?) -> Void)?
+
+    /// Size of one read (lws reads raw sockets into its per-thread buffer).
+    static let readBufferSize = 256 * 1024
+    /// Bytes of a message's payload kept for parsing when it spans reads.
+    static let headBytes = 4096
+
+    init() throws {
+        protocolName = strdup("roombench")!
+        rawMethod = strdup("RAW")!
+        protocols = .allocate(capacity: 2)
+        var proto = lws_protocols()
+        proto.name = UnsafePointer(protocolName)
+        proto.callback = benchLWSCallback
+        proto.per_session_data_size = 0
+        proto.rx_buffer_size = Self.readBufferSize
+        protocols.initialize(to: proto)
+        (protocols + 1).initialize(to: cws_protocol_list_term())
+
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        var info = lws_context_creation_info()
+        info.port = CONTEXT_PORT_NO_LISTEN
+        info.protocols = UnsafePointer(protocols)
+        info.gid = -1
+        info.uid = -1
+        info.options = 0
+        // libev (epoll) instead of lws' built-in poll(): poll() walks every
+        // socket on every wake-up, which with 10,000 connections was most of
+        // the tool's CPU. lws drives libev through its evlib plugin on a
+        // loop we own ("foreign loop"), which `run` turns once per round.
+        if ProcessInfo.processInfo.environment["ROOMBENCH_POLL"] != "1", let ev = LibEV.load(),
+            let evLoop = ev.loopNew(0)
+        {
+            self.ev = ev
+            self.evLoop = evLoop
+            foreignLoops.pointee = UnsafeMutableRawPointer(evLoop)
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = foreignLoops
+        }
+        info.pt_serv_buf_size = UInt32(Self.readBufferSize)
+        info.timeout_secs = 30
+        info.connect_timeout_secs = 10
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        context = lws_create_context(&info)
+        if context == nil, let ev, let evLoop {  // e.g. lws' libev plugin missing: plain poll()
+            ev.loopDestroy(evLoop)
+            self.ev = nil
+            self.evLoop = nil
+            info.options &= ~UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = nil
+            context = lws_create_context(&info)
+        }
+        guard let context else { throw BenchError("cannot create the lws client context") }
+        if let ev, let evLoop {
+            eventLoop = ev.backend(evLoop) == 4 ? "libev/epoll" : "libev/backend \(ev.backend(evLoop))"
+        }
+        ticker.start(context)
+    }
+
+    deinit {
+        destroy()
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        free(protocolName)
+        free(rawMethod)
+        foreignLoops.deallocate()
+        for string in cStrings.values { free(string) }
+    }
+
+    /// Drops every connection at once (lws_context_destroy) and ends the loop.
+    func destroy() {
+        guard let context else { return }
+        ticker.stop()
+        lws_context_destroy(context)
+        if let ev, let evLoop {
+            _ = ev.run(evLoop, 1)  // EVRUN_NOWAIT: let lws finish closing
+            ev.loopDestroy(evLoop)
+            self.evLoop = nil
+        }
+        self.context = nil
+        for conn in conns where conn.phase != .closed { conn.phase = .closed }
+    }
+
+    private func cString(_ string: String) -> UnsafeMutablePointer<CChar> {
+        if let existing = cStrings[string] { return existing }
+        let made = strdup(string)!
+        cStrings[string] = made
+        return made
+    }
+
+    // MARK: - Connections
+
+    func makeConns(_ count: Int) -> [BenchConn] {
+        let made = (0..<count).map { BenchConn(index: conns.count + $0) }
+        conns.append(contentsOf: made)
+        return made
+    }
+
+    /// Starts connecting `conn`; it ends up `.open` (upgrade done) or `.closed`.
+    func connect(_ conn: BenchConn, to endpoint: Endpoint, path: String? = nil) {
+        guard let context, conn.phase == .idle else { return }
+        conn.phase = .connecting
+        connecting += 1
+        var request = "GET \(path ?? endpoint.path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\n"
+            + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+            + "Sec-WebSocket-Key: cm9vbWJlbmNoLWtleS0xMg==\r\n"
+        if let subprotocol = endpoint.subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        request += "\r\n"
+        conn.request = Array(request.utf8)
+
+        var info = lws_client_connect_info()
+        info.context = context
+        info.address = UnsafePointer(cString(endpoint.host))
+        info.port = Int32(endpoint.port)
+        info.ssl_connection = 0
+        info.method = UnsafePointer(rawMethod)
+        info.local_protocol_name = UnsafePointer(protocolName)
+        info.opaque_user_data = UnsafeMutableRawPointer(bitPattern: conn.index + 1)
+        let wsi = lws_client_connect_via_info(&info)
+        if conn.phase == .connecting {
+            if let wsi {
+                conn.wsi = wsi
+            } else {
+                connectFailed(conn, "lws_client_connect_via_info failed")
+            }
+        }
+    }
+
+    /// Connects `list` with at most `window` handshakes in flight. Returns
+    /// (opened, failed, seconds).
+    func connectAll(_ list: [BenchConn], to endpoint: Endpoint, window: Int = 256,
+                    timeout: Double, path: ((BenchConn) -> String)? = nil) -> (Int, Int, Double) {
+        let start = monoNanos()
+        let deadline = start + UInt64(timeout * 1e9)
+        var next = 0
+        run(until: deadline) {
+            while next < list.count, self.connecting < window {
+                self.connect(list[next], to: endpoint, path: path?(list[next]))
+                next += 1
+            }
+            return next < list.count || self.connecting > 0
+        }
+        let opened = list.filter { $0.phase == .open }.count
+        return (opened, list.count - opened, Double(monoNanos() - start) / 1e9)
+    }
+
+    /// Queues one masked text message on `conn`.
+    func send(_ conn: BenchConn, _ text: [UInt8]) {
+        guard conn.phase == .open else { return }
+        appendFrame(to: &conn.outgoing, opcode: 0x1, payload: text)
+        if let wsi = conn.wsi { lws_callback_on_writable(wsi) }
+    }
+
+    func send(_ conn: BenchConn, _ text: String) { send(conn, Array(text.utf8)) }
+
+    /// A client frame: FIN + opcode, the mask bit and key, the masked payload.
+    private func appendFrame(to out: inout [UInt8], opcode: UInt8, payload: some Collection<UInt8>) {
+        let count = payload.count
+        out.append(0x80 | opcode)
+        if count < 126 {
+            out.append(0x80 | UInt8(count))
+        } else if count <= 0xFFFF {
+            out.append(0x80 | 126)
+            out.append(UInt8(count >> 8))
+            out.append(UInt8(count & 0xFF))
+        } else {
+            out.append(0x80 | 127)
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((count >> shift) & 0xFF)) }
+        }
+        let mask: [UInt8] = [0x5A, 0x17, 0xC3, 0x8E]
+        out.append(contentsOf: mask)
+        for (i, byte) in payload.enumerated() { out.append(byte ^ mask[i & 3]) }
+    }
+
+    // MARK: - Running
+
+    /// Services the loop until `condition` is false (checked after every
+    /// service round) or the deadline passes. Returns true if the condition ended it.
+    @discardableResult
+    func run(until deadline: UInt64, while condition: () -> Bool) -> Bool {
+        guard let context, abortReason == nil else { return false }
+        while condition() {
+            let now = monoNanos()
+            if now >= deadline { return false }
+            if let watchdog, now >= nextWatchdogNs {
+                nextWatchdogNs = now + 250_000_000
+                if let reason = watchdog() {
+                    abortReason = reason
+                    return false
+                }
+            }
+            if let onTick, now >= nextTickNs {
+                nextTickNs = now + 1_000_000
+                onTick(now)
+            }
+            if let ev, let evLoop {
+                _ = ev.run(evLoop, 2)  // EVRUN_ONCE: wait for events, handle them, return
+            } else if lws_service(context, 0) < 0 {
+                return false
+            }
+        }
+        return true
+    }
+
+    private var nextTickNs: UInt64 = 0
+    private var nextWatchdogNs: UInt64 = 0
+
+    /// Checked every 250 ms while running: a non-nil answer stops every run
+    /// from then on (e.g. the server's RSS went over a safety limit).
+    var watchdog: (() -> String?)?
+    private(set) var abortReason: String?
+
+    /// Services the loop for `seconds`.
+    func run(for seconds: Double) {
+        let deadline = monoNanos() + UInt64(seconds * 1e9)
+        run(until: deadline) { true }
+    }
+
+    /// Runs until no frame has arrived for `quiet` seconds (or `timeout` passed).
+    /// Returns true if it went quiet.
+    @discardableResult
+    func runUntilQuiet(quiet: Double, timeout: Double) -> Bool {
+        let deadline = monoNanos() + UInt64(timeout * 1e9)
+        var lastFrames = counters.framesIn
+        var lastChange = monoNanos()
+        let quietNs = UInt64(quiet * 1e9)
+        return run(until: deadline) {
+            let now = monoNanos()
+            if counters.framesIn != lastFrames {
+                lastFrames = counters.framesIn
+                lastChange = now
+            }
+            return now - lastChange < quietNs
+        }
+    }
+
+    func resetCounters() {
+        counters = Counters()
+        latency.reset()
+    }
+
+    // MARK: - lws events (loop thread)
+
+    private func connectFailed(_ conn: BenchConn, _ why: String) {
+        if conn.phase == .connecting { connecting -= 1 }
+        conn.phase = .closed
+        conn.wsi = nil
+        connectErrors += 1
+        lastConnectError = why
+    }
+
+    private func opened(_ conn: BenchConn) {
+        if conn.phase == .connecting { connecting -= 1 }
+        conn.phase = .open
+        openCount += 1
+        conn.handshake = []
+        if !conn.outgoing.isEmpty, let wsi = conn.wsi { lws_callback_on_writable(wsi) }
+    }
+
+    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
+                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+        guard let raw = lws_get_opaque_user_data(wsi) else { return 0 }
+        let index = Int(bitPattern: raw) - 1
+        guard index >= 0, index < conns.count else { return 0 }
+        let conn = conns[index]
+
+        switch reason {
+        case LWS_CALLBACK_RAW_RX:
+            guard let input, length > 0 else { return 0 }
+            counters.reads += 1
+            counters.bytesIn += length
+            let bytes = UnsafeRawBufferPointer(start: input, count: length)
+            if conn.phase == .connecting { return upgradeResponse(conn, wsi, bytes) }
+            consume(conn, wsi, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), length)
+            return 0
+
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return writeable(conn, wsi)
+
+        case LWS_CALLBACK_RAW_CONNECTED:
+            conn.wsi = wsi
+            lws_callback_on_writable(wsi)  // sends the upgrade request
+            return 0
+
+        case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
+            var why = "connection error"
+            if let input, length > 0 {
+                why = String(decoding: UnsafeRawBufferPointer(start: input, count: length), as: UTF8.self)
+            } else if let input {
+                why = String(cString: input.assumingMemoryBound(to: CChar.self))
+            }
+            if conn.phase == .connecting { connectFailed(conn, why) }
+            return 0
+
+        case LWS_CALLBACK_RAW_CLOSE, LWS_CALLBACK_WSI_DESTROY:
+            if conn.phase == .open {
+                openCount -= 1
+                let code = conn.closeCode == 0 ? 1006 : conn.closeCode
+                conn.closeCode = code
+                closeCodes[code, default: 0] += 1
+            } else if conn.phase == .connecting {
+                connectFailed(conn, "closed during the WebSocket handshake")
+            }
+            conn.phase = .closed
+            conn.wsi = nil
+            return 0
+
+        default:
+            return 0
+        }
+    }
+
+    /// Bytes of the HTTP upgrade response (and maybe the first frames after it).
+    private func upgradeResponse(_ conn: BenchConn, _ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        conn.handshake.append(contentsOf: bytes)
+        let blank: [UInt8] = [13, 10, 13, 10]
+        guard let end = conn.handshake.firstRange(of: blank)?.upperBound else {
+            if conn.handshake.count > 16384 {
+                connectFailed(conn, "no end of the upgrade response")
+                return -1
+            }
+            return 0
+        }
+        let status = String(decoding: conn.handshake.prefix(12), as: UTF8.self)
+        guard status == "HTTP/1.1 101" else {
+            let line = String(decoding: conn.handshake.prefix { $0 != 13 }, as: UTF8.self)
+            connectFailed(conn, "upgrade refused: \(line)")
+            return -1
+        }
+        let rest = Array(conn.handshake[end...])
+        opened(conn)
+        if !rest.isEmpty {
+            rest.withUnsafeBufferPointer { consume(conn, wsi, $0.baseAddress!, $0.count) }
+        }
+        return 0
+    }
+
+    /// Splits a read into frames. A frame complete in the read is parsed in
+    /// place; one that continues in a later read has its start (header and up
+    /// to `headBytes` of payload) kept in `carry`, and the rest is skipped.
+    private func consume(_ conn: BenchConn, _ wsi: OpaquePointer, _ p: UnsafePointer<UInt8>, _ length: Int) {
+        var pos = 0
+        while pos < length {
+            if conn.skip > 0 {
+                let n = min(conn.skip, length - pos)
+                conn.skip -= n
+                pos += n
+                continue
+            }
+            if !conn.carry.isEmpty {
+                // Complete the kept start of a frame, as far as needed.
+                var need = Self.bytesNeeded(conn.carry)
+                while conn.carry.count < need, pos < length {
+                    let take = min(need - conn.carry.count, length - pos)
+                    conn.carry.append(contentsOf: UnsafeBufferPointer(start: p + pos, count: take))
+                    pos += take
+                    need = Self.bytesNeeded(conn.carry)
+                }
+                if conn.carry.count < need { return }
+                let carried = conn.carry
+                conn.carry.removeAll(keepingCapacity: true)
+                carried.withUnsafeBufferPointer { buffer in
+                    let header = Self.header(buffer.baseAddress!, buffer.count)!
+                    let have = buffer.count - header.size
+                    frame(conn, wsi, opcode: header.opcode, buffer.baseAddress! + header.size, have)
+                    conn.skip = header.payload - have
+                }
+                continue
+            }
+            guard let header = Self.header(p + pos, length - pos) else {
+                conn.carry.append(contentsOf: UnsafeBufferPointer(start: p + pos, count: length - pos))
+                return
+            }
+            let available = length - pos - header.size
+            if available >= header.payload {
+                frame(conn, wsi, opcode: header.opcode, p + pos + header.size, header.payload)
+                pos += header.size + header.payload
+            } else if available >= Self.headBytes {
+                frame(conn, wsi, opcode: header.opcode, p + pos + header.size, Self.headBytes)
+                conn.skip = header.payload - available
+                pos = length
+            } else {
+                conn.carry.append(contentsOf: UnsafeBufferPointer(start: p + pos, count: length - pos))
+                return
+            }
+        }
+    }
+
+    struct FrameHeader {
+        var opcode: UInt8
+        var size: Int
+        var payload: Int
+    }
+
+    /// The frame header at `p` if all of it is there (server frames are unmasked).
+    @inline(__always)
+    private static func header(_ p: UnsafePointer<UInt8>, _ count: Int) -> FrameHeader? {
+        guard count >= 2 else { return nil }
+        let opcode = p[0] & 0x0F
+        let masked = p[1] & 0x80 != 0
+        let short = Int(p[1] & 0x7F)
+        var size = 2
+        var payload = short
+        if short == 126 {
+            guard count >= 4 else { return nil }
+            payload = Int(p[2]) << 8 | Int(p[3])
+            size = 4
+        } else if short == 127 {
+            guard count >= 10 else { return nil }
+            payload = 0
+            for k in 2..<10 { payload = payload << 8 | Int(p[k]) }
+            size = 10
+        }
+        if masked { size += 4 }  // never from a server; tolerated
+        guard count >= size else { return nil }
+        return FrameHeader(opcode: opcode, size: size, payload: payload)
+    }
+
+    /// How many bytes from a frame's start are needed to parse it: the
+    /// header, then the payload up to `headBytes`.
+    private static func bytesNeeded(_ carry: [UInt8]) -> Int {
+        carry.withUnsafeBufferPointer { buffer in
+            let p = buffer.baseAddress!
+            guard buffer.count >= 2 else { return 2 }
+            let short = Int(p[1] & 0x7F)
+            let extra = (short == 126 ? 2 : short == 127 ? 8 : 0) + (p[1] & 0x80 != 0 ? 4 : 0)
+            guard let header = header(p, buffer.count) else { return 2 + extra }
+            return header.size + min(header.payload, headBytes)
+        }
+    }
+
+    /// One frame (or the first `headBytes` of its payload).
+    @inline(__always)
+    private func frame(_ conn: BenchConn, _ wsi: OpaquePointer, opcode: UInt8, _ p: UnsafePointer<UInt8>, _ count: Int) {
+        switch opcode {
+        case 0x1, 0x2:
+            message(conn, p, count)
+        case 0x0:
+            break  // continuation: its message was counted with its first frame
+        case 0x8:
+            conn.closeCode = count >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
+            // Echo the code, then close once it is written.
+            appendFrame(to: &conn.outgoing, opcode: 0x8, payload: UnsafeBufferPointer(start: p, count: min(count, 2)))
+            conn.closeAfterFlush = true
+            lws_callback_on_writable(wsi)
+        case 0x9:
+            appendFrame(to: &conn.outgoing, opcode: 0xA, payload: UnsafeBufferPointer(start: p, count: count))
+            lws_callback_on_writable(wsi)
+        default:
+            break
+        }
+    }
+
+    private static let responsePrefix = Array(#"{"jsonrpc":"2.0","id":"#.utf8)
+    private static let errorKey = Array(#","error":{"code":"#.utf8)
+
+    /// One text message (or its head).
+    @inline(__always)
+    private func message(_ conn: BenchConn, _ p: UnsafePointer<UInt8>, _ count: Int) {
+        conn.framesIn += 1
+        counters.framesIn += 1
+        guard count > 0 else {
+            counters.otherFrames += 1
+            return
+        }
+        // A JSON-RPC response: roomd writes "jsonrpc" then "id" first.
+        let prefix = Self.responsePrefix
+        if count > prefix.count, p[0] == UInt8(ascii: "{"), p[2] == UInt8(ascii: "j"),
+            memcmp(p, prefix, prefix.count) == 0
+        {
+            var i = prefix.count
+            var id = 0
+            while i < count, p[i] >= 48, p[i] <= 57 {
+                id = id * 10 + Int(p[i] - 48)
+                i += 1
+            }
+            var errorCode: Int?
+            let key = Self.errorKey
+            if i + key.count < count, memcmp(p + i, key, key.count) == 0 {
+                var j = i + key.count
+                var negative = false
+                if j < count, p[j] == UInt8(ascii: "-") {
+                    negative = true
+                    j += 1
+                }
+                var code = 0
+                while j < count, p[j] >= 48, p[j] <= 57 {
+                    code = code * 10 + Int(p[j] - 48)
+                    j += 1
+                }
+                errorCode = negative ? -code : code
+                counters.responsesError += 1
+                counters.errorCodes[errorCode!, default: 0] += 1
+            } else {
+                counters.responsesOK += 1
+            }
+            onResponse?(conn, id, errorCode)
+            return
+        }
+        // A timestamped message: ~T + 16 digits (µs, CLOCK_MONOTONIC) + 2 digits
+        // (step) + 7 digits (the sending connection's index).
+        if let at = Self.markerOffset(p, count), at + Marker.digits <= count {
+            var stamp: UInt64 = 0
+            for k in 0..<16 { stamp = stamp &* 10 &+ UInt64(p[at + k] &- 48) }
+            let tag = Int(p[at + 16] &- 48) * 10 + Int(p[at + 17] &- 48)
+            var from = 0
+            for k in 18..<25 { from = from &* 10 &+ Int(p[at + k] &- 48) }
+            if from == conn.index {
+                counters.echoes += 1
+            } else if tag == step {
+                let now = monoNanos()
+                let nowMicros = now / 1000
+                latency.record(nowMicros > stamp ? nowMicros - stamp : 0)
+                counters.deliveries += 1
+                if counters.firstDeliveryNs == 0 { counters.firstDeliveryNs = now }
+                counters.lastDeliveryNs = now
+            } else {
+                counters.stale += 1
+            }
+            return
+        }
+        counters.otherFrames += 1
+    }
+
+    /// Offset just past the first `~T` in the message, if any.
+    @inline(__always)
+    private static func markerOffset(_ p: UnsafePointer<UInt8>, _ count: Int) -> Int? {
+        var from = 0
+        while from < count - 1 {
+            guard let hit = memchr(p + from, 0x7E, count - from - 1) else { return nil }  // '~'
+            let at = UnsafeRawPointer(p).distance(to: UnsafeRawPointer(hit))
+            if p[at + 1] == UInt8(ascii: "T") { return at + 2 }
+            from = at + 1
+        }
+        return nil
+    }
+
+    /// Writes the upgrade request or every queued frame in one raw write
+    /// (lws keeps whatever the socket does not take and writes it first next time).
+    private func writeable(_ conn: BenchConn, _ wsi: OpaquePointer) -> Int32 {
+        let pre = Int(CWS_PRE)
+        var pending: [UInt8]
+        if conn.phase == .connecting {
+            guard !conn.request.isEmpty else { return 0 }
+            pending = conn.request
+            conn.request = []
+        } else {
+            guard !conn.outgoing.isEmpty else { return conn.closeAfterFlush ? -1 : 0 }
+            pending = conn.outgoing
+            conn.outgoing.removeAll(keepingCapacity: true)
+        }
+        var buffer = [UInt8](repeating: 0, count: pre)
+        buffer.reserveCapacity(pre + pending.count)
+        buffer.append(contentsOf: pending)
+        let written = buffer.withUnsafeMutableBufferPointer { b in
+            lws_write(wsi, b.baseAddress! + pre, b.count - pre, LWS_WRITE_HTTP)  // = LWS_WRITE_RAW (a macro alias Swift does not import)
+        }
+        if written < 0 { return -1 }
+        if conn.closeAfterFlush { lws_callback_on_writable(wsi) }
+        return 0
+    }
+}
+
+/// libev, loaded at run time (libwebsockets-dev depends on it; without it
+/// roombench falls back to lws' poll() loop).
+struct LibEV {
+    typealias LoopNew = @convention(c) (UInt32) -> OpaquePointer?
+    typealias Run = @convention(c) (OpaquePointer?, Int32) -> Int32
+    typealias LoopDestroy = @convention(c) (OpaquePointer?) -> Void
+    typealias Backend = @convention(c) (OpaquePointer?) -> UInt32
+
+    let loopNew: LoopNew
+    let run: Run
+    let loopDestroy: LoopDestroy
+    let backend: Backend
+
+    static func load() -> LibEV? {
+        guard let handle = dlopen("libev.so.4", RTLD_NOW | RTLD_GLOBAL),
+            let loopNew = dlsym(handle, "ev_loop_new"), let run = dlsym(handle, "ev_run"),
+            let destroy = dlsym(handle, "ev_loop_destroy"), let backend = dlsym(handle, "ev_backend")
+        else { return nil }
+        return LibEV(loopNew: unsafeBitCast(loopNew, to: LoopNew.self), run: unsafeBitCast(run, to: Run.self),
+                     loopDestroy: unsafeBitCast(destroy, to: LoopDestroy.self),
+                     backend: unsafeBitCast(backend, to: Backend.self))
+    }
+}
+
+/// A message that stops a scenario.
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The lws protocol callback: a plain top-level C-convention function. The
+/// loop is the context user; the connection is the wsi's opaque user data.
+func benchLWSCallback(
+    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?, _ length: Int
+) -> Int32 {
+    guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
+    return Unmanaged<BenchLoop>.fromOpaque(raw).takeUnretainedValue().handle(wsi, reason, input, length)
+}
+
+/// Wakes the loop thread (`lws_cancel_service`, which is thread-safe) every
+/// millisecond while ticks are wanted, else every 10 ms, so that `run`
+/// checks its deadline and condition and sends on time. Not an lws_sul
+/// timer: lws 4.1 rounds its poll timeout down to whole milliseconds, so a
+/// 1 ms sul makes poll() spin with a zero timeout (measured: a full core).
+final class Ticker: Sendable {
+    let fast = Atomic<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    func start(_ context: OpaquePointer) {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        let address = Int(bitPattern: UnsafeRawPointer(context))
+        let thread = Thread { [self] in
+            let context = OpaquePointer(bitPattern: address)
+            while !self.stopped.load(ordering: .relaxed) {
+                usleep(self.fast.load(ordering: .relaxed) ? 1000 : 10_000)
+                lws_cancel_service(context)
+            }
+            self.done.signal()
+        }
+        thread.name = "roombench-ticker"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for it (before the context is destroyed).
+    func stop() {
+        guard running.load(ordering: .relaxed), !stopped.exchange(true, ordering: .relaxed) else { return }
+        done.wait()
+    }
+}
