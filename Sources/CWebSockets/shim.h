@@ -4,6 +4,7 @@
 #include <libwebsockets.h>
 #include <signal.h>
 #include <string.h>
+#include <malloc.h>  /* malloc_trim: give freed heap back after traffic bursts */
 
 /* Swift does not import function-like or padded macros: re-export them. */
 enum { CWS_PRE = LWS_PRE };

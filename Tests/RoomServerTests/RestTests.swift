@@ -184,3 +184,56 @@ import Testing
         #expect(!text.contains("room-1"), "no per-room labels")
     }
 }
+
+@Suite struct RestEndpointErrorTests {
+    static let endpoints: [(method: String, path: String, body: String?)] = [
+        ("GET", "/v2/active-rooms/room-1", nil),
+        ("GET", "/v2/active-rooms/room-1/peers", nil),
+        ("POST", "/v2/active-rooms/room-1/peers/PEER", #"{"name":"x"}"#),
+        ("POST", "/v2/active-rooms/room-1/remove-peers", #"{"peer_id":"PEER","reason":"r"}"#),
+        ("POST", "/v2/active-rooms/room-1/send-message", #"{"message":"m"}"#),
+        ("POST", "/v2/active-rooms/room-1/end-room", #"{"reason":"r"}"#),
+        ("POST", "/v2/active-rooms/room-1/unlock", nil),
+    ]
+
+    @Test func everyEndpointAnswers401And403AndItsUnknownRoom() async throws {
+        let stage = try await Stage()
+        let admin = try await stage.daemon.managementToken()
+        let app = try await stage.daemon.token(user: "x", role: "host")
+        let peer = stage.ids["viewer"]!
+        for endpoint in Self.endpoints {
+            let path = endpoint.path.replacingOccurrences(of: "PEER", with: peer)
+            let body = endpoint.body?.replacingOccurrences(of: "PEER", with: peer)
+            let label = "\(endpoint.method) \(path)"
+            let none = try await http(endpoint.method, stage.daemon, path, body: body)
+            #expect(none.status == 401 && none.body["code"] == 40100, "\(label)")
+            let asApp = try await http(endpoint.method, stage.daemon, path, token: app, body: body)
+            #expect(asApp.status == 403 && asApp.body["code"] == 40300, "\(label)")
+            let elsewhere = try await http(endpoint.method, stage.daemon, path.replacingOccurrences(of: "room-1", with: "room-9"),
+                                           token: admin, body: body)
+            if endpoint.path.hasSuffix("/unlock") {
+                #expect(elsewhere.status == 200, "unlock of a room that is not locked is fine")
+            } else {
+                #expect(elsewhere.status == 404 && elsewhere.body["code"] == 40001, "\(label)")
+            }
+        }
+    }
+
+    @Test func removePeersErrors() async throws {
+        let stage = try await Stage()
+        let admin = try await stage.daemon.managementToken()
+        let path = "/v2/active-rooms/room-1/remove-peers"
+        let unknownPeer = try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"nobody","reason":"r"}"#)
+        #expect(unknownPeer.status == 404 && unknownPeer.body["code"] == 40400)
+        let unknownRole = try await http("POST", stage.daemon, path, token: admin, body: #"{"role":"king","reason":"r"}"#)
+        #expect(unknownRole.status == 400 && unknownRole.body["code"] == 40402)
+        #expect(try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"x"}"#).status == 400, "reason is required")
+        #expect(try await http("POST", stage.daemon, path, token: admin, body: #"{"reason":"r"}"#).status == 400, "peer_id or role")
+        let byRole = try await http("POST", stage.daemon, path, token: admin, body: #"{"role":"viewer","reason":"bye"}"#)
+        #expect(byRole.status == 200)
+        #expect(try await stage.viewer.closeCode() == 4001)
+        let unknownTarget = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
+                                           body: #"{"peer_id":"nobody","message":"m"}"#)
+        #expect(unknownTarget.status == 404 && unknownTarget.body["code"] == 40400)
+    }
+}

@@ -42,8 +42,12 @@ func roomdCallback(
     case LWS_CALLBACK_SERVER_WRITEABLE:
         guard let connection = server.connections[wsi] else { return -1 }
         let queued = connection.queuedBytes
-        let result = connection.writeQueued(into: &server.writeScratch, limit: RoomServer.writeChunk)
-        if queued > connection.queuedBytes { server.metrics.bytesOut.increment(by: queued - connection.queuedBytes) }
+        let result = connection.writeQueued(into: &server.writeScratch, limit: RoomServer.writeChunk,
+                                            backedUpLimit: RoomServer.backedUpWriteChunk)
+        if queued > connection.queuedBytes {
+            server.metrics.bytesOut.increment(by: queued - connection.queuedBytes)
+            server.bytesSinceTrim += queued - connection.queuedBytes
+        }
         return result
 
     case LWS_CALLBACK_CLOSED:

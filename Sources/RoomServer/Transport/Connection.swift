@@ -14,6 +14,8 @@ final class Connection {
     private var head = 0
     /// Bytes of `outbound[head]` already written.
     private var headOffset = 0
+    /// The kernel did not take all of the last write (lws kept the rest).
+    private var backedUp = false
     private(set) var queuedBytes = 0
     let maxQueuedBytes: Int
 
@@ -129,12 +131,14 @@ final class Connection {
     /// frames as fit into `scratch` and hands them to lws in one raw write:
     /// server frames are unmasked, so complete frames built here can be
     /// written back to back. Returns -1 to close the connection.
-    func writeQueued(into scratch: inout [UInt8], limit: Int) -> Int32 {
+    func writeQueued(into scratch: inout [UInt8], limit fullLimit: Int, backedUpLimit: Int) -> Int32 {
         writableRequested = false
         if head < outbound.count {
             // At most `limit` bytes per write, possibly ending inside a frame
             // (`headOffset` remembers where): what the kernel does not take,
             // lws keeps in a copy, so this bounds that copy per connection.
+            // Small writes only for a connection that is backing up.
+            let limit = backedUp ? backedUpLimit : fullLimit
             let pre = Int(CWS_PRE)
             if scratch.count < pre + limit { scratch = [UInt8](repeating: 0, count: pre + limit) }
             var total = 0
@@ -155,6 +159,7 @@ final class Connection {
                 lws_write(wsi, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + pre, total, LWS_WRITE_HTTP)
             }
             if written < 0 { return -1 }
+            backedUp = lws_partial_buffered(wsi) != 0
             queuedBytes -= total
             if head == outbound.count {
                 outbound.removeAll(keepingCapacity: outbound.count <= 64)
