@@ -28,6 +28,7 @@ test: deps
 bench: deps
 	swift build -c release
 	scripts/bench.sh
+	python3 scripts/startup-bench.py .build/release/roomd 20
 
 clean:
 	rm -rf .build
