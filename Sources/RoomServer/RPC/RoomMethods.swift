@@ -144,30 +144,30 @@ extension Dispatcher {
     // MARK: groups
 
     func groupJoin(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        fanOut(try registry.addToGroup(by: .peer(peer), peer, group: try params.id("name", required: true)!))
-        return groups(of: peer)
+        try changeGroup(params, connection, add: true, ofOther: false)
     }
 
     func groupLeave(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        fanOut(try registry.removeFromGroup(by: .peer(peer), peer, group: try params.id("name", required: true)!))
-        return groups(of: peer)
+        try changeGroup(params, connection, add: false, ofOther: false)
     }
 
     func groupAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        let name = try params.id("name", required: true)!
-        let target = try registry.groupTarget(by: peer, try params.requiredString("peer_id"))
-        fanOut(try registry.addToGroup(by: .peer(peer), target, group: name))
-        return groups(of: target)
+        try changeGroup(params, connection, add: true, ofOther: true)
     }
 
     func groupRemove(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        try changeGroup(params, connection, add: false, ofOther: true)
+    }
+
+    /// `group-join`/`group-leave` (the caller) and `group-add`/`group-remove` (`peer_id`).
+    private func changeGroup(_ params: Params, _ connection: Connection, add: Bool, ofOther: Bool)
+        throws(RoomError) -> [UInt8]
+    {
         let peer = connection.peer!
         let name = try params.id("name", required: true)!
-        let target = try registry.groupTarget(by: peer, try params.requiredString("peer_id"))
-        fanOut(try registry.removeFromGroup(by: .peer(peer), target, group: name))
+        let target = ofOther ? try registry.groupTarget(by: peer, try params.requiredString("peer_id")) : peer
+        fanOut(add ? try registry.addToGroup(by: .peer(peer), target, group: name)
+                   : try registry.removeFromGroup(by: .peer(peer), target, group: name))
         return groups(of: target)
     }
 
