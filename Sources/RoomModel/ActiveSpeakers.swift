@@ -105,9 +105,7 @@ extension RoomRegistry {
             let new = list(for: role, owner: nil)
             newLists[name] = new
             if new != room.speakers.roleLists[name, default: []] {
-                let recipients = room.peersInJoinOrder.filter {
-                    $0.role.name == name && room.speakers.personal[ObjectIdentifier($0)] == nil
-                }
+                let recipients = room.peers(withRole: name).filter { room.speakers.personal[ObjectIdentifier($0)] == nil }
                 if !recipients.isEmpty { deliveries.append(Delivery(.activeSpeakers(new), to: recipients)) }
             }
         }
