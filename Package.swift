@@ -46,7 +46,14 @@ let package = Package(
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
-        .executableTarget(name: "roombench", dependencies: ["RoomClient", "RoomWire", "RoomServer", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .executableTarget(
+            name: "roombench",
+            dependencies: [
+                "RoomClient", "RoomWire", "RoomServer", "RoomModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
         .testTarget(

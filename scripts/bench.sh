@@ -4,7 +4,7 @@
 # docs/BENCHMARKS.md rewritten from scratch with the figures.
 #
 #   scripts/bench.sh            run the standard set (expects a release build)
-#   scripts/bench.sh profile [fanout|rooms|idle|storm]
+#   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
 #                               perf profile of roomd during one scenario (PROFILER=callgrind,
 #                               or no perf: valgrind --tool=callgrind on a small fan-out)
 #
@@ -17,6 +17,9 @@
 #   IDLE_RSS_LIMIT_MIB [12288]  stop the idle scenario if roomd's RSS goes above this (safety)
 #   STORM_PEERS [5000] FANOUT_RECEIVERS [1000] FANOUT_RATES [250,500,1000,2000,3000,4000,5000,6000,8000]
 #   MIRROR_RATES [25,50,100,150,200,300] ROOMS [1000] PER_ROOM [10] IDLE_PEERS [10000]
+#   SPEAKER_PEERS [1000] SPEAKERS [10] SPEAKER_RATE [10]   (e): room size, speakers, audio-level calls/s each
+#   MICRO [1]                   0 skips the microbenchmarks (roombench micro, then under valgrind)
+#   MICRO_ITERATIONS [5000] MICRO_ROUNDS [7]   ops per timed round, rounds (ns/op is the median)
 #
 # Every process started here is stopped on exit (trap); everything listens on
 # 127.0.0.1 only; every step has a timeout.
@@ -35,6 +38,12 @@ IDLE_PEERS=${IDLE_PEERS:-10000}
 WAIT_QUIET=${WAIT_QUIET:-20}
 IDLE_RSS_LIMIT_MIB=${IDLE_RSS_LIMIT_MIB:-12288}
 IDLE_WINDOW=${IDLE_WINDOW:-31}
+SPEAKER_PEERS=${SPEAKER_PEERS:-1000}
+SPEAKERS=${SPEAKERS:-10}
+SPEAKER_RATE=${SPEAKER_RATE:-10}
+MICRO=${MICRO:-1}
+MICRO_ITERATIONS=${MICRO_ITERATIONS:-5000}
+MICRO_ROUNDS=${MICRO_ROUNDS:-7}
 MODE=${1:-run}
 
 ROOMD="$BUILD_DIR/roomd"
@@ -73,6 +82,7 @@ COMMANDS="$WORK/commands.txt"
 echo "ulimit -n $need" >"$COMMANDS"
 SERVER_PID=""
 PROFILER_PID=""
+VALGRIND_PIDS=()
 
 stop_pid() {  # stop_pid PID: TERM, up to 5 s, then KILL
     local pid=$1
@@ -90,6 +100,7 @@ cleanup() {
     local status=$?
     stop_pid "$PROFILER_PID"
     stop_pid "$SERVER_PID"
+    for pid in "${VALGRIND_PIDS[@]}"; do stop_pid "$pid"; done
     if [ "${KEEP:-0}" = 1 ] || [ "$status" -ne 0 ]; then
         log "work directory kept: $WORK"
     else
@@ -119,6 +130,8 @@ json.dump(t, open(sys.argv[2], "w"), indent=2)
 PY
 fi
 "$ROOMD" check-config "$TEMPLATE" >/dev/null 2>&1 || die "the bench template does not validate"
+SPEAKER_INTERVAL_MS=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("settings", {}).get("active_speakers", {}).get("interval_ms", 1000))' \
+    "$TEMPLATE" 2>/dev/null || echo 1000)
 
 # start_roomd NAME: starts roomd on a free port; sets SERVER_PID and URL.
 start_roomd() {
@@ -172,10 +185,65 @@ bench() {
 }
 
 roomd_args() { echo --url "$URL" --secret-file "$WORK/secret" --server-pid "$SERVER_PID"; }
+
+# micro: roomd's hot paths in-process (roombench micro), timed (ns/op), then
+# counted under valgrind: instructions (callgrind, total Ir) and allocations
+# (memcheck, "total heap usage: X allocs"). Each case runs twice under each
+# tool, with N and N/10 ops; (total(N) − total(N/10)) ÷ (N − N/10) removes
+# startup, setup, warm-up and printing. One JSON line per case goes to the results.
+micro() {
+    bench 60 micro --case all --iterations "$MICRO_ITERATIONS" --rounds "$MICRO_ROUNDS" --config "$TEMPLATE"
+    if ! command -v valgrind >/dev/null; then
+        log "valgrind is not installed: no instruction or allocation counts"
+        return 0
+    fi
+    # valgrind 3.19 cannot read the DWARF of Swift 6 binaries: run a copy without it
+    # (the symbol table stays).
+    local nodebug="$WORK/roombench-nodebug" spec name n small it args cg mc
+    cp "$BENCH" "$nodebug"
+    strip --strip-debug "$nodebug" 2>/dev/null || true
+    # case:N — N ops under valgrind (~50x slower than native; the fan-out cases are 1,000 enqueues per op).
+    for spec in decode-broadcast:2000 decode-join:2000 encode-broadcast:2000 fanout-enqueue:100 fanout-dispatch:100; do
+        name=${spec%%:*}
+        n=${spec##*:}
+        small=$((n / 10))
+        for it in "$small" "$n"; do
+            args=(micro --case "$name" --iterations "$it" --rounds 1 --warmup 10 --config "$TEMPLATE")
+            echo "valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.$name.$it $nodebug ${args[*]}" >>"$COMMANDS"
+            echo "valgrind --tool=memcheck $nodebug ${args[*]}" >>"$COMMANDS"
+            # The two tools in parallel (one core each).
+            timeout --kill-after=5 120 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$name.$it" \
+                "$nodebug" "${args[@]}" >/dev/null 2>"$WORK/cg.$name.$it.log" &
+            cg=$!
+            timeout --kill-after=5 120 valgrind --tool=memcheck "$nodebug" "${args[@]}" \
+                >/dev/null 2>"$WORK/mc.$name.$it.log" &
+            mc=$!
+            VALGRIND_PIDS=("$cg" "$mc")
+            wait "$cg" || log "callgrind on micro $name exited with $?"
+            wait "$mc" || log "memcheck on micro $name exited with $?"
+            VALGRIND_PIDS=()
+        done
+        local ir0 ir1 heap0 heap1
+        ir0=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$WORK/cg.$name.$small" 2>/dev/null | head -1)
+        ir1=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$WORK/cg.$name.$n" 2>/dev/null | head -1)
+        heap0=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' \
+            "$WORK/mc.$name.$small.log" | tr -d , | head -1)
+        heap1=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' \
+            "$WORK/mc.$name.$n.log" | tr -d , | head -1)
+        if [ -z "$ir0" ] || [ -z "$ir1" ] || [ -z "$heap0" ] || [ -z "$heap1" ]; then
+            log "micro $name: no valgrind totals (see $WORK/*.$name.*); skipped"
+            continue
+        fi
+        printf '{"scenario":"micro-valgrind","case":"%s","iterations":%d,"baseline_iterations":%d,"instructions":%s,"instructions_baseline":%s,"allocs":%s,"allocs_baseline":%s,"alloc_bytes":%s,"alloc_bytes_baseline":%s}\n' \
+            "$name" "$n" "$small" "$ir1" "$ir0" "${heap1% *}" "${heap0% *}" "${heap1#* }" "${heap0#* }" >>"$RESULTS"
+        log "micro $name: $(( (ir1 - ir0) / (n - small) )) instructions/op," \
+            "$(( (${heap1% *} - ${heap0% *}) * 100 / (n - small) ))/100 allocations/op"
+    done
+}
 mirror_args() { echo --raw --url "$URL" --server-pid "$SERVER_PID" --label lws-mirror; }
 
 if [ "$MODE" = profile ]; then
-    # Where does roomd's time go? scripts/bench.sh profile [fanout|rooms|idle|storm]
+    # Where does roomd's time go? scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
     # perf samples roomd (call graphs) during one scenario; the top symbols go to
     # $PROFILE_DIR/<scenario>.txt. Without perf: valgrind --tool=callgrind on a small fan-out.
     SCENARIO=${2:-fanout}
@@ -199,7 +267,10 @@ if [ "$MODE" = profile ]; then
                 bench 120 idle $(roomd_args) --peers "$IDLE_PEERS" --window 40 --join-timeout 40 --max-server-rss-mib 14000 ;;
             storm) profile_window 0 15
                 bench 70 join-storm $(roomd_args) --peers "$STORM_PEERS" --join-timeout 40 ;;
-            *) die "profile: unknown scenario $SCENARIO (fanout, rooms, idle, storm)" ;;
+            speakers) profile_window 12 5  # inside the silent window (audio-level calls, no pushes)
+                bench 90 speakers $(roomd_args) --peers "$SPEAKER_PEERS" --speakers "$SPEAKERS" --rate "$SPEAKER_RATE" \
+                    --window 5 --quiet-window 8 --interval-ms "$SPEAKER_INTERVAL_MS" ;;
+            *) die "profile: unknown scenario $SCENARIO (fanout, rooms, idle, storm, speakers)" ;;
         esac
         wait "$PROFILER_PID" 2>/dev/null || true
         PROFILER_PID=""
@@ -275,9 +346,19 @@ log "machine: $(nproc) CPUs, load $LOAD; work directory $WORK"
         --max-server-rss-mib "$IDLE_RSS_LIMIT_MIB"
     start_mirror idle-mirror
     bench 40 idle $(mirror_args) --peers "$IDLE_PEERS" --window 10
+
+    log "(e) active speakers: $SPEAKER_PEERS peers, $SPEAKERS speaking at $SPEAKER_RATE Hz"
+    start_roomd speakers
+    bench 90 speakers $(roomd_args) --peers "$SPEAKER_PEERS" --speakers "$SPEAKERS" --rate "$SPEAKER_RATE" \
+        --window 10 --quiet-window 5 --interval-ms "$SPEAKER_INTERVAL_MS" --join-timeout 30
 }
 stop_pid "$SERVER_PID"
 SERVER_PID=""
+
+if [ "$MICRO" = 1 ]; then
+    log "micro: hot paths in-process (ns/op), then instructions and allocations under valgrind"
+    micro
+fi
 
 ELAPSED=$(($(date +%s) - START))
 REVISION=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)

@@ -43,7 +43,7 @@ public final class RoomServer: @unchecked Sendable {
     let logger: Logger
     let registry: RoomRegistry
     let clock = SystemClock()
-    private(set) var dispatcher: Dispatcher!
+    package private(set) var dispatcher: Dispatcher!
     private let inbox = Inbox<Command>()
 
     private var context: OpaquePointer?

@@ -41,6 +41,8 @@ final class BenchConn {
     var joinSentNs: UInt64 = 0
     var nextCallID = 1
     var framesIn = 0
+    /// Notifications of `BenchLoop.watchedMethod` received (reset by the scenario).
+    var watchedIn = 0
 
     /// Frames (already masked) waiting for the socket.
     fileprivate var outgoing: [UInt8] = []
@@ -71,6 +73,10 @@ struct Counters {
     var echoes = 0
     /// Frames that are neither responses nor marked (e.g. on-peer-join).
     var otherFrames = 0
+    /// Of `otherFrames`: notifications of `BenchLoop.watchedMethod`, their bytes and arrival times.
+    var watched = 0
+    var watchedBytes = 0
+    var watchedArrivalsNs: [UInt64] = []
     var responsesOK = 0
     var responsesError = 0
     var errorCodes: [Int: Int] = [:]
@@ -127,6 +133,12 @@ final class BenchLoop {
     }
     /// A JSON-RPC response arrived: (connection, id, error code or nil).
     var onResponse: ((BenchConn, Int, Int?) -> Void)?
+    /// A notification method to count separately (e.g. `active-speakers`):
+    /// roomd writes `{"jsonrpc":"2.0","method":"NAME"` first.
+    var watchedMethod: String? {
+        didSet { watchedPrefix = watchedMethod.map { Array(#"{"jsonrpc":"2.0","method":"\#($0)""#.utf8) } }
+    }
+    private var watchedPrefix: [UInt8]?
 
     /// Size of one read (lws reads raw sockets into its per-thread buffer).
     static let readBufferSize = 256 * 1024
@@ -648,6 +660,12 @@ final class BenchLoop {
             return
         }
         counters.otherFrames += 1
+        if let watched = watchedPrefix, count >= watched.count, memcmp(p, watched, watched.count) == 0 {
+            conn.watchedIn += 1
+            counters.watched += 1
+            counters.watchedBytes += count
+            counters.watchedArrivalsNs.append(monoNanos())
+        }
     }
 
     /// Offset just past the first `~T` in the message, if any.

@@ -75,6 +75,7 @@ private struct Document {
         targets()
         fanoutTable()
         otherTables()
+        microTable(commands: commands)
         method()
         if let findings, !findings.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             add(findings.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -181,8 +182,27 @@ private struct Document {
                 + " | \(ratio(idle.map { num($0, "server_rss_kib") }, idleRaw.map { num($0, "server_rss_kib") }))"
                 + " (per connection: \(ratio(idle.map { num($0, "rss_per_peer_bytes") }, idleRaw.map { num($0, "rss_per_peer_bytes") }))) |")
         }
-        add("| (e) active speakers | pending: `audio-level` is being implemented; no scenario yet | – | – |")
+        if let speakers = select("speakers", raw: false).last {
+            add("| (e) active speakers: \(Fmt.int(int(speakers, "peers"))) peers, \(int(speakers, "speakers")) speaking"
+                + " (`audio-level` at \(String(format: "%g", num(speakers, "level_rate_hz"))) Hz each) | \(speakersText(speakers))"
+                + " | no equivalent: the mirror has no audio levels | – |")
+        } else {
+            add("| (e) active speakers | not measured in this run | – | – |")
+        }
         add()
+    }
+
+    func speakersText(_ r: JSON) -> String {
+        var text = "\(Fmt.int(num(r, "pushes_per_s"))) `active-speakers`/s received,"
+            + " \(String(format: "%.2f", num(r, "per_peer_per_tick"))) per peer per tick;"
+            + " server CPU \(Fmt.pct(num(r, "server_cpu_speaking_pct"))) (same room idle"
+            + " \(Fmt.pct(num(r, "server_cpu_idle_pct"))))"
+        if r["tick_burst_cpu_ms"] != nil {
+            text += "; each tick (\(Fmt.int(int(r, "receivers"))) pushes) costs ≈ \(String(format: "%.1f", num(r, "tick_burst_cpu_ms"))) ms of server CPU"
+        } else if r["tick_cpu_ms"] != nil {
+            text += "; ≈ \(String(format: "%.1f", num(r, "tick_cpu_ms"))) ms of server CPU per tick"
+        }
+        return text + aborted(r)
     }
 
     func stepText(_ r: JSON) -> String {
@@ -351,11 +371,163 @@ private struct Document {
             }
             add()
         }
+        let speakers = select("speakers", raw: false)
         add("## (e) Active speakers")
         add()
-        add("Pending: the `audio-level` method is being implemented in roomd; roombench will get a scenario"
-            + " (a room of N with K speakers reporting levels) once it exists. No figures in this run.")
+        guard !speakers.isEmpty else {
+            add("Not measured in this run.")
+            add()
+            return
+        }
+        add("One room: K guests (one audio track each, `track-add` first) and N − K viewers. Three windows on"
+            + " the same room: **idle** (nobody calls anything), **silent** (the speakers call `audio-level` at the"
+            + " given rate with level 10, below the template's threshold of 35: the calls are handled, the ticks"
+            + " find no speaker, nothing is pushed) and **speaking** (levels 36–100, a different mix in every"
+            + " report, so every tick changes the lists and every peer gets `active-speakers`). Ticks are counted"
+            + " from the arrivals (a gap of a quarter interval separates two ticks); \"spread\" is first to last"
+            + " arrival of one tick's pushes. **CPU per tick**, three ways: *burst* — roomd's CPU (sampled every"
+            + " millisecond from /proc/PID/task/*/schedstat, ns resolution) from 20 ms before a tick's first push"
+            + " arrives to 5 ms after its last, minus roomd's CPU rate outside the bursts (the `audio-level` calls)"
+            + " over the same time, averaged over the ticks; *vs silent* — (speaking − silent window CPU, scaled to"
+            + " the same length) ÷ ticks, the same quantity but exposed to the window-to-window noise of the"
+            + " calls' cost; *vs idle* — (speaking − idle) ÷ ticks, which also includes handling the calls.")
         add()
+        add("| target | peers | speakers | audio-level calls/s | active-speakers received/s | per peer per tick | ticks (expected) | per peer (min–max) | push size | tick spread p50 / max | server CPU idle / silent / speaking | CPU per tick: burst (p50, max) / vs silent / vs idle | client CPU |")
+        add("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in speakers {
+            add("| \(r["target"]?.stringValue ?? "?") | \(Fmt.int(int(r, "peers"))) (\(Fmt.int(int(r, "joined"))) joined)"
+                + " | \(int(r, "speakers")) | \(String(format: "%.0f", num(r, "level_calls_per_s")))"
+                + (int(r, "level_calls_rejected") > 0 ? " (\(Fmt.int(int(r, "level_calls_rejected"))) rejected)" : "")
+                + " | \(Fmt.int(num(r, "pushes_per_s"))) | \(String(format: "%.3f", num(r, "per_peer_per_tick")))"
+                + " | \(int(r, "ticks_observed")) (\(String(format: "%.1f", num(r, "ticks_expected"))))"
+                + " | \(int(r, "per_peer_min"))–\(int(r, "per_peer_max")) | \(Fmt.int(num(r, "push_bytes_mean"))) B"
+                + " | \(ms(r, "tick_spread_p50_ms")) / \(ms(r, "tick_spread_max_ms"))"
+                + " | \(Fmt.pct(num(r, "server_cpu_idle_pct"))) / \(Fmt.pct(num(r, "server_cpu_silent_pct")))"
+                + " / \(Fmt.pct(num(r, "server_cpu_speaking_pct")))"
+                + " | \(r["tick_burst_cpu_ms"] == nil ? "–" : String(format: "%.2f ms (%.2f, %.2f)", num(r, "tick_burst_cpu_ms"), num(r, "tick_burst_cpu_p50_ms"), num(r, "tick_burst_cpu_max_ms")))"
+                + " / \(String(format: "%.2f ms / %.2f ms", num(r, "tick_cpu_ms"), num(r, "tick_cpu_vs_idle_ms")))"
+                + " | \(Fmt.pct(num(r, "client_cpu_pct")))\(closes(r))\(aborted(r)) |")
+        }
+        add()
+        if let r = speakers.last {
+            add("Windows: speaking \(String(format: "%.1f", num(r, "window_s"))) s, idle and silent"
+                + " \(String(format: "%.1f", num(r, "quiet_window_s"))) s each; `active-speakers` received in the idle"
+                + " / silent windows: \(Fmt.int(int(r, "idle_pushes"))) / \(Fmt.int(int(r, "silent_pushes")))."
+                + (r["server_cpu_source"]?.stringValue == "schedstat"
+                    ? " Server CPU here is the sum of /proc/PID/task/*/schedstat over roomd's threads (ns resolution)."
+                    : " Server CPU comes from /proc/PID/stat in clock ticks of 10 ms, so a per-tick figure below"
+                        + " ~2 ms is within the noise of the window.")
+                + callCost(r))
+            add()
+        }
+    }
+
+    /// What one `audio-level` call cost roomd in the silent window (silent − idle CPU per call).
+    func callCost(_ r: JSON) -> String {
+        let callsPerSecond = num(r, "silent_level_calls") / max(num(r, "quiet_window_s"), 1e-9)
+        guard callsPerSecond > 0, r["server_cpu_silent_pct"] != nil, r["server_cpu_idle_pct"] != nil else { return "" }
+        let ms = (num(r, "server_cpu_silent_pct") - num(r, "server_cpu_idle_pct")) / 100 * 1000 / callsPerSecond
+        return " Each `audio-level` call cost roomd \(String(format: "%.2f", ms)) ms of CPU here (silent − idle ÷ calls),"
+            + " with \(Fmt.int(int(r, "peers"))) connections open: most of it is lws' poll() walking every socket"
+            + " (finding 1 below), which is why the silent window costs more than the ticks."
+    }
+
+    mutating func microTable(commands: [String]) {
+        let timed = records.filter { $0["scenario"]?.stringValue == "micro" }
+        let counted = records.filter { $0["scenario"]?.stringValue == "micro-valgrind" }
+        guard !timed.isEmpty || !counted.isEmpty else { return }
+        add("## Microbenchmarks (hot paths)")
+        add()
+        add("`roombench micro` calls roomd's own code in-process through `package` entry points of RoomServer"
+            + " (no sockets): RoomWire `JSON.parse` of the calls roombench sends, `Envelope.push` of an"
+            + " `on-broadcast` into a `Frame`, and fan-out into 1,000 connections — `Connection.enqueue` of one"
+            + " shared `Frame` on each, and `Dispatcher.fanOut` of one broadcast delivery (encode once, then every"
+            + " enqueue, as roomd does). The connections are socket-less (a harness-only `Connection` init whose"
+            + " writable request counts as already made, so `enqueue` never reaches lws) and every queue is emptied"
+            + " after each op as a completed write would empty it (`removeAll(keepingCapacity:)`, part of the op).")
+        add()
+        add("- **ns/op**: the median of the timed rounds (release build, same machine, after the load scenarios).")
+        add("- **instructions/op**: `valgrind --tool=callgrind`, total Ir (instructions executed) of a run with N"
+            + " ops minus that of a run with N/10 ops, ÷ (N − N/10): startup, template loading, the 1,000-peer"
+            + " room, warm-up and printing are in both runs and cancel. The binary is a copy with its DWARF"
+            + " stripped (`strip --strip-debug`): valgrind 3.19 cannot read Swift 6 debug info.")
+        add("- **allocations/op** and **bytes/op**: `valgrind --tool=memcheck`, \"total heap usage: X allocs\""
+            + " and its bytes, with the same two runs and the same subtraction (every malloc/calloc/realloc,"
+            + " i.e. every Swift object, array or string buffer allocated on the heap).")
+        add()
+        add("| case | what | input / frame bytes | ns/op | instructions/op | allocations/op | bytes allocated/op |")
+        add("|---|---|---|---|---|---|---|")
+        var names: [String] = []
+        for r in timed + counted {
+            if let name = r["case"]?.stringValue, !names.contains(name) { names.append(name) }
+        }
+        var perRecipient: [String] = []
+        for name in names {
+            let t = timed.last { $0["case"]?.stringValue == name }
+            let v = counted.last { $0["case"]?.stringValue == name }
+            let ops = v.map { Double(int($0, "iterations") - int($0, "baseline_iterations")) } ?? 0
+            func perOp(_ key: String) -> Double? {
+                guard let v, ops > 0, v[key] != nil, v[key + "_baseline"] != nil else { return nil }
+                return (num(v, key) - num(v, key + "_baseline")) / ops
+            }
+            let ns = t.map { num($0, "ns_per_op") }
+            let instructions = perOp("instructions")
+            let allocs = perOp("allocs")
+            let bytes = perOp("alloc_bytes")
+            add("| \(name) | \(t?["what"]?.stringValue ?? "") | \(t.map { Fmt.int(int($0, "bytes")) } ?? "–")"
+                + " | \(ns.map { Self.figure($0) } ?? "–") | \(instructions.map { Fmt.int($0) } ?? "–")"
+                + " | \(allocs.map { String(format: "%.2f", $0) } ?? "–") | \(bytes.map { Fmt.int($0) } ?? "–") |")
+            if let t, let recipients = t["recipients"]?.intValue, recipients > 0 {
+                let n = Double(recipients)
+                perRecipient.append("\(name) \(ns.map { String(format: "%.1f ns", $0 / n) } ?? "–")"
+                    + ", \(instructions.map { String(format: "%.0f instructions", $0 / n) } ?? "–")"
+                    + ", \(allocs.map { String(format: "%.3f allocations", $0 / n) } ?? "–")")
+            }
+        }
+        add()
+        if !perRecipient.isEmpty {
+            add("Per recipient: " + perRecipient.joined(separator: "; ") + ".")
+            add()
+        }
+        if let t = timed.first {
+            add("Timed: \(int(t, "rounds")) rounds × \(Fmt.int(int(t, "iterations"))) ops per case"
+                + (counted.isEmpty ? "; valgrind was not available, so no instruction or allocation counts." : "."))
+            add()
+        }
+        // The timed run, and the valgrind runs of the first case (the others differ only in
+        // --case and --iterations, listed after); every line is in "Command lines of this run".
+        let lines = commands.filter { $0.contains(" micro ") }
+        if !lines.isEmpty {
+            let valgrind = lines.filter { $0.hasPrefix("valgrind ") }
+            let firstCase = valgrind.first.flatMap { Self.option("--case", in: $0) }
+            add("```sh")
+            for line in lines where !line.hasPrefix("valgrind ") || Self.option("--case", in: line) == firstCase {
+                add(line)
+            }
+            add("```")
+            add()
+            var runs: [String] = []
+            for line in valgrind where line.contains("--tool=callgrind") {
+                guard let name = Self.option("--case", in: line), let n = Self.option("--iterations", in: line) else { continue }
+                runs.append("`\(name)` \(n)")
+            }
+            if runs.count > 2 {
+                add("The same two valgrind commands ran for every case with `--case C --iterations N`: "
+                    + runs.joined(separator: ", ") + ".")
+                add()
+            }
+        }
+    }
+
+    /// The word after `name` in a command line.
+    static func option(_ name: String, in line: String) -> String? {
+        let words = line.split(separator: " ")
+        guard let at = words.firstIndex(where: { $0 == name }), at + 1 < words.count else { return nil }
+        return String(words[at + 1])
+    }
+
+    static func figure(_ ns: Double) -> String {
+        ns >= 1000 ? Fmt.int(ns) : ns >= 100 ? String(format: "%.0f", ns) : String(format: "%.1f", ns)
     }
 
     mutating func method() {
@@ -373,14 +545,24 @@ private struct Document {
             + " broadcasts per second) and `max_outbound_bytes` to 4 MiB; everything else is the shipped default."
             + " Receivers join as `viewer`, the fan-out sender as `host`, the many-rooms peers as `guest`."
             + " A fresh roomd (and a fresh mirror) is started for every scenario.")
+        // Wire size of one delivery, measured: bytes received ÷ deliveries in the first fan-out step.
+        func wireSize(raw: Bool) -> String? {
+            guard let r = select("fanout", raw: raw).first, num(r, "delivered_per_s") > 0 else { return nil }
+            return Fmt.int(num(r, "bytes_per_s") / num(r, "delivered_per_s"))
+        }
         add("- **Messages**: the broadcast text (roomd) or the raw message (mirror) is 100 bytes. A roomd"
-            + " `on-broadcast` delivery is ~330 bytes on the wire (envelope, sender, ids), a mirror delivery 102.")
+            + " `on-broadcast` delivery is \(wireSize(raw: false) ?? "~410") bytes on the wire (envelope, sender,"
+            + " ids), a mirror delivery \(wireSize(raw: true) ?? "~102") (bytes received ÷ deliveries in the first"
+            + " fan-out step).")
         add("- **lws mirror**: `libwebsockets-test-server --port=P`, subprotocol `lws-mirror-protocol`; it"
             + " sends every message to all its clients, the sender included — echoes to the sender are not"
             + " counted as deliveries. Loss on the mirror is messages it never delivered.")
         add("- **Deliveries/s** = marked messages received at receivers ÷ (last delivery − first send);"
             + " **loss** = expected − delivered after the drain window (roomd: expected = acknowledged"
             + " broadcasts × receivers). CPU is % of one core (200 % = both cores).")
+        add("- **Active speakers (e)**: the bench template keeps the shipped `active_speakers` settings"
+            + " (interval 1 s, threshold 35, at most 5 speakers); `active-speakers` pushes are recognised by their"
+            + " first bytes (`{\"jsonrpc\":\"2.0\",\"method\":\"active-speakers\"`) and counted per connection.")
         add("- Server and load tool share the 2 CPUs, so every figure is a lower bound on what roomd would do"
             + " with the cores to itself; client CPU is shown so saturation of the tool is visible.")
         add()

@@ -3,7 +3,8 @@ import RoomModel
 import RoomWire
 
 /// decode → RoomModel → encode once → fan out. Runs on the service thread.
-final class Dispatcher {
+/// (`package`: `roombench micro` measures `fanOut`.)
+package final class Dispatcher {
     typealias Handler = (Dispatcher) -> (Params, Connection) throws(RoomError) -> [UInt8]
 
     struct Method {
@@ -212,7 +213,7 @@ final class Dispatcher {
 
     /// Encodes each delivery once and queues the same frame to every recipient.
     /// Recipients dropped as slow consumers leave the room right after.
-    func fanOut(_ deliveries: [Delivery]) {
+    package func fanOut(_ deliveries: [Delivery]) {
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
         for delivery in deliveries {

@@ -150,7 +150,8 @@ extension JSONWriter {
 }
 
 /// The JSON-RPC envelopes, encoded once into complete frames.
-enum Envelope {
+/// (`package`: `roombench micro` measures `push`.)
+package enum Envelope {
     static func notification(_ method: String, _ params: (inout JSONWriter) -> Void) -> Frame {
         var w = Frame.writer()
         w.object { w in
@@ -198,7 +199,7 @@ enum Envelope {
         }
     }
 
-    static func push(_ push: Push) -> Frame {
+    package static func push(_ push: Push) -> Frame {
         switch push {
         case .peerJoin(let peer, let withTracks):
             return notification("on-peer-join") { w in

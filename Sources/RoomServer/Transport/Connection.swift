@@ -2,8 +2,8 @@ import CWebSockets
 import RoomModel
 
 /// One WebSocket connection. Owned by the service thread, like everything
-/// it points to.
-final class Connection {
+/// it points to. (`package`: `roombench micro` measures `enqueue`.)
+package final class Connection {
     let wsi: OpaquePointer
     let id: Int
     /// The peer joined through this connection, if any.
@@ -64,7 +64,7 @@ final class Connection {
     /// would exceed the limit (the slow-consumer rule). Returns false if the
     /// connection was dropped.
     @discardableResult
-    func enqueue(_ frame: Frame, bypassingDeferral: Bool = false, enforcingLimit: Bool = true) -> Bool {
+    package func enqueue(_ frame: Frame, bypassingDeferral: Bool = false, enforcingLimit: Bool = true) -> Bool {
         guard closeCode == nil else { return false }
         if deferred != nil, !bypassingDeferral {
             deferred!.append(frame)
@@ -176,5 +176,29 @@ final class Connection {
             return -1
         }
         return 0
+    }
+}
+
+// MARK: - roombench micro only
+
+extension Connection {
+    /// A connection without a socket, for the `roombench micro` harness only:
+    /// roomd never creates one. Its writable callback counts as already
+    /// requested, so `enqueue` stops at `requestWritable`'s guard and never
+    /// calls lws; the placeholder `wsi` is never used. Only `enqueue` (within
+    /// `maxQueuedBytes`) and `discardQueuedForBenchmark()` may be called on it.
+    package convenience init(socketlessForBenchmark id: Int, maxQueuedBytes: Int) {
+        self.init(wsi: OpaquePointer(bitPattern: 1)!, id: id, maxQueuedBytes: maxQueuedBytes,
+                  rate: TokenBucket(rate: 1, burst: 1, nowMillis: 0), now: 0)
+        writableRequested = true
+    }
+
+    /// Empties the queue the way `writeQueued` does once everything is
+    /// written, without writing (harness only).
+    package func discardQueuedForBenchmark() {
+        outbound.removeAll(keepingCapacity: true)
+        head = 0
+        headOffset = 0
+        queuedBytes = 0
     }
 }

@@ -5,7 +5,7 @@ import RoomWire
 /// and the same object is queued N times; connections copy it into their
 /// write, they never write into it (so no frame header is ever written into
 /// shared bytes, and several queued frames can leave in one `write`).
-final class Frame: Sendable {
+package final class Frame: Sendable {
     /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
     static let headerRoom = 10
 
@@ -54,7 +54,7 @@ final class Frame: Sendable {
     static let ping = Frame(wire: [0x89, 0x01, 0x6B])
 
     /// Size on the wire.
-    var count: Int { storage.count - start }
+    package var count: Int { storage.count - start }
 
     /// Copies `count` wire bytes starting `offset` bytes into the frame.
     func copy(from offset: Int, count: Int, into destination: UnsafeMutableRawPointer) {
