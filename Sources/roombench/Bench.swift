@@ -29,8 +29,7 @@ final class Bench {
             var secret = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
             if secret.last == UInt8(ascii: "\n") { secret.removeLast() }
             guard secret.count >= 32 else { throw BenchError("\(file): the secret must be at least 32 bytes") }
-            let bytes = secret
-            minter = try runBlocking { await TokenMinter(secret: bytes) }
+            minter = TokenMinter(secret: secret)
         }
         loop = try BenchLoop()
         if let pid = options.serverPID, options.maxServerRSSMiB > 0 {
@@ -82,14 +81,7 @@ final class Bench {
 
     func mintTokens(_ identities: [Identity]) throws -> [String] {
         guard let minter else { return [] }
-        return try runBlocking {
-            var tokens: [String] = []
-            tokens.reserveCapacity(identities.count)
-            for identity in identities {
-                tokens.append(try await minter.appToken(room: identity.room, user: identity.user, role: identity.role))
-            }
-            return tokens
-        }
+        return try identities.map { try minter.appToken(room: $0.room, user: $0.user, role: $0.role) }
     }
 
     struct JoinOutcome {
@@ -186,7 +178,7 @@ final class Bench {
     var abortNote: String { loop.abortReason.map { "  ABORTED: \($0)" } ?? "" }
 }
 
-/// Runs async work (jwt-kit's signing, the RoomClient probe) from synchronous code.
+/// Runs async work (the RoomClient probe) from synchronous code.
 func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let result = Mutex<Result<T, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)

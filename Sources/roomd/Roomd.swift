@@ -1,6 +1,4 @@
 import ArgumentParser
-import Dispatch
-import Synchronization
 
 /// Synchronous on purpose: `serve` runs on the main thread, so it can block
 /// SIGTERM/SIGINT before any other thread exists (see `Signals`).
@@ -12,18 +10,4 @@ struct Roomd: ParsableCommand {
         subcommands: [Serve.self, Token.self, CheckConfig.self],
         defaultSubcommand: Serve.self
     )
-}
-
-/// Runs async work (jwt-kit's signing API) to completion from a synchronous command.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let result = Mutex<Result<T, any Error>?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        let value: Result<T, any Error>
-        do { value = .success(try await body()) } catch { value = .failure(error) }
-        result.withLock { $0 = value }
-        done.signal()
-    }
-    done.wait()
-    return try result.withLock { $0! }.get()
 }

@@ -32,16 +32,13 @@ struct Token: ParsableCommand {
             fail("\(error)")
         }
         if management {
-            print(try runBlocking { try await TokenMinter(secret: secret).managementToken(ttl: seconds) })
+            print(try TokenMinter(secret: secret).managementToken(ttl: seconds))
             return
         }
         guard let room, let user, let role else { fail("an app token needs --room, --user and --role") }
-        let (name, restrictions, accessKey) = (name, restrictions, accessKey)
-        print(try runBlocking {
-            try await TokenMinter(secret: secret).appToken(
-                room: room, user: user, role: role, name: name, ttl: seconds, restrictions: restrictions,
-                accessKey: accessKey)
-        })
+        print(try TokenMinter(secret: secret).appToken(
+            room: room, user: user, role: role, name: name, ttl: seconds, restrictions: restrictions,
+            accessKey: accessKey))
     }
 
     static func parseTTL(_ text: String) -> TimeInterval? {

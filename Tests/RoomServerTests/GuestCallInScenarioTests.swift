@@ -16,10 +16,10 @@ import Testing
     @Test func viewerGoesOnStageSpeaksAndIsSentBack() async throws {
         // request_ttl_s 1 so the expiry step takes a second, not a minute.
         let daemon = try Daemon.start(settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
-        let admin = try await daemon.managementToken()
+        let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
             let client = try await daemon.client()
-            let result = try await client.join(token: try await daemon.token(room: "show", user: user, role: role, name: user.capitalized))
+            let result = try await client.join(token: try daemon.token(room: "show", user: user, role: role, name: user.capitalized))
             return (client, result)
         }
 
@@ -170,7 +170,7 @@ import Testing
             #expect(try await client.closeCode() == 4002)
         }
         let late = try await daemon.client()
-        let lateToken = try await daemon.token(room: "show", user: "late", role: "viewer")
+        let lateToken = try daemon.token(room: "show", user: "late", role: "viewer")
         await #expect(throws: RoomClientError.self) { try await late.join(token: lateToken) }
         #expect(try await late.errorCode("join", ["token": .string(lateToken)]) == 40003)
 

@@ -54,7 +54,7 @@ import Testing
         for method in ["leave", "peer-update", "broadcast"] {
             #expect(try await client.errorCode(method, ["info": ["message": "x"]]) == 40005, "\(method)")
         }
-        let token = try await daemon.token(user: "a", role: "host")
+        let token = try daemon.token(user: "a", role: "host")
         _ = try await client.call("join", ["token": .string(token)])
         #expect(try await client.errorCode("join", ["token": .string(token)]) == 5001)
     }
@@ -62,7 +62,7 @@ import Testing
     @Test func roomAndResumeParamsAreChecked() async throws {
         let daemon = try Daemon.start()
         let client = try await daemon.client()
-        let token = try await daemon.token(room: "room-1", user: "a", role: "host")
+        let token = try daemon.token(room: "room-1", user: "a", role: "host")
         #expect(try await client.errorCode("join", ["token": .string(token), "room_id": "room-2"]) == 40002)
         #expect(try await client.errorCode("join", ["token": .string(token), "peer_id": "nope"]) == 41001)
         #expect(try await client.errorCode("join", ["token": 5]) == -32602)
@@ -83,21 +83,21 @@ import Testing
         let daemon = try Daemon.start(template: template)
         let (h1, _) = try await daemon.join("h1", as: "host")
         let other = try await daemon.client()
-        #expect(try await other.errorCode("join", ["token": .string(try await daemon.token(user: "h2", role: "host"))]) == 40900)
-        #expect(try await other.errorCode("join", ["token": .string(try await daemon.token(user: "g", role: "ghost"))]) == 40108)
-        #expect(try await other.errorCode("join", ["token": .string(try await daemon.token(user: "x", role: "nosuch"))]) == 40108)
+        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "h2", role: "host"))]) == 40900)
+        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "g", role: "ghost"))]) == 40108)
+        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "x", role: "nosuch"))]) == 40108)
         let (v1, _) = try await daemon.join("v1", as: "viewer")
         let (v2, _) = try await daemon.join("v2", as: "viewer")
-        #expect(try await other.errorCode("join", ["token": .string(try await daemon.token(user: "v3", role: "viewer"))]) == 40901)
+        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "v3", role: "viewer"))]) == 40901)
         withExtendedLifetime([h1, v1, v2]) {}
     }
 
     @Test func withAutoCreateOffOnlyPredefinedRoomsCanBeJoined() async throws {
         let daemon = try Daemon.start(settings: #"{"room":{"auto_create":false,"predefined":["studio"]}}"#)
         let client = try await daemon.client()
-        let elsewhere = try await daemon.token(room: "elsewhere", user: "a", role: "host")
+        let elsewhere = try daemon.token(room: "elsewhere", user: "a", role: "host")
         #expect(try await client.errorCode("join", ["token": .string(elsewhere)]) == 40001)
-        let studio = try await daemon.token(room: "studio", user: "a", role: "host")
+        let studio = try daemon.token(room: "studio", user: "a", role: "host")
         _ = try await client.call("join", ["token": .string(studio)])
     }
 

@@ -84,7 +84,7 @@ import Testing
             #expect(try await client.closeCode() == 4002)
         }
         let late = try await stage.daemon.client()
-        let token = try await stage.daemon.token(user: "late", role: "viewer")
+        let token = try stage.daemon.token(user: "late", role: "viewer")
         #expect(try await late.errorCode("join", ["token": .string(token)]) == 40003)
         // Other rooms are unaffected.
         _ = try await stage.daemon.join("x", as: "viewer", room: "room-2")

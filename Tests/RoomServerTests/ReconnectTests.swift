@@ -21,7 +21,7 @@ import Testing
         _ = try await host.call("broadcast", ["info": ["message": "two"]])
 
         let again = try await daemon.client()
-        let token = try await daemon.token(user: "g", role: "guest")  // a fresh token of the same user
+        let token = try daemon.token(user: "g", role: "guest")  // a fresh token of the same user
         let resumed = try await again.call("join", ["token": .string(token), "peer_id": guestID])
         #expect(resumed["resumed"] == true)
         #expect(resumed["peer"]?["peer_id"] == guestID)
@@ -43,7 +43,7 @@ import Testing
         let left = try await host.next("on-peer-leave", timeout: .seconds(4))
         #expect(left == ["peer_id": viewerJoin["peer"]!["peer_id"]!, "reason": "websocket closed"])
         let late = try await daemon.client()
-        let token = try await daemon.token(user: "v", role: "viewer")
+        let token = try daemon.token(user: "v", role: "viewer")
         #expect(try await late.errorCode("join", ["token": .string(token), "peer_id": viewerJoin["peer"]!["peer_id"]!]) == 41001)
     }
 
@@ -52,9 +52,9 @@ import Testing
         let (first, joined) = try await daemon.join("ada", as: "host")
         let peerID = try #require(joined["peer"]?["peer_id"])
         let thief = try await daemon.client()
-        #expect(try await thief.errorCode("join", ["token": .string(try await daemon.token(user: "eve", role: "host")), "peer_id": peerID]) == 40004)
+        #expect(try await thief.errorCode("join", ["token": .string(try daemon.token(user: "eve", role: "host")), "peer_id": peerID]) == 40004)
         let second = try await daemon.client()
-        let resumed = try await second.call("join", ["token": .string(try await daemon.token(user: "ada", role: "host")), "peer_id": peerID])
+        let resumed = try await second.call("join", ["token": .string(try daemon.token(user: "ada", role: "host")), "peer_id": peerID])
         #expect(resumed["resumed"] == true)
         #expect(try await first.closeCode() == 4003)
         _ = try await second.call("ping")
@@ -72,7 +72,7 @@ import Testing
         let chat = String(repeating: "c", count: 3000)
         for index in 0..<10 { _ = try await host.call("broadcast", ["info": ["message": .string("\(index)\(chat)")]]) }
         let again = try await daemon.client()
-        let resumed = try await again.call("join", ["token": .string(try await daemon.token(user: "v", role: "viewer")),
+        let resumed = try await again.call("join", ["token": .string(try daemon.token(user: "v", role: "viewer")),
                                                     "peer_id": joined["peer"]!["peer_id"]!])
         #expect(resumed["resumed"] == true)
         for index in 0..<10 {

@@ -7,7 +7,7 @@ import Testing
 @Suite struct RestTests {
     @Test func getRoomAndPeers() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         _ = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
         let (status, body) = try await http("GET", stage.daemon, "/v2/active-rooms/room-1", token: admin)
         #expect(status == 200)
@@ -32,7 +32,7 @@ import Testing
         let forged = Tokens.make(claims: #"{"type":"management","version":2,"exp":9999999999}"#,
                                  secret: Array("a-secret-that-is-not-the-daemons-own!".utf8))
         #expect(try await http("GET", daemon, "/v2/active-rooms/room-1", token: forged).status == 401)
-        let app = try await daemon.token(user: "a", role: "host")
+        let app = try daemon.token(user: "a", role: "host")
         let asApp = try await http("GET", daemon, "/v2/active-rooms/room-1", token: app)
         #expect(asApp.status == 403)
         #expect(asApp.body["code"] == 40300)
@@ -41,7 +41,7 @@ import Testing
 
     @Test func notFoundAndBadInput() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         let room = try await http("GET", stage.daemon, "/v2/active-rooms/nowhere", token: admin)
         #expect(room.status == 404)
         #expect(room.body["code"] == 40001)
@@ -69,7 +69,7 @@ import Testing
 
     @Test func aRejectedUpdateChangesNothing() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         let name = String(repeating: "n", count: 300)
         let rejected = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
                                       token: admin, body: #"{"role":"guest","name":"\#(name)"}"#)
@@ -82,7 +82,7 @@ import Testing
     @Test func roleLimitIs409() async throws {
         let daemon = try Daemon.start(template: Daemon.shippedTemplate { $0["guest"]?["maxPeerCount"] = 1 })
         let stage = try await Stage(daemon: daemon)
-        let admin = try await daemon.managementToken()
+        let admin = try daemon.managementToken()
         let full = try await http("POST", daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)", token: admin, body: #"{"role":"guest"}"#)
         #expect(full.status == 409)
         #expect(full.body["code"] == 40900)
@@ -90,7 +90,7 @@ import Testing
 
     @Test func restChangesReachPeersLikeAPeersOwn() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         // Move a viewer on stage.
         let moved = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
                                    token: admin, body: #"{"role":"guest","name":"Vera"}"#)
@@ -127,7 +127,7 @@ import Testing
 
     @Test func endRoomWithLockAndUnlock() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         #expect(try await http("POST", stage.daemon, "/v2/active-rooms/room-1/end-room", token: admin, body: #"{"lock":true}"#).status == 400,
                 "reason is required")
         let ended = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/end-room", token: admin,
@@ -138,7 +138,7 @@ import Testing
             #expect(try await client.closeCode() == 4002)
         }
         let late = try await stage.daemon.client()
-        let token = try await stage.daemon.token(user: "late", role: "viewer")
+        let token = try stage.daemon.token(user: "late", role: "viewer")
         #expect(try await late.errorCode("join", ["token": .string(token)]) == 40003)
         #expect(try await http("GET", stage.daemon, "/v2/active-rooms/room-1", token: admin).status == 404)
         #expect(try await http("POST", stage.daemon, "/v2/active-rooms/room-1/unlock", token: admin).status == 200)
@@ -148,7 +148,7 @@ import Testing
 
     @Test func rateLimitIs429() async throws {
         let daemon = try Daemon.start(settings: #"{"limits":{"messages_per_second":1,"message_burst":2}}"#)
-        let admin = try await daemon.managementToken()
+        let admin = try daemon.managementToken()
         var statuses: [Int] = []
         var limitedBody: JSON?
         for _ in 0..<10 {
@@ -198,8 +198,8 @@ import Testing
 
     @Test func everyEndpointAnswers401And403AndItsUnknownRoom() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
-        let app = try await stage.daemon.token(user: "x", role: "host")
+        let admin = try stage.daemon.managementToken()
+        let app = try stage.daemon.token(user: "x", role: "host")
         let peer = stage.ids["viewer"]!
         for endpoint in Self.endpoints {
             let path = endpoint.path.replacingOccurrences(of: "PEER", with: peer)
@@ -221,7 +221,7 @@ import Testing
 
     @Test func removePeersErrors() async throws {
         let stage = try await Stage()
-        let admin = try await stage.daemon.managementToken()
+        let admin = try stage.daemon.managementToken()
         let path = "/v2/active-rooms/room-1/remove-peers"
         let unknownPeer = try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"nobody","reason":"r"}"#)
         #expect(unknownPeer.status == 404 && unknownPeer.body["code"] == 40400)

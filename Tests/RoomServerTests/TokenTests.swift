@@ -54,7 +54,7 @@ import Testing
 
     @Test func tokensAreNeverLogged() async throws {
         let daemon = try Daemon.start()
-        let token = try await daemon.token(user: "a", role: "host")
+        let token = try daemon.token(user: "a", role: "host")
         let client = try await daemon.client()
         _ = try await client.call("join", ["token": .string(token)])
         _ = try? await client.call("join", ["token": "abc.def"])

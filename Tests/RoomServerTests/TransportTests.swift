@@ -50,7 +50,7 @@ import Testing
             """)
         // The slow peer joins over a raw socket with a tiny receive buffer, then never reads.
         let slow = try RawSocket(port: daemon.port, receiveBuffer: 4096)
-        let token = try await daemon.token(user: "slow", role: "viewer")
+        let token = try daemon.token(user: "slow", role: "viewer")
         try slow.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
         let joinReply = try #require(slow.readFrame())
         let slowID = try JSON.parse(joinReply.payload)["result"]?["peer"]?["peer_id"]
@@ -88,7 +88,7 @@ import Testing
         let (host, _) = try await daemon.join("h", as: "host")
         // A raw socket that joins and then never reads, so it never answers pings.
         let mute = try RawSocket(port: daemon.port)
-        let token = try await daemon.token(user: "mute", role: "viewer")
+        let token = try daemon.token(user: "mute", role: "viewer")
         try mute.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
         _ = try await host.next("on-peer-join")
         let left = try await host.next("on-peer-leave", timeout: .seconds(8))

@@ -1,36 +1,48 @@
+import Crypto
 import Foundation
 import JWTKit
 
 /// Mints HS256 tokens the way an app backend would (`roomd token`, tests,
-/// harnesses).
+/// harnesses). Synchronous, like `TokenVerifier`: jwt-kit serializes the
+/// claims, swift-crypto computes the MAC.
 public struct TokenMinter: Sendable {
-    private let keys: JWTKeyCollection
+    private let key: SymmetricKey
+    private let serializer = DefaultJWTSerializer()
+    /// The encoded header every token shares.
+    private static let header = base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))
 
-    public init(secret: [UInt8]) async {
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        self.keys = keys
+    public init(secret: [UInt8]) {
+        key = SymmetricKey(data: secret)
     }
 
     /// An app token for `join`.
     public func appToken(room: String, user: String, role: String, name: String? = nil,
                          ttl: TimeInterval = 24 * 3600, restrictions: String? = nil,
-                         accessKey: String? = nil, now: Date = Date()) async throws -> String {
-        let claims = MintedClaims(
+                         accessKey: String? = nil, now: Date = Date()) throws -> String {
+        try sign(MintedClaims(
             type: "app", version: 2, room_id: room, user_id: user, role: role, name: name,
             user_restrictions: restrictions, access_key: accessKey,
             iat: IssuedAtClaim(value: now), nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
-            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString))
-        return try await keys.sign(claims)
+            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString)))
     }
 
     /// A management token for the REST API.
-    public func managementToken(ttl: TimeInterval = 24 * 3600, now: Date = Date()) async throws -> String {
-        let claims = MintedClaims(
+    public func managementToken(ttl: TimeInterval = 24 * 3600, now: Date = Date()) throws -> String {
+        try sign(MintedClaims(
             type: "management", version: 2, iat: IssuedAtClaim(value: now),
             nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
-            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString))
-        return try await keys.sign(claims)
+            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString)))
+    }
+
+    private func sign(_ claims: MintedClaims) throws -> String {
+        let input = Self.header + "." + String(decoding: try serializer.serialize(claims), as: UTF8.self)
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: key)
+        return input + "." + Self.base64URL(Data(mac))
+    }
+
+    private static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }
 

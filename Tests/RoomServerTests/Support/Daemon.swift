@@ -98,8 +98,8 @@ final class Daemon: @unchecked Sendable {
     // MARK: tokens and peers
 
     func token(room: String = "room-1", user: String, role: String, name: String? = nil,
-               restrictions: String? = nil) async throws -> String {
-        try await TokenMinter(secret: secret).appToken(room: room, user: user, role: role, name: name,
+               restrictions: String? = nil) throws -> String {
+        try TokenMinter(secret: secret).appToken(room: room, user: user, role: role, name: name,
                                                        restrictions: restrictions)
     }
 
@@ -109,7 +109,7 @@ final class Daemon: @unchecked Sendable {
     func join(_ user: String, as role: String, room: String = "room-1", name: String? = nil,
               restrictions: String? = nil) async throws -> (client: RoomClient, result: JSON) {
         let client = try await client()
-        let token = try await token(room: room, user: user, role: role, name: name, restrictions: restrictions)
+        let token = try token(room: room, user: user, role: role, name: name, restrictions: restrictions)
         let result = try await client.call("join", ["token": .string(token)])
         return (client, result)
     }

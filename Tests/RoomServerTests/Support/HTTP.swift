@@ -22,8 +22,8 @@ func http(_ method: String, _ daemon: Daemon, _ path: String, token: String? = n
 }
 
 extension Daemon {
-    func managementToken() async throws -> String {
-        try await TokenMinter(secret: secret).managementToken()
+    func managementToken() throws -> String {
+        try TokenMinter(secret: secret).managementToken()
     }
 }
 
