@@ -1,5 +1,6 @@
 import Foundation
 import RoomClient
+import RoomServer
 import RoomWire
 import Testing
 
@@ -63,5 +64,21 @@ import Testing
         #expect(log.contains("peer joined"))
         #expect(!log.contains(token.split(separator: ".")[2]), "no token signature in the log")
         #expect(!log.contains(String(decoding: daemon.secret, as: UTF8.self)), "no secret in the log")
+    }
+}
+
+@Suite struct TokenMinterTests {
+    @Test func mintedTimesAreWholeSecondsAndTheHeaderIsHS256() throws {
+        let token = try TokenMinter(secret: Daemon.defaultSecret).appToken(room: "r", user: "u", role: "host", ttl: 60)
+        let parts = token.split(separator: ".").map { part -> JSON in
+            var text = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while text.count % 4 != 0 { text += "=" }
+            return (try? JSON.parse(Array(Data(base64Encoded: text) ?? Data()))) ?? .null
+        }
+        #expect(parts[0] == ["alg": "HS256", "typ": "JWT"])
+        for claim in ["iat", "nbf", "exp"] {
+            #expect(parts[1][claim]?.intValue != nil, "\(claim) is an integer, got \(parts[1][claim]?.text ?? "nothing")")
+        }
+        #expect(parts[1]["exp"]!.intValue! - parts[1]["iat"]!.intValue! == 60)
     }
 }

@@ -19,7 +19,8 @@ public struct TokenMinter: Sendable {
     public func appToken(room: String, user: String, role: String, name: String? = nil,
                          ttl: TimeInterval = 24 * 3600, restrictions: String? = nil,
                          accessKey: String? = nil, now: Date = Date()) throws -> String {
-        try sign(MintedClaims(
+        let now = Self.wholeSeconds(now)
+        return try sign(MintedClaims(
             type: "app", version: 2, room_id: room, user_id: user, role: role, name: name,
             user_restrictions: restrictions, access_key: accessKey,
             iat: IssuedAtClaim(value: now), nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
@@ -28,7 +29,8 @@ public struct TokenMinter: Sendable {
 
     /// A management token for the REST API.
     public func managementToken(ttl: TimeInterval = 24 * 3600, now: Date = Date()) throws -> String {
-        try sign(MintedClaims(
+        let now = Self.wholeSeconds(now)
+        return try sign(MintedClaims(
             type: "management", version: 2, iat: IssuedAtClaim(value: now),
             nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
             exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString)))
@@ -38,6 +40,11 @@ public struct TokenMinter: Sendable {
         let input = Self.header + "." + String(decoding: try serializer.serialize(claims), as: UTF8.self)
         let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: key)
         return input + "." + Self.base64URL(Data(mac))
+    }
+
+    /// NumericDate claims as whole seconds: what most verifiers expect.
+    private static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
     }
 
     private static func base64URL(_ data: Data) -> String {
