@@ -79,3 +79,34 @@ enum Fmt {
 
     static func mib(kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
 }
+
+/// The calls a scenario sent and how the server answered them.
+class CallCounts {
+    var sent = 0
+    var acked = 0
+    var rejected = 0
+    /// Rejections by error code.
+    var errors: [Int: Int] = [:]
+
+    /// Tallies one answer: an error code, or nil for a result.
+    func answered(error: Int?) {
+        if let error {
+            rejected += 1
+            errors[error, default: 0] += 1
+        } else {
+            acked += 1
+        }
+    }
+}
+
+extension Record {
+    /// `sent`, and for roomd (answers exist only there) `acked`, `rejected`, `errors`.
+    mutating func set(calls: CallCounts, raw: Bool) {
+        set("sent", calls.sent)
+        if !raw {
+            set("acked", calls.acked)
+            set("rejected", calls.rejected)
+            set("errors", counts: calls.errors)
+        }
+    }
+}

@@ -106,8 +106,7 @@ extension Bench {
                                messageBytes: Int, step: Int) -> StepResult {
         loop.step = step % 100
         loop.resetCounters()
-        final class Box { var sent = 0; var acked = 0; var rejected = 0; var errors: [Int: Int] = [:] }
-        let box = Box()
+        let box = CallCounts()
         let total = Int(Double(rate) * duration)
         let server0 = serverSample()
         let client0 = ProcStats.selfSample()
@@ -117,12 +116,7 @@ extension Bench {
         let loop = self.loop
         loop.onResponse = { conn, _, error in
             guard conn === sender else { return }
-            if let error {
-                box.rejected += 1
-                box.errors[error, default: 0] += 1
-            } else {
-                box.acked += 1
-            }
+            box.answered(error: error)
         }
         loop.onTick = { now in
             let due = min(total, Int(Double(now - start) / 1e9 * Double(rate)))
@@ -176,12 +170,7 @@ extension Bench {
         record.set("receivers_open_after", live())
         record.set("duration_s", duration, digits: 1)
         record.set("message_bytes", messageBytes)
-        record.set("sent", box.sent)
-        if !raw {
-            record.set("acked", box.acked)
-            record.set("rejected", box.rejected)
-            record.set("errors", counts: box.errors)
-        }
+        record.set(calls: box, raw: raw)
         record.set("expected", expectedCount)
         record.set("delivered", c.deliveries)
         record.set("loss", loss)
@@ -234,8 +223,9 @@ extension Bench {
 
         loop.step = 1
         loop.resetCounters()
-        final class Box { var sent = 0; var acked = 0; var rejected = 0; var errors: [Int: Int] = [:]; var expected = 0 }
-        let box = Box()
+        /// Also the deliveries the sent messages should make.
+        final class RoomCalls: CallCounts { var expected = 0 }
+        let box = RoomCalls()
         let total = Int(Double(count) * rate * duration)
         let server0 = serverSample()
         let client0 = ProcStats.selfSample()
@@ -245,12 +235,7 @@ extension Bench {
         for conn in conns where conn.phase == .open && (raw || conn.joined) { roomSize[conn.room] += 1 }
         let start = monoNanos()
         loop.onResponse = { _, _, error in
-            if let error {
-                box.rejected += 1
-                box.errors[error, default: 0] += 1
-            } else {
-                box.acked += 1
-            }
+            box.answered(error: error)
         }
         // Message j leaves connection j mod N at start + j / (N * rate).
         loop.onTick = { now in
@@ -300,12 +285,7 @@ extension Bench {
         record.set("rate_per_peer", rate, digits: 2)
         record.set("duration_s", duration, digits: 1)
         record.set("message_bytes", messageBytes)
-        record.set("sent", box.sent)
-        if !raw {
-            record.set("acked", box.acked)
-            record.set("rejected", box.rejected)
-            record.set("errors", counts: box.errors)
-        }
+        record.set(calls: box, raw: raw)
         record.set("expected", expected)
         record.set("delivered", c.deliveries)
         record.set("loss", loss)

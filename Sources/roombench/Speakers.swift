@@ -58,16 +58,10 @@ extension Bench {
         guard speakers.allSatisfy(\.joined) else { throw BenchError("speakers: not every speaker could join") }
 
         // One audio track per speaker (id 2), then let the on-track-add pushes settle.
-        final class Calls { var sent = 0; var acked = 0; var rejected = 0; var errors: [Int: Int] = [:] }
-        let trackCalls = Calls()
+        let trackCalls = CallCounts()
         loop.onResponse = { _, id, error in
             guard id == 2 else { return }
-            if let error {
-                trackCalls.rejected += 1
-                trackCalls.errors[error, default: 0] += 1
-            } else {
-                trackCalls.acked += 1
-            }
+            trackCalls.answered(error: error)
         }
         for speaker in speakers {
             speaker.nextCallID = 3
@@ -93,7 +87,7 @@ extension Bench {
             var server1: ProcSample?
             var client0: ProcSample
             var client1: ProcSample
-            var calls: Calls
+            var calls: CallCounts
             var seconds: Double
             /// The server's CPU time in ns (all threads, schedstat) at both ends, when available.
             var cpuNs0: UInt64?
@@ -115,15 +109,10 @@ extension Bench {
             samples.list.reserveCapacity(Int(seconds * 1200))
             loop.resetCounters()
             for conn in conns { conn.watchedIn = 0 }
-            let calls = Calls()
+            let calls = CallCounts()
             loop.onResponse = { conn, id, error in
                 guard id >= 3, conn.index - first < speakerCount else { return }
-                if let error {
-                    calls.rejected += 1
-                    calls.errors[error, default: 0] += 1
-                } else {
-                    calls.acked += 1
-                }
+                calls.answered(error: error)
             }
             let total = level == nil ? 0 : Int(Double(speakerCount) * rate * seconds)
             let server0 = serverSample()
