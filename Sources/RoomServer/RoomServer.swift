@@ -156,26 +156,14 @@ public final class RoomServer: @unchecked Sendable {
     // MARK: service thread
 
     private func startTimers(_ context: OpaquePointer) {
-        let interval = options.template.settings.activeSpeakers.intervalMs
-        let speakers = LoopTimer(context: context) { [unowned self] in
+        let settings = options.template.settings
+        speakerTimer = LoopTimer(context: context, every: settings.activeSpeakers.intervalMs) { [unowned self] in
             dispatcher.fanOut(registry.tickActiveSpeakers())
-            speakerTimer?.schedule(afterMillis: interval)
         }
-        speakers.schedule(afterMillis: interval)
-        speakerTimer = speakers
-        let roomStateInterval = options.template.settings.room.roomStateIntervalMs
-        let roomState = LoopTimer(context: context) { [unowned self] in
+        roomStateTimer = LoopTimer(context: context, every: settings.room.roomStateIntervalMs) { [unowned self] in
             dispatcher.fanOut(registry.tickRoomState())
-            roomStateTimer?.schedule(afterMillis: roomStateInterval)
         }
-        roomState.schedule(afterMillis: roomStateInterval)
-        roomStateTimer = roomState
-        let keepalive = LoopTimer(context: context) { [unowned self] in
-            sweepIdleConnections()
-            keepaliveTimer?.schedule(afterMillis: 1000)
-        }
-        keepalive.schedule(afterMillis: 1000)
-        keepaliveTimer = keepalive
+        keepaliveTimer = LoopTimer(context: context, every: 1000) { [unowned self] in sweepIdleConnections() }
         graceTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.expireGraces()
             scheduleGraceExpiry()

@@ -3,22 +3,28 @@ import CWebSockets
 import Glibc
 #endif
 
-/// A one-shot lws_sul timer on the service thread. The sul is the first field
-/// of the allocation, followed by the owning timer, so the C callback can find
-/// its way back without globals.
+/// An lws_sul timer on the service thread: one-shot (armed with `schedule`),
+/// or periodic (`every:`, re-armed after each run). The sul is the first
+/// field of the allocation, followed by the owning timer, so the C callback
+/// can find its way back without globals.
 final class LoopTimer {
     private let storage: UnsafeMutableRawPointer
     private let context: OpaquePointer
     private let action: () -> Void
+    /// Set for a periodic timer.
+    private let period: Int?
 
-    init(context: OpaquePointer, action: @escaping () -> Void) {
+    /// `every`: run `action` every that many milliseconds, starting that long from now.
+    init(context: OpaquePointer, every period: Int? = nil, action: @escaping () -> Void) {
         self.context = context
         self.action = action
+        self.period = period
         let size = MemoryLayout<lws_sorted_usec_list_t>.stride + MemoryLayout<UnsafeRawPointer>.stride
         storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
         storage.storeBytes(of: Unmanaged.passUnretained(self).toOpaque(),
                            toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride, as: UnsafeMutableRawPointer.self)
+        if let period { schedule(afterMillis: period) }
     }
 
     deinit {
@@ -47,7 +53,9 @@ final class LoopTimer {
         guard let sul else { return }
         let raw = UnsafeMutableRawPointer(sul).load(fromByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
                                                      as: UnsafeMutableRawPointer.self)
-        Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue().action()
+        let timer = Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue()
+        timer.action()
+        if let period = timer.period { timer.schedule(afterMillis: period) }
     }
 }
 
