@@ -779,3 +779,18 @@ final class Ticker: Sendable {
         done.wait()
     }
 }
+
+extension BenchLoop {
+    /// One marked message: as is to a raw mirror server, as a `broadcast`
+    /// call (with the connection's next call id) to roomd.
+    func sendMessage(_ body: [UInt8], from conn: BenchConn, raw: Bool) {
+        if raw {
+            send(conn, body)
+            return
+        }
+        let id = conn.nextCallID
+        conn.nextCallID += 1
+        send(conn, Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
+            + body + Array(#""}}}"#.utf8))
+    }
+}

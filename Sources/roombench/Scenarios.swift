@@ -122,14 +122,7 @@ extension Bench {
             let due = min(total, Int(Double(now - start) / 1e9 * Double(rate)))
             while box.sent < due {
                 let body = Marker.body(micros: monoNanos() / 1000, step: step, sender: sender.index, size: messageBytes)
-                if raw {
-                    loop.send(sender, body)
-                } else {
-                    let id = sender.nextCallID
-                    sender.nextCallID += 1
-                    loop.send(sender, Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
-                        + body + Array(#""}}}"#.utf8))
-                }
+                loop.sendMessage(body, from: sender, raw: raw)
                 box.sent += 1
             }
         }
@@ -245,14 +238,7 @@ extension Bench {
                 box.sent += 1
                 guard conn.phase == .open, raw || conn.joined else { continue }
                 let body = Marker.body(micros: monoNanos() / 1000, step: 1, sender: conn.index, size: messageBytes)
-                if raw {
-                    loop.send(conn, body)
-                } else {
-                    let id = conn.nextCallID
-                    conn.nextCallID += 1
-                    loop.send(conn, Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
-                        + body + Array(#""}}}"#.utf8))
-                }
+                loop.sendMessage(body, from: conn, raw: raw)
                 box.expected += roomSize[conn.room] - 1
             }
         }
