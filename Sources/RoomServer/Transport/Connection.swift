@@ -27,8 +27,6 @@ package final class Connection {
     // Inbound reassembly of one message.
     var inbound: [UInt8] = []
     var inboundIsBinary = false
-    /// The current message went over the limit; the connection is closing.
-    var inboundRejected = false
 
     var rate: TokenBucket
     /// Monotonic time anything (a message, a pong) last came from the peer.
@@ -58,7 +56,6 @@ package final class Connection {
     }
 
     var isClosing: Bool { closeCode != nil }
-    var hasQueuedFrames: Bool { head < outbound.count }
 
     /// Queues a frame, or closes the connection with 4008 when its queue
     /// would exceed the limit (the slow-consumer rule). Returns false if the
