@@ -44,6 +44,7 @@ struct SpeakerState {
 extension RoomRegistry {
     /// `audio-level`: levels of the caller's own audio tracks; a muted track counts as 0.
     public func reportAudioLevels(_ peer: Peer, _ levels: [(trackID: String, level: Int)]) throws(RoomError) {
+        try peer.requireUnrestricted("audio-level")
         for (trackID, _) in levels {
             guard let track = peer.track(trackID), track.kind == .audio else {
                 throw RoomError(.trackNotFound, "levels: \"\(trackID)\" is not one of your audio tracks")

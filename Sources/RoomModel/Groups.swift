@@ -17,7 +17,7 @@ extension RoomRegistry {
     public func addToGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
         if case .peer(let caller) = initiator {
             if caller === target {
-                if caller.viewOnly { throw RoomError(.permissionDenied, "group-join is not allowed for view_and_polls_only") }
+                try caller.requireUnrestricted("group-join")
             } else {
                 try requirePermission(initiator, \.changeRole, "changeRole")
             }
@@ -32,8 +32,12 @@ extension RoomRegistry {
 
     /// `group-leave` (self) / `group-remove` (others, needs `changeRole`).
     public func removeFromGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
-        if case .peer(let caller) = initiator, caller !== target {
-            try requirePermission(initiator, \.changeRole, "changeRole")
+        if case .peer(let caller) = initiator {
+            if caller === target {
+                try caller.requireUnrestricted("group-leave")
+            } else {
+                try requirePermission(initiator, \.changeRole, "changeRole")
+            }
         }
         guard let index = target.groups.firstIndex(of: group) else { return [] }
         target.groups.remove(at: index)

@@ -39,6 +39,13 @@ public final class Peer {
     }
 
     func track(_ id: String) -> Track? { tracks.first { $0.id == id } }
+
+    /// A `view_and_polls_only` peer may view and vote, nothing else
+    /// (PROTOCOL.md section 4): every call that publishes, speaks, acts on
+    /// others or changes the room throws 40300 for it, whatever its role.
+    public func requireUnrestricted(_ call: String) throws(RoomError) {
+        if viewOnly { throw RoomError.restricted(call) }
+    }
 }
 
 /// Published track state (signalling only: no media).

@@ -179,6 +179,7 @@ extension RoomRegistry {
         throws(RoomError)
     {
         guard case .peer(let peer) = initiator else { return }  // the REST API may do anything
+        try peer.requireUnrestricted(name)
         if !peer.role.permissions[keyPath: permission] { throw RoomError.denied(name) }
     }
 

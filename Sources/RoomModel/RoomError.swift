@@ -46,6 +46,9 @@ public struct RoomError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(code.rawValue): \(message)" }
 
     public static func invalidParams(_ message: String) -> RoomError { RoomError(.invalidParams, message) }
+    public static func restricted(_ call: String) -> RoomError {
+        RoomError(.permissionDenied, "permission denied: \(call) is not allowed for view_and_polls_only")
+    }
     public static func denied(_ permission: String) -> RoomError {
         RoomError(.permissionDenied, "permission denied: role lacks \(permission)")
     }

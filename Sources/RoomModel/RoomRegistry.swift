@@ -133,9 +133,7 @@ public final class RoomRegistry {
     public func updatePeer(_ peer: Peer, name: String?, data: String?, by initiator: Initiator? = nil)
         throws(RoomError) -> [Delivery]
     {
-        if initiator == nil, peer.viewOnly {
-            throw RoomError(.permissionDenied, "peer-update is not allowed for view_and_polls_only")
-        }
+        if initiator == nil { try peer.requireUnrestricted("peer-update") }
         try checkMetadata(name: name, data: data)
         var changed: [PeerField] = []
         if let name, name != peer.name {
@@ -168,7 +166,7 @@ public final class RoomRegistry {
     public func broadcast(from sender: Peer, message: String, type: String, to target: MessageTarget)
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
-        if sender.viewOnly { throw RoomError(.permissionDenied, "broadcast is not allowed for view_and_polls_only") }
+        try sender.requireUnrestricted("broadcast")
         return try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
     }
 

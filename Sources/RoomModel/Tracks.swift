@@ -2,7 +2,7 @@
 extension RoomRegistry {
     public func addTrack(_ peer: Peer, id: String?, kind: Track.Kind, source: Track.Source = .regular,
                          mute: Bool = false, description: String = "") throws(RoomError) -> (Track, [Delivery]) {
-        if peer.viewOnly { throw RoomError(.permissionDenied, "track-add is not allowed for view_and_polls_only") }
+        try peer.requireUnrestricted("track-add")
         let needed = Self.publishKind(kind: kind, source: source)
         guard peer.role.publishParams.allows(needed) else {
             throw RoomError(.permissionDenied, "role \"\(peer.role.name)\" may not publish \(needed.rawValue)")
@@ -25,6 +25,7 @@ extension RoomRegistry {
     public func updateTrack(_ peer: Peer, id: String, mute: Bool?, description: String?) throws(RoomError)
         -> (Track, [Delivery])
     {
+        try peer.requireUnrestricted("track-update")
         guard let index = peer.tracks.firstIndex(where: { $0.id == id }) else {
             throw RoomError(.trackNotFound, "track_id \"\(id)\" is not one of your tracks")
         }
@@ -38,6 +39,7 @@ extension RoomRegistry {
     }
 
     public func removeTrack(_ peer: Peer, id: String) throws(RoomError) -> [Delivery] {
+        try peer.requireUnrestricted("track-remove")
         let subscribers = peer.room.subscribers(of: peer)
         guard let track = peer.room.removeTrack(id, from: peer) else {
             throw RoomError(.trackNotFound, "track_id \"\(id)\" is not one of your tracks")
