@@ -64,6 +64,12 @@ public final class RoomServer: @unchecked Sendable {
     /// partial gets the smaller chunk until it catches up.
     static let writeChunk = 64 * 1024
     static let backedUpWriteChunk = 16 * 1024
+    /// Request headers over this get 431 (PROTOCOL.md section 1, 1.1).
+    static let maxHeaderBytes = 8192
+    /// lws' header table per request (names and values of every header):
+    /// twice the limit, so that roomd sees and answers requests over it;
+    /// lws closes a request that overflows the table without an answer.
+    static let headerTableBytes = 16384
     /// Bytes written since the heap was last trimmed (see `sweepIdleConnections`).
     var bytesSinceTrim = 0
     private var lastTrim: Int64 = 0
@@ -100,7 +106,7 @@ public final class RoomServer: @unchecked Sendable {
     /// Creates the context and binds the listening socket. Returns the port
     /// (the chosen one when `options.port` is 0).
     public func start() throws -> Int {
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        LWSLog.install(LWSLog(logger: logger))
         let limits = options.template.settings.limits
 
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
@@ -117,9 +123,12 @@ public final class RoomServer: @unchecked Sendable {
         // lws takes an interface name or an address: resolve the usual loopback name.
         info.iface = UnsafePointer(keep(options.host == "localhost" ? "127.0.0.1" : options.host))
         info.protocols = UnsafePointer(protocols)
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        // An unknown method or a line that is not HTTP falls back to a raw
+        // socket (answered 400 in the callback) instead of lws' HTML 403.
+        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
         if !options.host.contains(":") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.pt_serv_buf_size = 64 * 1024
+        info.max_http_header_data = UInt16(Self.headerTableBytes)
         info.count_threads = 1
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 10

@@ -2,7 +2,7 @@ import CWebSockets
 import RoomWire
 
 /// A complete HTTP response waiting for its connection to become writable.
-struct HTTPResponse {
+struct HTTPResponse: Equatable {
     var status: Int
     var body: [UInt8]
     var contentType = "application/json"
@@ -28,6 +28,8 @@ final class HTTPRequest {
     let path: String
     let authorization: String?
     var body: [UInt8] = []
+    /// The declared `Content-Length`.
+    var expected = 0
 
     init(method: Method, path: String, authorization: String?) {
         self.method = method
@@ -47,15 +49,66 @@ extension RoomServer {
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
-        let declared = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH).flatMap { Int($0) } ?? 0
-        if declared > maxHTTPBody {
-            return respond(wsi, .error(413, code: 41300, "body over \(maxHTTPBody) bytes"))
+        if headerBytes(wsi) > Self.maxHeaderBytes {
+            return respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes"))
+        }
+        let declared: Int
+        switch Self.bodyLength(contentLength: header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
+                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING),
+                               limit: maxHTTPBody) {
+        case .length(let length): declared = length
+        case .refused(let response): return respond(wsi, response)
         }
         if method == .post, declared > 0 {
+            request.expected = declared
             httpRequests[wsi] = request  // the body follows
+            // A body that stalls is not waited for longer than a request's headers.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(Self.bodyTimeoutSeconds))
             return 0
         }
         return respond(wsi, route(request))
+    }
+
+    static let bodyTimeoutSeconds = 10
+    private static let close = Array("close".utf8)
+
+    /// A complete HTTP/1.1 response written straight to a socket, for
+    /// requests libwebsockets refuses before any HTTP callback (a request
+    /// line it cannot parse, headers over the limit). Closes the connection.
+    static func rawResponse(_ status: Int, reason: String, code: Int, _ message: String) -> [UInt8] {
+        var body = JSONWriter()
+        body.object { w in
+            w.field("code", code)
+            w.field("message", message)
+        }
+        let head = "HTTP/1.1 \(status) \(reason)\r\ncontent-type: application/json\r\n"
+            + "content-length: \(body.bytes.count)\r\nconnection: close\r\n\r\n"
+        return Array(head.utf8) + body.bytes
+    }
+
+    enum BodyLength: Equatable {
+        case length(Int)
+        case refused(HTTPResponse)
+    }
+
+    /// The framing rules of PROTOCOL.md section 1 (1.1): a body is framed by
+    /// one plain decimal `Content-Length`; chunked bodies get 411; a
+    /// negative, non-numeric or repeated length gets 400 (libwebsockets
+    /// joins repeated headers into one value, so a repeat shows as a
+    /// non-numeric value); a length over the limit gets 413.
+    static func bodyLength(contentLength: String?, transferEncoding: String?, limit: Int) -> BodyLength {
+        if transferEncoding != nil {
+            return .refused(.error(411, code: 411, "Transfer-Encoding is not supported: send the body with a Content-Length"))
+        }
+        guard let text = contentLength else { return .length(0) }
+        let digits = text.utf8
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return .refused(.error(400, code: 400, "Content-Length: must be one non-negative decimal number, got \"\(text.prefix(64))\""))
+        }
+        guard digits.count <= 18, let length = Int(text), length <= limit else {
+            return .refused(.error(413, code: 41300, "body over \(limit) bytes"))
+        }
+        return .length(length)
     }
 
     /// LWS_CALLBACK_HTTP_BODY.
@@ -66,6 +119,10 @@ extension RoomServer {
             return respond(wsi, .error(413, code: 41300, "body over \(maxHTTPBody) bytes"))
         }
         request.body.append(contentsOf: bytes)
+        if request.body.count >= request.expected {
+            httpRequests.removeValue(forKey: wsi)
+            return respond(wsi, route(request))
+        }
         return 0
     }
 
@@ -105,6 +162,13 @@ extension RoomServer {
                                            lws_filepos_t(response.body.count), &cursor, end) != 0 {
                 return false
             }
+            // Every connection closes after its answer: libwebsockets 4.1.6
+            // spins forever on a pipelined POST whose body was read with the
+            // previous request (see docs/RELIABILITY.md), so roomd never
+            // keeps an HTTP connection alive, and says so.
+            if lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0 {
+                return false
+            }
             return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
         }
         guard ok else { return 1 }
@@ -119,8 +183,9 @@ extension RoomServer {
         let written = buffer.withUnsafeMutableBufferPointer { pointer in
             lws_write(wsi, pointer.baseAddress! + Int(CWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
         }
-        if written < 0 { return -1 }
-        return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        _ = written
+        // Close: libwebsockets flushes what the kernel did not take first.
+        return -1
     }
 
     private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {

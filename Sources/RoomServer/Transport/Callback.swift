@@ -17,9 +17,10 @@ func roomdCallback(
         return 0
 
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        // Only /ws upgrades, and none while draining.
+        // Only RFC 6455 (version 13) upgrades of /ws, and none while draining.
         if server.draining { return 1 }
-        return requestPath(wsi) == "/ws" ? 0 : 1
+        guard requestPath(wsi) == "/ws", headerBytes(wsi) <= RoomServer.maxHeaderBytes else { return 1 }
+        return webSocketVersion(wsi) == "13" ? 0 : 1
 
     case LWS_CALLBACK_ESTABLISHED:
         _ = server.makeConnection(wsi)
@@ -72,9 +73,45 @@ func roomdCallback(
         server.httpRequests.removeValue(forKey: wsi)
         return 0
 
+    // A request line libwebsockets cannot parse (an unknown method, not
+    // HTTP at all) falls back to a raw socket: answer 400 and close.
+    case LWS_CALLBACK_RAW_ADOPT:
+        lws_callback_on_writable(wsi)
+        return 0
+
+    case LWS_CALLBACK_RAW_RX:
+        return 0
+
+    case LWS_CALLBACK_RAW_WRITEABLE:
+        var bytes = [UInt8](repeating: 0, count: Int(CWS_PRE))
+            + RoomServer.rawResponse(400, reason: "Bad Request", code: 400, "not an HTTP/1.1 request roomd serves")
+        _ = bytes.withUnsafeMutableBufferPointer { buffer in
+            lws_write(wsi, buffer.baseAddress! + Int(CWS_PRE), buffer.count - Int(CWS_PRE), LWS_WRITE_HTTP)  // = LWS_WRITE_RAW
+        }
+        return -1
+
     default:
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
+}
+
+/// The bytes of the request's headers that lws parsed (values of every
+/// header it knows, plus a name and separator each).
+func headerBytes(_ wsi: OpaquePointer) -> Int {
+    var total = 0
+    for token in 0..<Int32(WSI_TOKEN_COUNT.rawValue) {
+        let length = Int(lws_hdr_total_length(wsi, lws_token_indexes(rawValue: UInt32(token))))
+        if length > 0 { total += length + 20 }
+    }
+    return total
+}
+
+/// The `Sec-WebSocket-Version` header ("" when absent).
+func webSocketVersion(_ wsi: OpaquePointer) -> String {
+    var buffer = [CChar](repeating: 0, count: 16)
+    let count = lws_hdr_copy(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_VERSION)
+    guard count > 0 else { return "" }
+    return String(decoding: buffer.prefix(Int(count)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// The request's path (without query), from the parsed headers.

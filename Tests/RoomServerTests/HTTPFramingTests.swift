@@ -1,0 +1,98 @@
+import Foundation
+import RoomWire
+import Testing
+
+/// HTTP framing on the daemon's port (PROTOCOL.md section 1, 1.1): no
+/// request, however framed, may hang the daemon, and every refusal is a
+/// JSON `{code, message}` with the documented status.
+@Suite struct HTTPFramingTests {
+    static func request(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    /// The body of a raw response, parsed.
+    static func body(_ response: String) -> JSON? {
+        guard let range = response.range(of: "\r\n\r\n") else { return nil }
+        return try? JSON.parse(Array(response[range.upperBound...].utf8))
+    }
+
+    @Test func pipelinedPostAfterAGetDoesNotHangTheDaemon() async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"))
+        #expect(response.hasPrefix("HTTP/1.1 200 OK"))
+        #expect(response.lowercased().contains("connection: close"))
+        #expect(closed, "the connection closes after its answer")
+        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
+        let stopped = daemon.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 3)
+    }
+
+    @Test func aBodyShorterThanItsLengthThenACloseDoesNotHang() async throws {
+        let daemon = try Daemon.start()
+        _ = try rawExchange(port: daemon.port, Self.request(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"),
+            closeAfterSending: true)
+        _ = try rawExchange(port: daemon.port, Self.request(
+            "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"), closeAfterSending: true)
+        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
+    }
+
+    @Test(arguments: [
+        ("Content-Length: 2\r\nContent-Length: 3", 400, 400),
+        ("Content-Length: -1", 400, 400),
+        ("Content-Length: 2x", 400, 400),
+        ("Content-Length: 1000000000000000000000000000000", 413, 41300),
+        ("Transfer-Encoding: chunked", 411, 411),
+    ])
+    func badFramingIsAnsweredAtOnceWithJSON(header: String, status: Int, code: Int) async throws {
+        let daemon = try Daemon.start()
+        let started = Date()
+        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
+            "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\n\(header)\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))
+        #expect(response.hasPrefix("HTTP/1.1 \(status) "), "\(header): \(response)")
+        #expect(Self.body(response)?["code"] == .int(code))
+        #expect(Self.body(response)?["message"]?.stringValue?.isEmpty == false)
+        #expect(closed)
+        #expect(Date().timeIntervalSince(started) < 1.5, "answered without waiting for a body")
+        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
+    }
+
+    @Test func headersOver8KiBGet431() async throws {
+        let daemon = try Daemon.start()
+        let cookie = String(repeating: "a", count: 9000)
+        let (response, _) = try rawExchange(port: daemon.port, Self.request(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n"))
+        #expect(response.hasPrefix("HTTP/1.1 431 "))
+        #expect(Self.body(response)?["code"] == .int(431))
+        let fine = String(repeating: "a", count: 7000)
+        let (ok, _) = try rawExchange(port: daemon.port, Self.request(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(fine)\r\n\r\n"))
+        #expect(ok.hasPrefix("HTTP/1.1 200 "))
+    }
+
+    @Test(arguments: ["BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "\u{1}\u{2}hello\r\n\r\n"])
+    func anUnknownMethodOrGarbageGets400JSON(text: String) async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(port: daemon.port, Self.request(text))
+        #expect(response.hasPrefix("HTTP/1.1 400 "), "\(response)")
+        #expect(Self.body(response)?["code"] == .int(400))
+        #expect(closed)
+    }
+
+    @Test(arguments: ["Sec-WebSocket-Version: 8\r\n", ""])
+    func anUpgradeThatIsNotRFC6455IsRefused(version: String) async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
+            "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(version)\r\n"))
+        #expect(!response.contains("101"), "\(response)")
+        #expect(closed)
+    }
+
+    @Test func keepAliveClientsGetEveryAnswer() async throws {
+        let daemon = try Daemon.start()
+        for _ in 0..<3 {
+            let (status, body) = try await http("GET", daemon, "/healthz")
+            #expect(status == 200 && body["status"] == .string("ok"))
+        }
+    }
+}
