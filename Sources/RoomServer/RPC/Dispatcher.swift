@@ -34,6 +34,9 @@ package final class Dispatcher {
     /// weak reference: a weak reference would move every connection's
     /// reference counting to the slow side-table path.
     private var current: ObjectIdentifier?
+    /// `fanOut`'s work queue, and whether a `fanOut` is draining it.
+    private var pendingFanOut: [[Delivery]] = []
+    private var fanningOut = false
 
     init(server: RoomServer) {
         self.server = server
@@ -212,8 +215,29 @@ package final class Dispatcher {
     }
 
     /// Encodes each delivery once and queues the same frame to every recipient.
-    /// Recipients dropped as slow consumers leave the room right after.
+    /// Recipients dropped as slow consumers, and peers whose held pushes
+    /// overflow their reconnect grace, leave the room right after — and
+    /// their leaves are more deliveries, which may end more graces. That
+    /// cascade runs here as a work queue, never as recursion: its length is
+    /// up to the room's size, which clients control.
     package func fanOut(_ deliveries: [Delivery]) {
+        if deliveries.isEmpty { return }
+        pendingFanOut.append(deliveries)
+        if fanningOut { return }  // the loop below, further up the stack, takes them
+        fanningOut = true
+        defer { fanningOut = false }
+        var next = 0
+        while next < pendingFanOut.count {
+            let batch = pendingFanOut[next]
+            next += 1
+            deliver(batch)
+        }
+        pendingFanOut.removeAll(keepingCapacity: true)
+    }
+
+    /// One batch of `fanOut`: queues the frames, then lets the dropped and
+    /// overflowing peers leave (their deliveries join `pendingFanOut`).
+    private func deliver(_ deliveries: [Delivery]) {
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
         for delivery in deliveries {

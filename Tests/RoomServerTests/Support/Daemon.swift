@@ -29,7 +29,7 @@ final class Daemon: @unchecked Sendable {
     /// `settings` (JSON object text) is merged into the shipped template's settings.
     static func start(template: String? = nil, settings: String? = nil, arguments: [String] = [],
                       environment: [String: String] = [:], secret: [UInt8] = defaultSecret,
-                      listeningHost: String = "127.0.0.1") throws -> Daemon {
+                      listeningHost: String = "127.0.0.1", limits: [String] = []) throws -> Daemon {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("roles.json")
@@ -40,9 +40,17 @@ final class Daemon: @unchecked Sendable {
         try Data(secret).write(to: secretFile)
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--config", config.path, "--port", "0", "--secret-file", secretFile.path,
-                             "--log-level", "debug"] + arguments
+        let daemonArguments = ["--config", config.path, "--port", "0", "--secret-file", secretFile.path,
+                                "--log-level", "debug"] + arguments
+        if limits.isEmpty {
+            process.executableURL = URL(fileURLWithPath: binary)
+            process.arguments = daemonArguments
+        } else {
+            // `ulimit` options (e.g. "-s 256", "-n 64") for the daemon alone, then exec it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let ulimits = limits.map { "ulimit \($0) && " }.joined()
+            process.arguments = ["-c", "\(ulimits)exec \"$0\" \"$@\"", binary] + daemonArguments
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ROOMD_SECRET")
         env.removeValue(forKey: "ROOMD_ACCESS_KEY")
