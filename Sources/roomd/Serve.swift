@@ -16,6 +16,10 @@ struct Serve: ParsableCommand {
     @Option(help: "Required access_key claim of app tokens (else $ROOMD_ACCESS_KEY).") var accessKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: Logger.Level = .info
 
+    func validate() throws {
+        try validatePort(port, name: "--port", range: 0...65535)
+    }
+
     func run() throws {
         Signals.block()
         let template = loadTemplate(config)
@@ -72,4 +76,11 @@ func loadTemplate(_ path: String) -> RoleTemplate {
 func fail(_ message: String, code: Int32 = 2) -> Never {
     FileHandle.standardError.write(Data("roomd: \(message)\n".utf8))
     exit(code)
+}
+
+/// A usage error (exit 64) for a port out of range, before any conversion can trap.
+func validatePort(_ port: Int, name: String, range: ClosedRange<Int>) throws {
+    if !range.contains(port) {
+        throw ValidationError("\(name): must be between \(range.lowerBound) and \(range.upperBound), got \(port)")
+    }
 }

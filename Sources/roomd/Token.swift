@@ -17,8 +17,15 @@ struct Token: ParsableCommand {
     var secretFile: String?
     @Option(help: "Port of a local roomd started without a secret.") var port: Int = 7880
 
+    func validate() throws {
+        try validatePort(port, name: "--port", range: 1...65535)
+        if Self.parseTTL(ttl) == nil {
+            throw ValidationError("--ttl: expected a duration from 1s to 3650d like 3600, 90s, 30m, 24h or 7d, got \(ttl)")
+        }
+    }
+
     func run() throws {
-        guard let seconds = Self.parseTTL(ttl) else { fail("--ttl: expected a duration like 3600, 90s, 30m, 24h or 7d, got \(ttl)") }
+        let seconds = Self.parseTTL(ttl)!
         let secret: [UInt8]
         do {
             if let configured = try Secrets.load(file: secretFile) {
@@ -41,12 +48,19 @@ struct Token: ParsableCommand {
             accessKey: accessKey))
     }
 
+    /// Longest token lifetime: ten years (a longer one is a typo, and an
+    /// `exp` must stay an integer).
+    static let maxTTL: TimeInterval = 3650 * 86400
+
     static func parseTTL(_ text: String) -> TimeInterval? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
-        if let last = text.last, let unit = units[last], let value = Double(text.dropLast()), value > 0 {
-            return value * unit
+        var seconds: Double?
+        if let last = text.last, let unit = units[last], let value = Double(text.dropLast()) {
+            seconds = value * unit
+        } else if let value = Double(text) {
+            seconds = value
         }
-        if let value = Double(text), value > 0 { return value }
-        return nil
+        guard let seconds, seconds.isFinite, seconds >= 1, seconds <= maxTTL else { return nil }
+        return seconds
     }
 }

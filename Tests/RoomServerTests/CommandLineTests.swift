@@ -47,6 +47,21 @@ import Testing
         #expect(peer.isClosed == false)
     }
 
+    @Test(arguments: [
+        ["--config", Daemon.shippedConfig, "--port", "99999999999"],
+        ["--config", Daemon.shippedConfig, "--port", "65536"],
+        ["--config", Daemon.shippedConfig, "--port", "-1"],
+        ["token", "--room", "r", "--user", "u", "--role", "host", "--port", "70000"],
+        ["token", "--room", "r", "--user", "u", "--role", "host", "--ttl", "1e308d"],
+        ["token", "--room", "r", "--user", "u", "--role", "host", "--ttl", "0s"],
+    ])
+    func numericFlagsOutOfRangeAreUsageErrors(arguments: [String]) throws {
+        let run = try runCommand(Daemon.binary, arguments, environment: cleanEnvironment)
+        #expect(run.status == 64, "\(arguments): \(run.err)")
+        #expect(run.err.contains("--port") || run.err.contains("--ttl"), "names the flag: \(run.err)")
+        #expect(run.out.isEmpty)
+    }
+
     @Test func secretsShorterThan32BytesExit2() throws {
         let dir = try scratch()
         let secret = dir.appendingPathComponent("short")
