@@ -74,6 +74,21 @@ public final class RoomServer: @unchecked Sendable {
     var bytesSinceTrim = 0
     private var lastTrim: Int64 = 0
 
+    /// Sockets lws holds (WSI_CREATE minus WSI_DESTROY), and how many it
+    /// may hold: the open-file limit less a reserve for everything else the
+    /// process opens. At the budget new connections are refused at once —
+    /// so `accept` never fails with EMFILE, which lws would retry in a spin.
+    var openSockets = 0
+    let socketBudget: Int = {
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let soft = Int(clamping: min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is UInt.max
+        return max(8, soft - RoomServer.reservedFiles)
+    }()
+    static let reservedFiles = 64
+    private var lastRefusalLog: Int64 = 0
+    private var refusedSinceLog = 0
+
     private(set) var draining = false
     private var stopped = false
     private var drainTimer: LoopTimer?
@@ -191,6 +206,7 @@ public final class RoomServer: @unchecked Sendable {
     /// sorted list makes a round of n pings cost O(n²).
     private func sweepIdleConnections() {
         let idle = Int64(options.template.settings.limits.idleTimeoutS) * 1000
+        let joinDeadline = Int64(options.template.settings.limits.joinTimeoutS) * 1000
         let now = monotonicMillis()
         // After heavy traffic (a join storm, a large fan-out) glibc keeps the
         // freed heap: give it back, at most every 10 s (it measured 380 MB →
@@ -202,7 +218,12 @@ public final class RoomServer: @unchecked Sendable {
         }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.lastHeard
-            if silent >= idle {
+            if !connection.hasJoined, now - connection.openedAt >= joinDeadline {
+                // An unauthenticated socket may not hold a file descriptor for long.
+                logger.info("no join in time, closing", metadata: metadata(connection))
+                metrics.joinTimeouts.increment()
+                connection.close(1008)
+            } else if silent >= idle {
                 logger.info("idle connection dropped", metadata: metadata(connection))
                 lws_set_timeout(connection.wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
             } else if silent >= idle / 3, !connection.pinged {
@@ -246,6 +267,22 @@ public final class RoomServer: @unchecked Sendable {
             stopped = true
             if let context { lws_cancel_service(context) }
         }
+    }
+
+    /// LWS_CALLBACK_FILTER_NETWORK_CONNECTION: false refuses (lws closes the
+    /// just-accepted socket). Logged at most once a second, counted always.
+    func admitSocket() -> Bool {
+        if openSockets < socketBudget { return true }
+        metrics.acceptErrors.increment()
+        refusedSinceLog += 1
+        let now = monotonicMillis()
+        if now - lastRefusalLog >= 1000 {
+            logger.warning("open-file limit reached: refusing new connections", metadata: [
+                "open": "\(openSockets)", "budget": "\(socketBudget)", "refused": "\(refusedSinceLog)"])
+            lastRefusalLog = now
+            refusedSinceLog = 0
+        }
+        return false
     }
 
     func nextID() -> Int {

@@ -90,6 +90,8 @@ public struct LimitSettings: Sendable, Equatable {
     public var maxNameBytes: Int = 256
     /// `max_metadata_bytes` (roomd extension: a peer's `data` string)
     public var maxMetadataBytes: Int = 4096
+    /// `join_timeout_s` (1.1): a connection that has not joined by then is closed with 1008.
+    public var joinTimeoutS: Int = 10
 
     public init(maxMessageBytes: Int = 65536, idleTimeoutS: Int = 60, maxOutboundBytes: Int = 1_048_576,
                 maxTracksPerPeer: Int = 8, maxChatBytes: Int = 4096, messagesPerSecond: Int = 100,
@@ -158,7 +160,7 @@ extension LimitSettings {
             ("max_outbound_bytes", \.maxOutboundBytes), ("max_tracks_per_peer", \.maxTracksPerPeer),
             ("max_chat_bytes", \.maxChatBytes), ("messages_per_second", \.messagesPerSecond),
             ("message_burst", \.messageBurst), ("max_name_bytes", \.maxNameBytes),
-            ("max_metadata_bytes", \.maxMetadataBytes),
+            ("max_metadata_bytes", \.maxMetadataBytes), ("join_timeout_s", \.joinTimeoutS),
         ]
         for (name, key) in limits {
             self[keyPath: key] = try c.int(name, default: self[keyPath: key], atLeast: 1)

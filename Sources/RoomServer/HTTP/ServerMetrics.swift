@@ -17,6 +17,10 @@ final class ServerMetrics: Sendable {
     let pushes: Metrics.Counter
     let bytesOut: Metrics.Counter
     let slowConsumerCloses: Metrics.Counter
+    /// Connections refused at the open-file budget (PROTOCOL.md section 1).
+    let acceptErrors: Metrics.Counter
+    /// Connections closed with 1008 for not joining in `join_timeout_s`.
+    let joinTimeouts: Metrics.Counter
     let joinDuration: Metrics.Timer
 
     static let methods = [
@@ -46,6 +50,8 @@ final class ServerMetrics: Sendable {
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
+        acceptErrors = Metrics.Counter(label: "roomd_accept_errors_total", factory: factory)
+        joinTimeouts = Metrics.Counter(label: "roomd_join_timeouts_total", factory: factory)
     }
 
     func called(_ method: String?) {

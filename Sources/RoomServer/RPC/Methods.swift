@@ -24,6 +24,7 @@ extension Dispatcher {
         }
         peer.transportHandle = connection
         connection.peer = peer
+        connection.hasJoined = true
         // Pushes held during the grace follow the response, in order.
         if let held = outcome.replacedHandle as? HeldPushes { replayAfterReply = held.frames }
         logger.info("peer joined", metadata: [

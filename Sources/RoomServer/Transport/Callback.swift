@@ -16,6 +16,17 @@ func roomdCallback(
         server.drainInbox()
         return 0
 
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+        return server.admitSocket() ? 0 : 1
+
+    case LWS_CALLBACK_WSI_CREATE:
+        server.openSockets += 1
+        return 0
+
+    case LWS_CALLBACK_WSI_DESTROY:
+        server.openSockets -= 1
+        return 0
+
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         // Only RFC 6455 (version 13) upgrades of /ws, and none while draining.
         if server.draining { return 1 }

@@ -33,6 +33,10 @@ package final class Connection {
     var lastHeard: Int64
     /// A keepalive ping is out and not answered yet.
     var pinged = false
+    /// Monotonic time the connection was established (for the join deadline).
+    let openedAt: Int64
+    /// A `join` succeeded on this connection (`preview` and `ping` do not count).
+    var hasJoined = false
     /// Consecutive -32700/-32600/42900 errors (section 8).
     var errorStreak = 0
     /// The streak reached its limit: close with 4029 once the answer is out.
@@ -48,6 +52,7 @@ package final class Connection {
         self.maxQueuedBytes = maxQueuedBytes
         self.rate = rate
         self.lastHeard = now
+        self.openedAt = now
     }
 
     func heard(at now: Int64) {
