@@ -4,7 +4,7 @@
 /// one service thread. Every mutating method returns the deliveries it
 /// caused; it never talks to the network itself.
 public final class RoomRegistry {
-    public let template: RoleTemplate
+    public private(set) var template: RoleTemplate
     public var settings: Settings { template.settings }
     let clock: RoomClock
     let ids: IDGenerator
@@ -27,6 +27,16 @@ public final class RoomRegistry {
         self.template = template
         self.clock = clock
         self.ids = ids
+    }
+
+    /// A reloaded template (SIGHUP): its roles apply to joins and role
+    /// changes from now on; peers keep the role they have, even one that
+    /// vanished, until it changes. Settings stay those the daemon started
+    /// with (timers, limits and buffers are sized from them).
+    public func replaceRoles(with reloaded: RoleTemplate) {
+        var next = reloaded
+        next.settings = template.settings
+        template = next
     }
 
     public var peerCount: Int { rooms.values.reduce(0) { $0 + $1.peerCount } }

@@ -37,7 +37,10 @@ public struct ServerError: Error, CustomStringConvertible {
 /// and the immutable configuration is touched only by the service thread,
 /// i.e. inside lws callbacks and `run()`.
 public final class RoomServer: @unchecked Sendable {
-    enum Command: Sendable { case shutdown }
+    enum Command: Sendable {
+        case shutdown
+        case reload(RoleTemplate)
+    }
 
     let options: ServerOptions
     let logger: Logger
@@ -170,6 +173,12 @@ public final class RoomServer: @unchecked Sendable {
         logger.notice("shutdown complete")
     }
 
+    /// Thread-safe: a reloaded template (SIGHUP) for the service thread.
+    public func reload(_ template: RoleTemplate) {
+        inbox.post(.reload(template))
+        if let context { lws_cancel_service(context) }
+    }
+
     /// Thread-safe: stop accepting, close every connection with 1001, then
     /// let `run()` return.
     public func shutdown() {
@@ -247,6 +256,13 @@ public final class RoomServer: @unchecked Sendable {
         for command in inbox.drain() {
             switch command {
             case .shutdown: beginDrain()
+            case .reload(let template):
+                dispatcher.reload(template)
+                logger.notice("template reloaded", metadata: [
+                    "template": "\(template.name)", "roles": "\(registry.template.roleNames.joined(separator: ","))"])
+                if template.settings != options.template.settings {
+                    logger.warning("template reloaded: settings changes apply after a restart")
+                }
             }
         }
     }

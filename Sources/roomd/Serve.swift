@@ -41,7 +41,17 @@ struct Serve: ParsableCommand {
             host: host, port: port, template: template, secret: secret ?? Secrets.random(),
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 })
         let server = RoomServer(options: options, logger: logger)
-        Signals.install(server)
+        let path = config
+        Signals.install(server) {
+            do throws(TemplateError) {
+                let (template, warnings) = try RoleTemplate.load(path: path)
+                for warning in warnings { logger.warning("template reload: \(warning)") }
+                return template
+            } catch {
+                logger.error("template reload failed, keeping the old template: \(error.description)")
+                return nil
+            }
+        }
         let boundPort: Int
         do { boundPort = try server.start() } catch { fail("\(error)", code: 1) }
         var devSecretPath: String?

@@ -21,9 +21,9 @@ package final class Dispatcher {
     var registry: RoomRegistry { server.registry }
     var logger: Logger { server.logger }
     /// `Policy` objects are the same for every peer of a role: encoded once.
-    let policies: [String: [UInt8]]
+    private(set) var policies: [String: [UInt8]]
     /// `on-policy-change` frames, one per role, shared by every push.
-    let policyChanges: [String: Frame]
+    private(set) var policyChanges: [String: Frame]
     private var methods: [String: Method] = [:]
     /// Set by a handler: close the caller's connection after its response.
     var closeAfterReply: UInt16?
@@ -41,7 +41,13 @@ package final class Dispatcher {
     init(server: RoomServer) {
         self.server = server
         self.verifier = TokenVerifier(secret: server.options.secret, accessKey: server.options.accessKey)
-        let template = server.options.template
+        (policies, policyChanges) = Self.policies(of: server.options.template)
+        register()
+    }
+
+    /// The `Policy` of every role of `template`, encoded once, and the
+    /// `on-policy-change` frame of each.
+    static func policies(of template: RoleTemplate) -> ([String: [UInt8]], [String: Frame]) {
         var policies: [String: [UInt8]] = [:]
         for name in template.roleNames {
             var w = JSONWriter()
@@ -57,9 +63,16 @@ package final class Dispatcher {
             }
             policies[name] = w.bytes
         }
-        self.policies = policies
-        self.policyChanges = policies.mapValues { Envelope.notification("on-policy-change", params: $0) }
-        register()
+        return (policies, policies.mapValues { Envelope.notification("on-policy-change", params: $0) })
+    }
+
+    /// SIGHUP: the reloaded template's roles from now on. The policies of
+    /// roles that vanished stay, for the peers that still have them.
+    func reload(_ template: RoleTemplate) {
+        registry.replaceRoles(with: template)
+        let (fresh, changes) = Self.policies(of: registry.template)
+        policies.merge(fresh) { $1 }
+        policyChanges.merge(changes) { $1 }
     }
 
     private func register() {
