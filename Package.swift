@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .executable(name: "roomd", targets: ["roomd"]),
         .library(name: "RoomClient", targets: ["RoomClient"]),
+        // For integration-test harnesses: RoomdProcess (start/stop a real roomd) and TokenMinter.
+        .library(name: "RoomdTesting", targets: ["RoomdTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,10 +28,18 @@ let package = Package(
         .target(name: "RoomModel", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
         .target(name: "RoomWire"),
+        // Minting tokens like an app backend: roomd token, RoomdTesting, tests.
+        .target(
+            name: "RoomTokens",
+            dependencies: [
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomModel", "RoomWire", "CWebSockets",
+                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -40,16 +50,17 @@ let package = Package(
         .executableTarget(
             name: "roomd",
             dependencies: [
-                "RoomServer", "RoomModel",
+                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
+        .target(name: "RoomdTesting", dependencies: ["RoomClient", "RoomTokens", "RoomWire"]),
         .executableTarget(
             name: "roombench",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer", "RoomModel",
+                "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -59,7 +70,7 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer",
+                "RoomClient", "RoomWire", "RoomServer", "RoomTokens", "RoomdTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

@@ -1,3 +1,4 @@
+import RoomTokens
 import Dispatch
 import Foundation
 import RoomClient

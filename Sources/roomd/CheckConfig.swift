@@ -6,9 +6,10 @@ struct CheckConfig: ParsableCommand {
         commandName: "check-config", abstract: "Validate a role template and print its roles.")
 
     @Argument(help: "The role template (JSON).") var file: String
+    @Flag(help: "Unknown keys and permission names are errors, not warnings.") var strict = false
 
     func run() throws {
-        let template = loadTemplate(file)
+        let template = loadTemplate(file, strict: strict)
         print("template \"\(template.name)\": \(template.roleNames.count) roles")
         for name in template.roleNames {
             let role = template.roles[name]!

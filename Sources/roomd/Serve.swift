@@ -15,6 +15,9 @@ struct Serve: ParsableCommand {
     @Option(help: "File holding the HS256 secret (else $ROOMD_SECRET).") var secretFile: String?
     @Option(help: "Required access_key claim of app tokens (else $ROOMD_ACCESS_KEY).") var accessKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: Logger.Level = .info
+    @Flag(help: "Unknown template keys and permission names are errors, not warnings.") var strict = false
+    @Flag(help: "Shut down (as on SIGTERM) when standard input reaches its end: a harness passes a pipe, and roomd goes when the harness does.")
+    var exitWithStdin = false
 
     func validate() throws {
         try validatePort(port, name: "--port", range: 0...65535)
@@ -22,7 +25,7 @@ struct Serve: ParsableCommand {
 
     func run() throws {
         Signals.block()
-        let template = loadTemplate(config)
+        let template = loadTemplate(config, strict: strict)
         let environment = ProcessInfo.processInfo.environment
         var secret: [UInt8]?
         do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
@@ -41,16 +44,26 @@ struct Serve: ParsableCommand {
             host: host, port: port, template: template, secret: secret ?? Secrets.random(),
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 })
         let server = RoomServer(options: options, logger: logger)
-        let path = config
+        let (path, strict) = (config, strict)
         Signals.install(server) {
             do throws(TemplateError) {
-                let (template, warnings) = try RoleTemplate.load(path: path)
+                let (template, warnings) = try RoleTemplate.load(path: path, strict: strict)
                 for warning in warnings { logger.warning("template reload: \(warning)") }
                 return template
             } catch {
                 logger.error("template reload failed, keeping the old template: \(error.description)")
                 return nil
             }
+        }
+        if exitWithStdin {
+            let watcher = Thread {
+                var byte: UInt8 = 0
+                while read(STDIN_FILENO, &byte, 1) > 0 {}
+                logger.notice("standard input closed: shutting down")
+                server.shutdown()
+            }
+            watcher.name = "roomd-stdin"
+            watcher.start()
         }
         let boundPort: Int
         do { boundPort = try server.start() } catch { fail("\(error)", code: 1) }
@@ -69,10 +82,11 @@ struct Serve: ParsableCommand {
     }
 }
 
-/// Loads and validates a template; on error prints `PATH: PROBLEM` and exits 2.
-func loadTemplate(_ path: String) -> RoleTemplate {
+/// Loads and validates a template; on error prints every problem as a
+/// `PATH: PROBLEM` line and exits 2.
+func loadTemplate(_ path: String, strict: Bool = false) -> RoleTemplate {
     do {
-        let (template, warnings) = try RoleTemplate.load(path: path)
+        let (template, warnings) = try RoleTemplate.load(path: path, strict: strict)
         for warning in warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         return template
     } catch {

@@ -1,3 +1,4 @@
+import RoomTokens
 import ArgumentParser
 import Foundation
 import RoomServer

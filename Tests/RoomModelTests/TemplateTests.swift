@@ -253,17 +253,40 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(error == TemplateError(path: "roles.guest.priority", problem: "must be between 1 and 5, got 9"))
     }
 
-    @Test func theFirstProblemInKeyOrderIsReported() {
+    @Test func everyProblemIsListedInKeyOrder() throws {
         // Both roles are wrong: "alpha" sorts first, whatever the file order.
         #expect(failure(#"{"roles":{"zulu":{"priority":7},"alpha":{"priority":8}}}"#)
-            == "roles.alpha.priority: must be between 1 and 5, got 8")
+            == "roles.alpha.priority: must be between 1 and 5, got 8\nroles.zulu.priority: must be between 1 and 5, got 7")
         // Role names are checked before any role's contents.
         #expect(failure(#"{"roles":{"a":{"priority":7},"b c":{}}}"#)?.hasPrefix("roles.b c: invalid role name") == true)
         // Repeated decoding gives the same answer.
         let json = #"{"roles":{"b":{"maxPeerCount":-9},"a":{"subscribeParams":{"subscribeToRoles":["x"]}}},"settings":{"limits":{"message_burst":0}}}"#
-        let first = failure(json)
-        #expect(first == #"roles.a.subscribeParams.subscribeToRoles[0]: no role named "x""#)
-        for _ in 0..<20 { #expect(failure(json) == first) }
+        let all = failure(json)
+        #expect(all == #"""
+            roles.a.subscribeParams.subscribeToRoles[0]: no role named "x"
+            roles.b.maxPeerCount: must be at least -1, got -9
+            settings.limits.message_burst: must be at least 1, got 0
+            """#)
+        for _ in 0..<20 { #expect(failure(json) == all) }
+        let error = try #require(throws: TemplateError.self) { try decode(json) }
+        #expect(error.path == "roles.a.subscribeParams.subscribeToRoles[0]", "the first is the error's own path")
+        #expect(error.all.map(\.path) == ["roles.a.subscribeParams.subscribeToRoles[0]", "roles.b.maxPeerCount",
+                                          "settings.limits.message_burst"])
+    }
+
+    @Test func strictMakesUnknownKeysAndPermissionsProblemsWithADidYouMean() throws {
+        let json = #"{"roles":{"host":{"permissions":{"endroom":true,"mute":true,"pollwrte":true,"teleport":true},"priorty":2}},"settings":{"limits":{"max_mesage_bytes":10}}}"#
+        let error = try #require(throws: TemplateError.self) { try RoleTemplate.decode(Array(json.utf8), strict: true) }
+        #expect(error.description == """
+            roles.host.permissions.endroom: unknown permission, did you mean endRoom?
+            roles.host.permissions.pollwrte: unknown permission, did you mean pollWrite?
+            roles.host.permissions.teleport: unknown permission
+            roles.host.priorty: unknown key, did you mean priority?
+            settings.limits.max_mesage_bytes: unknown key, did you mean max_message_bytes?
+            """)
+        // Without strict the same template loads, with the hints as warnings.
+        let (_, warnings) = try decode(json)
+        #expect(warnings.contains("roles.host.permissions.endroom: unknown permission ignored, did you mean endRoom?"))
     }
 
     @Test func unreadableFile() {
@@ -288,8 +311,8 @@ private func settings(_ section: String, _ body: String) -> String {
             """#)
         #expect(warnings == [
             "id: unknown key ignored",
-            "roles.host.permissions.sendRoomState: unknown key ignored",
-            "roles.host.permissions.whiteboard: unknown key ignored",
+            "roles.host.permissions.sendRoomState: unknown permission ignored",
+            "roles.host.permissions.whiteboard: unknown permission ignored",
             "roles.host.publishParams.simulcast: unknown key ignored",
             "roles.host.publishParams.video.layers: unknown key ignored",
             "roles.host.recordingParams: unknown key ignored",

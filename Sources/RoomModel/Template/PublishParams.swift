@@ -24,11 +24,12 @@ extension PublishParams {
         self.init()
         for (i, word) in try c.stringArray("allowed").enumerated() {
             guard let kind = PublishKind(rawValue: word) else {
-                throw TemplateError(path: c.path("allowed", i),
-                                    problem: "unknown kind \"\(word)\", expected audio, video or screen")
+                c.report(c.path("allowed", i), "unknown kind \"\(word)\", expected audio, video or screen")
+                continue
             }
             guard !allowed.contains(kind) else {
-                throw TemplateError(path: c.path("allowed", i), problem: "duplicate kind \"\(word)\"")
+                c.report(c.path("allowed", i), "duplicate kind \"\(word)\"")
+                continue
             }
             allowed.append(kind)
         }

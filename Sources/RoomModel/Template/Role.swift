@@ -30,8 +30,8 @@ extension Role {
     /// A `name` field (100ms templates repeat the key there) must equal the key.
     init(name: String, _ c: TemplateCursor, roleNames: Set<String>) throws(TemplateError) {
         let written = try c.string("name", default: name)
-        guard written == name else {
-            throw TemplateError(path: c.path("name"), problem: "must equal the role's key \"\(name)\", got \"\(written)\"")
+        if written != name {
+            c.report(c.path("name"), "must equal the role's key \"\(name)\", got \"\(written)\"")
         }
         try self.init(
             name: name,

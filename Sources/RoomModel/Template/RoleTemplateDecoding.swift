@@ -1,11 +1,14 @@
 import RoomWire
 
 extension RoleTemplate {
-    /// Parses and validates a template. Problems throw, naming the JSON path;
-    /// when there are several, the first in reading order (object keys sorted)
-    /// is reported. Unknown keys do not fail: they come back as warnings
-    /// `PATH: unknown key ignored`, sorted.
-    public static func decode(_ data: [UInt8]) throws(TemplateError) -> (template: RoleTemplate, warnings: [String]) {
+    /// Parses and validates a template. Problems throw, naming the JSON path:
+    /// the first in reading order (object keys sorted), with every other one
+    /// in `more`. Unknown keys do not fail: they come back as warnings
+    /// `PATH: unknown key ignored`, sorted — unless `strict`, where they are
+    /// problems too (`PATH: unknown key, did you mean KEY?`).
+    public static func decode(_ data: [UInt8], strict: Bool = false) throws(TemplateError)
+        -> (template: RoleTemplate, warnings: [String])
+    {
         let root: JSON
         do {
             // A UTF-8 byte order mark is allowed in a file.
@@ -17,27 +20,33 @@ extension RoleTemplate {
         guard case .object = root else {
             throw TemplateError(path: "", problem: "the template must be a JSON object, got \(root.templateKind)")
         }
-        let c = try TemplateCursor(root, path: "")
+        let c = try TemplateCursor(root, path: "", strict: strict)
         let name = try c.string("name", default: "roomd")
         let roles = try c.object("roles", readRoles) ?? []
-        guard !roles.isEmpty else {
-            throw TemplateError(path: c.path("roles"), problem: "at least one role is required")
+        if roles.isEmpty, !c.problems.errors.contains(where: { $0.path.hasPrefix("roles") }) {
+            c.report(c.path("roles"), "at least one role is required")
         }
         let settings = try c.object("settings", Settings.init) ?? Settings()
-        return (RoleTemplate(name: name, roles: roles, settings: settings), c.finish().sorted())
+        let warnings = c.finish().sorted()
+        if var first = c.problems.errors.first {
+            first.more = Array(c.problems.errors.dropFirst())
+            throw first
+        }
+        return (RoleTemplate(name: name, roles: roles, settings: settings), warnings)
     }
 
     /// `decode` of the file at `path`.
-    public static func load(path: String) throws(TemplateError) -> (template: RoleTemplate, warnings: [String]) {
-        try decode(TemplateFile.read(path))
+    public static func load(path: String, strict: Bool = false) throws(TemplateError)
+        -> (template: RoleTemplate, warnings: [String])
+    {
+        try decode(TemplateFile.read(path), strict: strict)
     }
 
     /// The `roles` object: names are checked first, then each role in name order.
     private static func readRoles(_ c: TemplateCursor) throws(TemplateError) -> [Role] {
         let names = c.keys
         for name in names where !TemplateIdentifier.isValid(name) {
-            throw TemplateError(path: c.path(name),
-                                problem: "invalid role name \"\(name)\", expected \(TemplateIdentifier.rule)")
+            c.report(c.path(name), "invalid role name \"\(name)\", expected \(TemplateIdentifier.rule)")
         }
         var roles: [Role] = []
         for name in names {

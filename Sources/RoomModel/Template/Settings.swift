@@ -126,8 +126,7 @@ extension RoomSettings {
         autoCreate = try c.bool("auto_create", default: autoCreate)
         predefined = try c.stringArray("predefined")
         for (i, id) in predefined.enumerated() where !TemplateIdentifier.isValid(id) {
-            throw TemplateError(path: c.path("predefined", i),
-                                problem: "invalid room id \"\(id)\", expected \(TemplateIdentifier.rule)")
+            c.report(c.path("predefined", i), "invalid room id \"\(id)\", expected \(TemplateIdentifier.rule)")
         }
         maxPeers = try c.int("max_peers", default: maxPeers, atLeast: 0)
         reconnectGraceS = try c.int("reconnect_grace_s", default: reconnectGraceS, in: 0...3600)

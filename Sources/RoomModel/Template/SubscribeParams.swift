@@ -15,7 +15,7 @@ extension SubscribeParams {
         self.init()
         subscribeToRoles = try c.stringArray("subscribeToRoles")
         for (i, role) in subscribeToRoles.enumerated() where !roleNames.contains(role) {
-            throw TemplateError(path: c.path("subscribeToRoles", i), problem: "no role named \"\(role)\"")
+            c.report(c.path("subscribeToRoles", i), "no role named \"\(role)\"")
         }
         maxSubsBitRate = try c.int("maxSubsBitRate", default: maxSubsBitRate, atLeast: 0)
     }

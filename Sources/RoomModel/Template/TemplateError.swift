@@ -12,5 +12,18 @@ public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible
         self.problem = problem
     }
 
-    public var description: String { path.isEmpty ? problem : "\(path): \(problem)" }
+    /// The problems after this one, when a template has several (each is
+    /// one more `PATH: PROBLEM` line of `description`).
+    public var more: [TemplateError] = []
+
+    /// This problem and the ones after it.
+    public var all: [TemplateError] {
+        var first = self
+        first.more = []
+        return [first] + more
+    }
+
+    public var description: String {
+        ([path.isEmpty ? problem : "\(path): \(problem)"] + more.map(\.description)).joined(separator: "\n")
+    }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JWTKit
+import RoomTokens
 import RoomModel
 
 /// What a valid app token grants.
@@ -36,10 +37,10 @@ struct TokenVerifier: Sendable {
         if let accessKey, claims.accessKey.value != accessKey {
             throw RoomError(.accessKeyMismatch, "access_key does not match")
         }
-        guard let roomID = claims.roomID.value, isValidID(roomID) else {
+        guard let roomID = claims.roomID.value, TokenMinter.isValidRoomID(roomID) else {
             throw RoomError(.roomIDClaimInvalid, "room_id claim missing or invalid")
         }
-        guard let userID = claims.userID.value, !userID.isEmpty else {
+        guard let userID = claims.userID.value, TokenMinter.isValidUserID(userID) else {
             throw RoomError(.userIDClaimInvalid, "user_id claim missing or not a string")
         }
         guard let role = claims.role.value else {
@@ -106,10 +107,3 @@ struct TokenVerifier: Sendable {
 }
 
 /// Server-made and client-chosen ids: `[A-Za-z0-9_-]{1,64}`.
-func isValidID(_ id: String) -> Bool {
-    let utf8 = id.utf8
-    return !utf8.isEmpty && utf8.count <= 64 && utf8.allSatisfy { byte in
-        (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-    }
-}

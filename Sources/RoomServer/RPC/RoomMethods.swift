@@ -1,4 +1,5 @@
 import RoomModel
+import RoomTokens
 import RoomWire
 
 /// Handlers for tracks, role changes, moderation, groups and active speakers
@@ -198,6 +199,9 @@ extension Dispatcher {
         return Self.empty
     }
 }
+
+/// The shape of every id: `[A-Za-z0-9_-]{1,64}` (room ids, track ids, groups).
+func isValidID(_ id: String) -> Bool { TokenMinter.isValidRoomID(id) }
 
 extension Params {
     /// A client-chosen id (`[A-Za-z0-9_-]{1,64}`).

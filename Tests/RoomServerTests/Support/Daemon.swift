@@ -1,3 +1,4 @@
+import RoomTokens
 import Foundation
 import RoomClient
 import RoomServer

@@ -1,3 +1,4 @@
+import RoomTokens
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

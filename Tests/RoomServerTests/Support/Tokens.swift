@@ -1,3 +1,4 @@
+import RoomTokens
 import Crypto
 import Foundation
 

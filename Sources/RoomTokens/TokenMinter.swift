@@ -3,9 +3,21 @@ import Foundation
 import JWTKit
 
 /// Mints HS256 tokens the way an app backend would (`roomd token`, tests,
-/// harnesses). Synchronous, like `TokenVerifier`: jwt-kit serializes the
+/// harnesses). Synchronous, like roomd's verifier: jwt-kit serializes the
 /// claims, swift-crypto computes the MAC.
 public struct TokenMinter: Sendable {
+    /// Whether `join` accepts this `room_id` claim: `[A-Za-z0-9_-]{1,64}`.
+    public static func isValidRoomID(_ id: String) -> Bool {
+        let utf8 = id.utf8
+        return !utf8.isEmpty && utf8.count <= 64 && utf8.allSatisfy { byte in
+            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// Whether `join` accepts this `user_id` claim: any non-empty string.
+    public static func isValidUserID(_ id: String) -> Bool { !id.isEmpty }
+
     private let key: SymmetricKey
     private let serializer = DefaultJWTSerializer()
     /// The encoded header every token shares.
