@@ -79,6 +79,7 @@ public final class RoomClientLoop: @unchecked Sendable {
         info.uid = -1
         info.options = 0
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        lws_set_log_level(Int32(LLL_ERR), nil)  // lws' notices would go to the app's stderr
         context = lws_create_context(&info)
 
         guard context != nil else {

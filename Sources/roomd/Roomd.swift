@@ -7,7 +7,11 @@ struct Roomd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roomd",
         abstract: "A real-time room signalling daemon (JSON-RPC over WebSocket).",
-        subcommands: [Serve.self, Token.self, CheckConfig.self],
+        version: roomdVersion,
+        subcommands: [Serve.self, Token.self, CheckConfig.self, Join.self],
         defaultSubcommand: Serve.self
     )
 }
+
+/// `roomd --version` (and `roomd serve --version`).
+let roomdVersion = "roomd 0.2.0 (protocol 1.1)"

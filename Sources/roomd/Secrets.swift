@@ -26,11 +26,32 @@ enum Secrets {
         return secret
     }
 
-    /// Path of the throwaway secret a loopback roomd without a configured
-    /// secret writes for its run, so `roomd token --port P` finds it.
+    /// Where a loopback roomd without a configured secret keeps its dev
+    /// secrets, one per port, for `roomd token --port P` and `roomd join`:
+    /// `$XDG_RUNTIME_DIR/roomd`, else `~/.cache/roomd`, else
+    /// `$TMPDIR/roomd-UID` — always the user's own.
+    static func devSecretDirectory(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        func nonEmpty(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+        if let runtime = nonEmpty("XDG_RUNTIME_DIR") { return runtime + "/roomd" }
+        if let home = nonEmpty("HOME") { return home + "/.cache/roomd" }
+        return (nonEmpty("TMPDIR") ?? "/tmp") + "/roomd-\(getuid())"
+    }
+
     static func devSecretPath(port: Int) -> String {
-        let dir = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        return (dir as NSString).appendingPathComponent("roomd-dev-\(port).secret")
+        devSecretDirectory() + "/dev-\(port).secret"
+    }
+
+    /// The dev secret of a fixed port: the one kept from an earlier run, or
+    /// a new one, written now (0600, in a 0700 folder) and kept, so tokens
+    /// minted before a restart stay valid.
+    static func stableDevSecret(port: Int) throws -> (secret: [UInt8], path: String, reused: Bool) {
+        let path = devSecretPath(port: port)
+        if let kept = try? load(file: path, environment: [:]) { return (kept, path, true) }
+        try FileManager.default.createDirectory(atPath: devSecretDirectory(), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let secret = random()
+        try writePrivate(secret, to: path)
+        return (secret, path, false)
     }
 
     static func random() -> [UInt8] {
@@ -39,8 +60,10 @@ enum Secrets {
         return (0..<48).map { _ in hex[Int(rng.next() % 16)] }
     }
 
-    /// Writes `secret` to `path` with mode 0600.
+    /// Writes `secret` to `path` with mode 0600 (creating its folder, 0700).
     static func writePrivate(_ secret: [UInt8], to path: String) throws {
+        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw Problem(description: "cannot create \(path): \(String(cString: strerror(errno)))") }

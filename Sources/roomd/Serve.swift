@@ -7,7 +7,7 @@ import RoomServer
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve rooms (the default command).")
+    static let configuration = CommandConfiguration(abstract: "Serve rooms (the default command).", version: roomdVersion)
 
     @Option(help: "The role template (JSON).") var config: String
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
@@ -32,6 +32,12 @@ struct Serve: ParsableCommand {
         let devSecret = secret == nil
         if devSecret, !Secrets.isLoopback(host) {
             fail("no secret: pass --secret-file or set ROOMD_SECRET to listen on \(host)")
+        }
+        // Dev mode on a fixed port: the same secret across restarts.
+        var stableDevSecret: (secret: [UInt8], path: String, reused: Bool)?
+        if devSecret, port != 0 {
+            do { stableDevSecret = try Secrets.stableDevSecret(port: port) } catch { fail("\(error)", code: 1) }
+            secret = stableDevSecret?.secret
         }
         let level = logLevel
         LoggingSystem.bootstrap { label in
@@ -66,13 +72,19 @@ struct Serve: ParsableCommand {
             watcher.start()
         }
         let boundPort: Int
-        do { boundPort = try server.start() } catch { fail("\(error)", code: 1) }
-        var devSecretPath: String?
-        if devSecret {
+        do { boundPort = try server.start() } catch {
+            fail("cannot listen on \(host):\(port): the port is in use or not allowed; choose another --port, or --port 0 for a free one", code: 1)
+        }
+        var devSecretPath: String?  // a per-run secret (port 0), deleted at exit
+        if let stable = stableDevSecret {
+            logger.notice(stable.reused ? "no secret configured: using this port's dev secret, kept across restarts"
+                                        : "no secret configured: made a dev secret for this port, kept across restarts",
+                          metadata: ["secret_file": "\(stable.path)"])
+        } else if devSecret {
             let path = Secrets.devSecretPath(port: boundPort)
             do { try Secrets.writePrivate(options.secret, to: path) } catch { fail("\(error)", code: 1) }
             devSecretPath = path
-            logger.notice("no secret configured: using a random one for this run", metadata: ["secret_file": "\(path)"])
+            logger.notice("no secret configured: using a random one for this run (port 0)", metadata: ["secret_file": "\(path)"])
         }
         logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))"])
         print("roomd listening on ws://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)/ws")

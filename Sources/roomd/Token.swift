@@ -20,6 +20,7 @@ struct Token: ParsableCommand {
 
     func validate() throws {
         try validatePort(port, name: "--port", range: 1...65535)
+        if !management { try validateIDs(room: room, user: user) }
         if Self.parseTTL(ttl) == nil {
             throw ValidationError("--ttl: expected a duration from 1s to 3650d like 3600, 90s, 30m, 24h or 7d, got \(ttl)")
         }
@@ -27,18 +28,7 @@ struct Token: ParsableCommand {
 
     func run() throws {
         let seconds = Self.parseTTL(ttl)!
-        let secret: [UInt8]
-        do {
-            if let configured = try Secrets.load(file: secretFile) {
-                secret = configured
-            } else if let dev = try? Secrets.load(file: Secrets.devSecretPath(port: port), environment: [:]) {
-                secret = dev
-            } else {
-                fail("no secret: pass --secret-file, set ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first")
-            }
-        } catch {
-            fail("\(error)")
-        }
+        let secret = lookUpSecret(file: secretFile, port: port)
         if management {
             print(try TokenMinter(secret: secret).managementToken(ttl: seconds))
             return
@@ -63,5 +53,27 @@ struct Token: ParsableCommand {
         }
         guard let seconds, seconds.isFinite, seconds >= 1, seconds <= maxTTL else { return nil }
         return seconds
+    }
+}
+
+/// The secret for minting: `--secret-file`, else `$ROOMD_SECRET`, else the
+/// dev secret of the roomd on `port` (exit 2 when there is none).
+func lookUpSecret(file: String?, port: Int) -> [UInt8] {
+    do {
+        if let configured = try Secrets.load(file: file) { return configured }
+    } catch {
+        fail("\(error)")
+    }
+    if let dev = try? Secrets.load(file: Secrets.devSecretPath(port: port), environment: [:]) { return dev }
+    fail("no secret: pass --secret-file, set ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first")
+}
+
+/// A usage error for ids that `join` would refuse (40102 / 40107).
+func validateIDs(room: String?, user: String?) throws {
+    if let room, !TokenMinter.isValidRoomID(room) {
+        throw ValidationError("--room: \"\(room)\" is not a room id join accepts: 1 to 64 characters from A-Z, a-z, 0-9, _ and -")
+    }
+    if let user, !TokenMinter.isValidUserID(user) {
+        throw ValidationError("--user: must not be empty")
     }
 }

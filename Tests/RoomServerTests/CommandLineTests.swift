@@ -86,7 +86,7 @@ import Testing
     @Test func loopbackWithoutASecretWritesAPrivateDevSecretThatTokenUses() async throws {
         let dir = try scratch()
         var env = cleanEnvironment
-        env["TMPDIR"] = dir.path
+        env["XDG_RUNTIME_DIR"] = dir.path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Daemon.binary)
         process.arguments = ["--config", Daemon.shippedConfig, "--port", "0"]
@@ -98,7 +98,7 @@ import Testing
         defer { process.terminate(); process.waitUntilExit() }
         let line = try #require(readLine(out.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000))
         let port = try #require(Int(line.split(separator: ":").last!.dropLast(3)))
-        let secretPath = dir.appendingPathComponent("roomd-dev-\(port).secret").path
+        let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
         let attributes = try FileManager.default.attributesOfItem(atPath: secretPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
@@ -144,5 +144,140 @@ import Testing
         #expect(run.status == 0)
         for role in ["host", "guest", "viewer", "moderator"] { #expect(run.out.contains("  \(role):")) }
         #expect(run.out.contains("guest-call-in"))
+    }
+
+    /// A port that was free a moment ago.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Starts `roomd serve` with `arguments`; returns it once it listens.
+    func serve(_ arguments: [String], environment: [String: String]) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Daemon.binary)
+        process.arguments = ["--config", Daemon.shippedConfig] + arguments
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        _ = try #require(readLine(out.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000))
+        return (process, err)
+    }
+
+    @Test func theDevSecretOfAFixedPortSurvivesARestart() async throws {
+        let dir = try scratch()
+        var env = cleanEnvironment
+        env["XDG_RUNTIME_DIR"] = dir.path
+        let port = Self.freePort()
+        var (first, _) = try serve(["--port", "\(port)"], environment: env)
+        let minted = try runCommand(Daemon.binary, ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
+                                    environment: env)
+        let token = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        first.terminate()
+        first.waitUntilExit()
+        let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
+        #expect(FileManager.default.fileExists(atPath: secretPath), "kept across restarts")
+        (first, _) = try serve(["--port", "\(port)"], environment: env)
+        defer { first.terminate(); first.waitUntilExit() }
+        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws")
+        let joined = try await client.call("join", ["token": .string(token)])
+        #expect(joined["room"]?["room_id"] == "demo", "a token minted before the restart still joins")
+    }
+
+    @Test func aBusyPortIsOneRoomdLineSuggestingPort0() throws {
+        let port = Self.freePort()
+        let (holder, _) = try serve(["--port", "\(port)", "--secret-file", try secretFile()], environment: cleanEnvironment)
+        defer { holder.terminate(); holder.waitUntilExit() }
+        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "\(port)", "--secret-file", try secretFile()],
+                                 environment: cleanEnvironment)
+        #expect(run.status == 1)
+        let lines = run.err.split(separator: "\n")
+        #expect(lines.count == 1, "only roomd's own line, no libwebsockets lines: \(run.err)")
+        #expect(lines.first?.hasPrefix("roomd: cannot listen on 127.0.0.1:\(port)") == true)
+        #expect(run.err.contains("--port 0"))
+    }
+
+    func secretFile() throws -> String {
+        let file = try scratch().appendingPathComponent("secret")
+        try Data(Daemon.defaultSecret).write(to: file)
+        return file.path
+    }
+
+    @Test func versionIsNotAUsageError() throws {
+        for arguments in [["--version"], ["serve", "--version"]] {
+            let run = try runCommand(Daemon.binary, arguments)
+            #expect(run.status == 0)
+            #expect(run.out.hasPrefix("roomd 0."))
+        }
+    }
+
+    @Test func checkConfigStrictListsEveryProblemWithADidYouMean() throws {
+        let config = try scratch().appendingPathComponent("typo.json")
+        try #"{"roles":{"host":{"priority":9,"permissions":{"endroom":true}},"guest":{"maxPeerCount":-5}}}"#
+            .write(to: config, atomically: true, encoding: .utf8)
+        let strict = try runCommand(Daemon.binary, ["check-config", "--strict", config.path])
+        #expect(strict.status == 2)
+        #expect(strict.err.split(separator: "\n").map(String.init) == [
+            "roles.guest.maxPeerCount: must be at least -1, got -5",
+            "roles.host.priority: must be between 1 and 5, got 9",
+            "roles.host.permissions.endroom: unknown permission, did you mean endRoom?",
+        ])
+        try #"{"roles":{"host":{"permissions":{"endroom":true}}}}"#.write(to: config, atomically: true, encoding: .utf8)
+        let lenient = try runCommand(Daemon.binary, ["check-config", config.path])
+        #expect(lenient.status == 0)
+        #expect(lenient.err.contains("roles.host.permissions.endroom: unknown permission ignored, did you mean endRoom?"))
+        let serveStrict = try runCommand(Daemon.binary, ["--config", config.path, "--strict", "--port", "0"], environment: cleanEnvironment)
+        #expect(serveStrict.status == 2)
+    }
+
+    @Test func tokenRefusesIdsThatJoinWouldRefuse() throws {
+        for arguments in [["--room", "my room", "--user", "u"], ["--room", "r", "--user", ""]] {
+            let run = try runCommand(Daemon.binary, ["token", "--role", "host", "--secret-file", try secretFile()] + arguments)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(run.out.isEmpty)
+        }
+    }
+
+    @Test func joinIsABotThatPrintsPushesAndReadsCalls() async throws {
+        let daemon = try Daemon.start()
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        let (host, _) = try await daemon.join("h", as: "host")
+        let bot = Process()
+        bot.executableURL = URL(fileURLWithPath: Daemon.binary)
+        bot.arguments = ["join", "--room", "room-1", "--role", "viewer", "--name", "Bot", "--url", daemon.url, "--secret-file", secret]
+        let input = Pipe(), output = Pipe()
+        bot.standardInput = input
+        bot.standardOutput = output
+        bot.standardError = FileHandle.nullDevice
+        try bot.run()
+        let fd = output.fileHandleForReading.fileDescriptor
+        let joined = try #require(readLine(fd, timeoutMillis: 5000))
+        #expect(joined.hasPrefix("= {\"peer\":"))
+        #expect(joined.contains(#""policy":{"name":"viewer","known_roles":["host","guest","moderator","viewer"]}"#),
+                "the policy is abbreviated")
+        _ = try await host.next("on-peer-join")
+        _ = try await host.call("broadcast", ["info": ["message": "hello bot"]])
+        let push = try #require(readLine(fd, timeoutMillis: 5000))
+        #expect(push.hasPrefix("< on-broadcast {") && push.contains("hello bot"))
+        input.fileHandleForWriting.write(Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\nleave\n".utf8))
+        #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("= {\"timestamp\":7,") == true)
+        #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("! -32602 ") == true)
+        #expect(readLine(fd, timeoutMillis: 5000) == "= {}")
+        #expect(try await host.next("on-peer-leave")["reason"] == "client request")
+        bot.waitUntilExit()
+        #expect(bot.terminationStatus == 0)
     }
 }
