@@ -19,10 +19,12 @@ build: deps
 run: build
 	.build/debug/roomd --config $(CONFIG) --port $(PORT)
 
-# Builds roomd itself too: the integration tests run the real binary.
+# Builds roomd itself too: the integration tests run the real binary. Then
+# the README's Swift snippet, built and run in a package of its own.
 test: deps
 	swift build --build-tests
 	swift test
+	scripts/readme-snippet-test.sh
 
 # Load benchmarks (roombench, roomd vs the lws mirror server): rewrites docs/BENCHMARKS.md.
 bench: deps
