@@ -1,10 +1,17 @@
 /// Large rooms (PROTOCOL.md section 12): above `large_room_threshold` peers,
 /// joins and leaves of peers whose role may not publish are batched into a
-/// periodic `room-state`, and `join` lists only the publishers plus up to 100
-/// peers of the caller's own role — so a join costs the same in a room of
-/// 10,000 viewers as in a room of ten.
+/// periodic `room-state` — `{peer_count}` for everyone, the lists only for
+/// the roles that moderate, at most 100 entries per list per push — and
+/// `join` lists only the publishers plus up to 100 peers of the caller's own
+/// role. So a join costs the same in a room of 10,000 viewers as in a room of
+/// ten, and bringing N viewers in costs O(N) bytes, not O(N²).
 extension RoomRegistry {
     public static let largeRoomOwnRoleListing = 100
+    /// Entries per list per `room-state` push.
+    public static let roomStatePage = 100
+
+    /// Roles that moderate (`changeRole` or `removeOthers`) get the lists.
+    static func moderates(_ role: Role) -> Bool { role.permissions.changeRole || role.permissions.removeOthers }
 
     /// More than `large_room_threshold` peers, the one joining included.
     func isLarge(_ room: Room) -> Bool { room.peerCount > settings.room.largeRoomThreshold }
@@ -23,17 +30,42 @@ extension RoomRegistry {
         return listed
     }
 
-    /// One `room-state` per room with pending joins or leaves, to every peer.
+    /// One tick: in each room where peers came or went, `room-state
+    /// {peer_count}` to everyone who does not moderate, and to the moderators
+    /// the count with the next page (≤ 100 each) of joins and leaves. Rooms
+    /// with entries left over stay for the next tick, which sends the
+    /// moderators the next page (and the others nothing, unless more changed).
     public func tickRoomState() -> [Delivery] {
         var deliveries: [Delivery] = []
-        for id in roomStateRooms {
-            guard let room = rooms[id], !(room.pendingJoins.isEmpty && room.pendingLeaves.isEmpty) else { continue }
-            deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: room.pendingJoins,
-                                                  left: room.pendingLeaves), to: room.peersInJoinOrder))
-            room.pendingJoins.removeAll()
-            room.pendingLeaves.removeAll()
+        var again: Set<String> = []
+        for id in roomStateRooms.sorted() {
+            guard let room = rooms[id] else { continue }
+            var moderators: [Peer] = []
+            var others: [Peer] = []
+            for peer in room.peersInJoinOrder {
+                if Self.moderates(peer.role) { moderators.append(peer) } else { others.append(peer) }
+            }
+            let countChanged = room.roomStateChanged && room.peerCount != room.announcedPeerCount
+            room.announcedPeerCount = room.peerCount
+            if countChanged, !others.isEmpty {
+                deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: nil, left: nil), to: others))
+            }
+            let joined = Array(room.pendingJoins.prefix(Self.roomStatePage))
+            let left = Array(room.pendingLeaves.prefix(Self.roomStatePage))
+            if !moderators.isEmpty, countChanged || !joined.isEmpty || !left.isEmpty {
+                deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: joined, left: left), to: moderators))
+            }
+            if moderators.isEmpty {  // nobody to page to: nothing to keep
+                room.pendingJoins.removeAll()
+                room.pendingLeaves.removeAll()
+            } else {
+                room.pendingJoins.removeFirst(joined.count)
+                room.pendingLeaves.removeFirst(left.count)
+            }
+            room.roomStateChanged = false
+            if !(room.pendingJoins.isEmpty && room.pendingLeaves.isEmpty) { again.insert(id) }
         }
-        roomStateRooms.removeAll()
+        roomStateRooms = again
         return deliveries
     }
 }

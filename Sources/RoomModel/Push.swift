@@ -28,7 +28,8 @@ public enum Push {
     /// `active-speakers {"speaker-list": […]}`.
     case activeSpeakers([Speaker])
     /// `room-state {peer_count, joined: [PeerRef], left: [peer_id]}` (large rooms).
-    case roomState(peerCount: Int, joined: [Peer], left: [String])
+    /// `joined` / `left` nil: the count alone (peers that do not moderate).
+    case roomState(peerCount: Int, joined: [Peer]?, left: [String]?)
 }
 
 public struct Delivery {

@@ -14,6 +14,11 @@ public final class Room {
     /// Large rooms: non-publishers that joined / left since the last `room-state`.
     var pendingJoins: [Peer] = []
     var pendingLeaves: [String] = []
+    /// A join or leave happened since the last `room-state` (pending entries
+    /// alone are only the moderators' next page).
+    var roomStateChanged = false
+    /// The `peer_count` of the last `room-state`: no push repeats it.
+    var announcedPeerCount: Int?
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

@@ -86,9 +86,11 @@ public final class RoomRegistry {
         var deliveries: [Delivery] = []
         if large, !peer.role.publishParams.canPublish {
             room.pendingJoins.append(peer)  // announced in the next room-state
+            room.roomStateChanged = true
             roomStateRooms.insert(room.id)
         } else {
             deliveries = splitBySubscription(room.others(than: peer), publisher: peer) { .peerJoin(peer, withTracks: $0) }
+            room.announcedPeerCount = room.peerCount  // everyone saw this join
         }
         return JoinOutcome(peer: peer, room: room, others: listed.map { ($0, peer.sees(tracksOf: $0)) },
                            resumed: false, replacedHandle: nil, deliveries: deliveries)
@@ -127,12 +129,14 @@ public final class RoomRegistry {
         // A join still waiting for its room-state is withdrawn, whatever happens next.
         let wasPending = room.pendingJoins.firstIndex { $0 === peer }.map { room.pendingJoins.remove(at: $0) } != nil
         if quietly {
-            if !wasPending {  // came and went between two room-states: never mentioned
+            room.roomStateChanged = true  // the count changed either way
+            roomStateRooms.insert(room.id)
+            if !wasPending {  // came and went between two room-states: never mentioned by id
                 room.pendingLeaves.append(peer.id)
-                roomStateRooms.insert(room.id)
             }
             return []
         }
+        room.announcedPeerCount = room.peerCount  // everyone sees this leave
         return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
     }
 

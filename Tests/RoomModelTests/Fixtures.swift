@@ -62,7 +62,8 @@ extension Push {
         case .trackUpdateRequest(_, let track, let mute): "on-track-update-request:\(track):\(mute)"
         case .changeTrackMuteStateRequest(_, _, let value): "on-change-track-mute-state-request:\(value)"
         case .peerLeaveRequest(_, _, let roomEnd): "on-peer-leave-request:\(roomEnd)"
-        case .roomState(let count, let joined, let left): "room-state:\(count):+\(joined.count):-\(left.count)"
+        case .roomState(let count, let joined?, let left?): "room-state:\(count):+\(joined.count):-\(left.count)"
+        case .roomState(let count, _, _): "room-state:\(count)"
         case .activeSpeakers(let list): "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
         }
     }

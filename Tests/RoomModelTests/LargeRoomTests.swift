@@ -21,14 +21,31 @@ import Testing
         let seventh = try registry.join(Fixtures.request("v5", role: "viewer")).peer
         #expect(registry.leave(viewers[0], reason: .clientRequest).isEmpty)
         let state = registry.tickRoomState()
-        #expect(state.sent == [Sent(push: "room-state:6:+2:-1", to: host.room.peersInJoinOrder.map(\.id))])
-        guard case .roomState(_, let joined, let left) = state.first?.push else { return }
+        let audience = host.room.peersInJoinOrder.filter { $0 !== host }.map(\.id)
+        #expect(state.sent == [Sent(push: "room-state:6", to: audience),
+                               Sent(push: "room-state:6:+2:-1", to: [host.id])],
+                "the count to everyone, the lists only to the moderating host")
+        guard case .roomState(_, let joined?, let left?) = state.last?.push else { return }
         #expect(joined.map(\.id) == [sixth.peer.id, seventh.id])
         #expect(left == [viewers[0].id])
         #expect(registry.tickRoomState().isEmpty, "nothing pending, nothing sent")
-        // Came and went between two ticks: not mentioned at all.
+        // Came and went between two ticks: not mentioned by id.
         let brief = try registry.join(Fixtures.request("brief", role: "viewer")).peer
         _ = registry.leave(brief, reason: .websocketClosed)
+        #expect(registry.tickRoomState().isEmpty, "the count did not change either")
+    }
+
+    @Test func theListsComeInPagesOf100AndTotalBytesStayLinear() throws {
+        var joined: [Peer] = []
+        for index in 0..<250 { joined.append(try registry.join(Fixtures.request("n\(index)", role: "viewer")).peer) }
+        let first = registry.tickRoomState()
+        #expect(first.sent.map(\.push) == ["room-state:255", "room-state:255:+100:-0"])
+        #expect(first[0].recipients.count == 254, "every viewer gets the count only")
+        let second = registry.tickRoomState()
+        #expect(second.sent == [Sent(push: "room-state:255:+100:-0", to: [host.id])], "the next page, to the host only")
+        guard case .roomState(_, let page?, _) = second[0].push else { return }
+        #expect(page.map(\.id) == joined[100..<200].map(\.id), "in join order")
+        #expect(registry.tickRoomState().sent.map(\.push) == ["room-state:255:+50:-0"])
         #expect(registry.tickRoomState().isEmpty)
     }
 

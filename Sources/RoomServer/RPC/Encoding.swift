@@ -271,10 +271,14 @@ package enum Envelope {
         case .roomState(let peerCount, let joined, let left):
             return notification("room-state") { w in
                 w.field("peer_count", peerCount)
-                w.key("joined")
-                w.array { w in for peer in joined { w.peerRef(peer) } }
-                w.key("left")
-                w.strings(left)
+                if let joined {
+                    w.key("joined")
+                    w.array { w in for peer in joined { w.peerRef(peer) } }
+                }
+                if let left {
+                    w.key("left")
+                    w.strings(left)
+                }
             }
         case .activeSpeakers(let speakers):
             return notification("active-speakers") { w in
