@@ -19,4 +19,15 @@ static inline void cws_sul_cancel(struct lws_context *ctx, lws_sorted_usec_list_
     lws_sul_schedule(ctx, 0, sul, NULL, LWS_SET_TIMER_USEC_CANCEL);
 }
 
+/* libev (epoll), for lws' libev event loop (LWS_SERVER_OPTION_LIBEV with a
+ * "foreign" loop the caller turns): thin wrappers, so Swift sees no macros. */
+#include <ev.h>
+
+static inline void *cws_ev_loop_new(void) { return ev_loop_new(EVFLAG_AUTO); }
+/* One turn: wait for events (or a wake-up), handle them, return. */
+static inline int cws_ev_run_once(void *loop) { return ev_run((struct ev_loop *)loop, EVRUN_ONCE); }
+static inline void cws_ev_loop_destroy(void *loop) { ev_loop_destroy((struct ev_loop *)loop); }
+/* EVBACKEND_EPOLL is 4. */
+static inline unsigned cws_ev_backend(void *loop) { return ev_backend((struct ev_loop *)loop); }
+
 #endif

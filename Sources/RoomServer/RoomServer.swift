@@ -50,6 +50,10 @@ public final class RoomServer: @unchecked Sendable {
     private let inbox = Inbox<Command>()
 
     private var context: OpaquePointer?
+    /// The libev loop lws runs on (epoll: each wake-up costs the sockets that
+    /// are ready, not every socket as lws' poll() loop does); nil on poll().
+    private var evLoop: UnsafeMutableRawPointer?
+    private let foreignLoops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
 
@@ -111,6 +115,8 @@ public final class RoomServer: @unchecked Sendable {
 
     deinit {
         if let context { lws_context_destroy(context) }
+        if let evLoop { cws_ev_loop_destroy(evLoop) }
+        foreignLoops.deallocate()
         protocols?.deallocate()
         for string in cStrings { free(string) }
     }
@@ -150,6 +156,12 @@ public final class RoomServer: @unchecked Sendable {
         info.count_threads = 1
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 10
+        if getenv("ROOMD_EVENT_LOOP").map({ String(cString: $0) }) != "poll", let loop = cws_ev_loop_new() {
+            evLoop = loop
+            foreignLoops.pointee = loop
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+            info.foreign_loops = foreignLoops
+        }
 
         guard let context = lws_create_context(&info) else {
             throw ServerError(description: "cannot listen on \(options.host):\(options.port)")
@@ -168,9 +180,20 @@ public final class RoomServer: @unchecked Sendable {
     public func run() {
         guard let context else { return }
         while !stopped {
-            if lws_service(context, 0) < 0 { break }
+            if let evLoop {
+                _ = cws_ev_run_once(evLoop)  // lws' callbacks and timers run inside
+            } else if lws_service(context, 0) < 0 {
+                break
+            }
         }
         logger.notice("shutdown complete")
+    }
+
+    /// "libev/epoll", or "poll" (lws' own loop: `ROOMD_EVENT_LOOP=poll`, or
+    /// no libev plugin).
+    public var eventLoop: String {
+        guard let evLoop else { return "poll" }
+        return cws_ev_backend(evLoop) == 4 ? "libev/epoll" : "libev/backend \(cws_ev_backend(evLoop))"
     }
 
     /// Thread-safe: a reloaded template (SIGHUP) for the service thread.

@@ -86,7 +86,7 @@ struct Serve: ParsableCommand {
             devSecretPath = path
             logger.notice("no secret configured: using a random one for this run (port 0)", metadata: ["secret_file": "\(path)"])
         }
-        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))"])
+        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))", "event_loop": "\(server.eventLoop)"])
         print("roomd listening on ws://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)/ws")
         fflush(nil)
         server.run()

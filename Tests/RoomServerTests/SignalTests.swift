@@ -6,7 +6,7 @@ import Testing
 /// Signals (PROTOCOL.md section 1, 1.1): SIGHUP reloads the template,
 /// SIGUSR1/SIGUSR2 are ignored, SIGTERM still drains.
 @Suite struct SignalTests {
-    static func waitFor(_ text: String, in daemon: Daemon, timeout: Double = 3) async throws -> Bool {
+    static func waitFor(_ text: String, in daemon: Daemon, timeout: Double = 10) async throws -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if daemon.stderr.contains(text) { return true }
