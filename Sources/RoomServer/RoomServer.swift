@@ -62,6 +62,7 @@ public final class RoomServer: @unchecked Sendable {
     var httpResponses: [OpaquePointer: HTTPResponse] = [:]
     var httpRequests: [OpaquePointer: HTTPRequest] = [:]
     let metrics = ServerMetrics()
+    private(set) lazy var flow = FlowControl(maxOutboundBytes: options.template.settings.limits.maxOutboundBytes)
     private(set) var rest: RestAPI!
     /// Reused buffer for coalesced writes.
     var writeScratch: [UInt8] = []
@@ -248,6 +249,12 @@ public final class RoomServer: @unchecked Sendable {
             bytesSinceTrim = 0
             lastTrim = now
         }
+        for connection in flow.stalled(now: now, among: connections.values) {
+            logger.info("slow consumer: still behind after its room paused", metadata: metadata(connection))
+            connection.close(4008)
+            flow.forget(connection)
+            dispatcher.dropSlowConsumer(connection)
+        }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.lastHeard
             if !connection.hasJoined, now - connection.openedAt >= joinDeadline {
@@ -336,12 +343,14 @@ public final class RoomServer: @unchecked Sendable {
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst,
                               nowMillis: clock.nowMillis()),
             now: monotonicMillis())
+        connection.flow = flow
         connections[wsi] = connection
         return connection
     }
 
     func connectionClosed(_ wsi: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: wsi) else { return }
+        flow.forget(connection)
         dispatcher.connectionLost(connection)
         checkDrained()
     }

@@ -37,6 +37,12 @@ package final class Connection {
     let openedAt: Int64
     /// A `join` succeeded on this connection (`preview` and `ping` do not count).
     var hasJoined = false
+    /// Flow control (see `FlowControl`): the room this connection's queue
+    /// counts as congested in, and the room whose pause stopped its reads.
+    var congestedRoom: String?
+    var pausedRoom: String?
+    /// Told when the queue passes the high watermark; nil for benchmark stubs.
+    var flow: FlowControl?
     /// Consecutive -32700/-32600/42900 errors (section 8).
     var errorStreak = 0
     /// The streak reached its limit: close with 4029 once the answer is out.
@@ -75,10 +81,15 @@ package final class Connection {
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
             dropQueue()
             close(4008)
+            flow?.forget(self)
             return false
         }
         outbound.append(frame)
         queuedBytes += frame.count
+        // Behind while the kernel takes every byte: roomd is what is slow.
+        if let flow, congestedRoom == nil, !backedUp, queuedBytes >= flow.highWatermark {
+            flow.congested(self, now: monotonicMillis())
+        }
         requestWritable()
         return true
     }
@@ -163,6 +174,8 @@ package final class Connection {
             if written < 0 { return -1 }
             backedUp = lws_partial_buffered(wsi) != 0
             queuedBytes -= total
+            // Drained, or the client stopped taking bytes: then it is the slow one.
+            if let flow, congestedRoom != nil, queuedBytes <= flow.lowWatermark || backedUp { flow.drained(self) }
             if head == outbound.count {
                 outbound.removeAll(keepingCapacity: outbound.count <= 64)
                 head = 0

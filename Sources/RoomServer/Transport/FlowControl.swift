@@ -1,0 +1,104 @@
+import CWebSockets
+import RoomModel
+
+/// Flow control instead of collapse (PROTOCOL.md section 1): when roomd's
+/// own output cannot keep up with a room — at least a tenth of its peers
+/// have queues above the high watermark while the kernel takes every byte
+/// roomd writes them (so the clients are reading: roomd is what is slow) —
+/// roomd stops reading from every connection of that room
+/// (`lws_rx_flow_control`). The room degrades to "calls are answered later"
+/// and nobody is dropped; reading resumes once at most half that many are
+/// still above the low watermark. A client that stops taking bytes (the
+/// kernel's buffer for it is full) never counts: its queue grows to
+/// `max_outbound_bytes` and it is closed with 4008 (the slow-consumer rule).
+/// A room paused for `stallMillis` without draining closes the connections
+/// still behind as slow consumers too.
+///
+/// Owned by the service thread, like the connections it counts.
+final class FlowControl {
+    /// Queued bytes at which a connection counts as congested, and below
+    /// which it counts as drained.
+    let highWatermark: Int
+    let lowWatermark: Int
+    /// A room pauses when at least this share of its peers are congested
+    /// (and at least one), and resumes when at most half of that is.
+    static let pauseShare = 0.1
+    /// A paused room whose queues have not drained by then is not waiting
+    /// for roomd (its input is stopped; a 64 KiB queue drains in well under
+    /// a millisecond) but for slow clients.
+    static let stallMillis: Int64 = 1000
+
+    private struct RoomFlow {
+        var congested = 0
+        var pausedSince: Int64?
+        /// Resume once `congested` is at most this (half the pause threshold).
+        var resumeAt = 0
+        var paused: [Connection] = []
+    }
+
+    private var rooms: [String: RoomFlow] = [:]
+    /// Rooms paused so far (for tests and metrics).
+    private(set) var pauses = 0
+
+    init(maxOutboundBytes: Int) {
+        highWatermark = max(1, min(maxOutboundBytes / 4, 64 * 1024))
+        lowWatermark = highWatermark / 4
+    }
+
+    /// `connection`'s queue passed the high watermark.
+    func congested(_ connection: Connection, now: Int64) {
+        guard let room = connection.peer?.room else { return }
+        connection.congestedRoom = room.id
+        var flow = rooms[room.id, default: RoomFlow()]
+        flow.congested += 1
+        let threshold = max(1, Int((Self.pauseShare * Double(room.peerCount)).rounded(.up)))
+        if flow.pausedSince == nil, flow.congested >= threshold {
+            flow.pausedSince = now
+            flow.resumeAt = threshold / 2
+            pauses += 1
+            for peer in room.peersInJoinOrder {
+                guard let member = peer.transportHandle as? Connection, !member.isClosing else { continue }
+                lws_rx_flow_control(member.wsi, 0)
+                member.pausedRoom = room.id
+                flow.paused.append(member)
+            }
+        }
+        rooms[room.id] = flow
+    }
+
+    /// `connection` drained below the low watermark.
+    func drained(_ connection: Connection) {
+        guard let id = connection.congestedRoom, var flow = rooms[id] else { return }
+        connection.congestedRoom = nil
+        flow.congested -= 1
+        if flow.pausedSince != nil, flow.congested <= flow.resumeAt {
+            for member in flow.paused {
+                member.pausedRoom = nil
+                if !member.isClosing { lws_rx_flow_control(member.wsi, 1) }
+            }
+            flow.paused = []
+            flow.pausedSince = nil
+        }
+        rooms[id] = flow.congested == 0 && flow.pausedSince == nil ? nil : flow
+    }
+
+    /// `connection` is closed: it counts no more, and is never touched again.
+    func forget(_ connection: Connection) {
+        if let id = connection.pausedRoom {
+            rooms[id]?.paused.removeAll { $0 === connection }
+            connection.pausedRoom = nil
+        }
+        drained(connection)
+    }
+
+    /// Once a second: the connections of rooms paused for too long that are
+    /// still congested — they are not catching up, they are slow.
+    func stalled(now: Int64, among connections: Dictionary<OpaquePointer, Connection>.Values) -> [Connection] {
+        let stalledRooms = Set(rooms.filter { ($0.value.pausedSince ?? now) <= now - Self.stallMillis }.keys)
+        if stalledRooms.isEmpty { return [] }
+        return connections.filter { connection in
+            guard let id = connection.congestedRoom, !connection.isClosing else { return false }
+            return stalledRooms.contains(id)
+        }
+    }
+}
