@@ -1,0 +1,362 @@
+"""An asyncio JSON-RPC client for roomd, the Python twin of the Swift RoomClient.
+
+Three layers on one connection:
+
+* typed helpers, one per common protocol call (``join``, ``leave``,
+  ``broadcast``, ``track_add``, ``role_change_request``, ``role_change``,
+  ``raise_hand`` ...), returning the result's interesting part as plain dicts;
+* ``call(method, params)``: the raw call, returning ``result`` or raising
+  :class:`RpcError` with the protocol ``code`` / ``message`` / ``data``;
+* the inbox: every push (and anything that is not the answer to a pending
+  call) is queued in arrival order; ``next(method)`` / ``next(predicate)``
+  take the first matching entry and leave the others queued in order,
+  ``expect_silence(seconds)`` returns what arrived in a window, ``drain()``
+  empties it.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import websockets
+
+__all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "HAND_RAISE_GROUP", "connect"]
+
+HAND_RAISE_GROUP = "_handraise"
+DEFAULT_TIMEOUT = 5.0
+
+
+class RoomdError(Exception):
+    """Base class of everything the client raises besides ``asyncio.TimeoutError``."""
+
+
+class RpcError(RoomdError):
+    """The server answered a call with a JSON-RPC error (PROTOCOL.md section 8)."""
+
+    def __init__(self, code: int, message: str, data: Any = None, method: Optional[str] = None):
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        text = f"rpc error {code}: {message}"
+        if data is not None:
+            text += " " + json.dumps(data)
+        super().__init__(text)
+
+
+class ConnectionClosed(RoomdError):
+    """The connection ended (and, for the inbox, nothing matching is left).
+
+    ``code`` is the close code the server sent, 1006 if it dropped without a
+    close frame, 1005 if its close frame had no code."""
+
+    def __init__(self, code: int, reason: str = ""):
+        self.code = code
+        self.reason = reason
+        super().__init__(f"closed ({code}{' ' + reason if reason else ''})")
+
+
+Predicate = Callable[[Dict[str, Any]], Any]
+
+
+class RoomClient:
+    """One WebSocket connection to roomd. Create it with :meth:`connect`."""
+
+    def __init__(self, ws: Any):
+        self._ws = ws
+        self._ids = itertools.count(1)
+        self._pending: Dict[Any, asyncio.Future] = {}
+        self._inbox: List[Any] = []
+        self._changed = asyncio.Condition()
+        self._closed: Optional[ConnectionClosed] = None
+        self.peer_id: Optional[str] = None
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    # -- connecting -------------------------------------------------------
+
+    @classmethod
+    async def connect(cls, url: str, timeout: float = DEFAULT_TIMEOUT) -> "RoomClient":
+        """Connects to ``ws://host:port/ws`` (the URL of roomd's listening line)."""
+        kwargs: Dict[str, Any] = {"max_size": None, "open_timeout": timeout}
+        if "proxy" in inspect.signature(websockets.connect).parameters:
+            kwargs["proxy"] = None  # websockets >= 15 would honour *_proxy variables, even for loopback
+        ws = await websockets.connect(url, **kwargs)
+        return cls(ws)
+
+    async def __aenter__(self) -> "RoomClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    # -- the raw layer ----------------------------------------------------
+
+    async def call(self, method: str, params: Optional[dict] = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """Sends a request with a fresh integer id and returns its ``result``.
+
+        Raises :class:`RpcError` for an error answer, :class:`ConnectionClosed`
+        if the connection ends first, ``asyncio.TimeoutError`` after ``timeout``."""
+        if self._closed:
+            raise self._closed
+        call_id = next(self._ids)
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": call_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        future = asyncio.get_running_loop().create_future()
+        self._pending[call_id] = future
+        try:
+            await self._ws.send(json.dumps(message, separators=(",", ":")))
+            response = await asyncio.wait_for(future, timeout)
+        except websockets.ConnectionClosed:
+            await self._wait_reader()
+            raise self._closed or ConnectionClosed(1006)
+        finally:
+            self._pending.pop(call_id, None)
+        if "error" in response:
+            error = response["error"] or {}
+            raise RpcError(error.get("code", 0), error.get("message", ""), error.get("data"), method)
+        return response.get("result")
+
+    async def notify(self, method: str, params: Optional[dict] = None) -> None:
+        """Sends a notification (no id: nothing is answered; a failure comes as an ``on-error`` push)."""
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self.send_text(json.dumps(message, separators=(",", ":")))
+
+    async def send_text(self, text: str) -> None:
+        """Sends one text message exactly as given."""
+        if self._closed:
+            raise self._closed
+        try:
+            await self._ws.send(text)
+        except websockets.ConnectionClosed:
+            await self._wait_reader()
+            raise self._closed or ConnectionClosed(1006)
+
+    async def next_message(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """The next inbox entry (a push, a batch answer, or raw text that was not JSON)."""
+        return await self._take(lambda entry: entry, timeout)
+
+    async def next(self, what: Union[str, Predicate], timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """Waits for the first push of a kind; the entries before it stay queued in order.
+
+        ``next("on-peer-join")`` returns that push's ``params``.
+        ``next(predicate)`` calls ``predicate(push)`` with each whole push
+        ``{"method", "params"}``: a result of ``True`` returns the push, any
+        other truthy result is returned as is (so the predicate can extract)."""
+        if isinstance(what, str):
+            method = what
+
+            def matcher(entry: Any) -> Any:
+                if isinstance(entry, dict) and entry.get("method") == method and "id" not in entry:
+                    return entry.get("params") or {}
+                return None
+        else:
+            predicate = what
+
+            def matcher(entry: Any) -> Any:
+                if not (isinstance(entry, dict) and "method" in entry and "id" not in entry):
+                    return None
+                value = predicate(entry)
+                if value is True:
+                    return entry
+                return value if value not in (None, False) else None
+
+        return await self._take(matcher, timeout)
+
+    def drain(self) -> List[Any]:
+        """Removes and returns everything in the inbox."""
+        entries, self._inbox = self._inbox, []
+        return entries
+
+    async def expect_silence(self, seconds: float) -> List[Any]:
+        """Waits ``seconds``, then removes and returns what is in the inbox (assert it is empty)."""
+        await asyncio.sleep(seconds)
+        return self.drain()
+
+    # -- closing ----------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    async def close_code(self, timeout: float = DEFAULT_TIMEOUT) -> int:
+        """Waits for the connection to end; the close code the server sent
+        (1006 without a close frame, or this client's code if it closed first)."""
+        await asyncio.wait_for(asyncio.shield(self._reader), timeout)
+        assert self._closed is not None
+        return self._closed.code
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Closes the connection (waits up to a few seconds for the close handshake)."""
+        try:
+            await self._ws.close(code, reason)
+        finally:
+            await self._wait_reader()
+
+    # -- typed helpers (PROTOCOL.md section 4) ----------------------------
+
+    async def join(self, token: str, name: Optional[str] = None, data: Optional[str] = None,
+                   room_id: Optional[str] = None, peer_id: Optional[str] = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``join``: returns ``{peer, room, policy, peers, resumed}``; remembers ``self.peer_id``."""
+        result = await self.call("join", _params(token=token, name=name, data=data, room_id=room_id,
+                                                 peer_id=peer_id), timeout)
+        self.peer_id = result["peer"]["peer_id"]
+        return result
+
+    async def leave(self, reason: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``leave``: others get ``on-peer-leave``; the server then closes with 1000."""
+        await self.call("leave", _params(reason=reason), timeout)
+
+    async def peer_update(self, name: Optional[str] = None, data: Optional[str] = None,
+                          timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``peer-update``: returns this peer as it is now."""
+        return (await self.call("peer-update", _params(name=name, data=data), timeout))["peer"]
+
+    async def track_add(self, type: str, track_id: Optional[str] = None, source: Optional[str] = None,
+                        mute: Optional[bool] = None, description: Optional[str] = None,
+                        timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``track-add`` (type "audio" or "video"): returns the track as stored."""
+        params = _params(track_id=track_id, type=type, source=source, mute=mute, description=description)
+        return (await self.call("track-add", params, timeout))["track"]
+
+    async def track_update(self, track_id: str, mute: Optional[bool] = None, description: Optional[str] = None,
+                           timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``track-update``: returns the track as it is now."""
+        params = _params(track_id=track_id, mute=mute, description=description)
+        return (await self.call("track-update", params, timeout))["track"]
+
+    async def track_remove(self, track_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        await self.call("track-remove", {"track_id": track_id}, timeout)
+
+    async def broadcast(self, message: str, type: str = "chat", peer_id: Optional[str] = None,
+                        roles: Optional[List[str]] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``broadcast`` to everyone else, one peer (``peer_id``) or ``roles``: returns ``{message_id, timestamp}``."""
+        params = _params(info={"message": message, "type": type}, peer_id=peer_id, roles=roles)
+        return await self.call("broadcast", params, timeout)
+
+    async def role_change_request(self, peer_id: str, role: str, force: bool = False,
+                                  timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:
+        """``role-change-request`` for one peer: polite returns the request's token
+        (None when the peer already has the role), forced returns None."""
+        result = await self.call("role-change-request",
+                                 {"requested_for": peer_id, "role": role, "force": force}, timeout)
+        return (result or {}).get("token")
+
+    async def change_roles(self, roles: List[str], role: str, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
+        """Bulk ``role-change-request`` (always forced): returns the changed peer ids."""
+        result = await self.call("role-change-request", {"roles": roles, "role": role, "force": True}, timeout)
+        return result["changed"]
+
+    async def role_change(self, token: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``role-change``: accepts a polite request; returns this peer with its new role."""
+        return (await self.call("role-change", {"token": token}, timeout))["peer"]
+
+    async def role_change_reject(self, token: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        await self.call("role-change-reject", {"token": token}, timeout)
+
+    async def track_update_request(self, peer_id: str, track_id: str, mute: bool,
+                                   timeout: float = DEFAULT_TIMEOUT) -> None:
+        await self.call("track-update-request", {"requested_for": peer_id, "track_id": track_id, "mute": mute},
+                        timeout)
+
+    async def change_track_mute_state(self, value: bool, roles: Optional[List[str]] = None,
+                                      type: Optional[str] = None, source: Optional[str] = None,
+                                      timeout: float = DEFAULT_TIMEOUT) -> int:
+        params = _params(value=value, roles=roles, type=type, source=source)
+        return (await self.call("change-track-mute-state-request", params, timeout))["tracks_affected"]
+
+    async def peer_leave_request(self, peer_id: str, reason: Optional[str] = None,
+                                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Removes a peer (it is closed with 4001)."""
+        await self.call("peer-leave-request", _params(requested_for=peer_id, reason=reason), timeout)
+
+    async def end_room(self, reason: Optional[str] = None, lock: bool = False,
+                       timeout: float = DEFAULT_TIMEOUT) -> None:
+        """Ends the room for everyone (closed with 4002)."""
+        await self.call("end-room", _params(reason=reason, lock=lock), timeout)
+
+    async def group_join(self, name: str, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
+        return (await self.call("group-join", {"name": name}, timeout))["groups"]
+
+    async def group_leave(self, name: str, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
+        return (await self.call("group-leave", {"name": name}, timeout))["groups"]
+
+    async def raise_hand(self, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
+        """Joins the ``_handraise`` group: every peer gets ``on-peer-update`` (changed ``groups``)."""
+        return await self.group_join(HAND_RAISE_GROUP, timeout)
+
+    async def lower_hand(self, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
+        return await self.group_leave(HAND_RAISE_GROUP, timeout)
+
+    async def find_peer(self, role: Optional[str] = None, group: Optional[str] = None,
+                        limit: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        return await self.call("find-peer", _params(role=role, group=group, limit=limit), timeout)
+
+    async def ping(self, timestamp: Any = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        return await self.call("ping", _params(timestamp=timestamp), timeout)
+
+    # -- internals --------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            async for text in self._ws:
+                if isinstance(text, bytes):
+                    text = text.decode("utf-8", "replace")
+                try:
+                    message = json.loads(text)
+                except ValueError:
+                    message = text
+                if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
+                    future = self._pending.get(message["id"])
+                    if future is not None and not future.done():
+                        future.set_result(message)
+                        continue
+                async with self._changed:
+                    self._inbox.append(message)
+                    self._changed.notify_all()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            code = self._ws.close_code
+            reason = getattr(self._ws, "close_reason", "") or ""
+            self._closed = ConnectionClosed(1006 if code is None else code, reason)
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(self._closed)
+            async with self._changed:
+                self._changed.notify_all()
+
+    async def _wait_reader(self) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._reader), 5)
+        except asyncio.TimeoutError:
+            self._reader.cancel()
+
+    async def _take(self, matcher: Callable[[Any], Any], timeout: float) -> Any:
+        async def wait() -> Any:
+            async with self._changed:
+                while True:
+                    for index, entry in enumerate(self._inbox):
+                        value = matcher(entry)
+                        if value is not None:
+                            del self._inbox[index]
+                            return value
+                    if self._closed:
+                        raise self._closed
+                    await self._changed.wait()
+
+        return await asyncio.wait_for(wait(), timeout)
+
+
+def _params(**pairs: Any) -> dict:
+    """The params object with None values left out (absent, as the protocol reads them)."""
+    return {key: value for key, value in pairs.items() if value is not None}
+
+
+connect = RoomClient.connect

@@ -1,0 +1,184 @@
+"""Starts a real roomd on a free port for a test, and stops it."""
+from __future__ import annotations
+
+import atexit
+import os
+import secrets
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import List, Optional, Sequence, Union
+
+from .token import TokenMinter
+
+__all__ = ["RoomdProcess", "find_roomd", "find_config"]
+
+# clients/python/roomd/process.py -> the repository root (for an editable install or a checkout).
+_REPO = Path(__file__).resolve().parents[3]
+_LISTENING = "roomd listening on "
+
+
+def find_roomd(binary: Union[str, os.PathLike, None] = None) -> str:
+    """The roomd binary: ``binary`` if given, else ``$ROOMD_BIN``, else the
+    repository's ``.build/debug/roomd`` (next to this package, then under the
+    current directory), else ``roomd`` on ``PATH``."""
+    if binary:
+        return str(binary)
+    if os.environ.get("ROOMD_BIN"):
+        return os.environ["ROOMD_BIN"]
+    for root in (_REPO, Path.cwd()):
+        candidate = root / ".build" / "debug" / "roomd"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("roomd")
+    if found:
+        return found
+    raise FileNotFoundError("roomd binary not found: set ROOMD_BIN or run `swift build` in the roomd checkout")
+
+
+def find_config(config: Union[str, os.PathLike, None] = None) -> str:
+    """The role template: ``config`` if given, else the shipped ``config/roles.json``."""
+    if config:
+        return str(config)
+    for root in (_REPO, Path.cwd()):
+        candidate = root / "config" / "roles.json"
+        if candidate.is_file():
+            return str(candidate)
+    raise FileNotFoundError("config/roles.json not found: pass config=")
+
+
+class RoomdProcess:
+    """A roomd daemon on a free loopback port with a fresh temporary secret.
+
+    >>> with RoomdProcess() as roomd:
+    ...     token = roomd.token(room="show", user="host-1", role="host")
+    ...     print(roomd.url)       # ws://127.0.0.1:PORT/ws
+
+    ``stop()`` (and leaving the ``with`` block, and the interpreter exiting)
+    sends SIGTERM and waits for the process. ``stderr`` holds its log.
+    """
+
+    def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
+                 args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0):
+        self.binary = find_roomd(binary)
+        self.config = find_config(config)
+        self.args: List[str] = list(args)
+        if secret is None:
+            secret = secrets.token_urlsafe(48)  # 64 characters, roomd wants >= 32 bytes
+        self.secret: bytes = secret.encode() if isinstance(secret, str) else bytes(secret)
+        self.minter = TokenMinter(self.secret)
+        self.start_timeout = start_timeout
+        self.url = ""
+        self.http_url = ""
+        self.host = ""
+        self.port = 0
+        self._dir: Optional[str] = None
+        self._stderr_file = None
+        self.process: Optional[subprocess.Popen] = None
+
+    # -- lifecycle --------------------------------------------------------
+
+    def start(self) -> "RoomdProcess":
+        self._dir = tempfile.mkdtemp(prefix="roomd-test-")
+        secret_file = os.path.join(self._dir, "secret")
+        fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.secret)
+        self._stderr_file = open(os.path.join(self._dir, "stderr.log"), "w+b")
+        command = [self.binary, "--config", self.config, "--host", "127.0.0.1", "--port", "0",
+                   "--secret-file", secret_file, *self.args]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=self._stderr_file)
+        atexit.register(self.stop)
+        line = self._read_line()
+        if not line.startswith(_LISTENING):
+            self.stop()
+            raise RuntimeError(f"roomd did not start ({' '.join(command)}): stdout {line!r}\n{self.stderr}")
+        self.url = line[len(_LISTENING):].strip()
+        authority = self.url.split("://", 1)[1].split("/", 1)[0]
+        self.host, port = authority.rsplit(":", 1)
+        self.port = int(port)
+        self.http_url = f"http://{authority}"
+        return self
+
+    def _read_line(self) -> str:
+        assert self.process is not None and self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = time.monotonic() + self.start_timeout
+        data = b""
+        while b"\n" not in data:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return data.decode(errors="replace") or "(nothing within %.0f s)" % self.start_timeout
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:  # exited before listening
+                    self.process.wait(5)
+                    return data.decode(errors="replace") + f"(exited with {self.process.returncode})"
+                data += chunk
+        return data.split(b"\n", 1)[0].decode()
+
+    def stop(self, timeout: float = 10.0) -> Optional[int]:
+        """SIGTERM, wait (SIGKILL after ``timeout``); returns the exit status."""
+        process = self.process
+        if process is None:
+            return None
+        atexit.unregister(self.stop)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stdout:
+            process.stdout.close()
+        if self._dir:
+            self._stderr_text = self.stderr
+            if self._stderr_file:
+                self._stderr_file.close()
+                self._stderr_file = None
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        return process.returncode
+
+    def __enter__(self) -> "RoomdProcess":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def stderr(self) -> str:
+        """Everything roomd wrote to stderr so far (its log)."""
+        if self._stderr_file is None:
+            return getattr(self, "_stderr_text", "")
+        self._stderr_file.flush()
+        with open(self._stderr_file.name, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    # -- conveniences -----------------------------------------------------
+
+    def token(self, room: str, user: str, role: str, **claims: object) -> str:
+        """An app token signed with this daemon's secret (see ``TokenMinter.app_token``)."""
+        return self.minter.app_token(room, user, role, **claims)  # type: ignore[arg-type]
+
+    def management_token(self, **kwargs: object) -> str:
+        return self.minter.management_token(**kwargs)  # type: ignore[arg-type]
+
+    async def connect(self, timeout: float = 5.0):
+        """A new :class:`~roomd.RoomClient` connected to this daemon."""
+        from .client import RoomClient
+
+        return await RoomClient.connect(self.url, timeout)
+
+    async def join(self, room: str, user: str, role: str, name: Optional[str] = None, **claims: object):
+        """Connects and joins in one step; returns the client (``client.peer_id`` is set)."""
+        client = await self.connect()
+        await client.join(self.token(room, user, role, name=name, **claims))
+        return client

@@ -1,0 +1,202 @@
+"""The Python client against the real daemon (the `roomd` fixture of roomd.pytest_plugin)."""
+import asyncio
+import base64
+import json
+
+import pytest
+
+from roomd import ConnectionClosed, RoomClient, RpcError, TokenMinter
+
+
+def test_join_and_a_push(roomd):
+    async def scenario():
+        host = await roomd.connect()
+        joined = await host.join(roomd.token("show", "host-1", "host", name="Ada"))
+        assert joined["peer"]["role"] == "host"
+        assert joined["peer"]["info"]["name"] == "Ada"
+        assert joined["room"]["room_id"] == "show"
+        assert joined["peers"] == [] and joined["resumed"] is False
+        assert host.peer_id == joined["peer"]["peer_id"]
+
+        viewer = await roomd.join("show", "v-1", "viewer", name="Bob")
+        pushed = await host.next("on-peer-join")
+        assert pushed["peer"]["peer_id"] == viewer.peer_id
+        assert pushed["peer"]["info"]["name"] == "Bob"
+
+        receipt = await viewer.broadcast("hello")
+        message = await host.next("on-broadcast")
+        assert message["message_id"] == receipt["message_id"]
+        assert message["info"] == {"message": "hello", "type": "chat"}
+        assert message["sender"]["peer_id"] == viewer.peer_id
+        assert await viewer.expect_silence(0.2) == []  # the sender gets nothing back
+
+        await viewer.leave()
+        assert await viewer.close_code() == 1000
+        left = await host.next("on-peer-leave")
+        assert left == {"peer_id": viewer.peer_id, "reason": "client request"}
+        await host.close()
+
+    asyncio.run(scenario())
+
+
+def test_next_leaves_other_pushes_queued_in_order(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "v-1", "viewer")
+        await viewer.broadcast("one")
+        await viewer.broadcast("two")
+        await viewer.raise_hand()
+        # Skip ahead to the hand raise; the join and both messages stay queued, in order.
+        groups = await host.next(lambda push: push["params"]["peer"]["groups"]
+                                 if push["method"] == "on-peer-update" else None)   # a predicate may extract
+        assert groups == ["_handraise"]
+        assert [m["method"] for m in host.drain()] == ["on-peer-join", "on-broadcast", "on-broadcast"]
+        await host.close()
+        await viewer.close()
+
+    asyncio.run(scenario())
+
+
+def test_guest_call_in_polite_role_change(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "v-1", "viewer")
+        with pytest.raises(RpcError) as denied:
+            await viewer.track_add("audio")
+        assert denied.value.code == 40300
+
+        await viewer.raise_hand()
+        token = await host.role_change_request(viewer.peer_id, "guest")   # polite: a token
+        assert isinstance(token, str) and token
+        offer = await viewer.next("on-role-change-request")
+        assert offer["role"] == "guest" and offer["token"] == token
+        assert offer["requested_by"]["peer_id"] == host.peer_id
+
+        me = await viewer.role_change(offer["token"])
+        assert me["role"] == "guest"
+        policy = await viewer.next("on-policy-change")
+        assert policy["name"] == "guest"
+        changed = await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
+        assert changed["params"]["peer"]["role"] == "guest"
+
+        track = await viewer.track_add("audio", track_id="mic")          # a guest may publish
+        assert track["track_id"] == "mic" and track["mute"] is False
+        added = await host.next("on-track-add")
+        assert added["peer_id"] == viewer.peer_id and added["track"]["track_id"] == "mic"
+
+        assert await host.role_change_request(viewer.peer_id, "viewer", force=True) is None  # back to the audience
+        removed = await host.next("on-track-remove")
+        assert removed["track"]["track_id"] == "mic"
+        with pytest.raises(RpcError) as used:
+            await viewer.role_change(token)                                # single-use
+        assert used.value.code == 40403
+        await host.close()
+        await viewer.close()
+
+    asyncio.run(scenario())
+
+
+def test_errors_carry_the_protocol_code(roomd):
+    async def scenario():
+        client = await roomd.connect()
+        with pytest.raises(RpcError) as not_joined:
+            await client.broadcast("hi")
+        assert not_joined.value.code == 40005
+        with pytest.raises(RpcError) as no_method:
+            await client.call("no-such-method", {})
+        assert no_method.value.code == -32601
+        wrong = TokenMinter("another-secret-of-at-least-32-bytes!!!").app_token("show", "u", "host")
+        with pytest.raises(RpcError) as bad_signature:
+            await client.join(wrong)
+        assert bad_signature.value.code == 40109
+        with pytest.raises(RpcError) as unknown_role:
+            await client.join(roomd.token("show", "u", "director"))
+        assert unknown_role.value.code == 40108
+        joined = await client.join(roomd.token("show", "u", "viewer"))
+        with pytest.raises(RpcError) as bad_params:
+            await client.call("broadcast", {"info": {"message": "x"}, "roles": []})
+        assert bad_params.value.code == -32602
+        with pytest.raises(RpcError) as no_permission:
+            await client.role_change_request(joined["peer"]["peer_id"], "guest")
+        assert no_permission.value.code == 40300
+        await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_restricted_token_may_view_but_not_speak(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        fan = await roomd.join("show", "fan-1", "host", restrictions="view_and_polls_only")
+        for call in (fan.broadcast("hi"), fan.track_add("audio"), fan.raise_hand(),
+                     fan.role_change_request(host.peer_id, "viewer", force=True)):
+            with pytest.raises(RpcError) as refused:
+                await call
+            assert refused.value.code == 40300
+        found = await fan.find_peer()
+        assert found["total"] == 2                                      # it may still read
+        await host.broadcast("welcome")
+        assert (await fan.next("on-broadcast"))["info"]["message"] == "welcome"
+        joined = await host.next("on-peer-join")
+        assert joined["peer"]["peer_id"] == fan.peer_id
+        assert await host.expect_silence(0.2) == []                      # nothing the fan tried reached anyone
+        await host.close()
+        await fan.close()
+
+    asyncio.run(scenario())
+
+
+def test_removed_peer_sees_close_code_4001(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "v-1", "viewer")
+        await host.peer_leave_request(viewer.peer_id, reason="bye")
+        request = await viewer.next("on-peer-leave-request")
+        assert request["room_end"] is False and request["reason"] == "bye"
+        assert await viewer.close_code() == 4001
+        with pytest.raises(ConnectionClosed) as closed:
+            await viewer.ping()
+        assert closed.value.code == 4001
+        await host.close()
+
+    asyncio.run(scenario())
+
+
+def test_token_claims_match_the_swift_minter():
+    minter = TokenMinter("a-test-secret-of-at-least-32-bytes!!")
+    token = minter.app_token("show", "u-1", "guest", name="Ada", restrictions="view_and_polls_only",
+                             access_key="k", ttl=60, now=1_763_700_000.9)
+    header, payload, _ = token.split(".")
+    pad = lambda s: s + "=" * (-len(s) % 4)  # noqa: E731
+    assert json.loads(base64.urlsafe_b64decode(pad(header))) == {"alg": "HS256", "typ": "JWT"}
+    claims = json.loads(base64.urlsafe_b64decode(pad(payload)))
+    jti = claims.pop("jti")
+    assert len(jti) == 36 and jti == jti.upper()
+    assert claims == {"type": "app", "version": 2, "room_id": "show", "user_id": "u-1", "role": "guest",
+                      "name": "Ada", "user_restrictions": "view_and_polls_only", "access_key": "k",
+                      "iat": 1_763_700_000, "nbf": 1_763_699_999, "exp": 1_763_700_060}
+    management = json.loads(base64.urlsafe_b64decode(pad(minter.management_token().split(".")[1])))
+    assert management["type"] == "management" and "room_id" not in management
+
+
+def test_management_token_works_with_the_rest_api(roomd):
+    import urllib.request
+
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        request = urllib.request.Request(f"{roomd.http_url}/v2/active-rooms/show",
+                                         headers={"Authorization": "Bearer " + roomd.management_token()})
+        body = await asyncio.get_running_loop().run_in_executor(
+            None, lambda: json.load(urllib.request.urlopen(request, timeout=5)))
+        await host.close()
+        return body
+
+    body = asyncio.run(scenario())
+    assert "host-1" in json.dumps(body)
+
+
+def test_roomd_fixture_stops_the_daemon_with_sigterm(roomd_factory):
+    daemon = roomd_factory()
+    assert daemon.url.startswith("ws://127.0.0.1:") and daemon.url.endswith("/ws") and daemon.port > 0
+    assert daemon.stop() == 0                     # SIGTERM: a clean exit
+    assert daemon.process.returncode == 0
