@@ -45,7 +45,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            // The browser client, served at /client/roomd.js and /client/ (compiled in: no files to ship).
+            resources: [.embedInCode("Client/roomd.js"), .embedInCode("Client/index.html")]
         ),
         .executableTarget(
             name: "roomd",

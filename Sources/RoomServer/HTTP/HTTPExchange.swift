@@ -144,6 +144,10 @@ extension RoomServer {
         case (.get, "/metrics"):
             return HTTPResponse(status: 200, body: metrics.exposition(server: self),
                                 contentType: "text/plain; version=0.0.4; charset=utf-8")
+        case (.get, "/client/roomd.js"):
+            return ClientFiles.module
+        case (.get, "/client/"):
+            return ClientFiles.page
         case (_, "/ws"):
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:

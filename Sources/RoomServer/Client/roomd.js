@@ -1,0 +1,305 @@
+// roomd.js — the roomd client for browsers (and Node with a WebSocket), one ES module, no build step.
+// roomd serves this file at GET /client/roomd.js; it is also the file in the repository,
+// Sources/RoomServer/Client/roomd.js (copy it into your app if you prefer).
+//
+//   import { RoomClient } from "/client/roomd.js";
+//   const client = await RoomClient.connect("ws://127.0.0.1:7880/ws");
+//   const joined = await client.join({ token });              // {peer, room, policy, peers, resumed}
+//   const push = await client.next("on-peer-join");          // its params; other pushes stay queued
+//   client.on("on-broadcast", params => console.log(params.info.message));
+//
+// Calls return the JSON-RPC `result` or reject with a RoomError carrying the protocol
+// `code`, `message` and `data` (PROTOCOL.md section 8). Every push is queued in arrival
+// order (the inbox) and also handed to the listeners registered with `on`.
+
+export const HAND_RAISE_GROUP = "_handraise";
+const DEFAULT_TIMEOUT_MS = 5000;
+
+/** A JSON-RPC error answer: `code` is the protocol code (e.g. 40300, -32602). */
+export class RoomError extends Error {
+  constructor(code, message, data, method) {
+    super(`rpc error ${code}: ${message}`);
+    this.name = "RoomError";
+    this.code = code;
+    this.rpcMessage = message;
+    this.data = data;
+    this.method = method;
+  }
+}
+
+/** The connection ended: `code` is the close code (1006 when it dropped without one). */
+export class ClosedError extends Error {
+  constructor(code, reason) {
+    super(`closed (${code}${reason ? " " + reason : ""})`);
+    this.name = "ClosedError";
+    this.code = code;
+    this.reason = reason;
+  }
+}
+
+/** `next` or `nextMessage` found nothing in time. */
+export class TimeoutError extends Error {
+  constructor(what) {
+    super(`timed out waiting for ${what}`);
+    this.name = "TimeoutError";
+  }
+}
+
+export class RoomClient {
+  /**
+   * Connects to `ws://host:port/ws` (roomd's listening line).
+   * Options: `timeout` (ms, default 5000), `WebSocket` (a constructor; default the global one —
+   * Node 22+ has it, Node 20 with --experimental-websocket), `inboxLimit` (default 10000 entries,
+   * the oldest are dropped beyond it).
+   */
+  static connect(url, { timeout = DEFAULT_TIMEOUT_MS, WebSocket: Socket = globalThis.WebSocket, inboxLimit = 10000 } = {}) {
+    if (!Socket) return Promise.reject(new Error("no WebSocket implementation: pass {WebSocket}"));
+    return new Promise((resolve, reject) => {
+      const ws = new Socket(url);
+      const timer = setTimeout(() => { ws.close(); reject(new Error(`connect to ${url} timed out`)); }, timeout);
+      ws.onopen = () => { clearTimeout(timer); resolve(new RoomClient(ws, inboxLimit)); };
+      ws.onerror = () => { clearTimeout(timer); reject(new Error(`cannot connect to ${url}`)); };
+    });
+  }
+
+  constructor(ws, inboxLimit = 10000) {
+    this.ws = ws;
+    this.peerId = null;
+    this.inbox = [];
+    this.inboxLimit = inboxLimit;
+    this.closed = null;            // a ClosedError once the connection has ended
+    this._nextId = 1;
+    this._pending = new Map();     // id -> {resolve, reject, method}
+    this._waiters = new Set();     // functions re-checked whenever the inbox or the state changes
+    this._listeners = new Map();   // method (or "*") -> Set of handlers
+    this._closeWaiters = [];
+    ws.onmessage = (event) => this._receive(event.data);
+    ws.onerror = () => {};
+    ws.onclose = (event) => this._ended(event.code || 1005, event.reason || "");
+  }
+
+  // ---- the raw layer --------------------------------------------------
+
+  /** Sends `{jsonrpc, id, method, params}` and resolves with `result` (rejects with RoomError / ClosedError). */
+  call(method, params, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
+    if (this.closed) return Promise.reject(this.closed);
+    const id = this._nextId++;
+    const message = { jsonrpc: "2.0", id, method };
+    if (params !== undefined && params !== null) message.params = params;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { this._pending.delete(id); reject(new TimeoutError(`the answer to ${method}`)); }, timeout);
+      this._pending.set(id, {
+        method,
+        resolve: (v) => { clearTimeout(timer); resolve(v); },
+        reject: (e) => { clearTimeout(timer); reject(e); },
+      });
+      this.ws.send(JSON.stringify(message));
+    });
+  }
+
+  /** Sends a notification (no id; a failure comes back as an `on-error` push). */
+  notify(method, params) {
+    if (this.closed) throw this.closed;
+    const message = { jsonrpc: "2.0", method };
+    if (params !== undefined && params !== null) message.params = params;
+    this.ws.send(JSON.stringify(message));
+  }
+
+  /** Calls `handler(params, push)` for every push of `method` ("*" for all). Returns a function that unregisters it. */
+  on(method, handler) {
+    if (!this._listeners.has(method)) this._listeners.set(method, new Set());
+    this._listeners.get(method).add(handler);
+    return () => this._listeners.get(method).delete(handler);
+  }
+
+  /**
+   * Waits for the first queued push of a kind and removes it; the entries before it stay queued in order.
+   * `next("on-peer-join")` resolves with that push's params. `next(push => …)` calls the predicate with each
+   * whole push `{method, params}`: `true` resolves with the push, any other truthy value is resolved as is.
+   */
+  next(what, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
+    const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && "method" in entry && !("id" in entry);
+    const matcher = typeof what === "string"
+      ? (entry) => (isPush(entry) && entry.method === what ? (entry.params ?? {}) : undefined)
+      : (entry) => {
+          if (!isPush(entry)) return undefined;
+          const value = what(entry);
+          return value === true ? entry : (value === false || value === null || value === undefined ? undefined : value);
+        };
+    return this._take(matcher, timeout, typeof what === "string" ? what : "a matching push");
+  }
+
+  /** The next inbox entry, whatever it is. */
+  nextMessage({ timeout = DEFAULT_TIMEOUT_MS } = {}) {
+    return this._take((entry) => entry, timeout, "a message");
+  }
+
+  /** Removes and returns everything queued. */
+  drain() {
+    const entries = this.inbox;
+    this.inbox = [];
+    return entries;
+  }
+
+  /** Waits `ms`, then removes and returns what is queued (assert it is empty). */
+  async expectSilence(ms) {
+    await new Promise((r) => setTimeout(r, ms));
+    return this.drain();
+  }
+
+  /** Resolves with the close code once the connection has ended (the server's, or 1006). */
+  closeCode() {
+    if (this.closed) return Promise.resolve(this.closed.code);
+    return new Promise((resolve) => this._closeWaiters.push(resolve));
+  }
+
+  /** Closes the connection and resolves with the close code once it has ended. */
+  close(code = 1000, reason = "") {
+    if (!this.closed) this.ws.close(code, reason);
+    return this.closeCode();
+  }
+
+  // ---- typed helpers (PROTOCOL.md section 4) ----------------------------
+
+  /** `join`: resolves with `{peer, room, policy, peers, resumed}` and remembers `peerId`. */
+  async join({ token, name, data, roomId, peerId } = {}) {
+    const result = await this.call("join", params({ token, name, data, room_id: roomId, peer_id: peerId }));
+    this.peerId = result.peer.peer_id;
+    return result;
+  }
+
+  /** `leave`: others get `on-peer-leave`; the server then closes with 1000. */
+  async leave(reason) { await this.call("leave", params({ reason })); }
+
+  /** `peer-update`: resolves with this peer as it is now. */
+  async peerUpdate({ name, data } = {}) { return (await this.call("peer-update", params({ name, data }))).peer; }
+
+  /** `track-add` (type "audio" or "video"): resolves with the stored track. */
+  async trackAdd({ type, trackId, source, mute, description }) {
+    return (await this.call("track-add", params({ track_id: trackId, type, source, mute, description }))).track;
+  }
+
+  async trackUpdate({ trackId, mute, description }) {
+    return (await this.call("track-update", params({ track_id: trackId, mute, description }))).track;
+  }
+
+  async trackRemove(trackId) { await this.call("track-remove", { track_id: trackId }); }
+
+  /** `broadcast` to everyone else, one peer (`peerId`) or `roles`: resolves with `{message_id, timestamp}`. */
+  broadcast(message, { type = "chat", peerId, roles } = {}) {
+    return this.call("broadcast", params({ info: { message, type }, peer_id: peerId, roles }));
+  }
+
+  /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */
+  async roleChangeRequest(peerId, role, { force = false } = {}) {
+    const result = await this.call("role-change-request", { requested_for: peerId, role, force });
+    return (result && result.token) || null;
+  }
+
+  /** Bulk role change (always forced): resolves with the changed peer ids. */
+  async changeRoles(roles, role) {
+    return (await this.call("role-change-request", { roles, role, force: true })).changed;
+  }
+
+  /** `role-change`: accepts a polite request; resolves with this peer in its new role. */
+  async roleChange(token) { return (await this.call("role-change", { token })).peer; }
+
+  async roleChangeReject(token) { await this.call("role-change-reject", { token }); }
+
+  async trackUpdateRequest(peerId, trackId, mute) {
+    await this.call("track-update-request", { requested_for: peerId, track_id: trackId, mute });
+  }
+
+  async changeTrackMuteState({ value, roles, type, source }) {
+    return (await this.call("change-track-mute-state-request", params({ value, roles, type, source }))).tracks_affected;
+  }
+
+  /** Removes a peer (closed with 4001). */
+  async peerLeaveRequest(peerId, reason) { await this.call("peer-leave-request", params({ requested_for: peerId, reason })); }
+
+  /** Ends the room for everyone (closed with 4002). */
+  async endRoom({ reason, lock = false } = {}) { await this.call("end-room", params({ reason, lock })); }
+
+  async groupJoin(name) { return (await this.call("group-join", { name })).groups; }
+  async groupLeave(name) { return (await this.call("group-leave", { name })).groups; }
+  /** Joins the `_handraise` group: every peer gets `on-peer-update` with changed `["groups"]`. */
+  raiseHand() { return this.groupJoin(HAND_RAISE_GROUP); }
+  lowerHand() { return this.groupLeave(HAND_RAISE_GROUP); }
+
+  findPeer({ role, group, limit } = {}) { return this.call("find-peer", params({ role, group, limit })); }
+  ping(timestamp) { return this.call("ping", params({ timestamp })); }
+
+  // ---- internals -------------------------------------------------------
+
+  _receive(text) {
+    let message;
+    try { message = JSON.parse(text); } catch { message = text; }
+    if (message && typeof message === "object" && !Array.isArray(message) && "id" in message
+        && ("result" in message || "error" in message) && this._pending.has(message.id)) {
+      const call = this._pending.get(message.id);
+      this._pending.delete(message.id);
+      if (message.error) {
+        const e = message.error;
+        call.reject(new RoomError(e.code, e.message, e.data, call.method));
+      } else {
+        call.resolve(message.result);
+      }
+      return;
+    }
+    this.inbox.push(message);
+    if (this.inbox.length > this.inboxLimit) this.inbox.shift();
+    if (message && typeof message === "object" && typeof message.method === "string" && !("id" in message)) {
+      for (const key of [message.method, "*"]) {
+        for (const handler of this._listeners.get(key) ?? []) {
+          try { handler(message.params ?? {}, message); } catch (error) { console.error(error); }
+        }
+      }
+    }
+    this._wake();
+  }
+
+  _ended(code, reason) {
+    if (this.closed) return;
+    this.closed = new ClosedError(code, reason);
+    for (const call of this._pending.values()) call.reject(this.closed);
+    this._pending.clear();
+    for (const resolve of this._closeWaiters) resolve(code);
+    this._closeWaiters = [];
+    this._wake();
+  }
+
+  _wake() {
+    for (const check of [...this._waiters]) check();
+  }
+
+  _take(matcher, timeout, what) {
+    return new Promise((resolve, reject) => {
+      let timer;
+      const check = () => {
+        for (let i = 0; i < this.inbox.length; i++) {
+          const value = matcher(this.inbox[i]);
+          if (value !== undefined) {
+            this.inbox.splice(i, 1);
+            done();
+            resolve(value);
+            return;
+          }
+        }
+        if (this.closed) { done(); reject(this.closed); }
+      };
+      const done = () => { clearTimeout(timer); this._waiters.delete(check); };
+      timer = setTimeout(() => { done(); reject(new TimeoutError(what)); }, timeout);
+      this._waiters.add(check);
+      check();
+    });
+  }
+}
+
+/** The params object without undefined/null values (absent, as the protocol reads them). */
+function params(pairs) {
+  const out = {};
+  for (const [key, value] of Object.entries(pairs)) if (value !== undefined && value !== null) out[key] = value;
+  return out;
+}
+
+export default RoomClient;

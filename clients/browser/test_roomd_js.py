@@ -1,0 +1,99 @@
+"""roomd.js in headless Chromium, served by roomd itself, against the real daemon.
+
+The page is roomd's own http://127.0.0.1:PORT/client/ (same origin as
+/client/roomd.js, so no CORS header is needed); a Python host (roomd package)
+plays the other side of a guest call-in.
+"""
+import asyncio
+import shutil
+import urllib.request
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+
+
+@pytest.fixture
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_script_timeout(15)
+    yield driver
+    driver.quit()
+
+
+# Runs in the page: joins as a viewer, records every push, answers the host's polite role change.
+JOIN_AND_WAIT_FOR_THE_STAGE = """
+const [url, token, done] = arguments;
+const { RoomClient, RoomError } = window.roomd;
+const record = window.record = { pushes: [], finished: false };
+const client = window.client = await RoomClient.connect(url);
+client.on("*", (params, push) => record.pushes.push(push.method));
+const joined = await client.join({ token, name: "Web" });
+record.joinedRole = joined.peer.role;
+try { await client.trackAdd({ type: "audio" }); } catch (e) {
+  record.errorIsRoomError = e instanceof RoomError; record.errorCode = e.code;
+}
+(async () => {
+  const hello = await client.next("on-peer-join", { timeout: 10000 });
+  record.peerJoinName = hello.peer.info.name;
+  const message = await client.next("on-broadcast", { timeout: 10000 });
+  record.broadcast = message.info.message;
+  const offer = await client.next("on-role-change-request", { timeout: 10000 });
+  record.offeredRole = offer.role;
+  record.newRole = (await client.roleChange(offer.token)).role;
+  record.policy = (await client.next("on-policy-change")).name;
+  record.track = (await client.trackAdd({ type: "audio", trackId: "web-mic" })).track_id;
+  record.finished = true;
+})().catch(e => { record.failure = String(e); record.finished = true; });
+done(joined.peer.peer_id);
+"""
+
+
+def test_module_is_served_as_javascript(roomd):
+    with urllib.request.urlopen(roomd.http_url + "/client/roomd.js", timeout=5) as answer:
+        assert answer.status == 200
+        assert answer.headers["Content-Type"] == "text/javascript; charset=utf-8"
+        assert b"export class RoomClient" in answer.read()
+
+
+def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
+    browser.get(roomd.http_url + "/client/")
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.documentElement.dataset.roomd"))
+
+    async def scenario():
+        loop = asyncio.get_running_loop()
+
+        def page(script, *args):  # selenium blocks: keep the asyncio loop (the host's socket) running
+            return loop.run_in_executor(None, lambda: browser.execute_async_script(script, *args))
+
+        web_peer = await page(JOIN_AND_WAIT_FOR_THE_STAGE, roomd.url, roomd.token("show", "web-1", "viewer"))
+        host = await roomd.join("show", "host-1", "host", name="Ada")    # the page gets on-peer-join
+        await host.broadcast("hello browser")                           # ... and on-broadcast
+        token = await host.role_change_request(web_peer, "guest")       # polite: the page accepts
+        assert token
+        changed = await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
+        assert changed["params"]["peer"]["peer_id"] == web_peer
+        assert changed["params"]["peer"]["role"] == "guest"
+        added = await host.next("on-track-add", timeout=10)
+        assert added["peer_id"] == web_peer and added["track"]["track_id"] == "web-mic"
+        await host.close()
+
+    asyncio.run(scenario())
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return window.record.finished"))
+    record = browser.execute_script("return window.record")
+    assert record.get("failure") is None
+    assert record["joinedRole"] == "viewer"
+    assert record["errorIsRoomError"] is True and record["errorCode"] == 40300   # a viewer may not publish
+    assert record["peerJoinName"] == "Ada"
+    assert record["broadcast"] == "hello browser"
+    assert record["offeredRole"] == "guest" and record["newRole"] == "guest" and record["policy"] == "guest"
+    assert record["track"] == "web-mic"
+    assert record["pushes"][:4] == ["on-peer-join", "on-broadcast", "on-role-change-request", "on-policy-change"]
