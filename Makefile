@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps build run test bench clean
+.PHONY: deps client-deps build run test test-clients bench clean
 
 # libwebsockets is the only system dependency; Swift packages come from SwiftPM.
 deps:
@@ -25,6 +25,29 @@ test: deps
 	swift build --build-tests
 	swift test
 	scripts/readme-snippet-test.sh
+	$(MAKE) test-clients
+
+# The Python client (clients/python) and roomd.js in headless Chromium (clients/browser),
+# against .build/debug/roomd. Debian's pip refuses the system interpreter, hence the venv.
+VENV := .venv-test
+test-clients: client-deps $(VENV)/.installed
+	ROOMD_BIN=$(CURDIR)/.build/debug/roomd $(VENV)/bin/pytest -q clients/python/tests clients/browser
+
+$(VENV)/.installed: clients/python/pyproject.toml
+	rm -rf $(VENV)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium
+	$(VENV)/bin/pip install -q --disable-pip-version-check -e clients/python
+	touch $@
+
+# python3-venv (ensurepip), chromium and chromium-driver from apt when missing.
+client-deps:
+	@if ! python3 -c 'import ensurepip' 2>/dev/null || ! command -v chromium >/dev/null \
+	    || ! command -v chromedriver >/dev/null; then \
+	  echo "make: installing python3-venv, chromium and chromium-driver with apt"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv chromium chromium-driver; \
+	fi
 
 # Load benchmarks (roombench, roomd vs the lws mirror server): rewrites docs/BENCHMARKS.md.
 bench: deps
@@ -33,4 +56,4 @@ bench: deps
 	python3 scripts/startup-bench.py .build/release/roomd 20
 
 clean:
-	rm -rf .build
+	rm -rf .build $(VENV)
