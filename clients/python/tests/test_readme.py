@@ -1,0 +1,8 @@
+from readme_snippets import run_as_pytest, snippet
+
+
+def test_readme_python_snippet_passes(tmp_path):
+    code = snippet("### From Python")
+    assert "def test_guest_call_in(roomd)" in code
+    result = run_as_pytest(code, tmp_path, "test_readme_python.py")
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
