@@ -59,7 +59,9 @@ class RoomdProcess:
     ...     print(roomd.url)       # ws://127.0.0.1:PORT/ws
 
     ``stop()`` (and leaving the ``with`` block, and the interpreter exiting)
-    sends SIGTERM and waits for the process. ``stderr`` holds its log.
+    sends SIGTERM and waits for the process; if this process is killed
+    outright, roomd still exits (``--exit-with-stdin``: its stdin pipe
+    closes). ``stderr`` holds its log.
     """
 
     def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
@@ -89,9 +91,10 @@ class RoomdProcess:
         with os.fdopen(fd, "wb") as f:
             f.write(self.secret)
         self._stderr_file = open(os.path.join(self._dir, "stderr.log"), "w+b")
+        # --exit-with-stdin: roomd also goes when this process dies without stop() (the pipe closes).
         command = [self.binary, "--config", self.config, "--host", "127.0.0.1", "--port", "0",
-                   "--secret-file", secret_file, *self.args]
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                   "--secret-file", secret_file, "--exit-with-stdin", *self.args]
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self._stderr_file)
         atexit.register(self.stop)
         line = self._read_line()
@@ -136,8 +139,9 @@ class RoomdProcess:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-        if process.stdout:
-            process.stdout.close()
+        for pipe in (process.stdin, process.stdout):
+            if pipe:
+                pipe.close()
         if self._dir:
             self._stderr_text = self.stderr
             if self._stderr_file:

@@ -31,7 +31,6 @@ def roomd_factory(request: pytest.FixtureRequest):
 
     yield start
     for process in started:
-        process._stderr_text = process.stderr
         process.stop()
 
 

@@ -200,3 +200,30 @@ def test_roomd_fixture_stops_the_daemon_with_sigterm(roomd_factory):
     assert daemon.url.startswith("ws://127.0.0.1:") and daemon.url.endswith("/ws") and daemon.port > 0
     assert daemon.stop() == 0                     # SIGTERM: a clean exit
     assert daemon.process.returncode == 0
+
+
+def test_daemon_exits_when_the_harness_dies(tmp_path):
+    """A harness killed with SIGKILL (no teardown, no atexit) does not leave roomd running."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "harness.py"
+    script.write_text("import os, signal, sys\nfrom roomd import RoomdProcess\n"
+                      "daemon = RoomdProcess().start()\nprint(daemon.process.pid, flush=True)\n"
+                      "os.kill(os.getpid(), signal.SIGKILL)\n")
+    harness = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=30)
+    pid = int(harness.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return  # gone
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().split(")")[1].split()[0] == "Z":  # exited, a zombie of init waiting to be reaped
+                return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    raise AssertionError("roomd kept running after its harness was killed")
