@@ -29,7 +29,8 @@ def browser():
     driver.quit()
 
 
-# Runs in the page: joins as a viewer, records every push, answers the host's polite role change.
+# Runs in the page: joins as a viewer, records every push, answers the host's polite role change,
+# publishes as a guest and waits to be removed.
 JOIN_AND_WAIT_FOR_THE_STAGE = """
 const [url, token, done] = arguments;
 const { RoomClient, RoomError } = window.roomd;
@@ -51,6 +52,7 @@ try { await client.trackAdd({ type: "audio" }); } catch (e) {
   record.newRole = (await client.roleChange(offer.token)).role;
   record.policy = (await client.next("on-policy-change")).name;
   record.track = (await client.trackAdd({ type: "audio", trackId: "web-mic" })).track_id;
+  record.closeCode = await client.closeCode();   // the host removes this peer: 4001
   record.finished = true;
 })().catch(e => { record.failure = String(e); record.finished = true; });
 done(joined.peer.peer_id);
@@ -84,6 +86,7 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
         assert changed["params"]["peer"]["role"] == "guest"
         added = await host.next("on-track-add", timeout=10)
         assert added["peer_id"] == web_peer and added["track"]["track_id"] == "web-mic"
+        await host.peer_leave_request(web_peer, reason="thanks")
         await host.close()
 
     asyncio.run(scenario())
@@ -96,4 +99,5 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
     assert record["broadcast"] == "hello browser"
     assert record["offeredRole"] == "guest" and record["newRole"] == "guest" and record["policy"] == "guest"
     assert record["track"] == "web-mic"
+    assert record["closeCode"] == 4001
     assert record["pushes"][:4] == ["on-peer-join", "on-broadcast", "on-role-change-request", "on-policy-change"]
