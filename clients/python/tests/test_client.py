@@ -227,3 +227,22 @@ def test_daemon_exits_when_the_harness_dies(tmp_path):
         time.sleep(0.05)
     os.kill(pid, 9)
     raise AssertionError("roomd kept running after its harness was killed")
+
+
+def test_roomd_factory_takes_another_template(roomd_factory, tmp_path):
+    from roomd import find_config
+
+    template = json.load(open(find_config()))
+    template["roles"]["viewer"]["maxPeerCount"] = -1          # nobody may join as a viewer
+    path = tmp_path / "roles.json"
+    path.write_text(json.dumps(template))
+    daemon = roomd_factory(config=path, args=["--log-level", "debug"])
+
+    async def scenario():
+        client = await daemon.connect()
+        with pytest.raises(RpcError) as refused:
+            await client.join(daemon.token("show", "v-1", "viewer"))
+        assert refused.value.code == 40108
+        await client.close()
+
+    asyncio.run(scenario())
