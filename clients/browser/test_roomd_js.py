@@ -7,12 +7,14 @@ plays the other side of a guest call-in.
 import asyncio
 import shutil
 import urllib.request
+from pathlib import Path
 
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
+MODULE = Path(__file__).resolve().parents[2] / "Sources" / "RoomServer" / "Client" / "roomd.js"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
@@ -51,6 +53,8 @@ try { await client.trackAdd({ type: "audio" }); } catch (e) {
   record.offeredRole = offer.role;
   record.newRole = (await client.roleChange(offer.token)).role;
   record.policy = (await client.next("on-policy-change")).name;
+  // A predicate may extract; pushes without params.changed throw a TypeError here and do not match.
+  record.roleUpdate = await client.next(p => p.params.changed.includes("role") && p.params.peer.role);
   record.track = (await client.trackAdd({ type: "audio", trackId: "web-mic" })).track_id;
   record.closeCode = await client.closeCode();   // the host removes this peer: 4001
   record.finished = true;
@@ -63,7 +67,7 @@ def test_module_is_served_as_javascript(roomd):
     with urllib.request.urlopen(roomd.http_url + "/client/roomd.js", timeout=5) as answer:
         assert answer.status == 200
         assert answer.headers["Content-Type"] == "text/javascript; charset=utf-8"
-        assert b"export class RoomClient" in answer.read()
+        assert answer.read() == MODULE.read_bytes()   # the repository's file, as built into this binary
 
 
 def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
@@ -98,6 +102,7 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
     assert record["peerJoinName"] == "Ada"
     assert record["broadcast"] == "hello browser"
     assert record["offeredRole"] == "guest" and record["newRole"] == "guest" and record["policy"] == "guest"
+    assert record["roleUpdate"] == "guest"
     assert record["track"] == "web-mic"
     assert record["closeCode"] == 4001
     assert record["pushes"][:4] == ["on-peer-join", "on-broadcast", "on-role-change-request", "on-policy-change"]

@@ -115,7 +115,8 @@ export class RoomClient {
   /**
    * Waits for the first queued push of a kind and removes it; the entries before it stay queued in order.
    * `next("on-peer-join")` resolves with that push's params. `next(push => …)` calls the predicate with each
-   * whole push `{method, params}`: `true` resolves with the push, any other truthy value is resolved as is.
+   * whole push `{method, params}`: `true` resolves with the push, any other truthy value is resolved as is;
+   * a predicate that throws a TypeError on a push (another shape: `params.peer` undefined) does not match it.
    */
   next(what, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
     const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && "method" in entry && !("id" in entry);
@@ -123,8 +124,12 @@ export class RoomClient {
       ? (entry) => (isPush(entry) && entry.method === what ? (entry.params ?? {}) : undefined)
       : (entry) => {
           if (!isPush(entry)) return undefined;
-          const value = what(entry);
-          return value === true ? entry : (value === false || value === null || value === undefined ? undefined : value);
+          let value;
+          try { value = what(entry); } catch (error) {
+            if (error instanceof TypeError) return undefined;   // a push of another shape: not this one
+            throw error;
+          }
+          return value === true ? entry : (value ? value : undefined);   // falsy: no match
         };
     return this._take(matcher, timeout, typeof what === "string" ? what : "a matching push");
   }

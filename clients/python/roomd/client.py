@@ -147,7 +147,9 @@ class RoomClient:
         ``next("on-peer-join")`` returns that push's ``params``.
         ``next(predicate)`` calls ``predicate(push)`` with each whole push
         ``{"method", "params"}``: a result of ``True`` returns the push, any
-        other truthy result is returned as is (so the predicate can extract)."""
+        other truthy result is returned as is (so the predicate can extract).
+        A predicate that raises KeyError, IndexError or TypeError on a push
+        (a push of another shape) counts as not matching it."""
         if isinstance(what, str):
             method = what
 
@@ -161,10 +163,13 @@ class RoomClient:
             def matcher(entry: Any) -> Any:
                 if not (isinstance(entry, dict) and "method" in entry and "id" not in entry):
                     return None
-                value = predicate(entry)
+                try:
+                    value = predicate(entry)
+                except (KeyError, IndexError, TypeError):  # a push of another shape: not this one
+                    return None
                 if value is True:
                     return entry
-                return value if value not in (None, False) else None
+                return value if value else None  # falsy (None, False, [], 0, ""): no match
 
         return await self._take(matcher, timeout)
 
