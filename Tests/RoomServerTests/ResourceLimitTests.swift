@@ -13,20 +13,6 @@ import Testing
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
     }
 
-    static func connect(_ port: Int) -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        return fd
-    }
-
     @Test func aSocketThatNeverJoinsIsClosedWith1008() async throws {
         // 3 s: room for a loaded machine to connect and join in time.
         let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":3}}"#)
@@ -46,7 +32,7 @@ import Testing
         let (host, _) = try await daemon.join("h", as: "host")
         let pid = daemon.process.processIdentifier
         var flood: [Int32] = []
-        for _ in 0..<150 { flood.append(Self.connect(daemon.port)) }
+        for _ in 0..<150 { flood.append(try connectTCP(port: daemon.port)) }
         try await Task.sleep(for: .milliseconds(300))
         let before = Self.cpuTicks(pid)
         try await Task.sleep(for: .seconds(1))

@@ -6,19 +6,8 @@ import Foundation
 func rawExchange(port: Int, _ bytes: [UInt8], timeout: Double = 3, closeAfterSending: Bool = false)
     throws -> (response: String, closedByServer: Bool)
 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw DaemonError(description: "socket failed") }
+    let fd = try connectTCP(port: port)
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            Foundation.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
-    }
-    guard connected == 0 else { throw DaemonError(description: "connect failed") }
     var offset = 0
     while offset < bytes.count {
         let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
