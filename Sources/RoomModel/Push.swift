@@ -33,13 +33,33 @@ public enum Push {
 }
 
 public struct Delivery {
-    public var recipients: [Peer]
+    /// Who gets the push: `audience` without `excluded`. A broadcast passes
+    /// the room's own join-order array (no copy: it is copy-on-write) and its
+    /// sender, so no array of recipients is built per push; the transport
+    /// skips `excluded` (always one of `audience`) by identity while it fans out.
+    public var audience: [Peer]
+    public var excluded: Peer?
     public var push: Push
 
     public init(_ push: Push, to recipients: [Peer]) {
-        self.recipients = recipients
+        self.audience = recipients
+        self.excluded = nil
         self.push = push
     }
+
+    public init(_ push: Push, to audience: [Peer], excluding excluded: Peer) {
+        self.audience = audience
+        self.excluded = excluded
+        self.push = push
+    }
+
+    /// The recipients as an array (built when `excluded` is set: for tests and cold paths).
+    public var recipients: [Peer] {
+        guard let excluded else { return audience }
+        return audience.filter { $0 !== excluded }
+    }
+
+    public var recipientCount: Int { excluded == nil ? audience.count : audience.count - 1 }
 }
 
 /// Who asked for a change: a peer, or the server's REST API.

@@ -190,13 +190,14 @@ public final class RoomRegistry {
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
         try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
-        let others: [Peer]
-        if case .peer(let peer) = sender { others = room.others(than: peer) } else { others = room.peersInJoinOrder }
+        var sendingPeer: Peer?
+        if case .peer(let peer) = sender { sendingPeer = peer }
+        let everyone = room.peersInJoinOrder
         let recipients: [Peer]
         let recipient: ChatMessage.Recipient
         switch target {
         case .everyone:
-            recipients = others
+            recipients = everyone  // the sender is skipped by the delivery, not by a copy
             recipient = .broadcast
         case .peer(let id):
             guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room") }
@@ -208,11 +209,14 @@ public final class RoomRegistry {
                 throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
             }
             let wanted = Set(names)
-            recipients = others.filter { wanted.contains($0.role.name) }
+            recipients = everyone.filter { $0 !== sendingPeer && wanted.contains($0.role.name) }
             recipient = .roles(names)
         }
         let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
                                recipient: recipient, message: message, type: type)
+        if target == .everyone, let sendingPeer {
+            return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
+        }
         return (chat, [Delivery(.broadcast(chat), to: recipients)].nonEmpty)
     }
 

@@ -60,5 +60,5 @@ extension RoomRegistry {
 
 extension Array where Element == Delivery {
     /// Drops deliveries that reach nobody.
-    var nonEmpty: [Delivery] { filter { !$0.recipients.isEmpty } }
+    var nonEmpty: [Delivery] { filter { $0.recipientCount > 0 } }
 }

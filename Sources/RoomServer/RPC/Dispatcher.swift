@@ -260,8 +260,9 @@ package final class Dispatcher {
             } else {
                 frame = Envelope.push(delivery.push)
             }
-            server.metrics.pushes.increment(by: delivery.recipients.count)
-            for peer in delivery.recipients {
+            let excluded = delivery.excluded
+            server.metrics.pushes.increment(by: delivery.recipientCount)
+            for peer in delivery.audience where peer !== excluded {  // no per-push recipient array
                 if let connection = peer.transportHandle as? Connection {
                     if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
                 } else if let held = peer.transportHandle as? HeldPushes, !held.hold(frame) {

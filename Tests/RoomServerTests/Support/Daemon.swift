@@ -35,6 +35,11 @@ final class Daemon: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("roles.json")
         var text = try template ?? String(contentsOfFile: shippedConfig, encoding: .utf8)
+        // Protocol tests hold unjoined connections for as long as a loaded
+        // machine makes them take: the join deadline (10 s) has its own test.
+        if template == nil, !(settings ?? "").contains("join_timeout_s") {
+            text = try mergeSettings(text, #"{"limits":{"join_timeout_s":300}}"#)
+        }
         if let settings { text = try mergeSettings(text, settings) }
         try text.write(to: config, atomically: true, encoding: .utf8)
         let secretFile = directory.appendingPathComponent("secret")

@@ -6,9 +6,9 @@ final class RawSocket {
     let fd: Int32
 
     /// Connects and upgrades. `receiveBuffer` shrinks SO_RCVBUF before connecting.
-    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil) throws {
+    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, readTimeoutSeconds: Int = 5) throws {
         fd = try connectTCP(port: port, receiveBuffer: receiveBuffer)
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
