@@ -184,11 +184,10 @@ extension RoomServer {
     func writeHTTPBody(_ wsi: OpaquePointer) -> Int32 {
         guard let response = httpResponses.removeValue(forKey: wsi) else { return 0 }
         var buffer = [UInt8](repeating: 0, count: Int(CWS_PRE)) + response.body
-        let written = buffer.withUnsafeMutableBufferPointer { pointer in
+        _ = buffer.withUnsafeMutableBufferPointer { pointer in
             lws_write(wsi, pointer.baseAddress! + Int(CWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
         }
-        _ = written
-        // Close: libwebsockets flushes what the kernel did not take first.
+        // Close (written or not): libwebsockets flushes what the kernel did not take first.
         return -1
     }
 
