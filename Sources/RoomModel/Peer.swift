@@ -19,6 +19,8 @@ public final class Peer {
     public var transportHandle: AnyObject?
     /// Set while the peer's connection is lost: when its reconnect grace ends.
     public internal(set) var graceDeadline: Int64?
+    /// The session-store keys this peer listens to (`listen-metadata-change`).
+    public internal(set) var metadataListening: MetadataListening = .none
 
     init(id: String, userID: String, joinedAt: Int64, sequence: Int, role: Role, name: String, data: String,
          viewOnly: Bool, room: Room) {

@@ -30,6 +30,15 @@ public enum Push {
     /// `room-state {peer_count, joined: [PeerRef], left: [peer_id]}` (large rooms).
     /// `joined` / `left` nil: the count alone (peers that do not moderate).
     case roomState(peerCount: Int, joined: [Peer]?, left: [String]?)
+    /// `on-metadata-change {entries:[Entry]}`, to the key's listeners.
+    case metadataChange(SessionEntry)
+    /// `on-poll-start {polls:[PollInfo + questions]}`; `withAnswers` (quizzes) for `pollWrite` recipients.
+    case pollStart(Poll, withAnswers: Bool)
+    /// `on-poll-stop {polls:[PollInfo]}`; quizzes add their questions with the answers.
+    case pollStop(Poll)
+    /// `on-poll-stats {poll_id, …PollResult}`; `maxUser` is the room's eligible voters now,
+    /// `withCorrect` adds the quiz `correct` counts.
+    case pollStats(Poll, maxUser: Int, withCorrect: Bool)
 }
 
 public struct Delivery {

@@ -19,6 +19,10 @@ public final class Room {
     var roomStateChanged = false
     /// The `peer_count` of the last `room-state`: no push repeats it.
     var announcedPeerCount: Int?
+    /// The session store (section 14): belongs to this session.
+    public internal(set) var sessionStore = SessionStore()
+    /// Polls and quizzes of this session (section 15).
+    public internal(set) var polls = PollBook()
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

@@ -31,6 +31,10 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case trackConflict = 40903
     case tooLarge = 41300
     case rateLimited = 42900
+    case pollNotFound = 40404
+    case wrongState = 40904
+    case alreadyAnswered = 40906
+    case tooMany = 40907
 }
 
 /// A failed call: a protocol code and a message that names the field or rule.

@@ -22,6 +22,8 @@ public final class RoomRegistry {
     /// `find-peer` iterators by id.
     var peerIterators: [String: PeerIterator] = [:]
     var iteratorSerial = 0
+    /// Polls waiting for their next `on-poll-stats` or for their `duration` to end.
+    var pollSchedule = PollSchedule()
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template

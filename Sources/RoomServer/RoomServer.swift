@@ -105,6 +105,8 @@ public final class RoomServer: @unchecked Sendable {
     private var roomStateTimer: LoopTimer?
     private var graceTimer: LoopTimer?
     private var keepaliveTimer: LoopTimer?
+    private var pollStatsTimer: LoopTimer?
+    private var pollTimer: LoopTimer?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -229,6 +231,13 @@ public final class RoomServer: @unchecked Sendable {
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()
         }
+        pollStatsTimer = LoopTimer(context: context, every: settings.polls.statsIntervalMs) { [unowned self] in
+            dispatcher.fanOut(registry.tickPollStats())
+        }
+        pollTimer = LoopTimer(context: context) { [unowned self] in
+            dispatcher.fanOut(registry.expirePolls())
+            schedulePollExpiry()
+        }
     }
 
     /// Keepalive, once a second: a connection silent for a third of
@@ -280,6 +289,11 @@ public final class RoomServer: @unchecked Sendable {
     /// Arms the expiry timer for the earliest pending role-change request.
     func scheduleRoleChangeExpiry() {
         roleChangeTimer?.schedule(at: registry.nextRoleChangeExpiry, now: clock.nowMillis())
+    }
+
+    /// Arms the timer for the earliest end of a timed poll.
+    func schedulePollExpiry() {
+        pollTimer?.schedule(at: registry.nextPollDeadline, now: clock.nowMillis())
     }
 
     func drainInbox() {

@@ -65,6 +65,10 @@ extension Push {
         case .roomState(let count, let joined?, let left?): "room-state:\(count):+\(joined.count):-\(left.count)"
         case .roomState(let count, _, _): "room-state:\(count)"
         case .activeSpeakers(let list): "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
+        case .metadataChange(let entry): "on-metadata-change:\(entry.key)@\(entry.version)"
+        case .pollStart(let poll, let withAnswers): "on-poll-start:\(poll.id)\(withAnswers ? "+answers" : "")"
+        case .pollStop(let poll): "on-poll-stop:\(poll.id)"
+        case .pollStats(let poll, _, let withCorrect): "on-poll-stats:\(poll.id)\(withCorrect ? "+correct" : "")"
         }
     }
 }

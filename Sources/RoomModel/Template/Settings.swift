@@ -8,13 +8,17 @@ public struct Settings: Sendable, Equatable {
     public var roleChange = RoleChangeSettings()
     /// `limits`
     public var limits = LimitSettings()
+    /// `polls`
+    public var polls = PollSettings()
 
     public init(room: RoomSettings = RoomSettings(), activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
-                roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings()) {
+                roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings(),
+                polls: PollSettings = PollSettings()) {
         self.room = room
         self.activeSpeakers = activeSpeakers
         self.roleChange = roleChange
         self.limits = limits
+        self.polls = polls
     }
 }
 
@@ -92,10 +96,15 @@ public struct LimitSettings: Sendable, Equatable {
     public var maxMetadataBytes: Int = 4096
     /// `join_timeout_s` (1.1): a connection that has not joined by then is closed with 1008.
     public var joinTimeoutS: Int = 10
+    /// `max_session_value_bytes`: a session-store value's compact JSON encoding.
+    public var maxSessionValueBytes: Int = 4096
+    /// `max_session_keys`: session-store keys per room.
+    public var maxSessionKeys: Int = 256
 
     public init(maxMessageBytes: Int = 65536, idleTimeoutS: Int = 60, maxOutboundBytes: Int = 1_048_576,
                 maxTracksPerPeer: Int = 8, maxChatBytes: Int = 4096, messagesPerSecond: Int = 100,
-                messageBurst: Int = 200, maxNameBytes: Int = 256, maxMetadataBytes: Int = 4096) {
+                messageBurst: Int = 200, maxNameBytes: Int = 256, maxMetadataBytes: Int = 4096,
+                maxSessionValueBytes: Int = 4096, maxSessionKeys: Int = 256) {
         self.maxMessageBytes = maxMessageBytes
         self.idleTimeoutS = idleTimeoutS
         self.maxOutboundBytes = maxOutboundBytes
@@ -105,6 +114,8 @@ public struct LimitSettings: Sendable, Equatable {
         self.messageBurst = messageBurst
         self.maxNameBytes = maxNameBytes
         self.maxMetadataBytes = maxMetadataBytes
+        self.maxSessionValueBytes = maxSessionValueBytes
+        self.maxSessionKeys = maxSessionKeys
     }
 }
 
@@ -117,6 +128,7 @@ extension Settings {
         activeSpeakers = try c.object("active_speakers", ActiveSpeakerSettings.init) ?? activeSpeakers
         roleChange = try c.object("role_change", RoleChangeSettings.init) ?? roleChange
         limits = try c.object("limits", LimitSettings.init) ?? limits
+        polls = try c.object("polls", PollSettings.init) ?? polls
     }
 }
 
@@ -160,9 +172,31 @@ extension LimitSettings {
             ("max_chat_bytes", \.maxChatBytes), ("messages_per_second", \.messagesPerSecond),
             ("message_burst", \.messageBurst), ("max_name_bytes", \.maxNameBytes),
             ("max_metadata_bytes", \.maxMetadataBytes), ("join_timeout_s", \.joinTimeoutS),
+            ("max_session_value_bytes", \.maxSessionValueBytes), ("max_session_keys", \.maxSessionKeys),
         ]
         for (name, key) in limits {
             self[keyPath: key] = try c.int(name, default: self[keyPath: key], atLeast: 1)
         }
+    }
+}
+
+/// `settings.polls`
+public struct PollSettings: Sendable, Equatable {
+    /// `max_polls`, 1...10000: polls per room session.
+    public var maxPolls: Int = 100
+    /// `stats_interval_ms`, 100...60000: at most one `on-poll-stats` per poll per interval.
+    public var statsIntervalMs: Int = 1000
+
+    public init(maxPolls: Int = 100, statsIntervalMs: Int = 1000) {
+        self.maxPolls = maxPolls
+        self.statsIntervalMs = statsIntervalMs
+    }
+}
+
+extension PollSettings {
+    init(_ c: TemplateCursor) throws(TemplateError) {
+        self.init()
+        maxPolls = try c.int("max_polls", default: maxPolls, in: 1...10000)
+        statsIntervalMs = try c.int("stats_interval_ms", default: statsIntervalMs, in: 100...60000)
     }
 }

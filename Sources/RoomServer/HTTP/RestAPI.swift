@@ -35,6 +35,8 @@ final class RestAPI {
             case (.post, "remove-peers", 2): return try removePeers(parts[0], try body(request))
             case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
             case (.post, "end-room", 2): return try endRoom(parts[0], try body(request))
+            case (.get, "metadata", 2): return try getMetadata(parts[0])
+            case (.post, "metadata", 2): return try setMetadata(parts[0], try body(request))
             case (.post, "unlock", 2):
                 registry.unlock(parts[0])
                 server.logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
@@ -75,7 +77,7 @@ final class RestAPI {
         }
     }
 
-    private func body(_ request: HTTPRequest) throws(RoomError) -> Params {
+    func body(_ request: HTTPRequest) throws(RoomError) -> Params {
         if request.body.isEmpty { return Params(.object([])) }
         let json: JSON
         do { json = try JSON.parse(request.body) } catch { throw .invalidParams("body: invalid JSON (\(error))") }
@@ -83,7 +85,7 @@ final class RestAPI {
         return Params(json)
     }
 
-    private func room(_ id: String) throws(RoomError) -> Room {
+    func room(_ id: String) throws(RoomError) -> Room {
         guard let room = registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
         return room
     }

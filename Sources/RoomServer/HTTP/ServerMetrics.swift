@@ -22,12 +22,17 @@ final class ServerMetrics: Sendable {
     /// Connections closed with 1008 for not joining in `join_timeout_s`.
     let joinTimeouts: Metrics.Counter
     let joinDuration: Metrics.Timer
+    /// Accepted `poll-response` answers (one per question answered or skipped).
+    let pollVotes: Metrics.Counter
 
     static let methods = [
         "join", "leave", "peer-update", "track-add", "track-update", "track-remove", "broadcast",
         "role-change-request", "role-change", "role-change-reject", "track-update-request",
         "change-track-mute-state-request", "peer-leave-request", "end-room", "group-join", "group-leave",
         "group-add", "group-remove", "audio-level", "find-peer", "peer-iter-next", "ping",
+        "preview", "set-metadata", "get-metadata", "listen-metadata-change", "poll-info-set", "poll-questions-set",
+        "poll-info-get", "poll-questions-get", "poll-start", "poll-stop", "poll-response", "poll-list", "poll-result",
+        "poll-responses", "poll-leaderboard",
     ]
 
     init() {
@@ -52,6 +57,7 @@ final class ServerMetrics: Sendable {
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
         acceptErrors = Metrics.Counter(label: "roomd_accept_errors_total", factory: factory)
         joinTimeouts = Metrics.Counter(label: "roomd_join_timeouts_total", factory: factory)
+        pollVotes = Metrics.Counter(label: "roomd_poll_votes_total", factory: factory)
     }
 
     func called(_ method: String?) {

@@ -83,6 +83,7 @@ package final class Dispatcher {
             "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
             "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
         ].merging(Self.roomMethods) { $1 }.merging(Self.searchMethods) { $1 }
+            .merging(Self.audienceMethods) { $1 }.merging(Self.pollMethods) { $1 }
     }
 
     // MARK: pipeline

@@ -293,6 +293,8 @@ package enum Envelope {
                     }
                 }
             }
+        case .metadataChange, .pollStart, .pollStop, .pollStats:
+            return audiencePush(push)
         }
     }
 

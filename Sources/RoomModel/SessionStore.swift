@@ -1,0 +1,169 @@
+import RoomWire
+
+/// Who did something, as it was at that moment (a PeerRef that outlives
+/// later renames and role changes); `peerID` nil is the server (REST).
+public struct ActorRef: Sendable, Equatable {
+    public var peerID: String?
+    public var role: String?
+    public var name: String
+    public var userID: String?
+
+    public static let server = ActorRef(peerID: nil, role: nil, name: "server", userID: nil)
+
+    public init(peerID: String?, role: String?, name: String, userID: String?) {
+        self.peerID = peerID
+        self.role = role
+        self.name = name
+        self.userID = userID
+    }
+
+    public init(_ peer: Peer) {
+        self.init(peerID: peer.id, role: peer.role.name, name: peer.name, userID: peer.userID)
+    }
+
+    public init(_ initiator: Initiator) {
+        switch initiator {
+        case .peer(let peer): self.init(peer)
+        case .server: self = .server
+        }
+    }
+}
+
+/// One key of the session store: `{key, value, version, updated_by, updated_at}`.
+public struct SessionEntry: Sendable, Equatable {
+    public var key: String
+    /// The compact JSON encoding of the value (`null` when unset or deleted).
+    public var value: [UInt8]
+    public var version: Int
+    public var updatedBy: ActorRef?
+    public var updatedAt: Int64?
+
+    public var isNull: Bool { value == SessionStore.null }
+}
+
+/// Which keys a peer listens to (`listen-metadata-change`).
+public enum MetadataListening: Sendable, Equatable {
+    case keys(Set<String>)
+    case all
+
+    public static let none = MetadataListening.keys([])
+
+    func covers(_ key: String) -> Bool {
+        switch self {
+        case .all: true
+        case .keys(let keys): keys.contains(key)
+        }
+    }
+}
+
+/// A room session's key-value store (PROTOCOL.md section 14, 100ms session
+/// store). Deleted keys keep their version (a tombstone) so that versions
+/// never go back; tombstones are bounded too: beyond `max_session_keys` of
+/// them the oldest is forgotten (its key then reads as never set).
+public struct SessionStore {
+    static let null: [UInt8] = Array("null".utf8)
+    private(set) var entries: [String: SessionEntry] = [:]
+    /// Keys whose value is not null.
+    private(set) var liveCount = 0
+    /// Deleted keys, oldest deletion first (may hold keys set again since: skipped when evicting).
+    private var tombstones: [String] = []
+
+    /// The entry of `key`; a never-set key reads as version 0, and a deleted
+    /// one as its last version, both with `updated_by`/`updated_at` null.
+    public func entry(_ key: String) -> SessionEntry {
+        guard let entry = entries[key] else {
+            return SessionEntry(key: key, value: Self.null, version: 0, updatedBy: nil, updatedAt: nil)
+        }
+        if entry.isNull { return SessionEntry(key: key, value: Self.null, version: entry.version, updatedBy: nil, updatedAt: nil) }
+        return entry
+    }
+
+    /// Every key with a value, sorted by key.
+    public var liveEntries: [SessionEntry] {
+        entries.values.filter { !$0.isNull }.sorted { $0.key < $1.key }
+    }
+
+    mutating func set(_ key: String, value: [UInt8], by actor: ActorRef, at now: Int64, maxKeys: Int)
+        throws(RoomError) -> SessionEntry
+    {
+        let previous = entries[key]
+        let wasLive = previous.map { !$0.isNull } ?? false
+        let isLive = value != Self.null
+        if isLive, !wasLive, liveCount >= maxKeys {
+            throw RoomError(.tooMany, "key: the room already has \(maxKeys) session-store keys (max_session_keys)")
+        }
+        let entry = SessionEntry(key: key, value: value, version: (previous?.version ?? 0) + 1, updatedBy: actor,
+                                 updatedAt: now)
+        entries[key] = entry
+        if isLive, !wasLive { liveCount += 1 }
+        if !isLive, wasLive { liveCount -= 1 }
+        if !isLive {
+            tombstones.append(key)
+            evictTombstones(keeping: maxKeys)
+        }
+        return entry
+    }
+
+    private mutating func evictTombstones(keeping limit: Int) {
+        let deadCount = entries.count - liveCount
+        guard deadCount > limit else { return }
+        var excess = deadCount - limit
+        var kept: [String] = []
+        for key in tombstones {
+            if excess > 0, let entry = entries[key], entry.isNull {
+                entries.removeValue(forKey: key)
+                excess -= 1
+            } else if entries[key]?.isNull == true {
+                kept.append(key)
+            }
+        }
+        tombstones = kept
+    }
+}
+
+extension RoomRegistry {
+    /// `[A-Za-z0-9_.-]{1,64}`
+    public static func isValidMetadataKey(_ key: String) -> Bool {
+        let utf8 = key.utf8
+        guard (1...64).contains(utf8.count) else { return false }
+        return utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x2E
+                || c == 0x2D
+        }
+    }
+
+    /// `set-metadata` (or REST): `value` null deletes. Every peer listening
+    /// to the key, the setter included, gets `on-metadata-change`.
+    public func setMetadata(by initiator: Initiator, in room: Room, key: String, value: JSON)
+        throws(RoomError) -> (entry: SessionEntry, deliveries: [Delivery])
+    {
+        if case .peer(let peer) = initiator { try peer.requireUnrestricted("set-metadata") }
+        guard Self.isValidMetadataKey(key) else { throw .invalidParams("key: must match [A-Za-z0-9_.-]{1,64}") }
+        let encoded = value.bytes
+        let limit = settings.limits.maxSessionValueBytes
+        if encoded.count > limit {
+            throw RoomError(.tooLarge, "value: \(encoded.count) bytes is over the limit of \(limit) (max_session_value_bytes)")
+        }
+        let entry = try room.sessionStore.set(key, value: encoded, by: ActorRef(initiator), at: clock.nowMillis(),
+                                              maxKeys: settings.limits.maxSessionKeys)
+        let listeners = room.peersInJoinOrder.filter { $0.metadataListening.covers(key) }
+        return (entry, [Delivery(.metadataChange(entry), to: listeners)].nonEmpty)
+    }
+
+    /// `listen-metadata-change {keys}`: replaces what `peer` listens to.
+    /// `["*"]` is every key, `[]` none. Returns the keys as stored (deduplicated, sorted).
+    public func listenMetadata(_ peer: Peer, keys: [String]) throws(RoomError) -> [String] {
+        let limit = settings.limits.maxSessionKeys
+        if keys.count > limit { throw .invalidParams("keys: at most \(limit) keys (max_session_keys), got \(keys.count)") }
+        for (index, key) in keys.enumerated() where key != "*" && !Self.isValidMetadataKey(key) {
+            throw .invalidParams("keys[\(index)]: must be \"*\" or match [A-Za-z0-9_.-]{1,64}")
+        }
+        if keys.contains("*") {
+            peer.metadataListening = .all
+            return ["*"]
+        }
+        let set = Set(keys)
+        peer.metadataListening = .keys(set)
+        return set.sorted()
+    }
+}

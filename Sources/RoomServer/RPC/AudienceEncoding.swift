@@ -1,0 +1,182 @@
+import RoomModel
+import RoomWire
+
+/// Wire shapes of PROTOCOL.md sections 14 and 15: session-store entries,
+/// PollInfo, questions, PollResult, responses and leaderboard entries.
+extension JSONWriter {
+    /// A PeerRef as it was when the actor acted; the server's for REST.
+    mutating func actorRef(_ actor: ActorRef) {
+        object { w in
+            if let id = actor.peerID { w.field("peer_id", id) } else { w.key("peer_id"); w.null() }
+            if let role = actor.role { w.field("role", role) } else { w.key("role"); w.null() }
+            w.key("info")
+            w.object { w in
+                w.field("name", actor.name)
+                if let user = actor.userID { w.field("user_id", user) }
+            }
+        }
+    }
+
+    /// Entry `{key, value, version, updated_by, updated_at}`.
+    mutating func sessionEntry(_ entry: SessionEntry) {
+        object { w in
+            w.field("key", entry.key)
+            w.key("value")
+            w.raw(entry.value)
+            w.field("version", entry.version)
+            w.key("updated_by")
+            if let actor = entry.updatedBy { w.actorRef(actor) } else { w.null() }
+            w.key("updated_at")
+            if let at = entry.updatedAt { w.int(at) } else { w.null() }
+        }
+    }
+
+    private mutating func optional(_ name: String, _ value: String?) {
+        key(name)
+        if let value { string(value) } else { null() }
+    }
+
+    private mutating func optional(_ name: String, _ value: Int64?) {
+        key(name)
+        if let value { int(value) } else { null() }
+    }
+
+    private mutating func optionalStrings(_ name: String, _ values: [String]?) {
+        key(name)
+        if let values { strings(values) } else { null() }
+    }
+
+    /// The PollInfo members (inside an open object).
+    mutating func pollInfoFields(_ poll: Poll) {
+        field("poll_id", poll.id)
+        field("title", poll.title)
+        field("type", poll.type.rawValue)
+        field("state", poll.state.rawValue)
+        field("duration", poll.duration)
+        field("anonymous", poll.anonymous)
+        field("visibility", poll.visibility)
+        optionalStrings("vote", poll.vote)
+        optionalStrings("responses", poll.responses)
+        optional("created_by", poll.createdBy)
+        optional("started_by", poll.startedBy)
+        optional("stopped_by", poll.stoppedBy)
+        field("created_at", poll.createdAt)
+        optional("started_at", poll.startedAt)
+        optional("stopped_at", poll.stoppedAt)
+        field("questions_count", poll.questions.count)
+    }
+
+    mutating func pollInfo(_ poll: Poll, questions: Bool = false, withAnswers: Bool = false) {
+        object { w in
+            w.pollInfoFields(poll)
+            if questions {
+                w.key("questions")
+                w.array { w in for question in poll.questions { w.pollQuestion(question, quiz: poll.type == .quiz, withAnswer: withAnswers) } }
+            }
+        }
+    }
+
+    /// Question `{index, text, type, skippable, weight, answer_min_len?, answer_max_len?, options, answer?}`.
+    mutating func pollQuestion(_ question: PollQuestion, quiz: Bool, withAnswer: Bool) {
+        object { w in
+            w.field("index", question.index)
+            w.field("text", question.text)
+            w.field("type", question.type.rawValue)
+            w.field("skippable", question.skippable)
+            w.field("weight", question.weight)
+            if let min = question.answerMinLen { w.field("answer_min_len", min) }
+            if let max = question.answerMaxLen { w.field("answer_max_len", max) }
+            w.key("options")
+            w.array { w in
+                for (i, text) in question.options.enumerated() {
+                    w.object { w in
+                        w.field("index", i + 1)
+                        w.field("text", text)
+                    }
+                }
+            }
+            if quiz, withAnswer, let answer = question.answer {
+                w.key("answer")
+                w.object { w in
+                    if question.type == .singleChoice {
+                        w.field("option", answer[0])
+                    } else {
+                        w.key("options")
+                        w.array { w in for option in answer { w.int(option) } }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The PollResult members (inside an open object).
+    mutating func pollResultFields(_ poll: Poll, maxUser: Int, withCorrect: Bool) {
+        field("poll_id", poll.id)
+        field("user_count", poll.voters.count)
+        field("max_user", maxUser)
+        field("total_response", poll.totalResponses)
+        key("questions")
+        array { w in
+            for (i, question) in poll.questions.enumerated() {
+                let tally = i < poll.tallies.count ? poll.tallies[i] : QuestionTally(options: question.options.count)
+                w.object { w in
+                    w.field("question", question.index)
+                    w.field("type", question.type.rawValue)
+                    w.key("options")
+                    w.array { w in for count in tally.optionCounts { w.int(count) } }
+                    w.field("skipped", tally.skipped)
+                    w.field("total", tally.total)
+                    if poll.type == .quiz, withCorrect, question.answer != nil { w.field("correct", tally.correct) }
+                }
+            }
+        }
+    }
+
+    /// A `poll-responses` entry; anonymous polls never name the peer.
+    mutating func pollRecord(_ record: PollRecord, question: PollQuestion?, anonymous: Bool) {
+        object { w in
+            w.field("question", record.question)
+            if question?.type == .singleChoice, let option = record.options.first {
+                w.field("option", option)
+            } else if question?.type == .multipleChoice {
+                w.key("options")
+                w.array { w in for option in record.options { w.int(option) } }
+            }
+            if let text = record.text { w.field("text", text) }
+            w.field("skipped", record.skipped)
+            if !anonymous {
+                w.key("peer")
+                w.actorRef(record.peer)
+            }
+        }
+    }
+}
+
+extension Envelope {
+    /// The pushes of sections 14 and 15 (called from `push(_:)`).
+    static func audiencePush(_ push: Push) -> Frame {
+        switch push {
+        case .metadataChange(let entry):
+            return notification("on-metadata-change") { w in
+                w.key("entries")
+                w.array { w in w.sessionEntry(entry) }
+            }
+        case .pollStart(let poll, let withAnswers):
+            return notification("on-poll-start") { w in
+                w.key("polls")
+                w.array { w in w.pollInfo(poll, questions: true, withAnswers: withAnswers) }
+            }
+        case .pollStop(let poll):
+            return notification("on-poll-stop") { w in
+                w.key("polls")
+                w.array { w in w.pollInfo(poll, questions: poll.type == .quiz, withAnswers: true) }
+            }
+        case .pollStats(let poll, let maxUser, let withCorrect):
+            return notification("on-poll-stats") { w in
+                w.pollResultFields(poll, maxUser: maxUser, withCorrect: withCorrect)
+            }
+        default:
+            preconditionFailure("not a section 14/15 push")
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import RoomModel
+import RoomWire
+
+/// Polls and quizzes (PROTOCOL.md section 15): params in, model, results out.
+extension Dispatcher {
+    static var pollMethods: [String: Method] {
+        [
+            "poll-info-set": Method(needsJoin: true, handler: Dispatcher.pollInfoSet),
+            "poll-questions-set": Method(needsJoin: true, handler: Dispatcher.pollQuestionsSet),
+            "poll-info-get": Method(needsJoin: true, handler: Dispatcher.pollInfoGet),
+            "poll-questions-get": Method(needsJoin: true, handler: Dispatcher.pollQuestionsGet),
+            "poll-start": Method(needsJoin: true, handler: Dispatcher.pollStart),
+            "poll-stop": Method(needsJoin: true, handler: Dispatcher.pollStop),
+            "poll-response": Method(needsJoin: true, handler: Dispatcher.pollResponse),
+            "poll-list": Method(needsJoin: true, handler: Dispatcher.pollList),
+            "poll-result": Method(needsJoin: true, handler: Dispatcher.pollResult),
+            "poll-responses": Method(needsJoin: true, handler: Dispatcher.pollResponses),
+            "poll-leaderboard": Method(needsJoin: true, handler: Dispatcher.pollLeaderboard),
+        ]
+    }
+
+    // MARK: authoring
+
+    func pollInfoSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let info = PollInfoInput(
+            pollID: try params.id("poll_id"), title: try params.requiredString("title"),
+            type: try params.choice("type", PollType.self, required: true)!,
+            duration: try params.int("duration", in: 0...RoomRegistry.maxPollDurationS) ?? 0,
+            anonymous: try params.bool("anonymous") ?? false, visibility: try params.bool("visibility") ?? false,
+            vote: try params.stringArray("vote"), responses: try params.stringArray("responses"))
+        let poll = try registry.setPollInfo(by: peer, info)
+        logger.info("poll info set", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
+        return Self.encode { w in w.field("poll_id", poll.id) }
+    }
+
+    func pollQuestionsSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let pollID = try params.id("poll_id", required: true)!
+        let entries = try params.objects("questions", required: true)!
+        if entries.count > RoomRegistry.maxQuestionsPerPoll {
+            throw RoomError(.tooMany, "questions: at most \(RoomRegistry.maxQuestionsPerPoll) per poll, got \(entries.count)")
+        }
+        var inputs: [QuestionInput] = []
+        for entry in entries {
+            let question = try entry.requiredObject("question")
+            let options = try entry.objects("options") ?? []
+            if options.count > RoomRegistry.maxOptionsPerQuestion {
+                throw RoomError(.tooMany, "\(entry.path).options: at most \(RoomRegistry.maxOptionsPerQuestion) per question, got \(options.count)")
+            }
+            var texts: [String] = []
+            for option in options { texts.append(try option.requiredString("text")) }
+            var answer: [Int]?
+            if let given = try entry.object("answer") {
+                switch (try given.int("option", in: 1...Int.max), try given.ints("options")) {
+                case (let option?, nil): answer = [option]
+                case (nil, let options?): answer = options
+                case (nil, nil): throw .invalidParams("\(given.path): option or options required")
+                case (.some, .some): throw .invalidParams("\(given.path): give option or options, not both")
+                }
+            }
+            inputs.append(QuestionInput(
+                text: try question.requiredString("text"), type: try question.choice("type", QuestionType.self, required: true)!,
+                skippable: try question.bool("skippable") ?? false, weight: try question.int("weight", in: 0...1000) ?? 1,
+                answerMinLen: try question.int("answer_min_len", in: 0...RoomRegistry.maxPollTextBytes),
+                answerMaxLen: try question.int("answer_max_len", in: 0...RoomRegistry.maxPollTextBytes),
+                options: texts, answer: answer))
+        }
+        let poll = try registry.setPollQuestions(by: peer, pollID: pollID, inputs)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.field("total_questions", poll.questions.count)
+        }
+    }
+
+    // MARK: start and stop
+
+    func pollStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let (poll, deliveries) = try registry.startPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
+        logger.info("poll started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
+        fanOut(deliveries)
+        server.schedulePollExpiry()
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.field("duration", poll.duration)
+        }
+    }
+
+    func pollStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let (poll, deliveries) = try registry.stopPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
+        logger.info("poll stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
+        fanOut(deliveries)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.field("duration", poll.duration)
+        }
+    }
+
+    // MARK: voting
+
+    func pollResponse(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let pollID = try params.id("poll_id", required: true)!
+        let entries = try params.objects("responses", required: true)!
+        if entries.count > RoomRegistry.maxQuestionsPerPoll {
+            throw .invalidParams("responses: at most \(RoomRegistry.maxQuestionsPerPoll) entries, got \(entries.count)")
+        }
+        var inputs: [ResponseInput] = []
+        for entry in entries {
+            inputs.append(ResponseInput(
+                question: try entry.requiredInt("question", in: 1...Int.max),
+                option: try entry.int("option", in: Int.min...Int.max), options: try entry.ints("options"),
+                text: try entry.string("text"), skipped: try entry.bool("skipped") ?? false,
+                duration: Int64(try entry.int("duration", in: 0...86_400_000) ?? 0)))
+        }
+        let (poll, outcomes) = try registry.respond(peer, pollID: pollID, inputs)
+        let accepted = outcomes.filter { $0.error == nil }.count
+        if accepted > 0 { server.metrics.pollVotes.increment(by: accepted) }
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.key("result")
+            w.array { w in
+                for outcome in outcomes {
+                    w.object { w in
+                        w.field("question", outcome.question)
+                        if let correct = outcome.correct { w.field("correct", correct) }
+                        if let error = outcome.error {
+                            w.key("error")
+                            w.object { w in
+                                w.field("code", error.code.rawValue)
+                                w.field("message", error.message)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: reading
+
+    func pollInfoGet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let poll = try registry.readablePoll(connection.peer!, try params.id("poll_id", required: true)!)
+        var w = JSONWriter()
+        w.pollInfo(poll)
+        return w.bytes
+    }
+
+    func pollQuestionsGet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
+        let index = try params.int("index", in: 1...Int.max) ?? 1
+        let count = try params.int("count", in: 1...RoomRegistry.maxQuestionsPerPoll) ?? 10
+        let page = poll.questions.dropFirst(index - 1).prefix(count)
+        let withAnswer = registry.seesAnswers(peer, poll)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.key("questions")
+            w.array { w in for q in page { w.pollQuestion(q, quiz: poll.type == .quiz, withAnswer: withAnswer) } }
+            w.field("last", index - 1 + count >= poll.questions.count)
+        }
+    }
+
+    func pollList(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let polls = registry.listPolls(for: connection.peer!, state: try params.choice("state", PollState.self))
+        return Self.encode { w in
+            w.key("polls")
+            w.array { w in for poll in polls { w.pollInfo(poll) } }
+        }
+    }
+
+    func pollResult(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
+        try registry.requireResultAccess(peer, poll)
+        let maxUser = poll.eligibleVoterCount(in: peer.room, roleNames: registry.template.roleNames)
+        return Self.encode { w in w.pollResultFields(poll, maxUser: maxUser, withCorrect: registry.seesAnswers(peer, poll)) }
+    }
+
+    func pollResponses(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
+        let own = try params.bool("self") ?? false
+        let index = try params.int("index", in: 0...Int.max) ?? 0
+        let count = try params.int("count", in: 1...100) ?? 100
+        let (records, last) = try registry.pollResponses(peer, poll, own: own, index: index, count: count)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.key("responses")
+            w.array { w in
+                for record in records {
+                    let question = record.question <= poll.questions.count ? poll.questions[record.question - 1] : nil
+                    w.pollRecord(record, question: question, anonymous: poll.anonymous)
+                }
+            }
+            w.field("last", last)
+        }
+    }
+
+    func pollLeaderboard(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
+        let offset = try params.int("offset", in: 0...Int.max) ?? 0
+        let count = try params.int("count", in: 1...100) ?? 10
+        let board = try registry.leaderboard(peer, poll, offset: offset, count: count)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.field("total_users", board.totalUsers)
+            w.field("voted_users", board.votedUsers)
+            w.field("correct_users", board.correctUsers)
+            w.key("entries")
+            w.array { w in
+                for entry in board.entries {
+                    w.object { w in
+                        w.field("position", entry.position)
+                        w.field("score", entry.voter.score)
+                        w.field("correct_responses", entry.voter.correctResponses)
+                        w.field("total_responses", entry.voter.totalResponses)
+                        w.field("duration", entry.voter.duration)
+                        if !poll.anonymous {
+                            w.key("peer")
+                            w.actorRef(entry.voter.peer)
+                        }
+                    }
+                }
+            }
+            w.field("last", board.last)
+        }
+    }
+}
+
+extension Params {
+    /// An array of objects, each read with its path (`questions[2]`).
+    func objects(_ key: String, required: Bool = false) throws(RoomError) -> [Params]? {
+        guard let value = value(key) else {
+            if required { throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required") }
+            return nil
+        }
+        let name = path.isEmpty ? key : "\(path).\(key)"
+        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
+        var objects: [Params] = []
+        for (index, item) in items.enumerated() {
+            guard case .object = item else {
+                throw .invalidParams("\(name)[\(index)]: expected an object, got \(item.typeName)")
+            }
+            objects.append(Params(item, path: "\(name)[\(index)]"))
+        }
+        return objects
+    }
+
+    func requiredInt(_ key: String, in range: ClosedRange<Int>) throws(RoomError) -> Int {
+        guard let int = try int(key, in: range) else { throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required") }
+        return int
+    }
+
+    /// An array of integers.
+    func ints(_ key: String) throws(RoomError) -> [Int]? {
+        guard let value = value(key) else { return nil }
+        let name = path.isEmpty ? key : "\(path).\(key)"
+        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array of integers, got \(value.typeName)") }
+        var ints: [Int] = []
+        for (index, item) in items.enumerated() {
+            guard let int = item.intValue else { throw .invalidParams("\(name)[\(index)]: expected an integer, got \(item.typeName)") }
+            ints.append(int)
+        }
+        return ints
+    }
+}
