@@ -49,13 +49,14 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(guest.priority == 2)
         #expect(guest.publishParams.allowed == [.audio, .video])
         #expect(!guest.publishParams.allows(.screen))
-        #expect(guest.permissions == Permissions())
+        #expect(guest.permissions == Permissions(pollRead: true))
         #expect(guest.subscribes(to: "host") && guest.subscribes(to: "guest") && !guest.subscribes(to: "viewer"))
 
         let moderator = try #require(t.role("moderator"))
         #expect(moderator.priority == 3)
         #expect(!moderator.publishParams.canPublish)
-        #expect(moderator.permissions == Permissions(removeOthers: true, mute: true, unmute: true, changeRole: true))
+        #expect(moderator.permissions == Permissions(removeOthers: true, mute: true, unmute: true, changeRole: true,
+                                                   pollRead: true, pollWrite: true))
         #expect(moderator.subscribeParams.subscribeToRoles == ["host", "guest", "moderator"])
 
         let viewer = try #require(t.role("viewer"))
