@@ -57,6 +57,14 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-error {code, message, method}`: a notification (a call without
     /// an id, see ``RoomClient/notify(_:_:)``) failed.
     case error(code: Int, message: String, method: String)
+    /// `on-metadata-change {entries}`: a session-store key this peer listens to was set.
+    case metadataChanged([MetadataEntry])
+    /// `on-poll-start {polls}`: polls this peer may read or vote in, with their questions.
+    case pollStarted([PollInfo])
+    /// `on-poll-stop {polls}`: a poll stopped (quizzes carry their questions with the answers).
+    case pollStopped([PollInfo])
+    /// `on-poll-stats`: a poll's counts, at most once per `stats_interval_ms`.
+    case pollStats(PollResult)
     /// A push this SDK does not know, or a known one whose params do not
     /// have the protocol's shape; nothing is dropped.
     case unknown(method: String, params: JSON)
@@ -80,6 +88,10 @@ public enum RoomEvent: Sendable, Equatable {
         case .activeSpeakers: "active-speakers"
         case .roomState: "room-state"
         case .error: "on-error"
+        case .metadataChanged: "on-metadata-change"
+        case .pollStarted: "on-poll-start"
+        case .pollStopped: "on-poll-stop"
+        case .pollStats: "on-poll-stats"
         case .unknown(let method, _): method
         }
     }
@@ -147,6 +159,14 @@ public enum RoomEvent: Sendable, Equatable {
                 left: try p.strings("left"))
         case "on-error":
             return .error(code: try p.int("code"), message: try p.string("message"), method: try p.string("method"))
+        case "on-metadata-change":
+            return .metadataChanged(try p.elements("entries").map { try MetadataEntry($0) })
+        case "on-poll-start":
+            return .pollStarted(try p.elements("polls").map { try PollInfo($0) })
+        case "on-poll-stop":
+            return .pollStopped(try p.elements("polls").map { try PollInfo($0) })
+        case "on-poll-stats":
+            return .pollStats(try PollResult(p))
         default:
             return nil
         }

@@ -463,12 +463,12 @@ extension RoomClient {
     // MARK: - Helpers
 
     /// An object of the given members in order, without the nil ones.
-    private func params(_ pairs: KeyValuePairs<String, JSON?>) -> JSON {
+    func params(_ pairs: KeyValuePairs<String, JSON?>) -> JSON {
         .object(pairs.compactMap { pair in pair.value.map { JSON.Member(pair.key, $0) } })
     }
 
     /// Runs a decoder over a call's result, naming the method in `invalidPayload`.
-    private func decode<T>(_ method: String, _ result: JSON, _ body: (JSON) throws -> T) throws -> T {
+    func decode<T>(_ method: String, _ result: JSON, _ body: (JSON) throws -> T) throws -> T {
         do {
             return try body(result)
         } catch RoomClientError.invalidPayload(let problem) {

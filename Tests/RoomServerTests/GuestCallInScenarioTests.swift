@@ -162,7 +162,65 @@ import Testing
         #expect(moved.body["role"] == "guest", "the changed Peer")
         #expect(try await erin.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } } == "guest")
 
-        // 14. The host ends the show with a lock: everyone is told and closed with 4002.
+        // 14. The audience arrives: three anonymous viewers (view_and_polls_only) preview, then join;
+        //     they may listen to the session store but not chat.
+        var audience: [(client: RoomClient, id: String)] = []
+        for index in 0..<3 {
+            let client = try await daemon.client()
+            let token = try daemon.token(room: "show", user: "anon\(index)", role: "viewer", restrictions: "view_and_polls_only")
+            let preview = try await client.preview(token: token)
+            #expect(preview.room?.roomID == "show" && preview.policy.name == "viewer")
+            let joined = try await client.join(token: token)
+            try await client.listenMetadata(["pinned"])
+            audience.append((client, joined.peer.peerID))
+        }
+        #expect(try await audience[0].client.errorCode("broadcast", ["info": ["message": "hi"]]) == 40300)
+        try await host.setMetadata("pinned", value: ["text": "Quiz time!"])
+        for member in audience {
+            let pinned = try await member.client.next { if case .metadataChanged(let entries) = $0 { entries } else { nil } }
+            #expect(pinned.first?.value == ["text": "Quiz time!"])
+        }
+
+        // 15. The host runs a quiz: the audience votes (one answer per question), the host
+        //     watches the stats and reads the leaderboard, everyone sees the stop with the answers.
+        let quiz = try await host.setPollInfo(title: "Warm-up", type: .quiz)
+        try await host.setPollQuestions(pollID: quiz, [
+            PollQuestionDraft("Capital of France?", type: .singleChoice, options: ["Paris", "Rome"], answer: [1], weight: 2),
+            PollQuestionDraft("Primes?", type: .multipleChoice, options: ["2", "4", "5"], answer: [1, 3]),
+        ])
+        try await host.startPoll(quiz)
+        for member in audience {
+            let started = try await member.client.next { if case .pollStarted(let polls) = $0 { polls } else { nil } }
+            #expect(started.first?.pollID == quiz)
+            #expect(started.first?.questions?.count == 2)
+            #expect(started.first?.questions?.first?.answer == nil, "the answers stay hidden from voters")
+        }
+        let choices: [(Int, [Int], Int)] = [(1, [1, 3], 800), (1, [2], 2000), (2, [1, 3], 500)]
+        for (member, (option, options, duration)) in zip(audience, choices) {
+            let outcomes = try await member.client.respondToPoll(pollID: quiz, [
+                PollAnswer(question: 1, option: option, duration: duration),
+                PollAnswer(question: 2, options: options, duration: duration),
+            ])
+            #expect(outcomes.map(\.errorCode) == [nil, nil])
+        }
+        let twice = try await audience[0].client.respondToPoll(pollID: quiz, [PollAnswer(question: 1, option: 2)])
+        #expect(twice.first?.errorCode == 40906)
+        let stats = try await host.next({ if case .pollStats(let result) = $0, result.userCount == 3 { result } else { nil } },
+                                        timeout: .seconds(3))
+        #expect(stats.questions[0].options == [2, 1])
+        #expect(stats.questions[0].correct == 2)
+        let board = try await host.pollLeaderboard(quiz)
+        #expect(board.entries.map { $0.peer?.peerID } == audience.map(\.id), "score, then time taken")
+        #expect(board.entries.map(\.score) == [3, 2, 1])
+        #expect(board.votedUsers == 3 && board.correctUsers == 1)
+        try await host.stopPoll(quiz)
+        for client in [host, moderator, erin, viewers[19].client] + audience.map(\.client) {
+            let stopped = try await client.next { if case .pollStopped(let polls) = $0 { polls } else { nil } }
+            #expect(stopped.first?.state == .stopped)
+            #expect(stopped.first?.questions?.first?.answer == [1])
+        }
+
+        // 16. The host ends the show with a lock: everyone is told and closed with 4002.
         try await host.endRoom(reason: "show over", lock: true)
         for client in [host, moderator, erin, viewers[19].client] {
             let end = try await client.next { if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil } }
@@ -174,7 +232,7 @@ import Testing
         await #expect(throws: RoomClientError.self) { try await late.join(token: lateToken) }
         #expect(try await late.errorCode("join", ["token": .string(lateToken)]) == 40003)
 
-        // 15. The backend unlocks the room; a new show can start.
+        // 17. The backend unlocks the room; a new show can start.
         #expect(try await http("POST", daemon, "/v2/active-rooms/show/unlock", token: admin).status == 200)
         let reopened = try await late.join(token: lateToken)
         #expect(reopened.room.peerCount == 1)

@@ -1,0 +1,344 @@
+import RoomWire
+
+// The objects of PROTOCOL.md sections 13–15 (preview, session store, polls
+// and quizzes), decoded from RoomWire `JSON`. Same conventions as Models.swift.
+
+/// `preview`'s result: the room's session now (nil when it has none), the
+/// caller's Policy, and the number of peers.
+public struct PreviewResult: Sendable, Equatable {
+    /// Nil when the room has no session now.
+    public var room: Room?
+    /// The Policy the token's role would get.
+    public var policy: Policy
+    /// Peers in the room now (0 without a session).
+    public var peerCount: Int
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        room = r.has("room") ? try Room(r.child("room")) : nil
+        policy = try Policy(r.child("policy"))
+        peerCount = try r.int("peer_count")
+    }
+}
+
+/// A session-store entry: `{key, value, version, updated_by, updated_at}`.
+public struct MetadataEntry: Sendable, Equatable {
+    public var key: String
+    /// Any JSON value; `.null` when unset or deleted.
+    public var value: JSON
+    /// 0 when never set; grows by 1 per set of the key (a delete included).
+    public var version: Int
+    /// Who set it last; nil for a never-set or deleted key on read.
+    public var updatedBy: PeerRef?
+    /// When, ms since the epoch; nil for a never-set or deleted key on read.
+    public var updatedAt: Int64?
+
+    public init(key: String, value: JSON, version: Int, updatedBy: PeerRef? = nil, updatedAt: Int64? = nil) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.updatedBy = updatedBy
+        self.updatedAt = updatedAt
+    }
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        key = try r.string("key")
+        value = r.child("value").json ?? .null
+        version = try r.int("version")
+        updatedBy = r.has("updated_by") ? try PeerRef(r.child("updated_by")) : nil
+        updatedAt = r.has("updated_at") ? try r.int64("updated_at") : nil
+    }
+}
+
+/// `"poll"` or `"quiz"`.
+public enum PollType: String, Sendable, Equatable, CaseIterable { case poll, quiz }
+
+/// `"created"` → `"started"` → `"stopped"`.
+public enum PollState: String, Sendable, Equatable, CaseIterable { case created, started, stopped }
+
+/// The kind of a question.
+public enum PollQuestionType: String, Sendable, Equatable, CaseIterable {
+    case singleChoice = "single-choice"
+    case multipleChoice = "multiple-choice"
+    case shortAnswer = "short-answer"
+    case longAnswer = "long-answer"
+}
+
+/// A question as the server reports it (`index` is 1-based). `answer`
+/// (the correct option indexes) is set for quizzes only for `pollWrite`
+/// peers, or for everyone once the quiz stopped.
+public struct PollQuestion: Sendable, Equatable {
+    public var index: Int
+    public var text: String
+    public var type: PollQuestionType
+    public var skippable: Bool
+    public var weight: Int
+    public var answerMinLen: Int?
+    public var answerMaxLen: Int?
+    /// Option texts in order (option `i` is `options[i-1]`).
+    public var options: [String]
+    public var answer: [Int]?
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        index = try r.int("index")
+        text = try r.string("text")
+        type = try r.choice("type")
+        skippable = try r.bool("skippable")
+        weight = try r.int("weight")
+        answerMinLen = r.has("answer_min_len") ? try r.int("answer_min_len") : nil
+        answerMaxLen = r.has("answer_max_len") ? try r.int("answer_max_len") : nil
+        options = try r.elements("options").map { try $0.string("text") }
+        if r.has("answer") {
+            let a = r.child("answer")
+            answer = a.has("option") ? [try a.int("option")] : try a.elements("options").map { item in
+                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+                return n
+            }
+        }
+    }
+}
+
+/// A question to write with ``RoomClient/setPollQuestions(pollID:_:timeout:)``.
+public struct PollQuestionDraft: Sendable, Equatable {
+    public var text: String
+    public var type: PollQuestionType
+    public var skippable: Bool
+    public var weight: Int
+    public var answerMinLen: Int?
+    public var answerMaxLen: Int?
+    public var options: [String]
+    /// Quizzes: the correct option indexes (1-based); required for choice questions.
+    public var answer: [Int]?
+
+    public init(_ text: String, type: PollQuestionType, options: [String] = [], answer: [Int]? = nil,
+                skippable: Bool = false, weight: Int = 1, answerMinLen: Int? = nil, answerMaxLen: Int? = nil) {
+        self.text = text
+        self.type = type
+        self.options = options
+        self.answer = answer
+        self.skippable = skippable
+        self.weight = weight
+        self.answerMinLen = answerMinLen
+        self.answerMaxLen = answerMaxLen
+    }
+
+    var json: JSON {
+        var question: [JSON.Member] = [.init("text", .string(text)), .init("type", .string(type.rawValue)),
+                                       .init("skippable", .bool(skippable)), .init("weight", .int(weight))]
+        if let answerMinLen { question.append(.init("answer_min_len", .int(answerMinLen))) }
+        if let answerMaxLen { question.append(.init("answer_max_len", .int(answerMaxLen))) }
+        var members: [JSON.Member] = [.init("question", .object(question))]
+        if !options.isEmpty { members.append(.init("options", .array(options.map { ["text": .string($0)] }))) }
+        if let answer {
+            members.append(.init("answer", type == .singleChoice && answer.count == 1
+                ? ["option": .int(answer[0])] : ["options": .array(answer.map { .int($0) })]))
+        }
+        return .object(members)
+    }
+}
+
+/// PollInfo, with the questions in `on-poll-start` (and a stopped quiz's `on-poll-stop`).
+public struct PollInfo: Sendable, Equatable {
+    public var pollID: String
+    public var title: String
+    public var type: PollType
+    public var state: PollState
+    /// Seconds; 0 = until stopped.
+    public var duration: Int
+    public var anonymous: Bool
+    public var visibility: Bool
+    /// Roles that may vote; nil = every role.
+    public var vote: [String]?
+    /// Roles that may read every response; nil = none.
+    public var responses: [String]?
+    public var createdBy: String?
+    public var startedBy: String?
+    /// Nil when stopped by its `duration` (or not stopped).
+    public var stoppedBy: String?
+    public var createdAt: Int64
+    public var startedAt: Int64?
+    public var stoppedAt: Int64?
+    public var questionsCount: Int
+    /// Present in `on-poll-start` and a quiz's `on-poll-stop`.
+    public var questions: [PollQuestion]?
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        pollID = try r.string("poll_id")
+        title = try r.string("title")
+        type = try r.choice("type")
+        state = try r.choice("state")
+        duration = try r.int("duration")
+        anonymous = try r.bool("anonymous")
+        visibility = try r.bool("visibility")
+        vote = r.has("vote") ? try r.strings("vote") : nil
+        responses = r.has("responses") ? try r.strings("responses") : nil
+        createdBy = try r.optionalString("created_by")
+        startedBy = try r.optionalString("started_by")
+        stoppedBy = try r.optionalString("stopped_by")
+        createdAt = try r.int64("created_at")
+        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
+        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+        questionsCount = try r.int("questions_count")
+        questions = r.has("questions") ? try r.elements("questions").map { try PollQuestion($0) } : nil
+    }
+}
+
+/// One answer of ``RoomClient/respondToPoll(pollID:_:timeout:)``.
+public struct PollAnswer: Sendable, Equatable {
+    public var question: Int
+    public var option: Int?
+    public var options: [Int]?
+    public var text: String?
+    public var skipped: Bool
+    /// Milliseconds taken to answer (ranks quiz ties).
+    public var duration: Int?
+
+    public init(question: Int, option: Int? = nil, options: [Int]? = nil, text: String? = nil, skipped: Bool = false,
+                duration: Int? = nil) {
+        self.question = question
+        self.option = option
+        self.options = options
+        self.text = text
+        self.skipped = skipped
+        self.duration = duration
+    }
+
+    var json: JSON {
+        var members: [JSON.Member] = [.init("question", .int(question))]
+        if let option { members.append(.init("option", .int(option))) }
+        if let options { members.append(.init("options", .array(options.map { .int($0) }))) }
+        if let text { members.append(.init("text", .string(text))) }
+        if skipped { members.append(.init("skipped", true)) }
+        if let duration { members.append(.init("duration", .int(duration))) }
+        return .object(members)
+    }
+}
+
+/// The `result` entry of one answer: `correct` (quizzes), or its own error
+/// (40906 already answered, -32602 malformed) while the others still count.
+public struct PollAnswerOutcome: Sendable, Equatable {
+    public var question: Int
+    public var correct: Bool?
+    public var error: (code: Int, message: String)? { errorCode.map { ($0, errorMessage ?? "") } }
+    public var errorCode: Int?
+    public var errorMessage: String?
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        question = try r.int("question")
+        correct = r.has("correct") ? try r.bool("correct") : nil
+        if r.has("error") {
+            errorCode = try r.child("error").int("code")
+            errorMessage = try r.child("error").string("message")
+        }
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.question == b.question && a.correct == b.correct && a.errorCode == b.errorCode && a.errorMessage == b.errorMessage
+    }
+}
+
+/// PollResult (and `on-poll-stats`): running counts.
+public struct PollResult: Sendable, Equatable {
+    public struct Question: Sendable, Equatable {
+        public var question: Int
+        public var type: PollQuestionType
+        /// Answers per option (option `i` is `options[i-1]`).
+        public var options: [Int]
+        public var skipped: Int
+        public var total: Int
+        /// Quizzes, for those who may see the answers.
+        public var correct: Int?
+    }
+
+    public var pollID: String
+    /// Distinct voters.
+    public var userCount: Int
+    /// Peers in the room who may vote.
+    public var maxUser: Int
+    public var totalResponse: Int
+    public var questions: [Question]
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        pollID = try r.string("poll_id")
+        userCount = try r.int("user_count")
+        maxUser = try r.int("max_user")
+        totalResponse = try r.int("total_response")
+        questions = try r.elements("questions").map { q in
+            try q.requireObject()
+            return Question(question: try q.int("question"), type: try q.choice("type"),
+                            options: try q.elements("options").map { item in
+                                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+                                return n
+                            },
+                            skipped: try q.int("skipped"), total: try q.int("total"),
+                            correct: q.has("correct") ? try q.int("correct") : nil)
+        }
+    }
+}
+
+/// One entry of `poll-responses`; `peer` is nil in anonymous polls.
+public struct PollResponse: Sendable, Equatable {
+    public var question: Int
+    public var option: Int?
+    public var options: [Int]?
+    public var text: String?
+    public var skipped: Bool
+    public var peer: PeerRef?
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        question = try r.int("question")
+        option = r.has("option") ? try r.int("option") : nil
+        options = r.has("options") ? try r.elements("options").map { item in
+            guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+            return n
+        } : nil
+        text = try r.optionalString("text")
+        skipped = try r.bool("skipped")
+        peer = r.has("peer") ? try PeerRef(r.child("peer")) : nil
+    }
+}
+
+/// `poll-leaderboard`'s result.
+public struct PollLeaderboard: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        /// 1…n, no shared places.
+        public var position: Int
+        /// Sum of the weights of the correct answers.
+        public var score: Int
+        public var correctResponses: Int
+        public var totalResponses: Int
+        /// Total ms taken to answer.
+        public var duration: Int64
+        /// Nil in anonymous quizzes.
+        public var peer: PeerRef?
+    }
+
+    public var pollID: String
+    public var totalUsers: Int
+    public var votedUsers: Int
+    public var correctUsers: Int
+    public var entries: [Entry]
+    /// True when no entries follow.
+    public var last: Bool
+
+    init(_ r: WireReader) throws {
+        try r.requireObject()
+        pollID = try r.string("poll_id")
+        totalUsers = try r.int("total_users")
+        votedUsers = try r.int("voted_users")
+        correctUsers = try r.int("correct_users")
+        entries = try r.elements("entries").map { e in
+            try e.requireObject()
+            return Entry(position: try e.int("position"), score: try e.int("score"),
+                         correctResponses: try e.int("correct_responses"), totalResponses: try e.int("total_responses"),
+                         duration: try e.int64("duration"), peer: e.has("peer") ? try PeerRef(e.child("peer")) : nil)
+        }
+        last = try r.bool("last")
+    }
+}
