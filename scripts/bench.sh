@@ -18,6 +18,7 @@
 #   STORM_PEERS [5000] FANOUT_RECEIVERS [1000] FANOUT_RATES [250,500,1000,2000,3000,4000,5000,6000,8000]
 #   MIRROR_RATES [25,50,100,150,200,300] ROOMS [1000] PER_ROOM [10] IDLE_PEERS [10000]
 #   SPEAKER_PEERS [1000] SPEAKERS [10] SPEAKER_RATE [10]   (e): room size, speakers, audio-level calls/s each
+#   POLL_PEERS [10000] POLL_VOTERS [5000] POLL_SPREAD [1]    (f): viewers in the room, voters, seconds to vote in
 #   MICRO [1]                   0 skips the microbenchmarks (roombench micro, then under valgrind)
 #   MICRO_ITERATIONS [5000] MICRO_ROUNDS [7]   ops per timed round, rounds (ns/op is the median)
 #
@@ -42,6 +43,9 @@ SPEAKER_PEERS=${SPEAKER_PEERS:-1000}
 SPEAKERS=${SPEAKERS:-10}
 SPEAKER_RATE=${SPEAKER_RATE:-10}
 MICRO=${MICRO:-1}
+POLL_PEERS=${POLL_PEERS:-10000}
+POLL_VOTERS=${POLL_VOTERS:-5000}
+POLL_SPREAD=${POLL_SPREAD:-1}
 MICRO_ITERATIONS=${MICRO_ITERATIONS:-5000}
 MICRO_ROUNDS=${MICRO_ROUNDS:-7}
 MODE=${1:-run}
@@ -68,6 +72,7 @@ MIRROR=$(command -v libwebsockets-test-server) || die "libwebsockets-test-server
 
 # Thousands of sockets on each side: raise the open-file limit (inherited by children).
 need=$((IDLE_PEERS > ROOMS * PER_ROOM ? IDLE_PEERS : ROOMS * PER_ROOM))
+need=$((need > POLL_PEERS + 1 ? need : POLL_PEERS + 1))
 need=$((need + 1024))
 hard=$(ulimit -Hn)
 if [ "$hard" != unlimited ] && [ "$hard" -lt "$need" ]; then
@@ -351,6 +356,11 @@ log "machine: $(nproc) CPUs, load $LOAD; work directory $WORK"
     start_roomd speakers
     bench 90 speakers $(roomd_args) --peers "$SPEAKER_PEERS" --speakers "$SPEAKERS" --rate "$SPEAKER_RATE" \
         --window 10 --quiet-window 5 --interval-ms "$SPEAKER_INTERVAL_MS" --join-timeout 30
+
+    log "(f) polls: $POLL_PEERS viewers, $POLL_VOTERS voting within $POLL_SPREAD s"
+    start_roomd poll
+    bench 120 poll $(roomd_args) --peers "$POLL_PEERS" --voters "$POLL_VOTERS" --spread "$POLL_SPREAD" --window 3 \
+        --join-timeout 40
 }
 stop_pid "$SERVER_PID"
 SERVER_PID=""

@@ -75,6 +75,7 @@ private struct Document {
         targets()
         fanoutTable()
         otherTables()
+        pollTable()
         microTable(commands: commands)
         method()
         if let findings, !findings.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
@@ -590,5 +591,42 @@ private struct Document {
     func ratio(_ a: Double?, _ b: Double?) -> String {
         guard let a, let b, b > 0 else { return "–" }
         return String(format: "%.2f×", a / b)
+    }
+}
+
+// MARK: - (f) Polls (issue 8)
+
+extension Document {
+    mutating func pollTable() {
+        let polls = select("poll", raw: false)
+        add("## (f) Polls")
+        add()
+        guard !polls.isEmpty else {
+            add("Not measured in this run.")
+            add()
+            return
+        }
+        add("One room (large-room mode): a host and N viewers. The host starts a poll with `visibility: true` (every"
+            + " peer gets `on-poll-stats`) and one single-choice question; V viewers each send one `poll-response`,"
+            + " spread evenly over the given seconds, then the run goes on a few seconds. *Votes/s* is votes answered ÷"
+            + " (last answer − first vote sent), bounded by the offered rate; *votes per CPU second* is the votes ÷"
+            + " roomd's CPU over the vote phase (stats pushes of that phase included), i.e. what one core would take."
+            + " Stats rounds are counted from the arrivals (a gap of a quarter interval separates two rounds)."
+            + " Targets: ≥ 20,000 votes/s, answer p99 ≤ 50 ms, ≤ 1 `on-poll-stats` per peer per interval.")
+        add()
+        add("| target | peers | votes (offered/s) | votes/s answered | votes per CPU second | answer p50 / p99 / max | on-poll-stats per peer per s | per peer per round (rounds) | push size | server CPU | server RSS (peak) |")
+        add("|---|---|---|---|---|---|---|---|---|---|---|")
+        for r in polls {
+            add("| \(r["target"]?.stringValue ?? "?") | \(Fmt.int(int(r, "peers"))) (\(Fmt.int(int(r, "joined"))) joined)"
+                + " | \(Fmt.int(int(r, "votes_acked")))/\(Fmt.int(int(r, "voters"))) (\(Fmt.int(num(r, "votes_offered_per_s"))))"
+                + (int(r, "votes_rejected") > 0 ? " — \(Fmt.int(int(r, "votes_rejected"))) rejected" : "")
+                + " | \(Fmt.int(num(r, "votes_per_s"))) | \(r["votes_per_cpu_s"] == nil ? "–" : Fmt.int(num(r, "votes_per_cpu_s")))"
+                + " | \(ms(r, "vote_p50_ms")) / \(ms(r, "vote_p99_ms")) / \(ms(r, "vote_max_ms"))"
+                + " | \(String(format: "%.3f", num(r, "stats_per_peer_per_s")))"
+                + " | \(String(format: "%.2f", num(r, "stats_per_peer_per_round"))) (\(int(r, "stats_rounds")))"
+                + " | \(Fmt.int(num(r, "stats_push_bytes_mean"))) B | \(Fmt.pct(num(r, "server_cpu_pct")))"
+                + " | \(Fmt.mib(kib: int(r, "server_rss_kib"))) (\(Fmt.mib(kib: int(r, "server_hwm_kib"))))\(closes(r))\(aborted(r)) |")
+        }
+        add()
     }
 }

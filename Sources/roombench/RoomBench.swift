@@ -11,7 +11,7 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Load generator for roomd and the lws mirror baseline.",
-        subcommands: [JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, Report.self]
+        subcommands: [JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, Report.self, PollVotes.self]
     )
 }
 
