@@ -235,7 +235,7 @@ public final class RoomServer: @unchecked Sendable {
             dispatcher.fanOut(registry.tickPollStats())
         }
         pollTimer = LoopTimer(context: context) { [unowned self] in
-            dispatcher.fanOut(registry.expirePolls())
+            dispatcher.expirePolls()
             schedulePollExpiry()
         }
     }

@@ -139,7 +139,9 @@ extension RoomRegistry {
     // MARK: start and stop
 
     /// `poll-start`: every peer that may read or vote gets `on-poll-start`
-    /// (`pollWrite` peers with the quiz answers).
+    /// (`pollWrite` peers with the quiz answers). A poll starts only here and
+    /// stops only in `stopPoll` or `expirePolls`: the places for `poll.started`
+    /// / `poll.stopped` events (webhooks).
     public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
         let poll = try writablePoll(peer, pollID)
         guard poll.state == .created else {
@@ -150,7 +152,10 @@ extension RoomRegistry {
         poll.startedBy = peer.id
         poll.startedAt = clock.nowMillis()
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
-        if poll.deadline != nil { pollSchedule.timed.append(poll) }
+        if poll.deadline != nil {
+            pollSchedule.timed.removeAll { $0.room == nil || $0.state != .started }  // ended sessions, stopped polls
+            pollSchedule.timed.append(poll)
+        }
         var writers: [Peer] = []
         var readers: [Peer] = []
         for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
@@ -182,17 +187,24 @@ extension RoomRegistry {
         return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
     }
 
-    /// Stops the polls whose `duration` is over (`stopped_by` null).
-    public func expirePolls() -> [Delivery] {
+    /// Stops the polls whose `duration` is over (`stopped_by` null). Returns
+    /// the polls it stopped (one `poll.stopped` event each, for webhooks) and the pushes.
+    public func expirePolls() -> (stopped: [Poll], deliveries: [Delivery]) {
         let now = clock.nowMillis()
+        var stopped: [Poll] = []
         var deliveries: [Delivery] = []
         var pending: [Poll] = []
         for poll in pollSchedule.timed where poll.room != nil {
             guard let deadline = poll.deadline else { continue }
-            if deadline <= now { deliveries += stop(poll, by: nil) } else { pending.append(poll) }
+            if deadline <= now {
+                deliveries += stop(poll, by: nil)
+                stopped.append(poll)
+            } else {
+                pending.append(poll)
+            }
         }
         pollSchedule.timed = pending
-        return deliveries
+        return (stopped, deliveries)
     }
 
     /// When the next timed poll ends (for the server's timer).

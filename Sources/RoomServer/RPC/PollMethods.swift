@@ -98,6 +98,15 @@ extension Dispatcher {
         }
     }
 
+    /// Polls whose `duration` ran out (the server's poll timer).
+    func expirePolls() {
+        let (stopped, deliveries) = registry.expirePolls()
+        for poll in stopped {
+            logger.info("poll stopped", metadata: ["room": "\(poll.room?.id ?? "?")", "poll": "\(poll.id)", "by": "timer"])
+        }
+        fanOut(deliveries)
+    }
+
     // MARK: voting
 
     func pollResponse(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
