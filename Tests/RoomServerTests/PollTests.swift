@@ -310,4 +310,43 @@ import Testing
         #expect(try await again.call("poll-list")["polls"] == [], "a new session has no polls")
         #expect(try await again.errorCode("poll-info-get", ["poll_id": .string(id)]) == 40404)
     }
+
+    @Test func draftsAreEditedInPlaceAndTextsAreBounded() async throws {
+        let stage = try await Stage()
+        let id = try await Self.makePoll(stage.host, ["title": "first", "type": "quiz"], start: false)
+        #expect(try await stage.host.call("poll-info-set", ["poll_id": .string(id), "title": "second", "type": "quiz", "duration": 30])
+                == ["poll_id": .string(id)])
+        let info = try await stage.host.call("poll-info-get", ["poll_id": .string(id)])
+        #expect(info["title"] == "second")
+        #expect(info["duration"] == 30)
+        #expect(info["questions_count"] == 3, "editing the info keeps the questions")
+        let long = JSON.string(String(repeating: "é", count: 513))  // 1026 bytes
+        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
+            ["question": ["text": long, "type": "short-answer"]]]]) == 41300)
+        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
+            ["question": ["text": "q", "type": "single-choice"], "options": [["text": long]], "answer": ["option": 1]]]]) == 41300)
+        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
+            ["question": ["text": "q", "type": "single-choice"], "options": [["text": "a"]]]]]) == -32602,
+                "a quiz's choice question needs its answer")
+        #expect(try await stage.host.errorCode("poll-info-set", ["title": "t", "type": "poll", "vote": ["nobody"]]) == 40402)
+        _ = try await stage.host.call("poll-start", ["poll_id": .string(id)])
+        let entry = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [
+            ["question": 3, "text": .string(String(repeating: "x", count: 1025))]]])
+        #expect(entry["result"]?[0]?["error"]?["code"] == 41300)
+    }
+
+    @Test func theStopReachesTheSamePeersAsTheStart() async throws {
+        let template = try Daemon.shippedTemplate { roles in
+            var permissions = roles["guest"]!["permissions"] as! [String: Any]
+            permissions["pollRead"] = false
+            roles["guest"]!["permissions"] = permissions
+        }
+        let stage = try await Stage(daemon: try Daemon.start(template: template))
+        let id = try await Self.makePoll(stage.host, ["title": "v", "type": "quiz", "vote": ["viewer"]])
+        _ = try await stage.host.call("poll-stop", ["poll_id": .string(id)])
+        for client in [stage.host, stage.moderator, stage.viewer] {
+            #expect(Set(await Stage.methods(client)).isSuperset(of: ["on-poll-start", "on-poll-stop"]))
+        }
+        #expect(await Stage.methods(stage.guest).isEmpty, "a guest that may neither read nor vote hears nothing")
+    }
 }
