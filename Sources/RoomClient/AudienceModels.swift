@@ -221,8 +221,9 @@ public struct PollAnswer: Sendable, Equatable {
 /// (40906 already answered, -32602 malformed) while the others still count.
 public struct PollAnswerOutcome: Sendable, Equatable {
     public var question: Int
+    /// Quizzes: whether the answer was right.
     public var correct: Bool?
-    public var error: (code: Int, message: String)? { errorCode.map { ($0, errorMessage ?? "") } }
+    /// This entry's error code (40906, -32602, 41300), nil when it counted.
     public var errorCode: Int?
     public var errorMessage: String?
 
@@ -234,10 +235,6 @@ public struct PollAnswerOutcome: Sendable, Equatable {
             errorCode = try r.child("error").int("code")
             errorMessage = try r.child("error").string("message")
         }
-    }
-
-    public static func == (a: Self, b: Self) -> Bool {
-        a.question == b.question && a.correct == b.correct && a.errorCode == b.errorCode && a.errorMessage == b.errorMessage
     }
 }
 
