@@ -78,4 +78,11 @@ import Testing
         _ = try await daemon.join("h", as: "host")
         #expect(try await client.errorCode("preview", ["token": .string(try daemon.token(user: "v", role: "viewer"))]) == 40901)
     }
+
+    @Test func aPreviewDoesNotCountAsJoining() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":1}}"#)
+        let client = try await daemon.client()
+        _ = try await client.call("preview", ["token": .string(try daemon.token(user: "v", role: "viewer"))])
+        #expect(try await client.closeCode(timeout: .seconds(4)) == 1008, "join_timeout_s still applies")
+    }
 }
