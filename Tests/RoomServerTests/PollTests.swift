@@ -167,7 +167,13 @@ import Testing
         #expect(try await stage.host.errorCode("poll-stop", ["poll_id": "mine"]) == 40904, "not started")
         #expect(try await stage.viewer.errorCode("poll-response", ["poll_id": "mine", "responses": [["question": 1, "option": 1]]]) == 40404, "a draft is unknown to voters")
         _ = try await stage.host.call("poll-start", ["poll_id": "mine"])
-        #expect(try await restrictedHost.errorCode("poll-stop", ["poll_id": "mine"]) == 40300)
+        for (method, params) in [("poll-stop", ["poll_id": "mine"]), ("poll-start", ["poll_id": "mine"]),
+                                 ("poll-questions-set", ["poll_id": "mine", "questions": []]),
+                                 ("poll-info-set", ["poll_id": "mine", "title": "x", "type": "poll"])] as [(String, JSON)] {
+            let failure = try await restrictedHost.failure(method, params)
+            #expect(failure.code == 40300, "\(method)")
+            #expect(failure.message == "permission denied: \(method) is not allowed for view_and_polls_only")
+        }
         #expect(try await stage.host.errorCode("poll-start", ["poll_id": "mine"]) == 40904, "started twice")
         #expect(try await stage.host.errorCode("poll-info-set", ["poll_id": "mine", "title": "y", "type": "poll"]) == 40904)
         #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": []]) == 40904)

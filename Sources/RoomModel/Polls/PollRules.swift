@@ -36,7 +36,8 @@ extension RoomRegistry {
         return poll
     }
 
-    private func writablePoll(_ peer: Peer, _ id: String) throws(RoomError) -> Poll {
+    private func writablePoll(_ peer: Peer, _ id: String, call: String) throws(RoomError) -> Poll {
+        try peer.requireUnrestricted(call)
         try requirePermission(.peer(peer), \.pollWrite, "pollWrite")
         guard let poll = peer.room.polls[id] else { throw RoomError(.pollNotFound, "poll_id: no poll \"\(id)\"") }
         return poll
@@ -47,6 +48,7 @@ extension RoomRegistry {
     /// `poll-info-set`: creates a poll (with `pollID`, or a new id) or
     /// replaces the info of one still `created`.
     public func setPollInfo(by peer: Peer, _ info: PollInfoInput) throws(RoomError) -> Poll {
+        try peer.requireUnrestricted("poll-info-set")
         try requirePermission(.peer(peer), \.pollWrite, "pollWrite")
         try checkSize(info.title, field: "title", limit: Self.maxPollTextBytes)
         if !(0...Self.maxPollDurationS).contains(info.duration) {
@@ -76,7 +78,7 @@ extension RoomRegistry {
 
     /// `poll-questions-set`: replaces every question of a `created` poll.
     public func setPollQuestions(by peer: Peer, pollID: String, _ inputs: [QuestionInput]) throws(RoomError) -> Poll {
-        let poll = try writablePoll(peer, pollID)
+        let poll = try writablePoll(peer, pollID, call: "poll-questions-set")
         guard poll.state == .created else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): questions can only change while created")
         }
@@ -143,7 +145,7 @@ extension RoomRegistry {
     /// stops only in `stopPoll` or `expirePolls`: the places for `poll.started`
     /// / `poll.stopped` events (webhooks).
     public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID)
+        let poll = try writablePoll(peer, pollID, call: "poll-start")
         guard poll.state == .created else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a created poll can start")
         }
@@ -169,7 +171,7 @@ extension RoomRegistry {
 
     /// `poll-stop` by a peer.
     public func stopPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID)
+        let poll = try writablePoll(peer, pollID, call: "poll-stop")
         guard poll.state == .started else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a started poll can stop")
         }
