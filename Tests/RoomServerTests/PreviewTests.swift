@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomServer
+import RoomTokens
 import RoomWire
 import Testing
 
