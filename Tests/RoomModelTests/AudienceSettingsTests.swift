@@ -38,6 +38,7 @@ import Testing
 
     @Test func unknownPollKeysAreWarnings() throws {
         let json = #"{"roles":{"host":{}},"settings":{"polls":{"max_poll":5}}}"#
-        #expect(try RoleTemplate.decode(Array(json.utf8)).warnings == ["settings.polls.max_poll: unknown key ignored"])
+        #expect(try RoleTemplate.decode(Array(json.utf8)).warnings
+                == ["settings.polls.max_poll: unknown key ignored, did you mean max_polls?"])
     }
 }
