@@ -23,6 +23,7 @@ public struct PreviewResult: Sendable, Equatable {
 
 /// A session-store entry: `{key, value, version, updated_by, updated_at}`.
 public struct MetadataEntry: Sendable, Equatable {
+    /// The key, `[A-Za-z0-9_.-]{1,64}`.
     public var key: String
     /// Any JSON value; `.null` when unset or deleted.
     public var value: JSON
@@ -33,6 +34,7 @@ public struct MetadataEntry: Sendable, Equatable {
     /// When, ms since the epoch; nil for a never-set or deleted key on read.
     public var updatedAt: Int64?
 
+    /// Builds an entry, e.g. an expected value in a test.
     public init(key: String, value: JSON, version: Int, updatedBy: PeerRef? = nil, updatedAt: Int64? = nil) {
         self.key = key
         self.value = value
@@ -69,15 +71,23 @@ public enum PollQuestionType: String, Sendable, Equatable, CaseIterable {
 /// (the correct option indexes) is set for quizzes only for `pollWrite`
 /// peers, or for everyone once the quiz stopped.
 public struct PollQuestion: Sendable, Equatable {
+    /// 1-based position in the poll.
     public var index: Int
+    /// The question text.
     public var text: String
+    /// Single or multiple choice, short or long answer.
     public var type: PollQuestionType
+    /// Whether `skipped: true` is accepted.
     public var skippable: Bool
+    /// Points for a correct answer (quizzes).
     public var weight: Int
+    /// Text answers: the fewest characters accepted.
     public var answerMinLen: Int?
+    /// Text answers: the most characters accepted.
     public var answerMaxLen: Int?
     /// Option texts in order (option `i` is `options[i-1]`).
     public var options: [String]
+    /// Quizzes: the correct option indexes (1-based), when this peer may see them.
     public var answer: [Int]?
 
     init(_ r: WireReader) throws {
@@ -102,16 +112,24 @@ public struct PollQuestion: Sendable, Equatable {
 
 /// A question to write with ``RoomClient/setPollQuestions(pollID:_:timeout:)``.
 public struct PollQuestionDraft: Sendable, Equatable {
+    /// The question text.
     public var text: String
+    /// Single or multiple choice, short or long answer.
     public var type: PollQuestionType
+    /// Whether voters may skip it.
     public var skippable: Bool
+    /// Points for a correct answer (quizzes), 0...1000.
     public var weight: Int
+    /// Text answers: the fewest characters accepted.
     public var answerMinLen: Int?
+    /// Text answers: the most characters accepted.
     public var answerMaxLen: Int?
+    /// Option texts (choice questions: 1 to 10; text questions: none).
     public var options: [String]
     /// Quizzes: the correct option indexes (1-based); required for choice questions.
     public var answer: [Int]?
 
+    /// Builds a question; `answer` is required for a quiz's choice questions.
     public init(_ text: String, type: PollQuestionType, options: [String] = [], answer: [Int]? = nil,
                 skippable: Bool = false, weight: Int = 1, answerMinLen: Int? = nil, answerMaxLen: Int? = nil) {
         self.text = text
@@ -141,25 +159,34 @@ public struct PollQuestionDraft: Sendable, Equatable {
 
 /// PollInfo, with the questions in `on-poll-start` (and a stopped quiz's `on-poll-stop`).
 public struct PollInfo: Sendable, Equatable {
+    /// Client-chosen or server-made, `[A-Za-z0-9_-]{1,64}`.
     public var pollID: String
+    /// The title (at most 1024 bytes).
     public var title: String
+    /// Poll or quiz.
     public var type: PollType
+    /// Created, started or stopped.
     public var state: PollState
     /// Seconds; 0 = until stopped.
     public var duration: Int
+    /// True: no response or leaderboard entry names its peer.
     public var anonymous: Bool
+    /// True: results (and `on-poll-stats`) for every reader while it runs.
     public var visibility: Bool
     /// Roles that may vote; nil = every role.
     public var vote: [String]?
     /// Roles that may read every response; nil = none.
     public var responses: [String]?
+    /// Peer ids of who created, started and stopped it.
     public var createdBy: String?
     public var startedBy: String?
     /// Nil when stopped by its `duration` (or not stopped).
     public var stoppedBy: String?
+    /// When it was created, started and stopped (ms since the epoch).
     public var createdAt: Int64
     public var startedAt: Int64?
     public var stoppedAt: Int64?
+    /// How many questions it has.
     public var questionsCount: Int
     /// Present in `on-poll-start` and a quiz's `on-poll-stop`.
     public var questions: [PollQuestion]?
@@ -188,14 +215,20 @@ public struct PollInfo: Sendable, Equatable {
 
 /// One answer of ``RoomClient/respondToPoll(pollID:_:timeout:)``.
 public struct PollAnswer: Sendable, Equatable {
+    /// The 1-based question index.
     public var question: Int
+    /// Single choice: the option index (1-based).
     public var option: Int?
+    /// Multiple choice: the option indexes (1-based).
     public var options: [Int]?
+    /// Text questions: the answer.
     public var text: String?
+    /// Skip a skippable question (it still counts as this user's answer).
     public var skipped: Bool
     /// Milliseconds taken to answer (ranks quiz ties).
     public var duration: Int?
 
+    /// Builds one answer.
     public init(question: Int, option: Int? = nil, options: [Int]? = nil, text: String? = nil, skipped: Bool = false,
                 duration: Int? = nil) {
         self.question = question
@@ -220,11 +253,13 @@ public struct PollAnswer: Sendable, Equatable {
 /// The `result` entry of one answer: `correct` (quizzes), or its own error
 /// (40906 already answered, -32602 malformed) while the others still count.
 public struct PollAnswerOutcome: Sendable, Equatable {
+    /// The 1-based question index of the answer.
     public var question: Int
     /// Quizzes: whether the answer was right.
     public var correct: Bool?
     /// This entry's error code (40906, -32602, 41300), nil when it counted.
     public var errorCode: Int?
+    /// The error's message, naming the field.
     public var errorMessage: String?
 
     init(_ r: WireReader) throws {
@@ -241,22 +276,29 @@ public struct PollAnswerOutcome: Sendable, Equatable {
 /// PollResult (and `on-poll-stats`): running counts.
 public struct PollResult: Sendable, Equatable {
     public struct Question: Sendable, Equatable {
+        /// The 1-based question index.
         public var question: Int
+        /// The question's type.
         public var type: PollQuestionType
         /// Answers per option (option `i` is `options[i-1]`).
         public var options: [Int]
+        /// Users who skipped it.
         public var skipped: Int
+        /// Answers that were not skips.
         public var total: Int
         /// Quizzes, for those who may see the answers.
         public var correct: Int?
     }
 
+    /// The poll.
     public var pollID: String
     /// Distinct voters.
     public var userCount: Int
     /// Peers in the room who may vote.
     public var maxUser: Int
+    /// Answers that were not skips, over all questions.
     public var totalResponse: Int
+    /// Per question, in order.
     public var questions: [Question]
 
     init(_ r: WireReader) throws {
@@ -280,11 +322,17 @@ public struct PollResult: Sendable, Equatable {
 
 /// One entry of `poll-responses`; `peer` is nil in anonymous polls.
 public struct PollResponse: Sendable, Equatable {
+    /// The 1-based question index.
     public var question: Int
+    /// Single choice: the option chosen.
     public var option: Int?
+    /// Multiple choice: the options chosen.
     public var options: [Int]?
+    /// Text questions: the answer.
     public var text: String?
+    /// The user skipped the question.
     public var skipped: Bool
+    /// Who answered; nil in anonymous polls.
     public var peer: PeerRef?
 
     init(_ r: WireReader) throws {
@@ -308,6 +356,7 @@ public struct PollLeaderboard: Sendable, Equatable {
         public var position: Int
         /// Sum of the weights of the correct answers.
         public var score: Int
+        /// Correct answers and all answers (skips included).
         public var correctResponses: Int
         public var totalResponses: Int
         /// Total ms taken to answer.
@@ -316,10 +365,15 @@ public struct PollLeaderboard: Sendable, Equatable {
         public var peer: PeerRef?
     }
 
+    /// The quiz.
     public var pollID: String
+    /// Peers in the room who may vote.
     public var totalUsers: Int
+    /// Users who answered at least once.
     public var votedUsers: Int
+    /// Users who answered every question that has an answer correctly.
     public var correctUsers: Int
+    /// This page, by position.
     public var entries: [Entry]
     /// True when no entries follow.
     public var last: Bool
