@@ -1,0 +1,54 @@
+import RoomWire
+import Testing
+@testable import RoomModel
+
+/// The session store in the model: versions, deletes, limits, bounded tombstones, listeners.
+@Suite struct SessionStoreModelTests {
+    let registry: RoomRegistry
+    let host: Peer, viewer: Peer, restricted: Peer
+
+    init() throws {
+        var settings = Settings()
+        settings.limits.maxSessionKeys = 3
+        settings.limits.maxSessionValueBytes = 8
+        let clock = ManualClock()
+        registry = RoomRegistry(template: Fixtures.template(settings: settings), clock: clock, ids: SequentialIDGenerator())
+        host = try registry.join(Fixtures.request("h", role: "host")).peer
+        viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        restricted = try registry.join(Fixtures.request("r", role: "viewer", viewOnly: true)).peer
+    }
+
+    func set(_ key: String, _ value: JSON, by peer: Peer? = nil) throws -> (SessionEntry, [Delivery]) {
+        try registry.setMetadata(by: peer.map(Initiator.peer) ?? .server, in: host.room, key: key, value: value)
+    }
+
+    @Test func listenersOnlyAndVersions() throws {
+        _ = try registry.listenMetadata(viewer, keys: ["a"])
+        _ = try registry.listenMetadata(restricted, keys: ["*"])
+        let (entry, deliveries) = try set("a", 1, by: host)
+        #expect(entry.version == 1 && entry.updatedBy?.peerID == host.id)
+        #expect(deliveries.sent == [Sent(push: "on-metadata-change:a@1", to: [viewer.id, restricted.id])])
+        #expect(try set("b", 2).1.sent == [Sent(push: "on-metadata-change:b@1", to: [restricted.id])])
+        #expect(try registry.listenMetadata(viewer, keys: []) == [])
+        #expect(try set("a", 1).1.sent == [Sent(push: "on-metadata-change:a@2", to: [restricted.id])])
+        #expect(code { _ = try set("c", 1, by: restricted) } == .permissionDenied)
+    }
+
+    @Test func limitsCountLiveKeysAndTombstonesAreBounded() throws {
+        #expect(code { _ = try set("a", "12345678") } == .tooLarge, "10 bytes encoded")
+        for key in ["a", "b", "c"] { _ = try set(key, 1) }
+        #expect(code { _ = try set("d", 1) } == .tooMany)
+        _ = try set("a", nil)
+        _ = try set("d", 1)
+        #expect(host.room.sessionStore.entry("a").version == 2, "a tombstone keeps its version")
+        // Deleting many keys keeps at most max_session_keys tombstones: the oldest are forgotten.
+        for key in ["b", "c", "d"] { _ = try set(key, nil) }
+        for key in ["e", "f", "g"] {
+            _ = try set(key, 1)
+            _ = try set(key, nil)
+        }
+        #expect(host.room.sessionStore.entries.count == 3, "3 tombstones, no live key")
+        #expect(host.room.sessionStore.entry("a").version == 0, "the oldest tombstone was forgotten")
+        #expect(host.room.sessionStore.entry("g").version == 2)
+    }
+}
