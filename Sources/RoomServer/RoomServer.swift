@@ -231,7 +231,8 @@ public final class RoomServer: @unchecked Sendable {
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()
         }
-        pollStatsTimer = LoopTimer(context: context, every: settings.polls.statsIntervalMs) { [unowned self] in
+        // One slice of the peers per tick: see RoomRegistry.pollStatsSlices.
+        pollStatsTimer = LoopTimer(context: context, every: registry.pollStatsTickMs) { [unowned self] in
             dispatcher.fanOut(registry.tickPollStats())
         }
         pollTimer = LoopTimer(context: context) { [unowned self] in

@@ -21,6 +21,8 @@ struct PollVotes: ParsableCommand {
     @Option(help: "Seconds measured after the last vote is sent (stats pushes keep coming).") var window = 3.0
     @Option(help: "The template's settings.polls.stats_interval_ms (only for the per-interval figure).")
     var statsIntervalMs = 1000
+    @Flag(help: "A poll with visibility false: on-poll-stats go to the host only (isolates the stats fan-out's cost).")
+    var hidden = false
 
     func run() throws {
         try exitOnError {
@@ -30,7 +32,7 @@ struct PollVotes: ParsableCommand {
             }
             let bench = try prepare(target, connections: peers + 1)
             try bench.pollVotes(peers: peers, voters: voters, spread: spread, window: window,
-                                statsIntervalMs: statsIntervalMs, connectTimeout: target.connectTimeout,
+                                statsIntervalMs: statsIntervalMs, visible: !hidden, connectTimeout: target.connectTimeout,
                                 joinTimeout: target.joinTimeout)
         }
     }
@@ -40,7 +42,7 @@ extension Bench {
     // MARK: - (f) polls
 
     func pollVotes(peers count: Int, voters voterCount: Int, spread: Double, window: Double, statsIntervalMs: Int,
-                   connectTimeout: Double, joinTimeout: Double) throws {
+                   visible: Bool, connectTimeout: Double, joinTimeout: Double) throws {
         let conns = loop.makeConns(count + 1)
         let host = conns[0]
         let first = host.index
@@ -62,7 +64,7 @@ extension Bench {
             guard conn === host, (2...4).contains(id) else { return }
             setup.answered(error: error)
         }
-        loop.send(host, #"{"jsonrpc":"2.0","id":2,"method":"poll-info-set","params":{"poll_id":"bench","title":"Bench","type":"poll","visibility":true}}"#)
+        loop.send(host, #"{"jsonrpc":"2.0","id":2,"method":"poll-info-set","params":{"poll_id":"bench","title":"Bench","type":"poll","visibility":\#(visible)}}"#)
         loop.send(host, #"{"jsonrpc":"2.0","id":3,"method":"poll-questions-set","params":{"poll_id":"bench","questions":[{"question":{"text":"Which?","type":"single-choice"},"options":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"}]}]}}"#)
         loop.send(host, #"{"jsonrpc":"2.0","id":4,"method":"poll-start","params":{"poll_id":"bench"}}"#)
         loop.run(until: monoNanos() + 10_000_000_000) { setup.acked + setup.rejected < 3 }
@@ -144,6 +146,7 @@ extension Bench {
         var record = baseRecord("poll")
         record.set("peers", count + 1)
         record.set("voters", voterCount)
+        record.set("visibility", visible)
         record.set("connected", opened)
         record.set("joined", join.joined + 1)
         record.set("join_failed", join.failed)

@@ -135,22 +135,49 @@ import Testing
         #expect(try registry.leaderboard(viewer, poll, offset: 0, count: 10).entries.count == 3, "anyone once stopped")
     }
 
+    /// One stats interval: a tick per slice.
+    func statsInterval() -> [Delivery] {
+        (0..<registry.pollStatsSlices).flatMap { _ in registry.tickPollStats() }
+    }
+
     @Test func statsAreCoalescedPerIntervalAndOnlyWhenChanged() throws {
+        #expect(registry.pollStatsSlices == 10)
+        #expect(registry.pollStatsTickMs == 100)
         let poll = try startedQuiz(PollInfoInput(title: "Q", type: .quiz, visibility: true))
-        #expect(registry.tickPollStats().isEmpty, "nothing changed yet")
+        #expect(statsInterval().isEmpty, "nothing changed yet")
         for voter in [viewer, restricted, guest] {
             _ = try registry.respond(voter, pollID: poll.id, [ResponseInput(question: 1, option: 2)])
         }
-        let stats = registry.tickPollStats()
-        #expect(stats.sent == [Sent(push: "on-poll-stats:poll-1+correct", to: [host.id]),
-                               Sent(push: "on-poll-stats:poll-1", to: [guest.id, viewer.id, moderator.id, restricted.id])])
-        #expect(registry.tickPollStats().isEmpty, "one push per change window")
+        let stats = statsInterval()
+        #expect(stats.names(for: host) == ["on-poll-stats:poll-1+correct"])
+        for peer in [guest, viewer, moderator, restricted] {
+            #expect(stats.names(for: peer) == ["on-poll-stats:poll-1"], "exactly one per peer per interval")
+        }
+        #expect(stats.allSatisfy { $0.recipients.count == 1 }, "each tick serves one slice of the peers")
+        #expect(statsInterval().isEmpty, "nothing changed since: no push")
+        // A vote in the middle of an interval: every slice hears of it once, the ones already served included.
+        for _ in 0..<3 { _ = registry.tickPollStats() }
+        _ = try registry.respond(moderator, pollID: poll.id, [ResponseInput(question: 1, option: 1)])
+        let next = statsInterval()
+        for peer in [host, guest, viewer, moderator, restricted] { #expect(next.names(for: peer).count == 1) }
+        #expect(statsInterval().isEmpty)
+    }
+
+    @Test func statsSlicesFollowTheInterval() {
+        for (interval, slices, tick) in [(1000, 10, 100), (300, 3, 100), (150, 1, 150), (1055, 10, 106), (60000, 10, 6000)] {
+            var settings = Settings()
+            settings.polls.statsIntervalMs = interval
+            let registry = RoomRegistry(template: Fixtures.template(settings: settings))
+            #expect(registry.pollStatsSlices == slices)
+            #expect(registry.pollStatsTickMs == tick)
+            #expect(registry.pollStatsSlices * registry.pollStatsTickMs >= interval, "a slice comes round no sooner than the interval")
+        }
     }
 
     @Test func statsGoToWritersOnlyWithoutVisibility() throws {
         let poll = try startedQuiz()
         _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 2)])
-        #expect(registry.tickPollStats().sent == [Sent(push: "on-poll-stats:poll-1+correct", to: [host.id])])
+        #expect(statsInterval().sent == [Sent(push: "on-poll-stats:poll-1+correct", to: [host.id])])
     }
 
     @Test func durationStopsThePollWithStoppedByNull() throws {

@@ -38,8 +38,12 @@ public final class Poll {
     public internal(set) var records: [PollRecord] = []
     /// Answers that were not skips, over all questions.
     public internal(set) var totalResponses = 0
-    /// Something changed since the last `on-poll-stats`.
-    var statsDirty = false
+    /// Grows with every vote that counted (what `on-poll-stats` reports).
+    var statsVersion = 0
+    /// Per stats slice (see `RoomRegistry.pollStatsSlices`): the `statsVersion` its peers last got.
+    var slicesSent: [Int] = []
+    /// In `PollSchedule.dirty`.
+    var statsPending = false
 
     init(id: String, info: PollInfoInput, createdBy: String?, createdAt: Int64, sequence: Int, room: Room) {
         self.id = id

@@ -229,6 +229,8 @@ extension RoomRegistry {
 struct PollSchedule {
     /// Started polls with a `duration`.
     var timed: [Poll] = []
-    /// Polls with changes not yet in an `on-poll-stats`.
+    /// Polls with changes that some stats slice has not been sent yet.
     var dirty: [Poll] = []
+    /// Stats timer ticks so far (the slice of a tick is `ticks % slices`).
+    var statsTicks = 0
 }

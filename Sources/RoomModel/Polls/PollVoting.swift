@@ -168,36 +168,70 @@ extension RoomRegistry {
 
     // MARK: on-poll-stats
 
+    /// The stats interval is served in slices: every peer belongs to one
+    /// slice (by join order), and each timer tick serves one slice, so that a
+    /// poll in a room of 10,000 sends ~1,000 pushes every tenth of the interval
+    /// instead of 10,000 at once (a burst that would hold up the votes behind
+    /// it). A peer's slice comes round once per interval: at most one push per
+    /// poll per peer per interval, and only when a vote counted since its
+    /// slice's last push. At most 10 slices, each at least 100 ms apart.
+    public var pollStatsSlices: Int { max(1, min(10, settings.polls.statsIntervalMs / 100)) }
+
+    /// The stats timer's period: the interval divided by the slices, rounded
+    /// up (so that a slice comes round no sooner than once per interval).
+    public var pollStatsTickMs: Int {
+        let slices = pollStatsSlices
+        return (settings.polls.statsIntervalMs + slices - 1) / slices
+    }
+
     func markStatsDirty(_ poll: Poll) {
-        if !poll.statsDirty {
-            poll.statsDirty = true
+        poll.statsVersion += 1
+        if !poll.statsPending {
+            poll.statsPending = true
             pollSchedule.dirty.append(poll)
         }
     }
 
-    /// One `on-poll-stats` per poll that changed since the last tick (the
-    /// server calls this every `stats_interval_ms`): to `pollWrite` peers,
-    /// and with `visibility` to every peer that may read or vote.
+    /// One stats tick (the server calls this every `pollStatsTickMs`): for
+    /// each poll with votes its slice has not heard of, one `on-poll-stats`
+    /// to that slice's `pollWrite` peers (with `correct`) and, with
+    /// `visibility`, to its other peers that may read the poll. Each
+    /// delivery is encoded once for all its recipients.
     public func tickPollStats() -> [Delivery] {
+        let slices = pollStatsSlices
+        let slice = pollSchedule.statsTicks % slices
+        pollSchedule.statsTicks += 1
         var deliveries: [Delivery] = []
+        var pending: [Poll] = []
         for poll in pollSchedule.dirty {
-            poll.statsDirty = false
-            guard let room = poll.room else { continue }
-            var writers: [Peer] = []
-            var readers: [Peer] = []
-            for peer in room.peersInJoinOrder {
-                if canWritePolls(peer) {
-                    writers.append(peer)
-                } else if poll.visibility, mayRead(peer, poll) {
-                    readers.append(peer)
-                }
+            guard let room = poll.room else {
+                poll.statsPending = false
+                continue
             }
-            let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
-            deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
-            // The quiz's correct counts would hint at the answers: others see them once it stopped.
-            deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
+            if poll.slicesSent.count != slices { poll.slicesSent = Array(repeating: 0, count: slices) }
+            if poll.slicesSent[slice] < poll.statsVersion {
+                poll.slicesSent[slice] = poll.statsVersion
+                var writers: [Peer] = []
+                var readers: [Peer] = []
+                for peer in room.peersInJoinOrder where peer.sequence % slices == slice {
+                    if canWritePolls(peer) {
+                        writers.append(peer)
+                    } else if poll.visibility, mayRead(peer, poll) {
+                        readers.append(peer)
+                    }
+                }
+                let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
+                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
+                // The quiz's correct counts would hint at the answers: others see them once it stopped.
+                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
+            }
+            if poll.slicesSent.contains(where: { $0 < poll.statsVersion }) {
+                pending.append(poll)
+            } else {
+                poll.statsPending = false
+            }
         }
-        pollSchedule.dirty.removeAll(keepingCapacity: true)
+        pollSchedule.dirty = pending
         return deliveries.nonEmpty
     }
 }
