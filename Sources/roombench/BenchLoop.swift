@@ -43,6 +43,9 @@ final class BenchConn {
     var framesIn = 0
     /// Notifications of `BenchLoop.watchedMethod` received (reset by the scenario).
     var watchedIn = 0
+    /// When the last one arrived, and the shortest gap between two (UInt64.max: fewer than two).
+    var watchedLastNs: UInt64 = 0
+    var watchedMinGapNs: UInt64 = .max
 
     /// Frames (already masked) waiting for the socket.
     fileprivate var outgoing: [UInt8] = []
@@ -661,10 +664,13 @@ final class BenchLoop {
         }
         counters.otherFrames += 1
         if let watched = watchedPrefix, count >= watched.count, memcmp(p, watched, watched.count) == 0 {
+            let now = monoNanos()
+            if conn.watchedIn > 0 { conn.watchedMinGapNs = min(conn.watchedMinGapNs, now - conn.watchedLastNs) }
+            conn.watchedLastNs = now
             conn.watchedIn += 1
             counters.watched += 1
             counters.watchedBytes += count
-            counters.watchedArrivalsNs.append(monoNanos())
+            counters.watchedArrivalsNs.append(now)
         }
     }
 

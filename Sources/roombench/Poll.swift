@@ -11,7 +11,8 @@ struct PollVotes: ParsableCommand {
             options, and starts it. Then V viewers each send one `poll-response`, evenly spread over --spread \
             seconds, and the run goes on for --window seconds more. Reported: votes answered per second (and the \
             server's CPU per vote, i.e. the rate one core could take), the vote answer latency, and the \
-            `on-poll-stats` pushes each peer received per second and per stats interval.
+            `on-poll-stats` pushes each peer received per second and the shortest time between two of them at \
+            any peer (at least the stats interval when roomd keeps to one per peer per interval).
             """)
 
     @OptionGroup var target: TargetOptions
@@ -19,7 +20,7 @@ struct PollVotes: ParsableCommand {
     @Option(help: "Viewers that vote, once each.") var voters = 5000
     @Option(help: "Seconds over which the votes are spread.") var spread = 1.0
     @Option(help: "Seconds measured after the last vote is sent (stats pushes keep coming).") var window = 3.0
-    @Option(help: "The template's settings.polls.stats_interval_ms (only for the per-interval figure).")
+    @Option(help: "The template's settings.polls.stats_interval_ms (recorded with the results).")
     var statsIntervalMs = 1000
     @Flag(help: "A poll with visibility false: on-poll-stats go to the host only (isolates the stats fan-out's cost).")
     var hidden = false
@@ -80,7 +81,10 @@ extension Bench {
         loop.watchedMethod = "on-poll-stats"
         defer { loop.watchedMethod = nil }
         loop.resetCounters()
-        for conn in conns { conn.watchedIn = 0 }
+        for conn in conns {
+            conn.watchedIn = 0
+            conn.watchedMinGapNs = .max
+        }
 
         final class State {
             var sentNs: [UInt64]
@@ -131,16 +135,11 @@ extension Bench {
         let seconds = Double(end - start) / 1e9
         let voteSeconds = Double(max(state.lastAnswer, start + 1) - start) / 1e9
         let handled = Double(calls.acked) / voteSeconds
-        // Stats rounds: arrivals grouped by gaps over a quarter of the interval.
-        var rounds = 0
-        var lastArrival: UInt64 = 0
-        let gap = UInt64(max(statsIntervalMs, 4)) * 1_000_000 / 4
-        for at in c.watchedArrivalsNs {
-            if rounds == 0 || at - lastArrival >= gap { rounds += 1 }
-            lastArrival = at
-        }
         let perPeerPerSecond = Double(c.watched) / Double(max(receivers.count, 1)) / seconds
-        let perPeerPerRound = Double(c.watched) / Double(max(receivers.count, 1)) / Double(max(rounds, 1))
+        // The shortest time between two on-poll-stats at one peer (≥ the interval when the rule holds).
+        let minGapNs = receivers.map(\.watchedMinGapNs).min() ?? .max
+        let minGapMs: Double? = minGapNs == .max ? nil : Double(minGapNs) / 1e6
+        let withTwo = receivers.filter { $0.watchedIn >= 2 }.count
         let voteCPUSeconds = cpu0.flatMap { a in cpuVotes.map { Double($0 - a) / 1e9 } }
 
         var record = baseRecord("poll")
@@ -170,11 +169,11 @@ extension Bench {
         }
         record.set("stats_pushes", c.watched)
         record.set("stats_push_bytes_mean", Double(c.watchedBytes) / Double(max(c.watched, 1)), digits: 0)
-        record.set("stats_rounds", rounds)
         record.set("stats_interval_ms", statsIntervalMs)
         record.set("receivers", receivers.count)
         record.set("stats_per_peer_per_s", perPeerPerSecond, digits: 3)
-        record.set("stats_per_peer_per_round", perPeerPerRound, digits: 3)
+        if let minGapMs { record.set("stats_min_gap_ms", minGapMs, digits: 1) }
+        record.set("stats_peers_with_two", withTwo)
         record.set("stats_per_peer_min", perPeer.min() ?? 0)
         record.set("stats_per_peer_max", perPeer.max() ?? 0)
         addCommon(&record, server: server0, server1, client: client0, client1)
@@ -184,7 +183,8 @@ extension Bench {
             + String(format: "%.2f s", voteSeconds) + " = \(Fmt.int(handled)) votes/s"
             + (voteCPUSeconds.map { String(format: " (server %.1f µs CPU/vote)", $0 * 1e6 / Double(max(calls.acked, 1))) } ?? "")
             + ", answer p99 \(Fmt.ms(p99)); on-poll-stats "
-            + String(format: "%.2f per peer per s, %.2f per peer per round (%d rounds)", perPeerPerSecond, perPeerPerRound, rounds)
+            + String(format: "%.2f per peer per s", perPeerPerSecond)
+            + (minGapMs.map { String(format: ", ≥ %.0f ms apart at any peer", $0) } ?? "")
             + (server1.map { "  server RSS \(Fmt.mib(kib: $0.rssKiB))" } ?? "")
             + (calls.rejected > 0 ? "  rejected \(describe(calls.errors))" : "")
             + (loop.closeCodes.isEmpty ? "" : "  closes \(describe(loop.closeCodes))")

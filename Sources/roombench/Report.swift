@@ -611,10 +611,11 @@ extension Document {
             + " spread evenly over the given seconds, then the run goes on a few seconds. *Votes/s* is votes answered ÷"
             + " (last answer − first vote sent), bounded by the offered rate; *votes per CPU second* is the votes ÷"
             + " roomd's CPU over the vote phase (stats pushes of that phase included), i.e. what one core would take."
-            + " Stats rounds are counted from the arrivals (a gap of a quarter interval separates two rounds)."
+            + " *Shortest gap* is the least time between two `on-poll-stats` at any one peer: at least the"
+            + " interval (1 s by default) when roomd keeps to one push per peer per interval."
             + " Targets: ≥ 20,000 votes/s, answer p99 ≤ 50 ms, ≤ 1 `on-poll-stats` per peer per interval.")
         add()
-        add("| target | peers | votes (offered/s) | votes/s answered | votes per CPU second | answer p50 / p99 / max | on-poll-stats per peer per s | per peer per round (rounds) | push size | server CPU | server RSS (peak) |")
+        add("| target | peers | votes (offered/s) | votes/s answered | votes per CPU second | answer p50 / p99 / max | on-poll-stats per peer per s | shortest gap at a peer | push size | server CPU | server RSS (peak) |")
         add("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in polls {
             add("| \(r["target"]?.stringValue ?? "?") | \(Fmt.int(int(r, "peers"))) (\(Fmt.int(int(r, "joined"))) joined)"
@@ -623,7 +624,7 @@ extension Document {
                 + " | \(Fmt.int(num(r, "votes_per_s"))) | \(r["votes_per_cpu_s"] == nil ? "–" : Fmt.int(num(r, "votes_per_cpu_s")))"
                 + " | \(ms(r, "vote_p50_ms")) / \(ms(r, "vote_p99_ms")) / \(ms(r, "vote_max_ms"))"
                 + " | \(String(format: "%.3f", num(r, "stats_per_peer_per_s")))"
-                + " | \(String(format: "%.2f", num(r, "stats_per_peer_per_round"))) (\(int(r, "stats_rounds")))"
+                + " | \(r["stats_min_gap_ms"] == nil ? "–" : ms(r, "stats_min_gap_ms"))"
                 + " | \(Fmt.int(num(r, "stats_push_bytes_mean"))) B | \(Fmt.pct(num(r, "server_cpu_pct")))"
                 + " | \(Fmt.mib(kib: int(r, "server_rss_kib"))) (\(Fmt.mib(kib: int(r, "server_hwm_kib"))))\(closes(r))\(aborted(r)) |")
         }
