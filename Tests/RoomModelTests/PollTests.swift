@@ -128,6 +128,7 @@ import Testing
         #expect(board.votedUsers == 3)
         #expect(board.correctUsers == 2)
         #expect(board.totalUsers == 5)
+        #expect(try registry.leaderboard(host, poll, offset: .max, count: 100).last, "no overflow")
         let page = try registry.leaderboard(host, poll, offset: 2, count: 1)
         #expect(page.entries.map(\.position) == [3])
         #expect(page.last)

@@ -186,6 +186,12 @@ import Testing
         _ = try await stage.host.call("poll-info-set", ["title": "second", "type": "poll"])
         #expect(try await stage.host.errorCode("poll-info-set", ["title": "third", "type": "poll"]) == 40907, "max_polls")
         #expect(try await stage.viewer.errorCode("poll-list", ["state": "done"]) == -32602)
+        // Paging far past the end (up to Int.max) is an empty last page, not an overflow.
+        let huge = JSON.int(Int.max)
+        #expect(try await stage.host.call("poll-questions-get", ["poll_id": "mine", "index": huge])["last"] == true)
+        #expect(try await stage.host.call("poll-responses", ["poll_id": "mine", "index": huge])["last"] == true)
+        #expect(try await stage.host.call("poll-responses", ["poll_id": "mine", "index": huge, "self": true])["last"] == true)
+        #expect(try await stage.host.call("ping")["server_time"] != nil, "roomd is still there")
     }
 
     @Test func listNewestFirstWithStateFilter() async throws {

@@ -43,7 +43,7 @@ extension RoomRegistry {
     private func record(_ entry: ResponseInput, in poll: Poll, by voter: inout PollVoter, peer: Peer)
         throws(RoomError) -> Bool?
     {
-        guard (1...poll.questions.count).contains(entry.question) else {
+        guard entry.question >= 1, entry.question <= poll.questions.count else {
             throw .invalidParams("question: the poll has no question \(entry.question)")
         }
         let bit = UInt32(1) << UInt32(entry.question - 1)
@@ -69,8 +69,8 @@ extension RoomRegistry {
             case (nil, nil): throw .invalidParams("option: required (or skipped) for question \(entry.question)")
             case (.some, .some): throw .invalidParams("option and options: give one, not both")
             }
-            let range = 1...question.options.count
-            if chosen.isEmpty || Set(chosen).count != chosen.count || !chosen.allSatisfy(range.contains) {
+            let valid = { (option: Int) in option >= 1 && option <= question.options.count }
+            if chosen.isEmpty || Set(chosen).count != chosen.count || !chosen.allSatisfy(valid) {
                 throw .invalidParams("option: indexes must be distinct, between 1 and \(question.options.count)")
             }
         } else {
@@ -134,14 +134,14 @@ extension RoomRegistry {
             }
             let mine = poll.voters[peer.userID]?.records ?? []
             let page = mine.dropFirst(index).prefix(count).map { poll.records[$0] }
-            return (page, index + count >= mine.count)
+            return (page, mine.count - min(index, mine.count) <= count)  // no overflow for any index
         }
         let allowed = canWritePolls(peer) || (poll.responses?.contains(peer.role.name) ?? false)
         guard allowed else {
             throw RoomError(.permissionDenied, "permission denied: role lacks pollWrite and is not in the poll's responses roles")
         }
         let page = Array(poll.records.dropFirst(index).prefix(count))
-        return (page, index + count >= poll.records.count)
+        return (page, poll.records.count - min(index, poll.records.count) <= count)
     }
 
     /// `poll-leaderboard`: quizzes only; `pollWrite`, or anyone who may read once stopped.
@@ -163,7 +163,7 @@ extension RoomRegistry {
         return Leaderboard(totalUsers: poll.eligibleVoterCount(in: room, roleNames: template.roleNames),
                            votedUsers: ranked.count,
                            correctUsers: ranked.filter { graded > 0 && $0.correctResponses == graded }.count,
-                           entries: entries, last: offset + count >= ranked.count)
+                           entries: entries, last: ranked.count - min(offset, ranked.count) <= count)
     }
 
     // MARK: on-poll-stats

@@ -168,7 +168,7 @@ extension Dispatcher {
             w.field("poll_id", poll.id)
             w.key("questions")
             w.array { w in for q in page { w.pollQuestion(q, quiz: poll.type == .quiz, withAnswer: withAnswer) } }
-            w.field("last", index - 1 + count >= poll.questions.count)
+            w.field("last", poll.questions.count - min(index - 1, poll.questions.count) <= count)
         }
     }
 
