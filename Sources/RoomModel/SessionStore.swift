@@ -137,8 +137,9 @@ extension RoomRegistry {
     public func setMetadata(by initiator: Initiator, in room: Room, key: String, value: JSON)
         throws(RoomError) -> (entry: SessionEntry, deliveries: [Delivery])
     {
-        if case .peer(let peer) = initiator { try peer.requireUnrestricted("set-metadata") }
+        // Params first, then permissions, then limits (PROTOCOL.md section 2's order).
         guard Self.isValidMetadataKey(key) else { throw .invalidParams("key: must match [A-Za-z0-9_.-]{1,64}") }
+        if case .peer(let peer) = initiator { try peer.requireUnrestricted("set-metadata") }
         let encoded = value.bytes
         let limit = settings.limits.maxSessionValueBytes
         if encoded.count > limit {

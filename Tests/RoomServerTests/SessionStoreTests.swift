@@ -100,6 +100,9 @@ import Testing
         let (viewer, _) = try await daemon.join("v", as: "host", restrictions: "view_and_polls_only")
         _ = try await host.next("on-peer-join")
         #expect(try await viewer.errorCode("set-metadata", ["key": "k", "value": 1]) == 40300)
+        #expect(try await viewer.errorCode("set-metadata", ["key": "bad key", "value": 1]) == -32602, "params before permissions")
+        #expect(try await viewer.errorCode("set-metadata", ["key": "k", "value": .string(String(repeating: "x", count: 5000))]) == 40300,
+                "permissions before limits")
         _ = try await viewer.call("listen-metadata-change", ["keys": ["k"]])
         _ = try await host.call("set-metadata", ["key": "k", "value": 1])
         #expect(try await viewer.next("on-metadata-change")["entries"]?[0]?["value"] == 1)
