@@ -53,10 +53,11 @@ extension Bench {
         }
         let tokens = try mintTokens(identities)
         let (opened, _, connectSeconds) = loop.connectAll(conns, to: endpoint, timeout: connectTimeout)
-        // The host first, so that it is in the room before the crowd.
+        // The crowd first, then the host (a moderating role: it would get the join storm's room-state lists).
+        let join = joinAll(Array(conns.dropFirst()), tokens: Array(tokens.dropFirst()), timeout: joinTimeout)
+        loop.runUntilQuiet(quiet: 0.5, timeout: 20)
         let hostJoin = joinAll([host], tokens: [tokens[0]], timeout: joinTimeout)
         guard hostJoin.joined == 1 else { throw BenchError("poll: the host could not join") }
-        let join = joinAll(Array(conns.dropFirst()), tokens: Array(tokens.dropFirst()), timeout: joinTimeout)
         loop.runUntilQuiet(quiet: 0.5, timeout: 20)
 
         // The host writes and starts the poll (ids 2, 3, 4).

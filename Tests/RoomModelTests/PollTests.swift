@@ -142,8 +142,8 @@ import Testing
     }
 
     @Test func statsAreCoalescedPerIntervalAndOnlyWhenChanged() throws {
-        #expect(registry.pollStatsSlices == 10)
-        #expect(registry.pollStatsTickMs == 100)
+        #expect(registry.pollStatsSlices == 20)
+        #expect(registry.pollStatsTickMs == 50)
         let poll = try startedQuiz(PollInfoInput(title: "Q", type: .quiz, visibility: true))
         #expect(statsInterval().isEmpty, "nothing changed yet")
         for voter in [viewer, restricted, guest] {
@@ -165,7 +165,7 @@ import Testing
     }
 
     @Test func statsSlicesFollowTheInterval() {
-        for (interval, slices, tick) in [(1000, 10, 100), (300, 3, 100), (150, 1, 150), (1055, 10, 106), (60000, 10, 6000)] {
+        for (interval, slices, tick) in [(1000, 20, 50), (300, 6, 50), (120, 2, 60), (100, 2, 50), (1055, 20, 53), (60000, 20, 3000)] {
             var settings = Settings()
             settings.polls.statsIntervalMs = interval
             let registry = RoomRegistry(template: Fixtures.template(settings: settings))

@@ -170,12 +170,12 @@ extension RoomRegistry {
 
     /// The stats interval is served in slices: every peer belongs to one
     /// slice (by join order), and each timer tick serves one slice, so that a
-    /// poll in a room of 10,000 sends ~1,000 pushes every tenth of the interval
-    /// instead of 10,000 at once (a burst that would hold up the votes behind
-    /// it). A peer's slice comes round once per interval: at most one push per
-    /// poll per peer per interval, and only when a vote counted since its
-    /// slice's last push. At most 10 slices, each at least 100 ms apart.
-    public var pollStatsSlices: Int { max(1, min(10, settings.polls.statsIntervalMs / 100)) }
+    /// poll in a room of 10,000 sends ~500 pushes every twentieth of the
+    /// interval instead of 10,000 at once (a burst that would hold up the votes
+    /// behind it). A peer's slice comes round once per interval: at most one
+    /// push per poll per peer per interval, and only when a vote counted since
+    /// its slice's last push. At most 20 slices, each at least 50 ms apart.
+    public var pollStatsSlices: Int { max(1, min(20, settings.polls.statsIntervalMs / 50)) }
 
     /// The stats timer's period: the interval divided by the slices, rounded
     /// up (so that a slice comes round no sooner than once per interval).
