@@ -12,7 +12,8 @@ struct PollVotes: ParsableCommand {
             seconds, and the run goes on for --window seconds more. Reported: votes answered per second (and the \
             server's CPU per vote, i.e. the rate one core could take), the vote answer latency, and the \
             `on-poll-stats` pushes each peer received per second and the shortest time between two of them at \
-            any peer (at least the stats interval when roomd keeps to one per peer per interval).
+            any peer (at least the stats interval when roomd keeps to one per peer per interval; measured on \
+            arrival, so an overloaded run's delivery jitter can shave a few tens of ms off it).
             """)
 
     @OptionGroup var target: TargetOptions
