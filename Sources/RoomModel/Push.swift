@@ -30,6 +30,10 @@ public enum Push {
     /// `room-state {peer_count, joined: [PeerRef], left: [peer_id]}` (large rooms).
     /// `joined` / `left` nil: the count alone (peers that do not moderate).
     case roomState(peerCount: Int, joined: [Peer]?, left: [String]?)
+    /// `on-hls-update HLSState` (1.1, LiveStream.swift).
+    case hlsUpdate(LiveStream)
+    /// `on-hls-timed-metadata {cues}` (1.1).
+    case hlsTimedMetadata([HLSCue])
 }
 
 public struct Delivery {

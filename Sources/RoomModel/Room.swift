@@ -19,6 +19,8 @@ public final class Room {
     var roomStateChanged = false
     /// The `peer_count` of the last `room-state`: no push repeats it.
     var announcedPeerCount: Int?
+    /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
+    public internal(set) var liveStream: LiveStream?
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

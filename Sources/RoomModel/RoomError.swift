@@ -31,6 +31,10 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case trackConflict = 40903
     case tooLarge = 41300
     case rateLimited = 42900
+    /// 1.1: wrong state for this call (HLS already running / not running; polls).
+    case wrongState = 40904
+    /// 1.1: too many (live cues per room; polls, session-store keys…).
+    case tooMany = 40907
 }
 
 /// A failed call: a protocol code and a message that names the field or rule.

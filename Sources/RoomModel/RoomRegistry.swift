@@ -22,6 +22,10 @@ public final class RoomRegistry {
     /// `find-peer` iterators by id.
     var peerIterators: [String: PeerIterator] = [:]
     var iteratorSerial = 0
+    /// Webhook events since the server last took them (OperatorEvents.swift).
+    var operatorEvents: [TimedOperatorEvent] = []
+    /// Whether events are recorded at all (the server sets it when webhooks are configured).
+    public var recordsOperatorEvents = false
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -77,10 +81,12 @@ public final class RoomRegistry {
         }
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
+        room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
         let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
                         role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
         room.add(peer)
         room.speakers.joined(peer)
+        record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
         let large = isLarge(room)
         let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         var deliveries: [Delivery] = []
@@ -122,8 +128,11 @@ public final class RoomRegistry {
         forgetRequests(for: peer)
         forgetIterators(of: peer)
         endGraceState(peer)
+        record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
+            endLiveStream(room, by: nil, reason: "room ended")
+            record(.sessionClosed(room: RoomRef(room)))
             return []
         }
         // A join still waiting for its room-state is withdrawn, whatever happens next.
@@ -225,6 +234,7 @@ public final class RoomRegistry {
     private func makeRoom(_ id: String, at now: Int64) -> Room {
         let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
         rooms[id] = room
+        record(.sessionOpened(room: RoomRef(room)), at: now)
         return room
     }
 

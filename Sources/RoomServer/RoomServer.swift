@@ -14,6 +14,8 @@ public struct ServerOptions: Sendable {
     public var secret: [UInt8]
     /// When set, app tokens must carry this `access_key`.
     public var accessKey: String?
+    /// Signs webhooks (`ROOMD_WEBHOOK_SECRET`); nil: the HS256 `secret`.
+    public var webhookSecret: [UInt8]?
 
     public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
                 accessKey: String? = nil) {
@@ -105,6 +107,9 @@ public final class RoomServer: @unchecked Sendable {
     private var roomStateTimer: LoopTimer?
     private var graceTimer: LoopTimer?
     private var keepaliveTimer: LoopTimer?
+    private var cueTimer: LoopTimer?
+    /// Webhook delivery (Webhooks/), nil without `settings.webhooks`.
+    var webhooks: WebhookSender?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -112,6 +117,7 @@ public final class RoomServer: @unchecked Sendable {
         self.registry = RoomRegistry(template: options.template)
         self.dispatcher = Dispatcher(server: self)
         self.rest = RestAPI(server: self)
+        setUpWebhooks()  // Webhooks/ServerWebhooks.swift
     }
 
     deinit {
@@ -187,6 +193,7 @@ public final class RoomServer: @unchecked Sendable {
                 break
             }
         }
+        drainWebhooks(timeout: .seconds(2))  // events of the last leaves, up to 2 s
         logger.notice("shutdown complete")
     }
 
@@ -228,6 +235,10 @@ public final class RoomServer: @unchecked Sendable {
         roleChangeTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.apply(registry.expireRoleChangeRequests())
             scheduleRoleChangeExpiry()
+        }
+        cueTimer = LoopTimer(context: context) { [unowned self] in
+            registry.expireCues()
+            scheduleCueExpiry()
         }
     }
 
@@ -275,6 +286,11 @@ public final class RoomServer: @unchecked Sendable {
     /// Arms the timer for the earliest end of a reconnect grace.
     func scheduleGraceExpiry() {
         graceTimer?.schedule(at: registry.nextGraceExpiry, now: clock.nowMillis())
+    }
+
+    /// Arms the timer for the earliest end of a live HLS cue.
+    func scheduleCueExpiry() {
+        cueTimer?.schedule(at: registry.nextCueExpiry, now: clock.nowMillis())
     }
 
     /// Arms the expiry timer for the earliest pending role-change request.

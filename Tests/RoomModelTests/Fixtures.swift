@@ -65,6 +65,8 @@ extension Push {
         case .roomState(let count, let joined?, let left?): "room-state:\(count):+\(joined.count):-\(left.count)"
         case .roomState(let count, _, _): "room-state:\(count)"
         case .activeSpeakers(let list): "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
+        case .hlsUpdate(let state): "on-hls-update:\(state.running)"
+        case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
         }
     }
 }

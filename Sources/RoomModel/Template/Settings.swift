@@ -8,6 +8,10 @@ public struct Settings: Sendable, Equatable {
     public var roleChange = RoleChangeSettings()
     /// `limits`
     public var limits = LimitSettings()
+    /// `hls` (1.1, HLSSettings.swift)
+    public var hls = HLSSettings()
+    /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
+    public var webhooks: WebhookSettings?
 
     public init(room: RoomSettings = RoomSettings(), activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
                 roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings()) {
@@ -117,6 +121,8 @@ extension Settings {
         activeSpeakers = try c.object("active_speakers", ActiveSpeakerSettings.init) ?? activeSpeakers
         roleChange = try c.object("role_change", RoleChangeSettings.init) ?? roleChange
         limits = try c.object("limits", LimitSettings.init) ?? limits
+        hls = try c.object("hls", HLSSettings.init) ?? hls
+        webhooks = try c.object("webhooks", WebhookSettings.init)
     }
 }
 

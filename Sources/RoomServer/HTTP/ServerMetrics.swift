@@ -28,6 +28,7 @@ final class ServerMetrics: Sendable {
         "role-change-request", "role-change", "role-change-reject", "track-update-request",
         "change-track-mute-state-request", "peer-leave-request", "end-room", "group-join", "group-leave",
         "group-add", "group-remove", "audio-level", "find-peer", "peer-iter-next", "ping",
+        "hls-start", "hls-stop", "hls-timed-metadata",
     ]
 
     init() {
