@@ -66,7 +66,7 @@ final class RestAPI {
         case .tokenInvalid, .notAJWT, .badJWT: 401
         case .permissionDenied: 403
         case .roomNotFound, .peerNotFound: 404
-        case .roleLimitReached: 409
+        case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413
         case .rateLimited: 429
         default: 400
