@@ -7,7 +7,8 @@ enum Fixtures {
         var roles = [
             Role(name: "host", priority: 1, publishParams: PublishParams(allowed: [.audio, .video, .screen]),
                  subscribeParams: stage,
-                 permissions: Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true, changeRole: true)),
+                 permissions: Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true, changeRole: true,
+                                          hlsStreaming: true)),
             Role(name: "guest", priority: 2, maxPeerCount: guestLimit,
                  publishParams: PublishParams(allowed: [.audio, .video]), subscribeParams: stage),
             Role(name: "viewer", priority: 4, subscribeParams: stage),
