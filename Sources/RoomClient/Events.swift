@@ -60,6 +60,10 @@ public enum RoomEvent: Sendable, Equatable {
     /// A push this SDK does not know, or a known one whose params do not
     /// have the protocol's shape; nothing is dropped.
     case unknown(method: String, params: JSON)
+    /// `on-hls-update HLSState`: the live stream started or stopped (1.1).
+    case hlsUpdate(HLSState)
+    /// `on-hls-timed-metadata {cues}`: new timed-metadata cues (1.1).
+    case hlsTimedMetadata([HLSCue])
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -81,6 +85,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .roomState: "room-state"
         case .error: "on-error"
         case .unknown(let method, _): method
+        case .hlsUpdate: "on-hls-update"
+        case .hlsTimedMetadata: "on-hls-timed-metadata"
         }
     }
 
@@ -147,6 +153,10 @@ public enum RoomEvent: Sendable, Equatable {
                 left: try p.strings("left"))
         case "on-error":
             return .error(code: try p.int("code"), message: try p.string("message"), method: try p.string("method"))
+        case "on-hls-update":
+            return .hlsUpdate(try HLSState(p))
+        case "on-hls-timed-metadata":
+            return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
         default:
             return nil
         }
