@@ -1,4 +1,5 @@
-"""A webhook receiver for the tests: a real HTTP server on a free loopback port.
+"""A webhook receiver for the tests (and for trying webhooks by hand): a real
+HTTP server on a free loopback port.
 
 It checks every request with the `verify` function of README.md (extracted
 from the block after `<!-- webhook-verify -->`, not copied), logs one JSON
@@ -13,10 +14,11 @@ import argparse, http.server, json, os, re, socketserver, sys, threading, time
 parser = argparse.ArgumentParser()
 parser.add_argument("--mode", default="ok")
 parser.add_argument("--log", required=True)
-parser.add_argument("--readme", required=True)
+parser.add_argument("--readme", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"))
 parser.add_argument("--delay-ms", type=int, default=0)
 args = parser.parse_args()
-secret = os.environ["RECEIVER_SECRET"].encode()
+# The secret roomd signs with: RECEIVER_SECRET, else ROOMD_WEBHOOK_SECRET, else ROOMD_SECRET.
+secret = next((os.environ[k] for k in ("RECEIVER_SECRET", "ROOMD_WEBHOOK_SECRET", "ROOMD_SECRET") if os.environ.get(k)), "").encode()
 
 readme = open(args.readme, encoding="utf-8").read()
 snippet = re.search(r"<!-- webhook-verify -->\s*```python\n(.*?)```", readme, re.S).group(1)
@@ -30,6 +32,7 @@ attempts = {}
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave without waiting for an ACK
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))

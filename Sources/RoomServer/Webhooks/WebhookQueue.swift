@@ -25,14 +25,15 @@ final class WebhookQueue: Sendable {
         self.maxInFlight = maxInFlight
     }
 
-    /// Appends `event`; returns how many old events it pushed out (0 or 1).
-    func append(_ event: WebhookEvent) -> Int {
+    /// Appends `event`; when that pushed the oldest waiting event out,
+    /// returns how many were dropped so far (else nil).
+    func append(_ event: WebhookEvent) -> Int? {
         state.withLock { s in
-            var dropped = 0
+            var dropped: Int?
             if s.count >= limit {
                 s.head += 1
-                dropped = 1
                 s.dropped += 1
+                dropped = s.dropped
             }
             s.waiting.append(event)
             if s.head > 1024, s.head * 2 > s.waiting.count {

@@ -42,10 +42,12 @@ final class WebhookSender: Sendable {
     /// Service thread: queue the event (when its kind is enabled). Never blocks on the network.
     func enqueue(_ event: WebhookEvent) {
         guard enabled.contains(event.type) else { return }
-        let dropped = queue.append(event)
-        if dropped > 0 {
-            metrics.dropped.increment(by: dropped)
-            logger.warning("webhook queue full: oldest event dropped", metadata: ["limit": "\(settings.queueLimit)"])
+        if let dropped = queue.append(event) {
+            metrics.dropped.increment()
+            if dropped % 1000 == 1 {  // the first, then every 1000th
+                logger.warning("webhook queue full: oldest event dropped",
+                               metadata: ["limit": "\(settings.queueLimit)", "dropped": "\(dropped)"])
+            }
         }
         wake.yield()
     }
