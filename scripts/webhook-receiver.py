@@ -7,6 +7,7 @@ line per request to --log, and answers according to --mode:
   ok          200 to everything
   fail-first  500 to the first attempt of each event id, 200 after
   hang        never answers (the request is logged first)
+  hang-first  never answers the very first request, 200 to the others
 --delay-ms waits before answering. Prints the port on stdout's first line.
 """
 import argparse, http.server, json, os, re, socketserver, sys, threading, time
@@ -28,6 +29,13 @@ verify = namespace["verify"]
 
 lock = threading.Lock()
 attempts = {}
+seen = []
+
+
+def first_request(record):
+    with lock:
+        seen.append(record)
+        return len(seen) == 1
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -52,7 +60,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             }
             with open(args.log, "a", encoding="utf-8") as log:
                 log.write(json.dumps(record) + "\n")
-        if args.mode == "hang":
+        if args.mode == "hang" or (args.mode == "hang-first" and first_request(record)):
             time.sleep(3600)
             return
         time.sleep(args.delay_ms / 1000)

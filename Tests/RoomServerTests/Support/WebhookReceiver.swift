@@ -5,7 +5,7 @@ import RoomWire
 /// `scripts/webhook-receiver.py` run with python3. It verifies each request
 /// with README.md's `verify` and logs one JSON line per request.
 final class WebhookReceiver: @unchecked Sendable {
-    enum Mode: String { case ok, failFirst = "fail-first", hang }
+    enum Mode: String { case ok, failFirst = "fail-first", hang, hangFirst = "hang-first" }
 
     let process: Process
     let port: Int
