@@ -59,6 +59,13 @@ import Testing
         #expect(failure(settings) == expected)
     }
 
+    @Test func everyProblemIsListed() {
+        let problems = failure(#"{"webhooks":{"url":"nope","events":["x"],"max_attempts":0},"hls":{"playlist_url":"rel"}}"#)?
+            .split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
+        #expect(Set(problems ?? []) == ["settings.webhooks.url", "settings.webhooks.events[0]", "settings.webhooks.max_attempts",
+                                        "settings.hls.playlist_url"])
+    }
+
     @Test func urls() {
         #expect(WebURL("https://Example.com:8443/a/b?c=d")?.port == 8443)
         #expect(WebURL("http://[::1]:8080/hooks")?.host == "[::1]")

@@ -23,10 +23,15 @@ public struct WebhookSettings: Sendable, Equatable {
 
 extension WebhookSettings {
     init(_ c: TemplateCursor) throws(TemplateError) {
+        // Problems are reported and reading goes on, so that one run lists them all.
+        let given = c.keys.contains("url")
+        let reported = c.problems.errors.count
         let url = try c.string("url", default: "")
-        if url.isEmpty { throw TemplateError(path: c.path("url"), problem: "required: the receiver's http(s) URL") }
-        if url.utf8.count > 2048 || WebURL(url) == nil {
-            throw TemplateError(path: c.path("url"), problem: "expected an http(s) URL of at most 2048 bytes, got \"\(url)\"")
+        let wrongType = c.problems.errors.count > reported  // already reported by the cursor
+        if !given {
+            c.report(c.path("url"), "required: the receiver's http(s) URL")
+        } else if !wrongType, url.utf8.count > 2048 || WebURL(url) == nil {
+            c.report(c.path("url"), "expected an http(s) URL of at most 2048 bytes, got \"\(url)\"")
         }
         self.init(url: url)
         if c.keys.contains("events") {
@@ -34,8 +39,9 @@ extension WebhookSettings {
             var kinds: [WebhookEventKind] = []
             for (i, name) in names.enumerated() {
                 guard let kind = WebhookEventKind(rawValue: name) else {
-                    throw TemplateError(path: c.path("events", i), problem: "unknown event \"\(name)\", expected one of "
+                    c.report(c.path("events", i), "unknown event \"\(name)\", expected one of "
                         + WebhookEventKind.allCases.map(\.rawValue).joined(separator: ", "))
+                    continue
                 }
                 if !kinds.contains(kind) { kinds.append(kind) }
             }
