@@ -113,6 +113,7 @@ public final class RoomRegistry {
         let replaced = peer.transportHandle
         peer.transportHandle = nil
         endGraceState(peer)
+        room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
         return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,

@@ -90,6 +90,23 @@ import Testing
         #expect(registry.takeOperatorEvents().isEmpty, "taken once")
     }
 
+    @Test func theLastLeaveStopsTheStream() throws {
+        let (registry, _) = Fixtures.registry()
+        registry.recordsOperatorEvents = true
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room  // the registry lets go of it with its last peer
+        _ = try registry.startLiveStream(by: .server, in: room, variants: nil)
+        _ = registry.takeOperatorEvents()
+        _ = registry.leave(host, reason: .websocketClosed)
+        let ref = RoomRef(roomID: "r1", sessionID: "session-1")
+        #expect(registry.takeOperatorEvents().map(\.event) == [
+            .peerLeft(room: ref, peer: ActorRef(host), reason: "websocket closed"),
+            .hlsStopped(room: ref, by: nil, reason: "room ended"),
+            .sessionClosed(room: ref),
+        ])
+        #expect(room.liveStream?.running == false)
+    }
+
     @Test func nothingIsRecordedWithoutAListener() throws {
         let (registry, _) = Fixtures.registry()
         let host = try registry.join(Fixtures.request("h", role: "host")).peer

@@ -150,6 +150,12 @@ import Testing
         let (again, joined) = try await daemon.join("h2", as: "host", room: "show")
         #expect(joined["room"]?["hls"] == .null, "a new session starts without a stream")
         #expect(try await again.failure("hls-stop").code == 40904)
+        // The last peer leaving ends the session, and the stream with it.
+        _ = try await again.call("hls-start")
+        _ = try await again.call("leave")
+        let (_, third) = try await daemon.join("h3", as: "host", room: "show")
+        #expect(third["room"]?["hls"] == .null)
+        #expect(third["room"]?["session_id"] != joined["room"]?["session_id"])
     }
 
     @Test func restControlsTheStreamAsTheServer() async throws {
