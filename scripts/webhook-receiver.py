@@ -8,6 +8,8 @@ line per request to --log, and answers according to --mode:
   fail-first  500 to the first attempt of each event id, 200 after
   hang        never answers (the request is logged first)
   hang-first  never answers the very first request, 200 to the others
+  hold-first  holds the very first request until the file --release exists,
+              then answers it 200; 200 to the others at once
 --delay-ms waits before answering. Prints the port on stdout's first line.
 """
 import argparse, http.server, json, os, re, socketserver, sys, threading, time
@@ -17,6 +19,7 @@ parser.add_argument("--mode", default="ok")
 parser.add_argument("--log", required=True)
 parser.add_argument("--readme", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"))
 parser.add_argument("--delay-ms", type=int, default=0)
+parser.add_argument("--release", default="")
 args = parser.parse_args()
 # The secret roomd signs with: RECEIVER_SECRET, else ROOMD_WEBHOOK_SECRET, else ROOMD_SECRET.
 secret = next((os.environ[k] for k in ("RECEIVER_SECRET", "ROOMD_WEBHOOK_SECRET", "ROOMD_SECRET") if os.environ.get(k)), "").encode()
@@ -60,9 +63,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             }
             with open(args.log, "a", encoding="utf-8") as log:
                 log.write(json.dumps(record) + "\n")
-        if args.mode == "hang" or (args.mode == "hang-first" and first_request(record)):
+        first = args.mode in ("hang-first", "hold-first") and first_request(record)
+        if args.mode == "hang" or (args.mode == "hang-first" and first):
             time.sleep(3600)
             return
+        if args.mode == "hold-first" and first:
+            deadline = time.time() + 120
+            while not os.path.exists(args.release) and time.time() < deadline:
+                time.sleep(0.02)
         time.sleep(args.delay_ms / 1000)
         self.send_response(status)
         self.send_header("Content-Length", "2")

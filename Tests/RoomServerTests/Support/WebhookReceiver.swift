@@ -5,7 +5,7 @@ import RoomWire
 /// `scripts/webhook-receiver.py` run with python3. It verifies each request
 /// with README.md's `verify` and logs one JSON line per request.
 final class WebhookReceiver: @unchecked Sendable {
-    enum Mode: String { case ok, failFirst = "fail-first", hang, hangFirst = "hang-first" }
+    enum Mode: String { case ok, failFirst = "fail-first", hang, hangFirst = "hang-first", holdFirst = "hold-first" }
 
     let process: Process
     let port: Int
@@ -18,6 +18,7 @@ final class WebhookReceiver: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
                              "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
+                             "--release", log.path + ".release",
                              "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path]
         var environment = ProcessInfo.processInfo.environment
         environment["RECEIVER_SECRET"] = String(decoding: secret, as: UTF8.self)
@@ -38,6 +39,12 @@ final class WebhookReceiver: @unchecked Sendable {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(at: log)
+        try? FileManager.default.removeItem(atPath: log.path + ".release")
+    }
+
+    /// `hold-first`: lets the held first request be answered (200).
+    func release() {
+        _ = FileManager.default.createFile(atPath: log.path + ".release", contents: nil)
     }
 
     /// Every request received so far, in arrival order.
