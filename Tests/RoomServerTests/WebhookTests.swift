@@ -74,6 +74,28 @@ import Testing
         withExtendedLifetime(viewer) {}
     }
 
+    @Test func restChangesAreReportedAsTheServer() async throws {
+        let receiver = try WebhookReceiver()
+        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["hls.started.success","role.change.success","room.end.success"]}}"#)
+        let admin = try daemon.managementToken()
+        let (viewer, joined) = try await daemon.join("v", as: "viewer", room: "show")
+        let viewerID = try #require(joined["peer"]?["peer_id"]?.stringValue)
+        _ = try await http("POST", daemon, "/v2/active-rooms/show/hls/start", token: admin)
+        _ = try await http("POST", daemon, "/v2/active-rooms/show/peers/\(viewerID)", token: admin, body: #"{"role":"guest"}"#)
+        _ = try await http("POST", daemon, "/v2/active-rooms/show/end-room", token: admin, body: #"{"reason":"bye","lock":true}"#)
+        #expect(try await receiver.deliveredTypes(count: 3) == ["hls.started.success", "role.change.success", "room.end.success"])
+        let events = receiver.delivered
+        let server: JSON = ["peer_id": nil, "user_id": nil, "role": nil, "name": "server"]
+        for key in ["peer_id", "user_id", "role", "name"] {
+            #expect(events[0]["data"]?[key] == server[key], "hls.started by the server: \(key)")
+            #expect(events[2]["data"]?[key] == server[key], "room.end by the server: \(key)")
+        }
+        #expect(events[1]["data"]?["peer_id"]?.stringValue == viewerID)
+        #expect(events[1]["data"]?["old_role"] == "viewer" && events[1]["data"]?["role"] == "guest")
+        #expect(events[2]["data"]?["lock"] == true && events[2]["data"]?["reason"] == "bye")
+        withExtendedLifetime(viewer) {}
+    }
+
     @Test func onlyTheConfiguredEventsAndTheWebhookSecret() async throws {
         let secret = Array("a-separate-webhook-secret-of-32-bytes".utf8)
         let receiver = try WebhookReceiver(secret: secret)
