@@ -16,8 +16,8 @@ import Testing
     @Test func viewerGoesOnStageSpeaksAndIsSentBack() async throws {
         // request_ttl_s 1 so the expiry step takes a second, not a minute.
         // The app backend listens to webhooks (checked at the end).
-        let backend = try await WebhookReceiver.start()
-        let daemon = try await Daemon.launch(webhooksTo: backend.url,
+        let backend = try WebhookReceiver()
+        let daemon = try Daemon.start(webhooksTo: backend.url,
                                       settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
         let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {

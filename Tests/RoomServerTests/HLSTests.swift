@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func restrictedPeersGet40300WhateverTheirRole() async throws {
-        let daemon = try await Daemon.launch()
+        let daemon = try Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host")
         let (restricted, _) = try await daemon.join("r", as: "host", restrictions: "view_and_polls_only")
         #expect(try await restricted.failure("hls-start").code == 40300)
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func variantsAndThePlaylistURLSetting() async throws {
-        let daemon = try await Daemon.launch(settings: #"{"hls":{"playlist_url":"https://cdn.example.com/live/{room_id}/{session_id}/master.m3u8"}}"#)
+        let daemon = try Daemon.start(settings: #"{"hls":{"playlist_url":"https://cdn.example.com/live/{room_id}/{session_id}/master.m3u8"}}"#)
         let (host, joined) = try await daemon.join("h", as: "host", room: "show")
         let session = try #require(joined["room"]?["session_id"]?.stringValue)
         _ = try await host.call("hls-start", ["variants": [["meeting_url": "https://app.example.com/show?view=hls", "metadata": "main"],
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func timedMetadataLimits() async throws {
-        let daemon = try await Daemon.launch(settings: #"{"hls":{"max_live_cues":3}}"#)
+        let daemon = try Daemon.start(settings: #"{"hls":{"max_live_cues":3}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         func call(_ objects: JSON) async throws -> Int? {
             try await host.errorCode("hls-timed-metadata", ["metadata_objs": objects])
@@ -142,7 +142,7 @@ import Testing
     }
 
     @Test func theRoomsEndStopsTheStream() async throws {
-        let daemon = try await Daemon.launch()
+        let daemon = try Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host", room: "show")
         _ = try await host.call("hls-start")
         _ = try await host.call("hls-timed-metadata", ["metadata_objs": [["payload": "p", "duration": 60]]])
@@ -206,7 +206,7 @@ import Testing
     }
 
     @Test func theDateRangeEndpointPrintsOneRFC8216TagPerLiveCue() async throws {
-        let daemon = try await Daemon.launch()
+        let daemon = try Daemon.start()
         let admin = try daemon.managementToken()
         let (host, _) = try await daemon.join("h", as: "host")
         _ = try await host.call("hls-start")

@@ -8,8 +8,8 @@ import Testing
 /// README's own `verify`.
 @Suite struct WebhookTests {
     @Test func everyEventInOrderSignedWithTheDocumentedCheck() async throws {
-        let receiver = try await WebhookReceiver.start()
-        let daemon = try await Daemon.launch(webhooksTo: receiver.url)
+        let receiver = try WebhookReceiver()
+        let daemon = try Daemon.start(webhooksTo: receiver.url)
         let (host, hostJoin) = try await daemon.join("h", as: "host", room: "show", name: "Hana")
         let (guest, guestJoin) = try await daemon.join("g", as: "guest", room: "show", name: "Gus")
         let hostID = try #require(hostJoin["peer"]?["peer_id"]?.stringValue)
@@ -75,8 +75,8 @@ import Testing
     }
 
     @Test func restChangesAreReportedAsTheServer() async throws {
-        let receiver = try await WebhookReceiver.start()
-        let daemon = try await Daemon.launch(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["hls.started.success","role.change.success","room.end.success"]}}"#)
+        let receiver = try WebhookReceiver()
+        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["hls.started.success","role.change.success","room.end.success"]}}"#)
         let admin = try daemon.managementToken()
         let (viewer, joined) = try await daemon.join("v", as: "viewer", room: "show")
         let viewerID = try #require(joined["peer"]?["peer_id"]?.stringValue)
@@ -98,8 +98,8 @@ import Testing
 
     @Test func onlyTheConfiguredEventsAndTheWebhookSecret() async throws {
         let secret = Array("a-separate-webhook-secret-of-32-bytes".utf8)
-        let receiver = try await WebhookReceiver.start(secret: secret)
-        let daemon = try await Daemon.launch(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["peer.leave.success"]}}"#,
+        let receiver = try WebhookReceiver(secret: secret)
+        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["peer.leave.success"]}}"#,
                                       environment: ["ROOMD_WEBHOOK_SECRET": String(decoding: secret, as: UTF8.self)])
         let (a, _) = try await daemon.join("a", as: "host")
         let (b, _) = try await daemon.join("b", as: "guest")
@@ -113,8 +113,8 @@ import Testing
     }
 
     @Test func aFailingReceiverGetsRetriesWithTheSameIDAndOrderIsKept() async throws {
-        let receiver = try await WebhookReceiver.start(mode: .failFirst)
-        let daemon = try await Daemon.launch(webhooksTo: receiver.url)
+        let receiver = try WebhookReceiver(mode: .failFirst)
+        let daemon = try Daemon.start(webhooksTo: receiver.url)
         let (host, _) = try await daemon.join("h", as: "host", room: "r1")  // session.open, peer.join
         let (other, _) = try await daemon.join("o", as: "host", room: "r2")  // another room: not held back by r1
         let requests = try await receiver.wait(timeout: .seconds(15)) { $0.filter { $0["status"] == 200 }.count >= 4 }
@@ -133,8 +133,8 @@ import Testing
     }
 
     @Test func aHangingReceiverDelaysNoPeer() async throws {
-        let receiver = try await WebhookReceiver.start(mode: .holdFirst)
-        let daemon = try await Daemon.launch(webhooksTo: receiver.url, extra: #""timeout_ms":60000"#)
+        let receiver = try WebhookReceiver(mode: .holdFirst)
+        let daemon = try Daemon.start(webhooksTo: receiver.url, extra: #""timeout_ms":60000"#)
         let (host, _) = try await daemon.join("h", as: "host")
         try await receiver.wait { !$0.isEmpty }  // the receiver holds the first request (room-1's session.open)
         var worst = Duration.zero
@@ -166,7 +166,7 @@ import Testing
 
     @Test func aReceiverThatIsDownIsRetriedThenCountedAsFailed() async throws {
         let port = try freeLoopbackPort()  // nobody listens there
-        let daemon = try await Daemon.launch(settings: #"{"webhooks":{"url":"http://127.0.0.1:\#(port)/hooks","max_attempts":3,"timeout_ms":500,"events":["session.open.success"]}}"#)
+        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"http://127.0.0.1:\#(port)/hooks","max_attempts":3,"timeout_ms":500,"events":["session.open.success"]}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         let started = ContinuousClock.now
         var failed = 0.0
@@ -188,8 +188,8 @@ import Testing
     }
 
     @Test func aFullQueueDropsTheOldestAndCountsIt() async throws {
-        let receiver = try await WebhookReceiver.start(mode: .holdFirst)
-        let daemon = try await Daemon.launch(webhooksTo: receiver.url, extra: #""timeout_ms":60000,"queue_limit":2"#)
+        let receiver = try WebhookReceiver(mode: .holdFirst)
+        let daemon = try Daemon.start(webhooksTo: receiver.url, extra: #""timeout_ms":60000,"queue_limit":2"#)
         let (host, _) = try await daemon.join("h", as: "host")  // session.open goes out and is held; peer.join waits
         try await receiver.wait { !$0.isEmpty }
         var clients = [host]
@@ -204,21 +204,21 @@ import Testing
     }
 
     @Test func sigtermKeepsDeliveringForUpToTwoSeconds() async throws {
-        let receiver = try await WebhookReceiver.start(delayMillis: 100)
-        let daemon = try await Daemon.launch(webhooksTo: receiver.url)
+        let receiver = try WebhookReceiver(delayMillis: 100)
+        let daemon = try Daemon.start(webhooksTo: receiver.url)
         var clients: [RoomClient] = []
         for index in 0..<3 { clients.append(try await daemon.join("u\(index)", as: "viewer").client) }
         // 4 events, 100 ms each, queued behind each other (one room): about 0.4 s of delivery left.
-        let (status, seconds) = try await daemon.stopping()
+        let (status, seconds) = daemon.stop()
         #expect(status == 0)
         #expect(receiver.delivered.count == 4, "everything queued went out before the exit")
         #expect(seconds < 6)
 
-        let hanging = try await WebhookReceiver.start(mode: .hang)
-        let stuck = try await Daemon.launch(webhooksTo: hanging.url, extra: #""timeout_ms":60000"#)
+        let hanging = try WebhookReceiver(mode: .hang)
+        let stuck = try Daemon.start(webhooksTo: hanging.url, extra: #""timeout_ms":60000"#)
         let (peer, _) = try await stuck.join("h", as: "host")
         try await hanging.wait { !$0.isEmpty }
-        let stopped = try await stuck.stopping(signal: SIGTERM, timeout: 8)
+        let stopped = stuck.stop(signal: SIGTERM, timeout: 8)
         #expect(stopped.status == 0)
         // Connections close (≤ 1.5 s), then at most 2 s for webhooks — not the 60 s timeout.
         #expect(stopped.seconds < 6, "at most 2 s for webhooks after the connections closed, took \(stopped.seconds) s")
