@@ -68,6 +68,10 @@ public enum RoomEvent: Sendable, Equatable {
     /// A push this SDK does not know, or a known one whose params do not
     /// have the protocol's shape; nothing is dropped.
     case unknown(method: String, params: JSON)
+    /// `on-hls-update HLSState`: the live stream started or stopped (1.1).
+    case hlsUpdate(HLSState)
+    /// `on-hls-timed-metadata {cues}`: new timed-metadata cues (1.1).
+    case hlsTimedMetadata([HLSCue])
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -93,6 +97,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .pollStopped: "on-poll-stop"
         case .pollStats: "on-poll-stats"
         case .unknown(let method, _): method
+        case .hlsUpdate: "on-hls-update"
+        case .hlsTimedMetadata: "on-hls-timed-metadata"
         }
     }
 
@@ -167,6 +173,10 @@ public enum RoomEvent: Sendable, Equatable {
             return .pollStopped(try p.elements("polls").map { try PollInfo($0) })
         case "on-poll-stats":
             return .pollStats(try PollResult(p))
+        case "on-hls-update":
+            return .hlsUpdate(try HLSState(p))
+        case "on-hls-timed-metadata":
+            return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
         default:
             return nil
         }

@@ -195,14 +195,18 @@ public struct Room: Sendable, Equatable, Hashable {
     public var peerCount: Int
     /// True while the room is locked by `end-room` with `lock`.
     public var locked: Bool
+    /// The live stream (1.1): nil before the session's first `hls-start`.
+    public var hls: HLSState?
 
     /// Builds a room, e.g. an expected value in a test.
-    public init(roomID: String, sessionID: String, startedAt: Int64, peerCount: Int, locked: Bool = false) {
+    public init(roomID: String, sessionID: String, startedAt: Int64, peerCount: Int, locked: Bool = false,
+                hls: HLSState? = nil) {
         self.roomID = roomID
         self.sessionID = sessionID
         self.startedAt = startedAt
         self.peerCount = peerCount
         self.locked = locked
+        self.hls = hls
     }
 
     /// Decodes a Room object. Throws ``RoomClientError/invalidPayload(_:)``.
@@ -217,6 +221,7 @@ public struct Room: Sendable, Equatable, Hashable {
         startedAt = try r.int64("started_at")
         peerCount = try r.int("peer_count")
         locked = try r.bool("locked")
+        hls = r.has("hls") ? try HLSState(r.child("hls")) : nil
     }
 }
 

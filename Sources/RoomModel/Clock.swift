@@ -33,7 +33,7 @@ public protocol IDGenerator: AnyObject {
 }
 
 public enum IDKind: String, Sendable {
-    case peer, session, message, track, roleChange = "rc", iterator = "it", poll
+    case peer, session, message, track, roleChange = "rc", iterator = "it", poll, cue
 }
 
 /// Random 128-bit ids as 32 lowercase hex digits.

@@ -80,7 +80,9 @@ extension RoomRegistry {
         var effects = Effects()
         let everyone = room.peersInJoinOrder
         effects.send(.peerLeaveRequest(requestedBy: initiator, reason: reason, roomEnd: true), to: everyone)
+        endLiveStream(room, by: nil, reason: "room ended")
         for peer in everyone {
+            record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: "room ended"))
             effects.disconnects.append(Disconnect(peer: peer, reason: .roomEnded))
             room.remove(peer)
             forgetRequests(for: peer)
@@ -89,6 +91,8 @@ extension RoomRegistry {
         }
         rooms.removeValue(forKey: room.id)
         if lock { lockedRoomIDs.insert(room.id) }
+        record(.sessionClosed(room: RoomRef(room)))
+        record(.roomEnded(room: RoomRef(room), by: ActorRef(initiator), reason: reason, lock: lock))
         return effects
     }
 

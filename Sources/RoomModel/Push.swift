@@ -39,6 +39,10 @@ public enum Push {
     /// `on-poll-stats {poll_id, …PollResult}`; `maxUser` is the room's eligible voters now,
     /// `withCorrect` adds the quiz `correct` counts.
     case pollStats(Poll, maxUser: Int, withCorrect: Bool)
+    /// `on-hls-update HLSState` (1.1, LiveStream.swift).
+    case hlsUpdate(LiveStream)
+    /// `on-hls-timed-metadata {cues}` (1.1).
+    case hlsTimedMetadata([HLSCue])
 }
 
 public struct Delivery {

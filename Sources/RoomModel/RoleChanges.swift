@@ -113,6 +113,7 @@ extension RoomRegistry {
         }
         // 2. The change itself.
         room.changeRole(of: target, to: role)
+        record(.roleChanged(room: RoomRef(room), peer: ActorRef(target), oldRole: oldRole.name))
         effects.send(.policyChange(role: role.name), to: [target])
         effects.deliveries += peerUpdate(target, changed: [.role])
         // 3. What the target sees now.

@@ -23,6 +23,8 @@ public final class Room {
     public internal(set) var sessionStore = SessionStore()
     /// Polls and quizzes of this session (section 15).
     public internal(set) var polls = PollBook()
+    /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
+    public internal(set) var liveStream: LiveStream?
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

@@ -31,9 +31,13 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case trackConflict = 40903
     case tooLarge = 41300
     case rateLimited = 42900
+    /// 1.1: poll not found.
     case pollNotFound = 40404
+    /// 1.1: wrong state for this call (poll not started / already stopped; HLS already running / not running).
     case wrongState = 40904
+    /// 1.1: that question was already answered by this user.
     case alreadyAnswered = 40906
+    /// 1.1: too many (polls, questions, options, session-store keys, live cues).
     case tooMany = 40907
 }
 

@@ -24,6 +24,10 @@ public final class RoomRegistry {
     var iteratorSerial = 0
     /// Polls waiting for their next `on-poll-stats` or for their `duration` to end.
     var pollSchedule = PollSchedule()
+    /// Webhook events since the server last took them (OperatorEvents.swift).
+    var operatorEvents: [TimedOperatorEvent] = []
+    /// Whether events are recorded at all (the server sets it when webhooks are configured).
+    public var recordsOperatorEvents = false
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -79,10 +83,12 @@ public final class RoomRegistry {
         }
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
+        room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
         let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
                         role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
         room.add(peer)
         room.speakers.joined(peer)
+        record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
         let large = isLarge(room)
         let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         var deliveries: [Delivery] = []
@@ -109,6 +115,7 @@ public final class RoomRegistry {
         let replaced = peer.transportHandle
         peer.transportHandle = nil
         endGraceState(peer)
+        room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
         return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
@@ -124,8 +131,11 @@ public final class RoomRegistry {
         forgetRequests(for: peer)
         forgetIterators(of: peer)
         endGraceState(peer)
+        record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
+            endLiveStream(room, by: nil, reason: "room ended")
+            record(.sessionClosed(room: RoomRef(room)))
             return []
         }
         // A join still waiting for its room-state is withdrawn, whatever happens next.
@@ -227,6 +237,7 @@ public final class RoomRegistry {
     private func makeRoom(_ id: String, at now: Int64) -> Room {
         let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
         rooms[id] = room
+        record(.sessionOpened(room: RoomRef(room)), at: now)
         return room
     }
 

@@ -1,34 +1,5 @@
 import RoomWire
 
-/// Who did something, as it was at that moment (a PeerRef that outlives
-/// later renames and role changes); `peerID` nil is the server (REST).
-public struct ActorRef: Sendable, Equatable {
-    public var peerID: String?
-    public var role: String?
-    public var name: String
-    public var userID: String?
-
-    public static let server = ActorRef(peerID: nil, role: nil, name: "server", userID: nil)
-
-    public init(peerID: String?, role: String?, name: String, userID: String?) {
-        self.peerID = peerID
-        self.role = role
-        self.name = name
-        self.userID = userID
-    }
-
-    public init(_ peer: Peer) {
-        self.init(peerID: peer.id, role: peer.role.name, name: peer.name, userID: peer.userID)
-    }
-
-    public init(_ initiator: Initiator) {
-        switch initiator {
-        case .peer(let peer): self.init(peer)
-        case .server: self = .server
-        }
-    }
-}
-
 /// One key of the session store: `{key, value, version, updated_by, updated_at}`.
 public struct SessionEntry: Sendable, Equatable {
     public var key: String

@@ -14,6 +14,8 @@ public struct ServerOptions: Sendable {
     public var secret: [UInt8]
     /// When set, app tokens must carry this `access_key`.
     public var accessKey: String?
+    /// Signs webhooks (`ROOMD_WEBHOOK_SECRET`); nil: the HS256 `secret`.
+    public var webhookSecret: [UInt8]?
 
     public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
                 accessKey: String? = nil) {
@@ -107,6 +109,9 @@ public final class RoomServer: @unchecked Sendable {
     private var keepaliveTimer: LoopTimer?
     private var pollStatsTimer: LoopTimer?
     private var pollTimer: LoopTimer?
+    private var cueTimer: LoopTimer?
+    /// Webhook delivery (Webhooks/), nil without `settings.webhooks`.
+    var webhooks: WebhookSender?
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -114,6 +119,7 @@ public final class RoomServer: @unchecked Sendable {
         self.registry = RoomRegistry(template: options.template)
         self.dispatcher = Dispatcher(server: self)
         self.rest = RestAPI(server: self)
+        setUpWebhooks()  // Webhooks/ServerWebhooks.swift
     }
 
     deinit {
@@ -189,6 +195,7 @@ public final class RoomServer: @unchecked Sendable {
                 break
             }
         }
+        drainWebhooks(timeout: .seconds(2))  // events of the last leaves, up to 2 s
         logger.notice("shutdown complete")
     }
 
@@ -239,6 +246,10 @@ public final class RoomServer: @unchecked Sendable {
             dispatcher.expirePolls()
             schedulePollExpiry()
         }
+        cueTimer = LoopTimer(context: context) { [unowned self] in
+            registry.expireCues()
+            scheduleCueExpiry()
+        }
     }
 
     /// Keepalive, once a second: a connection silent for a third of
@@ -285,6 +296,11 @@ public final class RoomServer: @unchecked Sendable {
     /// Arms the timer for the earliest end of a reconnect grace.
     func scheduleGraceExpiry() {
         graceTimer?.schedule(at: registry.nextGraceExpiry, now: clock.nowMillis())
+    }
+
+    /// Arms the timer for the earliest end of a live HLS cue.
+    func scheduleCueExpiry() {
+        cueTimer?.schedule(at: registry.nextCueExpiry, now: clock.nowMillis())
     }
 
     /// Arms the expiry timer for the earliest pending role-change request.

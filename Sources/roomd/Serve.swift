@@ -46,9 +46,10 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "roomd")
-        let options = ServerOptions(
+        var options = ServerOptions(
             host: host, port: port, template: template, secret: secret ?? Secrets.random(),
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 })
+        options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         let server = RoomServer(options: options, logger: logger)
         let (path, strict) = (config, strict)
         Signals.install(server) {

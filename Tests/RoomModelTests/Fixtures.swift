@@ -7,7 +7,8 @@ enum Fixtures {
         var roles = [
             Role(name: "host", priority: 1, publishParams: PublishParams(allowed: [.audio, .video, .screen]),
                  subscribeParams: stage,
-                 permissions: Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true, changeRole: true)),
+                 permissions: Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true, changeRole: true,
+                                          hlsStreaming: true)),
             Role(name: "guest", priority: 2, maxPeerCount: guestLimit,
                  publishParams: PublishParams(allowed: [.audio, .video]), subscribeParams: stage),
             Role(name: "viewer", priority: 4, subscribeParams: stage),
@@ -69,6 +70,8 @@ extension Push {
         case .pollStart(let poll, let withAnswers): "on-poll-start:\(poll.id)\(withAnswers ? "+answers" : "")"
         case .pollStop(let poll): "on-poll-stop:\(poll.id)"
         case .pollStats(let poll, _, let withCorrect): "on-poll-stats:\(poll.id)\(withCorrect ? "+correct" : "")"
+        case .hlsUpdate(let state): "on-hls-update:\(state.running)"
+        case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
         }
     }
 }

@@ -15,7 +15,10 @@ import Testing
 
     @Test func viewerGoesOnStageSpeaksAndIsSentBack() async throws {
         // request_ttl_s 1 so the expiry step takes a second, not a minute.
-        let daemon = try Daemon.start(settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
+        // The app backend listens to webhooks (checked at the end).
+        let backend = try WebhookReceiver()
+        let daemon = try Daemon.start(webhooksTo: backend.url,
+                                      settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
         let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
             let client = try await daemon.client()
@@ -162,6 +165,25 @@ import Testing
         #expect(moved.body["role"] == "guest", "the changed Peer")
         #expect(try await erin.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } } == "guest")
 
+        // 13b. The host goes live on HLS and drops a cue into the stream; a viewer who joins later sees it.
+        #expect(hostJoin.room.hls == nil, "no stream before the first start")
+        try await host.startHLSStreaming()
+        let live = try await viewers[12].client.next { if case .hlsUpdate(let state) = $0 { state } else { nil } }
+        #expect(live.running && live.startedBy?.peerID == hostID)
+        #expect(live.variants.map(\.url) == ["/hls/show/\(hostJoin.room.sessionID)/index.m3u8"])
+        let cues = try await host.sendHLSTimedMetadata([HLSTimedMetadata(payload: #"{"poll":"who wins?"}"#, duration: 120)])
+        #expect(cues.count == 1 && cues[0].endDate - cues[0].startDate == 120_000)
+        let heard = try await viewers[12].client.next { if case .hlsTimedMetadata(let cues) = $0 { cues } else { nil } }
+        #expect(heard == cues)
+        let (lateViewer, lateJoin) = try await connect("late-viewer", "viewer")
+        #expect(lateJoin.room.hls?.running == true)
+        #expect(lateJoin.room.hls?.cues == cues, "a late joiner sees the live cue")
+        let daterange = try await httpText("GET", daemon, "/v2/active-rooms/show/hls/daterange", token: admin)
+        #expect(daterange.text.hasPrefix("#EXT-X-DATERANGE:ID=\"\(cues[0].id)\""), "the packager gets it too")
+        for client in [host, moderator, erin, viewers[19].client] {
+            _ = try await client.next { if case .hlsTimedMetadata = $0 { true } else { nil } }
+        }
+
         // 14. The audience arrives: three anonymous viewers (view_and_polls_only) preview, then join;
         //     they may listen to the session store but not chat.
         var audience: [(client: RoomClient, id: String)] = []
@@ -237,5 +259,28 @@ import Testing
         let reopened = try await late.join(token: lateToken)
         #expect(reopened.room.peerCount == 1)
         #expect(reopened.room.sessionID != hostJoin.room.sessionID)
+        #expect(reopened.room.hls == nil, "the stream stopped with the room; a new session has none")
+
+        // 16. The backend's webhook receiver heard every event, in order, each signed.
+        let expected = ["session.open.success"] + Array(repeating: "peer.join.success", count: 22)
+            + ["role.change.success", "role.change.success", "peer.leave.success", "role.change.success",
+               "hls.started.success", "peer.join.success"]
+            + Array(repeating: "peer.join.success", count: 3) + ["poll.started", "poll.stopped"]  // the audience's quiz
+            + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 25)
+            + ["session.close.success", "room.end.success", "session.open.success", "peer.join.success"]
+        #expect(try await backend.deliveredTypes(count: expected.count) == expected)
+        let hooks = backend.delivered
+        #expect(backend.requests.allSatisfy { $0["verified"] == true })
+        #expect(hooks[23]["data"]?["peer_id"]?.stringValue == aliceID && hooks[23]["data"]?["role"] == "guest")
+        #expect(hooks[24]["data"]?["peer_id"]?.stringValue == aliceID && hooks[24]["data"]?["role"] == "viewer")
+        #expect(hooks[25]["data"]?["peer_id"]?.stringValue == daveID && hooks[25]["data"]?["reason"] == "peer kicked")
+        #expect(hooks[26]["data"]?["peer_id"]?.stringValue == erinID && hooks[26]["data"]?["name"] == "Viewer4")
+        #expect(hooks[28]["data"]?["peer_id"]?.stringValue == lateJoin.peer.peerID)
+        #expect(hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID)
+        #expect(hooks[33]["data"]?["poll_id"]?.stringValue == quiz)
+        #expect(hooks[34]["data"]?["reason"] == "room ended", "end-room stopped the stream")
+        #expect(hooks[61]["data"]?["reason"] == "show over" && hooks[61]["data"]?["lock"] == true)
+        #expect(hooks[62]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
+        withExtendedLifetime(lateViewer) {}
     }
 }

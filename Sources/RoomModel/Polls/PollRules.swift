@@ -153,6 +153,7 @@ extension RoomRegistry {
         poll.state = .started
         poll.startedBy = peer.id
         poll.startedAt = clock.nowMillis()
+        record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
         if poll.deadline != nil {
             pollSchedule.timed.removeAll { $0.room == nil || $0.state != .started }  // ended sessions, stopped polls
@@ -185,6 +186,7 @@ extension RoomRegistry {
         poll.stoppedBy = peerID
         poll.stoppedAt = clock.nowMillis()
         guard let room = poll.room else { return [] }
+        record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: peerID.flatMap(room.peer).map(ActorRef.init)))
         let recipients = room.peersInJoinOrder.filter { mayRead($0, poll) }
         return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
     }

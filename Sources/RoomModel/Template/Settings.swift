@@ -10,6 +10,10 @@ public struct Settings: Sendable, Equatable {
     public var limits = LimitSettings()
     /// `polls`
     public var polls = PollSettings()
+    /// `hls` (1.1, HLSSettings.swift)
+    public var hls = HLSSettings()
+    /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
+    public var webhooks: WebhookSettings?
 
     public init(room: RoomSettings = RoomSettings(), activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
                 roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings(),
@@ -129,6 +133,8 @@ extension Settings {
         roleChange = try c.object("role_change", RoleChangeSettings.init) ?? roleChange
         limits = try c.object("limits", LimitSettings.init) ?? limits
         polls = try c.object("polls", PollSettings.init) ?? polls
+        hls = try c.object("hls", HLSSettings.init) ?? hls
+        webhooks = try c.object("webhooks", WebhookSettings.init)
     }
 }
 

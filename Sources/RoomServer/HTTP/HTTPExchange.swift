@@ -30,6 +30,8 @@ final class HTTPRequest {
     var body: [UInt8] = []
     /// The declared `Content-Length`.
     var expected = 0
+    /// `?name=value` arguments (QueryArguments.swift).
+    var query: [String: String] = [:]
 
     init(method: Method, path: String, authorization: String?) {
         self.method = method
@@ -49,6 +51,7 @@ extension RoomServer {
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
+        request.query = queryArguments(wsi)
         if headerBytes(wsi) > Self.maxHeaderBytes {
             return respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes"))
         }
@@ -151,7 +154,7 @@ extension RoomServer {
         case (_, "/ws"):
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:
-            if request.path.hasPrefix(RestAPI.prefix) { return rest.handle(request) }
+            if RestAPI.handles(request.path) { return rest.handle(request) }
             return .error(404, code: 404, "no route for \(request.path)")
         }
     }

@@ -26,11 +26,24 @@ final class RestAPI {
             guard limiter.take(nowMillis: server.clock.nowMillis()) else {
                 throw RoomError(.rateLimited, "rate limited")
             }
+            if request.path == Self.listPath || request.path == Self.prefix {
+                guard request.method == .get else {
+                    return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+                }
+                return try listRooms(request)  // RestOperator.swift
+            }
             let parts = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
                 .map(String.init)
             switch (request.method, parts.count > 1 ? parts[1] : nil, parts.count) {
             case (.get, nil, 1): return try getRoom(parts[0])
             case (.get, "peers", 2): return try getPeers(parts[0])
+            case (.get, "peers", 3): return try getPeer(parts[0], parts[2])
+            case (.get, "hls", 2): return try getLiveStream(parts[0])
+            case (.get, "hls", 3) where parts[2] == "daterange": return try dateRanges(parts[0])
+            case (.post, "hls", 3) where parts[2] == "start": return try startLiveStream(parts[0], try body(request))
+            case (.post, "hls", 3) where parts[2] == "stop": return try stopLiveStream(parts[0])
+            case (.post, "hls", 3) where parts[2] == "timed-metadata":
+                return try addTimedMetadata(parts[0], try body(request))
             case (.post, "peers", 3): return try updatePeer(parts[0], parts[2], try body(request))
             case (.post, "remove-peers", 2): return try removePeers(parts[0], try body(request))
             case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
@@ -55,7 +68,7 @@ final class RestAPI {
         case .tokenInvalid, .notAJWT, .badJWT: 401
         case .permissionDenied: 403
         case .roomNotFound, .peerNotFound: 404
-        case .roleLimitReached: 409
+        case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413
         case .rateLimited: 429
         default: 400
@@ -159,8 +172,12 @@ final class RestAPI {
         case (nil, nil): target = .everyone
         case (.some, .some): throw .invalidParams("peer_id and role: give one, not both")
         }
-        dispatcher.fanOut(try registry.send(from: .server, in: room, message: message, type: type, to: target).deliveries)
-        return .json(200, [:])
+        let (chat, deliveries) = try registry.send(from: .server, in: room, message: message, type: type, to: target)
+        dispatcher.fanOut(deliveries)
+        return .json(200, encoded: Dispatcher.encode { w in
+            w.field("message_id", chat.id)
+            w.field("timestamp", chat.timestamp)
+        })
     }
 
     private func endRoom(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {

@@ -33,6 +33,7 @@ final class ServerMetrics: Sendable {
         "preview", "set-metadata", "get-metadata", "listen-metadata-change", "poll-info-set", "poll-questions-set",
         "poll-info-get", "poll-questions-get", "poll-start", "poll-stop", "poll-response", "poll-list", "poll-result",
         "poll-responses", "poll-leaderboard",
+        "hls-start", "hls-stop", "hls-timed-metadata",
     ]
 
     init() {

@@ -4,19 +4,6 @@ import RoomWire
 /// Wire shapes of PROTOCOL.md sections 14 and 15: session-store entries,
 /// PollInfo, questions, PollResult, responses and leaderboard entries.
 extension JSONWriter {
-    /// A PeerRef as it was when the actor acted; the server's for REST.
-    mutating func actorRef(_ actor: ActorRef) {
-        object { w in
-            if let id = actor.peerID { w.field("peer_id", id) } else { w.key("peer_id"); w.null() }
-            if let role = actor.role { w.field("role", role) } else { w.key("role"); w.null() }
-            w.key("info")
-            w.object { w in
-                w.field("name", actor.name)
-                if let user = actor.userID { w.field("user_id", user) }
-            }
-        }
-    }
-
     /// Entry `{key, value, version, updated_by, updated_at}`.
     mutating func sessionEntry(_ entry: SessionEntry) {
         object { w in

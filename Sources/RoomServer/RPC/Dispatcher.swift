@@ -84,6 +84,7 @@ package final class Dispatcher {
             "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
         ].merging(Self.roomMethods) { $1 }.merging(Self.searchMethods) { $1 }
             .merging(Self.audienceMethods) { $1 }.merging(Self.pollMethods) { $1 }
+            .merging(Self.hlsMethods) { $1 }
     }
 
     // MARK: pipeline
@@ -235,6 +236,7 @@ package final class Dispatcher {
     /// cascade runs here as a work queue, never as recursion: its length is
     /// up to the room's size, which clients control.
     package func fanOut(_ deliveries: [Delivery]) {
+        server.forwardOperatorEvents()  // webhooks: what the change recorded (Webhooks/ServerWebhooks.swift)
         if deliveries.isEmpty { return }
         pendingFanOut.append(deliveries)
         if fanningOut { return }  // the loop below, further up the stack, takes them

@@ -68,13 +68,19 @@ extension JSONWriter {
         }
     }
 
-    mutating func room(_ room: Room, locked: Bool) {
+    /// The Room object; `join`, `preview` and REST carry `hls` (HLSState or
+    /// null), the REST room list leaves it out (`withHLS: false`).
+    mutating func room(_ room: Room, locked: Bool, withHLS: Bool = true) {
         object { w in
             w.field("room_id", room.id)
             w.field("session_id", room.sessionID)
             w.field("started_at", room.startedAt)
             w.field("peer_count", room.peerCount)
             w.field("locked", locked)
+            if withHLS {
+                w.key("hls")
+                w.liveStream(room.liveStream)  // HLSEncoding.swift
+            }
         }
     }
 
@@ -295,6 +301,10 @@ package enum Envelope {
             }
         case .metadataChange, .pollStart, .pollStop, .pollStats:
             return audiencePush(push)
+        case .hlsUpdate(let state):
+            return notification("on-hls-update", params: Self.encodeLiveStream(state))
+        case .hlsTimedMetadata(let cues):
+            return notification("on-hls-timed-metadata") { w in w.cues(cues) }
         }
     }
 

@@ -1,0 +1,173 @@
+/// One output of the stream (`variants[]` of HLSState).
+public struct HLSVariant: Sendable, Equatable {
+    public var url: String
+    public var meetingURL: String?
+    public var metadata: String?
+    public var startedAt: Int64
+}
+
+/// A timed-metadata cue: shown to HLS viewers from `startDate` to `endDate` (ms).
+public struct HLSCue: Sendable, Equatable {
+    public var id: String
+    public var payload: String
+    public var startDate: Int64
+    public var endDate: Int64
+}
+
+/// What `hls-start` asks for, one per variant.
+public struct HLSVariantRequest: Sendable, Equatable {
+    public var meetingURL: String?
+    public var metadata: String?
+
+    public init(meetingURL: String? = nil, metadata: String? = nil) {
+        self.meetingURL = meetingURL
+        self.metadata = metadata
+    }
+}
+
+/// What `hls-timed-metadata` asks for, one per cue.
+public struct HLSCueRequest: Sendable, Equatable {
+    public var payload: String
+    public var durationS: Int
+
+    public init(payload: String, durationS: Int) {
+        self.payload = payload
+        self.durationS = durationS
+    }
+}
+
+/// HLSState of a room session (PROTOCOL.md section 16). A room has none
+/// before its first `hls-start`; after a stop it keeps who started and
+/// stopped the last run, with no variants and no cues.
+public struct LiveStream: Sendable, Equatable {
+    public internal(set) var running: Bool
+    public internal(set) var startedAt: Int64?
+    public internal(set) var startedBy: ActorRef?
+    public internal(set) var stoppedAt: Int64?
+    public internal(set) var stoppedBy: ActorRef?
+    public internal(set) var variants: [HLSVariant]
+    /// Live cues (end not passed), oldest first.
+    public internal(set) var cues: [HLSCue]
+
+    /// Drops the cues whose end has passed; returns whether any went.
+    @discardableResult
+    mutating func prune(now: Int64) -> Bool {
+        let before = cues.count
+        cues.removeAll { $0.endDate <= now }
+        return cues.count != before
+    }
+}
+
+/// Live stream state and timed metadata (PROTOCOL.md section 16).
+extension RoomRegistry {
+    public static let maxVariants = 8
+    public static let maxCuesPerCall = 20
+    public static let maxCuePayloadBytes = 4096
+    public static let cueDurationRange = 1...3600
+    /// `meeting_url` and `metadata` of a variant.
+    public static let maxVariantFieldBytes = 4096
+
+    /// The room's HLSState with expired cues dropped (nil before the first start).
+    public func liveStream(of room: Room) -> LiveStream? {
+        room.liveStream?.prune(now: clock.nowMillis())
+        return room.liveStream
+    }
+
+    /// `hls-start` (or REST `…/hls/start`): every peer gets `on-hls-update`.
+    public func startLiveStream(by initiator: Initiator, in room: Room, variants requested: [HLSVariantRequest]?)
+        throws(RoomError) -> [Delivery]
+    {
+        let requested = requested ?? [HLSVariantRequest()]
+        if requested.isEmpty || requested.count > Self.maxVariants {
+            throw .invalidParams("variants: 1 to \(Self.maxVariants) variants, got \(requested.count)")
+        }
+        for (i, variant) in requested.enumerated() {
+            if let url = variant.meetingURL {
+                try checkSize(url, field: "variants[\(i)].meeting_url", limit: Self.maxVariantFieldBytes)
+            }
+            if let metadata = variant.metadata {
+                try checkSize(metadata, field: "variants[\(i)].metadata", limit: Self.maxVariantFieldBytes)
+            }
+        }
+        try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
+        if room.liveStream?.running == true { throw RoomError(.wrongState, "hls: the stream is already running") }
+        let now = clock.nowMillis()
+        let url = playlistURL(for: room)
+        room.liveStream = LiveStream(
+            running: true, startedAt: now, startedBy: ActorRef(initiator), stoppedAt: nil, stoppedBy: nil,
+            variants: requested.map { HLSVariant(url: url, meetingURL: $0.meetingURL, metadata: $0.metadata, startedAt: now) },
+            cues: [])
+        record(.hlsStarted(room: RoomRef(room), by: ActorRef(initiator), urls: [url]), at: now)
+        return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
+    }
+
+    /// `hls-stop` (or REST `…/hls/stop`): every peer gets `on-hls-update` with `running:false`.
+    public func stopLiveStream(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
+        try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
+        guard room.liveStream?.running == true else { throw RoomError(.wrongState, "hls: the stream is not running") }
+        endLiveStream(room, by: ActorRef(initiator), reason: "stopped")
+        return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
+    }
+
+    /// `hls-timed-metadata`: each object becomes a cue from now to now + duration;
+    /// every peer gets `on-hls-timed-metadata {cues}`. All or nothing.
+    public func addTimedMetadata(by initiator: Initiator, in room: Room, _ requests: [HLSCueRequest])
+        throws(RoomError) -> (cues: [HLSCue], deliveries: [Delivery])
+    {
+        if requests.isEmpty || requests.count > Self.maxCuesPerCall {
+            throw .invalidParams("metadata_objs: 1 to \(Self.maxCuesPerCall) objects, got \(requests.count)")
+        }
+        for (i, request) in requests.enumerated() {
+            try checkSize(request.payload, field: "metadata_objs[\(i)].payload", limit: Self.maxCuePayloadBytes)
+            if !Self.cueDurationRange.contains(request.durationS) {
+                throw .invalidParams("metadata_objs[\(i)].duration: must be between 1 and 3600 s, got \(request.durationS)")
+            }
+        }
+        try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
+        guard room.liveStream?.running == true else { throw RoomError(.wrongState, "hls: the stream is not running") }
+        let now = clock.nowMillis()
+        room.liveStream!.prune(now: now)
+        let limit = settings.hls.maxLiveCues
+        if room.liveStream!.cues.count + requests.count > limit {
+            throw RoomError(.tooMany, "metadata_objs: at most \(limit) live cues per room (settings.hls.max_live_cues), \(room.liveStream!.cues.count) live")
+        }
+        let cues = requests.map {
+            HLSCue(id: ids.next(.cue), payload: $0.payload, startDate: now, endDate: now + Int64($0.durationS) * 1000)
+        }
+        room.liveStream!.cues += cues
+        return (cues, [Delivery(.hlsTimedMetadata(cues), to: room.peersInJoinOrder)].nonEmpty)
+    }
+
+    /// When the next live cue ends, for the server's timer (so that
+    /// `room.hls.cues` is current in every Room object it writes).
+    public var nextCueExpiry: Int64? {
+        var earliest: Int64?
+        for room in rooms.values {
+            for cue in room.liveStream?.cues ?? [] where cue.endDate < (earliest ?? .max) { earliest = cue.endDate }
+        }
+        return earliest
+    }
+
+    /// Drops expired cues in every room (nothing is pushed: a cue's end is known to all).
+    public func expireCues() {
+        let now = clock.nowMillis()
+        for room in rooms.values where room.liveStream?.cues.isEmpty == false { room.liveStream!.prune(now: now) }
+    }
+
+    /// `settings.hls.playlist_url` with `{room_id}` and `{session_id}` replaced.
+    public func playlistURL(for room: Room) -> String {
+        settings.hls.playlistURL.replacing("{room_id}", with: room.id).replacing("{session_id}", with: room.sessionID)
+    }
+
+    /// The stream ends (a stop, or the room's end): no variants, no cues.
+    func endLiveStream(_ room: Room, by actor: ActorRef?, reason: String) {
+        guard room.liveStream?.running == true else { return }
+        let now = clock.nowMillis()
+        room.liveStream!.running = false
+        room.liveStream!.stoppedAt = now
+        room.liveStream!.stoppedBy = actor
+        room.liveStream!.variants = []
+        room.liveStream!.cues = []
+        record(.hlsStopped(room: RoomRef(room), by: actor, reason: reason), at: now)
+    }
+}

@@ -1,0 +1,93 @@
+/// The webhook event names (PROTOCOL.md section 17, 100ms names).
+public enum WebhookEventKind: String, Sendable, CaseIterable {
+    case sessionOpen = "session.open.success"
+    case sessionClose = "session.close.success"
+    case peerJoin = "peer.join.success"
+    case peerLeave = "peer.leave.success"
+    case roleChange = "role.change.success"
+    case hlsStarted = "hls.started.success"
+    case hlsStopped = "hls.stopped.success"
+    /// Fired by polls (section 15) once they exist in this build.
+    case pollStarted = "poll.started"
+    /// Fired by polls (section 15) once they exist in this build.
+    case pollStopped = "poll.stopped"
+    case roomEnd = "room.end.success"
+}
+
+/// A room session, as it was when something happened.
+public struct RoomRef: Sendable, Equatable {
+    public var roomID: String
+    public var sessionID: String
+
+    public init(_ room: Room) {
+        roomID = room.id
+        sessionID = room.sessionID
+    }
+
+    public init(roomID: String, sessionID: String) {
+        self.roomID = roomID
+        self.sessionID = sessionID
+    }
+}
+
+/// Something the operator's backend hears about (webhooks). The model
+/// records these in order as rules apply; the server takes them after each
+/// change and sends them (it never waits for the receiver).
+public enum OperatorEvent: Sendable, Equatable {
+    case sessionOpened(room: RoomRef)
+    case sessionClosed(room: RoomRef)
+    case peerJoined(room: RoomRef, peer: ActorRef)
+    /// `reason` is `on-peer-leave`'s; "room ended" for the peers of an ended room.
+    case peerLeft(room: RoomRef, peer: ActorRef, reason: String)
+    case roleChanged(room: RoomRef, peer: ActorRef, oldRole: String)
+    case hlsStarted(room: RoomRef, by: ActorRef, urls: [String])
+    /// `by` nil: the room's end stopped it. `reason` "stopped" or "room ended".
+    case hlsStopped(room: RoomRef, by: ActorRef?, reason: String)
+    case pollStarted(room: RoomRef, pollID: String, by: ActorRef?)
+    case pollStopped(room: RoomRef, pollID: String, by: ActorRef?)
+    case roomEnded(room: RoomRef, by: ActorRef, reason: String, lock: Bool)
+
+    public var kind: WebhookEventKind {
+        switch self {
+        case .sessionOpened: .sessionOpen
+        case .sessionClosed: .sessionClose
+        case .peerJoined: .peerJoin
+        case .peerLeft: .peerLeave
+        case .roleChanged: .roleChange
+        case .hlsStarted: .hlsStarted
+        case .hlsStopped: .hlsStopped
+        case .pollStarted: .pollStarted
+        case .pollStopped: .pollStopped
+        case .roomEnded: .roomEnd
+        }
+    }
+
+    public var room: RoomRef {
+        switch self {
+        case .sessionOpened(let room), .sessionClosed(let room): room
+        case .peerJoined(let room, _), .peerLeft(let room, _, _), .roleChanged(let room, _, _): room
+        case .hlsStarted(let room, _, _), .hlsStopped(let room, _, _): room
+        case .pollStarted(let room, _, _), .pollStopped(let room, _, _): room
+        case .roomEnded(let room, _, _, _): room
+        }
+    }
+}
+
+/// An event and when it happened (ms).
+public struct TimedOperatorEvent: Sendable, Equatable {
+    public var event: OperatorEvent
+    public var at: Int64
+}
+
+extension RoomRegistry {
+    /// Takes the events recorded since the last call, oldest first.
+    public func takeOperatorEvents() -> [TimedOperatorEvent] {
+        defer { operatorEvents.removeAll(keepingCapacity: true) }
+        return operatorEvents
+    }
+
+    /// Records `event` when someone listens (`recordsOperatorEvents`).
+    public func record(_ event: OperatorEvent, at time: Int64? = nil) {
+        if recordsOperatorEvents { operatorEvents.append(TimedOperatorEvent(event: event, at: time ?? clock.nowMillis())) }
+    }
+}

@@ -1,0 +1,98 @@
+/// `settings.webhooks` (1.1, PROTOCOL.md section 17). Absent: no webhooks.
+public struct WebhookSettings: Sendable, Equatable {
+    /// `url` (required): where each event is POSTed, an http(s) URL.
+    public var url: String
+    /// `events`: the event names sent (default all of them).
+    public var events: [WebhookEventKind] = WebhookEventKind.allCases
+    /// `timeout_ms`, 100...600000: one attempt's deadline.
+    public var timeoutMs: Int = 5000
+    /// `max_attempts`, 1...20.
+    public var maxAttempts: Int = 6
+    /// `queue_limit`, 1...1000000: waiting events; a full queue drops the oldest.
+    public var queueLimit: Int = 10000
+
+    public init(url: String, events: [WebhookEventKind] = WebhookEventKind.allCases, timeoutMs: Int = 5000,
+                maxAttempts: Int = 6, queueLimit: Int = 10000) {
+        self.url = url
+        self.events = events
+        self.timeoutMs = timeoutMs
+        self.maxAttempts = maxAttempts
+        self.queueLimit = queueLimit
+    }
+}
+
+extension WebhookSettings {
+    init(_ c: TemplateCursor) throws(TemplateError) {
+        // Problems are reported and reading goes on, so that one run lists them all.
+        let given = c.keys.contains("url")
+        let reported = c.problems.errors.count
+        let url = try c.string("url", default: "")
+        let wrongType = c.problems.errors.count > reported  // already reported by the cursor
+        if !given {
+            c.report(c.path("url"), "required: the receiver's http(s) URL")
+        } else if !wrongType, url.utf8.count > 2048 || WebURL(url) == nil {
+            c.report(c.path("url"), "expected an http(s) URL of at most 2048 bytes, got \"\(url)\"")
+        }
+        self.init(url: url)
+        if c.keys.contains("events") {
+            let names = try c.stringArray("events")
+            var kinds: [WebhookEventKind] = []
+            for (i, name) in names.enumerated() {
+                guard let kind = WebhookEventKind(rawValue: name) else {
+                    c.report(c.path("events", i), "unknown event \"\(name)\", expected one of "
+                        + WebhookEventKind.allCases.map(\.rawValue).joined(separator: ", "))
+                    continue
+                }
+                if !kinds.contains(kind) { kinds.append(kind) }
+            }
+            events = kinds
+        }
+        timeoutMs = try c.int("timeout_ms", default: timeoutMs, in: 100...600_000)
+        maxAttempts = try c.int("max_attempts", default: maxAttempts, in: 1...20)
+        queueLimit = try c.int("queue_limit", default: queueLimit, in: 1...1_000_000)
+    }
+}
+
+/// Just enough of RFC 3986 to refuse what is not an http(s) URL:
+/// `http[s]://host[:port][/path][?query]`, printable ASCII, no spaces.
+public struct WebURL: Sendable, Equatable {
+    public var scheme: String
+    public var host: String
+    public var port: Int?
+
+    public init?(_ text: String) {
+        guard Self.isPrintable(text), let colon = text.firstIndex(of: ":") else { return nil }
+        let scheme = text[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https", text[colon...].hasPrefix("://") else { return nil }
+        let rest = text[text.index(colon, offsetBy: 3)...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        var host = Substring(hostPort)
+        var port: Int?
+        if hostPort.hasPrefix("[") {  // IPv6 literal
+            guard let close = hostPort.firstIndex(of: "]") else { return nil }
+            host = hostPort[...close]
+            let after = hostPort[hostPort.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":"), let p = Int(after.dropFirst()) else { return nil }
+                port = p
+            }
+        } else if let portColon = hostPort.lastIndex(of: ":") {
+            host = hostPort[..<portColon]
+            guard let p = Int(hostPort[hostPort.index(after: portColon)...]) else { return nil }
+            port = p
+        }
+        if let port, !(1...65535).contains(port) { return nil }
+        let hostCharacters = host.hasPrefix("[") ? host.dropFirst().dropLast() : host
+        guard !hostCharacters.isEmpty, hostCharacters.allSatisfy({ $0.isLetter || $0.isNumber || "-._~%:".contains($0) })
+        else { return nil }
+        self.scheme = scheme
+        self.host = String(host)
+        self.port = port
+    }
+
+    /// Printable ASCII without spaces.
+    public static func isPrintable(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+    }
+}

@@ -1,0 +1,82 @@
+import RoomModel
+import RoomWire
+
+/// `hls-start`, `hls-stop`, `hls-timed-metadata` (PROTOCOL.md section 16).
+/// The REST API (`…/hls/start|stop|timed-metadata`) decodes with the same
+/// functions and calls the same model rules as the server.
+extension Dispatcher {
+    static var hlsMethods: [String: Method] {
+        [
+            "hls-start": Method(needsJoin: true, handler: Dispatcher.hlsStart),
+            "hls-stop": Method(needsJoin: true, handler: Dispatcher.hlsStop),
+            "hls-timed-metadata": Method(needsJoin: true, handler: Dispatcher.hlsTimedMetadata),
+        ]
+    }
+
+    func hlsStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let variants = try Self.variantRequests(params)
+        fanOut(try registry.startLiveStream(by: .peer(peer), in: peer.room, variants: variants))
+        logger.info("hls started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+        return Self.empty
+    }
+
+    func hlsStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        fanOut(try registry.stopLiveStream(by: .peer(peer), in: peer.room))
+        logger.info("hls stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+        return Self.empty
+    }
+
+    func hlsTimedMetadata(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let requests = try Self.cueRequests(params)
+        let (cues, deliveries) = try registry.addTimedMetadata(by: .peer(peer), in: peer.room, requests)
+        fanOut(deliveries)
+        server.scheduleCueExpiry()
+        return Self.encode { w in w.cues(cues) }
+    }
+
+    // MARK: params, shared with REST
+
+    /// `variants?:[{meeting_url?, metadata?}]`; absent → nil (one default variant).
+    static func variantRequests(_ params: Params) throws(RoomError) -> [HLSVariantRequest]? {
+        guard let items = try params.objectArray("variants") else { return nil }
+        var variants: [HLSVariantRequest] = []
+        for item in items {
+            variants.append(HLSVariantRequest(meetingURL: try item.string("meeting_url"), metadata: try item.string("metadata")))
+        }
+        return variants
+    }
+
+    /// `metadata_objs:[{payload, duration}]` (required).
+    static func cueRequests(_ params: Params) throws(RoomError) -> [HLSCueRequest] {
+        guard let items = try params.objectArray("metadata_objs") else { throw .invalidParams("metadata_objs: required") }
+        var cues: [HLSCueRequest] = []
+        for item in items {
+            let payload = try item.requiredString("payload")
+            guard let duration = try item.int("duration", in: RoomRegistry.cueDurationRange) else {
+                throw .invalidParams("\(item.path).duration: required (1 to 3600 s)")
+            }
+            cues.append(HLSCueRequest(payload: payload, durationS: duration))
+        }
+        return cues
+    }
+}
+
+extension Params {
+    /// An array of objects, each read with the path `key[i]`; nil when absent.
+    func objectArray(_ key: String) throws(RoomError) -> [Params]? {
+        let name = path.isEmpty ? key : "\(path).\(key)"
+        guard let value = value(key) else { return nil }
+        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
+        var objects: [Params] = []
+        for (index, item) in items.enumerated() {
+            guard case .object = item else {
+                throw .invalidParams("\(name)[\(index)]: expected an object, got \(item.typeName)")
+            }
+            objects.append(Params(item, path: "\(name)[\(index)]"))
+        }
+        return objects
+    }
+}

@@ -1,0 +1,77 @@
+import RoomModel
+import RoomWire
+
+/// One webhook, encoded once on the service thread: the body is the same
+/// bytes on every attempt (so is `id`, for the receiver's deduplication).
+struct WebhookEvent: Sendable {
+    var id: String
+    var roomID: String
+    var type: String
+    var body: [UInt8]
+
+    /// `{"version":"2.0","id","timestamp","type","data":{room_id, session_id, peer fields…}}`.
+    init(_ timed: TimedOperatorEvent, id: String) {
+        let event = timed.event
+        self.id = id
+        roomID = event.room.roomID
+        type = event.kind.rawValue
+        var w = JSONWriter()
+        w.object { w in
+            w.field("version", "2.0")
+            w.field("id", id)
+            w.field("timestamp", timed.at)
+            w.field("type", event.kind.rawValue)
+            w.key("data")
+            w.object { w in
+                w.field("room_id", event.room.roomID)
+                w.field("session_id", event.room.sessionID)
+                switch event {
+                case .sessionOpened, .sessionClosed: break
+                case .peerJoined(_, let peer):
+                    w.peerFields(peer)
+                case .peerLeft(_, let peer, let reason):
+                    w.peerFields(peer)
+                    w.field("reason", reason)
+                case .roleChanged(_, let peer, let oldRole):
+                    w.peerFields(peer)
+                    w.field("old_role", oldRole)
+                case .hlsStarted(_, let by, let urls):
+                    w.peerFields(by)
+                    w.key("urls")
+                    w.strings(urls)
+                case .hlsStopped(_, let by, let reason):
+                    if let by { w.peerFields(by) }
+                    w.field("reason", reason)
+                case .pollStarted(_, let pollID, let by), .pollStopped(_, let pollID, let by):
+                    if let by { w.peerFields(by) }
+                    w.field("poll_id", pollID)
+                case .roomEnded(_, let by, let reason, let lock):
+                    w.peerFields(by)
+                    w.field("reason", reason)
+                    w.field("lock", lock)
+                }
+            }
+        }
+        body = w.bytes
+    }
+
+    /// Random 128-bit ids as 32 lowercase hex digits.
+    static func makeID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return [rng.next() as UInt64, rng.next() as UInt64].map { value in
+            let digits = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+    }
+}
+
+extension JSONWriter {
+    /// The flat peer fields of a webhook's `data`: `peer_id`, `user_id`,
+    /// `role`, `name` (null ids and role for the REST API's server).
+    mutating func peerFields(_ actor: ActorRef) {
+        optionalField("peer_id", actor.peerID)
+        optionalField("user_id", actor.userID)
+        optionalField("role", actor.role)
+        field("name", actor.name)
+    }
+}

@@ -1,0 +1,68 @@
+import Synchronization
+
+/// The waiting webhooks, shared by the service thread (which only appends,
+/// never waits for the network) and the sender task. Bounded: when full the
+/// oldest waiting event is dropped and counted. Per-room order: an event is
+/// handed out only while no earlier event of its room is in flight, so a
+/// failing event holds back its room's later events and nobody else's.
+final class WebhookQueue: Sendable {
+    struct State {
+        var waiting: [WebhookEvent] = []
+        var head = 0
+        /// Rooms with an event in flight (being sent or waiting for a retry).
+        var busyRooms: Set<String> = []
+        var dropped = 0
+        var count: Int { waiting.count - head }
+    }
+
+    let limit: Int
+    /// Rooms whose events are sent at the same time, at most.
+    let maxInFlight: Int
+    private let state = Mutex(State())
+
+    init(limit: Int, maxInFlight: Int = 16) {
+        self.limit = limit
+        self.maxInFlight = maxInFlight
+    }
+
+    /// Appends `event`; when that pushed the oldest waiting event out,
+    /// returns how many were dropped so far (else nil).
+    func append(_ event: WebhookEvent) -> Int? {
+        state.withLock { s in
+            var dropped: Int?
+            if s.count >= limit {
+                s.head += 1
+                s.dropped += 1
+                dropped = s.dropped
+            }
+            s.waiting.append(event)
+            if s.head > 1024, s.head * 2 > s.waiting.count {
+                s.waiting.removeFirst(s.head)
+                s.head = 0
+            }
+            return dropped
+        }
+    }
+
+    /// The oldest waiting event whose room has nothing in flight, marking
+    /// the room busy; nil when none may go now.
+    func takeReady() -> WebhookEvent? {
+        state.withLock { s in
+            guard s.busyRooms.count < maxInFlight else { return nil }
+            var index = s.head
+            while index < s.waiting.count, s.busyRooms.contains(s.waiting[index].roomID) { index += 1 }
+            guard index < s.waiting.count else { return nil }
+            let event = s.waiting.remove(at: index)
+            s.busyRooms.insert(event.roomID)
+            return event
+        }
+    }
+
+    /// The event of `roomID` in flight is done (delivered or given up).
+    func finished(_ roomID: String) {
+        _ = state.withLock { $0.busyRooms.remove(roomID) }
+    }
+
+    /// Nothing waiting and nothing in flight.
+    var isIdle: Bool { state.withLock { $0.count == 0 && $0.busyRooms.isEmpty } }
+}

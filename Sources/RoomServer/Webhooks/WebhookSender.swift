@@ -1,0 +1,159 @@
+import AsyncHTTPClient
+import Crypto
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Metrics
+import NIOCore
+import RoomModel
+
+/// Delivers webhooks (PROTOCOL.md section 17) off the service thread: the
+/// service thread calls `enqueue`, which only appends to the bounded queue
+/// and wakes the sender task; POSTs, timeouts and retries happen on that
+/// task and AsyncHTTPClient's event loop, never on the service thread.
+final class WebhookSender: Sendable {
+    let settings: WebhookSettings
+    let queue: WebhookQueue
+    private let client: HTTPClient
+    private let key: SymmetricKey
+    private let logger: Logger
+    private let metrics: WebhookMetrics
+    private let wake: AsyncStream<Void>.Continuation
+    private let enabled: Set<String>
+
+    init(settings: WebhookSettings, secret: [UInt8], metrics: WebhookMetrics, logger: Logger) {
+        self.settings = settings
+        queue = WebhookQueue(limit: settings.queueLimit)
+        key = SymmetricKey(data: secret)
+        self.logger = logger
+        self.metrics = metrics
+        enabled = Set(settings.events.map(\.rawValue))
+        var configuration = HTTPClient.Configuration()
+        let timeout = TimeAmount.milliseconds(Int64(settings.timeoutMs))
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: timeout, read: timeout)
+        configuration.redirectConfiguration = .disallow
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        wake = continuation
+        Task.detached { [self] in await run(stream) }
+    }
+
+    /// Service thread: queue the event (when its kind is enabled). Never blocks on the network.
+    func enqueue(_ event: WebhookEvent) {
+        guard enabled.contains(event.type) else { return }
+        if let dropped = queue.append(event) {
+            metrics.dropped.increment()
+            if dropped % 1000 == 1 {  // the first, then every 1000th
+                logger.warning("webhook queue full: oldest event dropped",
+                               metadata: ["limit": "\(settings.queueLimit)", "dropped": "\(dropped)"])
+            }
+        }
+        wake.yield()
+    }
+
+    /// Blocks the calling thread until every queued event is delivered (or
+    /// given up), or `timeout` passed. For the end of the process.
+    func drain(timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while !queue.isIdle, ContinuousClock.now < deadline { usleep(10_000) }
+        if !queue.isIdle { logger.notice("webhooks still queued at exit") }
+    }
+
+    // MARK: sender task
+
+    private func run(_ stream: AsyncStream<Void>) async {
+        await withDiscardingTaskGroup { group in
+            for await _ in stream {
+                while let event = queue.takeReady() {
+                    group.addTask { [self] in
+                        await deliver(event)
+                        queue.finished(event.roomID)
+                        wake.yield()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Attempts until a 2xx or `max_attempts`: backoff 1 s, 2 s, 4 s… ± 10 %.
+    private func deliver(_ event: WebhookEvent) async {
+        for attempt in 1...settings.maxAttempts {
+            let failure = await post(event)
+            guard let failure else {
+                metrics.delivered.increment()
+                logger.debug("webhook delivered", metadata: ["room": "\(event.roomID)", "event": "\(event.type)",
+                                                             "id": "\(event.id)", "attempt": "\(attempt)"])
+                return
+            }
+            if attempt == settings.maxAttempts {
+                metrics.failed.increment()
+                logger.warning("webhook failed, giving up", metadata: [
+                    "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)",
+                    "attempts": "\(attempt)", "error": "\(failure)"])
+                return
+            }
+            metrics.retried.increment()
+            let delay = Self.backoff(afterAttempt: attempt)
+            logger.info("webhook attempt failed, retrying", metadata: [
+                "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)", "attempt": "\(attempt)",
+                "error": "\(failure)", "retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)"])
+            try? await Task.sleep(for: delay)
+        }
+    }
+
+    /// 1 s · 2^(attempt-1), ± 10 % jitter.
+    static func backoff(afterAttempt attempt: Int) -> Duration {
+        let base = 1000.0 * Double(1 << min(attempt - 1, 20))
+        return .milliseconds(Int64(base * Double.random(in: 0.9...1.1)))
+    }
+
+    /// One POST; nil on a 2xx, else what went wrong.
+    private func post(_ event: WebhookEvent) async -> String? {
+        let timestamp = String(Self.nowMillis())
+        var request = HTTPClientRequest(url: settings.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "roomd")
+        request.headers.add(name: "X-Roomd-Timestamp", value: timestamp)
+        request.headers.add(name: "X-Roomd-Signature", value: Self.signature(key: key, timestamp: timestamp, body: event.body))
+        request.body = .bytes(event.body)
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeoutMs)))
+            // Read (and drop) at most 64 KiB of the answer, so the connection can be reused.
+            var read = 0
+            for try await chunk in response.body {
+                read += chunk.readableBytes
+                if read > 65536 { break }
+            }
+            if (200..<300).contains(response.status.code) { return nil }
+            return "HTTP \(response.status.code)"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
+    static func signature(key: SymmetricKey, timestamp: String, body: [UInt8]) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: key)
+        return "sha256=" + mac.map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    static func nowMillis() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
+/// `roomd_webhook_deliveries_total{result}` (delivered, retried, failed) and
+/// `roomd_webhook_dropped_total`, on the server's registry.
+struct WebhookMetrics: Sendable {
+    let delivered: Metrics.Counter
+    let retried: Metrics.Counter
+    let failed: Metrics.Counter
+    let dropped: Metrics.Counter
+}
