@@ -23,13 +23,6 @@ final class ServerMetrics: Sendable {
     let joinTimeouts: Metrics.Counter
     let joinDuration: Metrics.Timer
 
-    static let methods = [
-        "join", "leave", "peer-update", "track-add", "track-update", "track-remove", "broadcast",
-        "role-change-request", "role-change", "role-change-reject", "track-update-request",
-        "change-track-mute-state-request", "peer-leave-request", "end-room", "group-join", "group-leave",
-        "group-add", "group-remove", "audio-level", "find-peer", "peer-iter-next", "ping",
-    ]
-
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["roomd_join_duration_seconds"] = [
@@ -39,7 +32,7 @@ final class ServerMetrics: Sendable {
         connections = Metrics.Gauge(label: "roomd_connections", factory: factory)
         peers = Metrics.Gauge(label: "roomd_peers", factory: factory)
         rooms = Metrics.Gauge(label: "roomd_rooms", factory: factory)
-        calls = Dictionary(uniqueKeysWithValues: Self.methods.map {
+        calls = Dictionary(uniqueKeysWithValues: Dispatcher.methodNames.map {  // one label per method the dispatcher serves
             ($0, Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", $0)], factory: factory))
         })
         unknownCalls = Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", "other")], factory: factory)
