@@ -124,12 +124,16 @@ class Contract:
                 self.push(entry["method"], entry.get("params"))
 
 
-async def served(client, method):
-    """False when the daemon answers -32601 (a build without that method)."""
+async def served(roomd, method):
+    """False when the daemon answers -32601 (a build without that method). Asked on a
+    connection of its own that never joins, so the call has no effect."""
+    probe = await roomd.connect()
     try:
-        await client.call(method, {})
+        await probe.call(method, {})
     except RpcError as error:
         return error.code != -32601
+    finally:
+        await probe.close()
     return True
 
 
@@ -367,16 +371,15 @@ def test_preview_session_store_and_polls_match_the_contract(roomd):
     c = Contract()
 
     async def scenario():
-        probe = await roomd.connect()
-        if not await served(probe, "preview"):
-            await probe.close()
+        if not await served(roomd, "preview"):
             return False
+        probe = await roomd.connect()
         await c.call(probe, "preview", {"token": roomd.token("quiz", "nobody", "viewer")})  # no room yet: room null
         host, guest, viewer = [await roomd.connect() for _ in range(3)]
         await c.call(host, "join", {"token": roomd.token("quiz", "ada", "host")})
         await c.call(probe, "preview", {"token": roomd.token("quiz", "nobody", "viewer"), "room_id": "quiz"})
         await c.call(guest, "join", {"token": roomd.token("quiz", "cy", "guest")})
-        await c.call(viewer, "join", {"token": roomd.token("quiz", "bob", "viewer", user_restrictions="view_and_polls_only")})
+        await c.call(viewer, "join", {"token": roomd.token("quiz", "bob", "viewer", restrictions="view_and_polls_only")})
         await probe.close()
 
         # Session store.
@@ -438,11 +441,10 @@ def test_hls_answers_and_pushes_match_the_contract(roomd):
     c = Contract()
 
     async def scenario():
+        if not await served(roomd, "hls-start"):
+            return False
         host = await roomd.connect()
         await c.call(host, "join", {"token": roomd.token("live", "ada", "host")})
-        if not await served(host, "hls-start"):
-            await host.close()
-            return False
         viewer = await roomd.connect()
         joined = await c.call(viewer, "join", {"token": roomd.token("live", "bob", "viewer")})
         assert "hls" in joined["room"] and joined["room"]["hls"] is None, "1.1: join's Room carries hls"
