@@ -139,8 +139,39 @@ async def served(roomd, method):
 
 # ---------------------------------------------------------------- the documents
 
+# The fixed fields of OpenRPC 1.3's objects (specification extensions `x-…` are allowed everywhere).
+OPENRPC_FIELDS = {
+    "document": {"openrpc", "info", "servers", "methods", "components", "externalDocs"},
+    "info": {"title", "description", "termsOfService", "version", "contact", "license"},
+    "server": {"name", "url", "summary", "description", "variables"},
+    "method": {"name", "tags", "summary", "description", "externalDocs", "params", "result", "deprecated", "servers",
+               "errors", "links", "paramStructure", "examples"},
+    "contentDescriptor": {"name", "summary", "description", "required", "schema", "deprecated"},
+    "components": {"contentDescriptors", "schemas", "examples", "links", "errors", "examplePairingObjects", "tags"},
+    "error": {"code", "message", "data"},
+}
+
+
+def _fields(obj):
+    return {key for key in obj if not key.startswith("x-")}
+
+
 def test_the_openrpc_document_is_well_formed():
     assert OPENRPC["openrpc"].startswith("1.3.")
+    assert _fields(OPENRPC) <= OPENRPC_FIELDS["document"] and {"openrpc", "info", "methods"} <= set(OPENRPC)
+    assert _fields(OPENRPC["info"]) <= OPENRPC_FIELDS["info"]
+    assert _fields(OPENRPC["components"]) <= OPENRPC_FIELDS["components"]
+    for server in OPENRPC.get("servers", []):
+        assert _fields(server) <= OPENRPC_FIELDS["server"] and "url" in server
+    for error in OPENRPC["components"]["errors"].values():
+        assert _fields(error) <= OPENRPC_FIELDS["error"] and isinstance(error["code"], int) and error["message"]
+    for m in OPENRPC["methods"]:
+        assert _fields(m) <= OPENRPC_FIELDS["method"], m["name"]
+        descriptors = m["params"] + ([m["result"]] if "result" in m else [])
+        for descriptor in descriptors:
+            assert _fields(descriptor) <= OPENRPC_FIELDS["contentDescriptor"], (m["name"], descriptor)
+        required = [d.get("required", False) for d in m["params"]]
+        assert required == sorted(required, reverse=True), f"{m['name']}: optional params come after the required ones"
     assert OPENRPC["info"]["title"] and OPENRPC["info"]["version"]
     assert "x-roomd-push" in OPENRPC["info"]["description"]
     names = [m["name"] for m in OPENRPC["methods"]]
