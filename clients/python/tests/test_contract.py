@@ -13,7 +13,6 @@ checked when the daemon serves them; a daemon built without them (every one of
 a group answers -32601) skips those parts.
 """
 import asyncio
-import copy
 import json
 import re
 import urllib.error
