@@ -33,10 +33,10 @@ VENV := .venv-test
 test-clients: client-deps $(VENV)/.installed
 	ROOMD_BIN=$(CURDIR)/.build/debug/roomd $(VENV)/bin/pytest -q clients/python/tests clients/browser
 
-$(VENV)/.installed: clients/python/pyproject.toml
+$(VENV)/.installed: clients/python/pyproject.toml Makefile
 	rm -rf $(VENV)
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium
+	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium jsonschema openapi-spec-validator pyyaml
 	$(VENV)/bin/pip install -q --disable-pip-version-check -e clients/python
 	touch $@
 

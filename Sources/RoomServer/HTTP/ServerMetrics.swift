@@ -25,17 +25,6 @@ final class ServerMetrics: Sendable {
     /// Accepted `poll-response` answers (one per question answered or skipped).
     let pollVotes: Metrics.Counter
 
-    static let methods = [
-        "join", "leave", "peer-update", "track-add", "track-update", "track-remove", "broadcast",
-        "role-change-request", "role-change", "role-change-reject", "track-update-request",
-        "change-track-mute-state-request", "peer-leave-request", "end-room", "group-join", "group-leave",
-        "group-add", "group-remove", "audio-level", "find-peer", "peer-iter-next", "ping",
-        "preview", "set-metadata", "get-metadata", "listen-metadata-change", "poll-info-set", "poll-questions-set",
-        "poll-info-get", "poll-questions-get", "poll-start", "poll-stop", "poll-response", "poll-list", "poll-result",
-        "poll-responses", "poll-leaderboard",
-        "hls-start", "hls-stop", "hls-timed-metadata",
-    ]
-
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["roomd_join_duration_seconds"] = [
@@ -45,7 +34,7 @@ final class ServerMetrics: Sendable {
         connections = Metrics.Gauge(label: "roomd_connections", factory: factory)
         peers = Metrics.Gauge(label: "roomd_peers", factory: factory)
         rooms = Metrics.Gauge(label: "roomd_rooms", factory: factory)
-        calls = Dictionary(uniqueKeysWithValues: Self.methods.map {
+        calls = Dictionary(uniqueKeysWithValues: Dispatcher.methodNames.map {  // one label per method the dispatcher serves
             ($0, Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", $0)], factory: factory))
         })
         unknownCalls = Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", "other")], factory: factory)

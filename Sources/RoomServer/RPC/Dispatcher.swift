@@ -42,7 +42,7 @@ package final class Dispatcher {
         self.server = server
         self.verifier = TokenVerifier(secret: server.options.secret, accessKey: server.options.accessKey)
         (policies, policyChanges) = Self.policies(of: server.options.template)
-        register()
+        methods = Self.registeredMethods
     }
 
     /// The `Policy` of every role of `template`, encoded once, and the
@@ -75,8 +75,14 @@ package final class Dispatcher {
         policyChanges.merge(changes) { $1 }
     }
 
-    private func register() {
-        methods = [
+    /// The names of `registeredMethods`, sorted.
+    static var methodNames: [String] { registeredMethods.keys.sorted() }
+
+    /// Every method roomd serves, by name: the dispatcher's table, and the
+    /// `method` labels of `roomd_calls_total` (`ServerMetrics`), so the two
+    /// cannot disagree. docs/openrpc.json documents each of them.
+    static var registeredMethods: [String: Method] {
+        [
             "join": Method(needsJoin: false, handler: Dispatcher.join),
             "ping": Method(needsJoin: false, handler: Dispatcher.ping),
             "leave": Method(needsJoin: true, handler: Dispatcher.leave),
