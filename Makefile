@@ -5,12 +5,14 @@ PORT ?= 7880
 
 .PHONY: deps client-deps build run test test-clients bench clean
 
-# libwebsockets is the only system dependency; Swift packages come from SwiftPM.
+# System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
+# section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
 deps:
-	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets; then \
-	  echo "make: installing libwebsockets-dev with apt"; \
+	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets libnats \
+	    || ! { command -v nats-server || test -x /usr/sbin/nats-server; } >/dev/null; then \
+	  echo "make: installing libwebsockets-dev, libnats-dev and nats-server with apt"; \
 	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev pkg-config; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev libnats-dev nats-server pkg-config; \
 	fi
 
 build: deps

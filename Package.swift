@@ -24,6 +24,12 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // The official NATS C client, for the cluster (PROTOCOL.md section 18).
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         // The domain: pure, synchronous, deterministic. No sockets; JSON only to read the template.
         .target(name: "RoomModel", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
