@@ -42,10 +42,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The cluster bus (NATS): connection, node membership, room home leases. A
+        // transport concern beside RoomServer; RoomModel never sees it.
+        .target(
+            name: "RoomCluster",
+            dependencies: ["CNats", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets",
+                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets", "RoomCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -58,7 +64,7 @@ let package = Package(
         .executableTarget(
             name: "roomd",
             dependencies: [
-                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire",
+                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire", "RoomCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -75,6 +81,7 @@ let package = Package(
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
+        .testTarget(name: "RoomClusterTests", dependencies: ["RoomCluster", "RoomdTesting"]),
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
