@@ -40,7 +40,10 @@ public final class RoomCluster: Sendable {
             return !state.started && !state.stopping
         }
         guard first else { return }
-        let thread = Thread { core.run() }
+        let thread = Thread {
+            cnats_name_thread("roomd-cluster")  // in ps and /proc (Thread.name is not)
+            core.run()
+        }
         thread.name = "roomd-cluster"
         thread.start()
     }
