@@ -123,7 +123,7 @@ final class ClusterCore: Sendable {
                 state.announce = true
             }
         }
-        logger.info("cluster bus \(event)")
+        logger.info("cluster: NATS connection \(event)")
         wake.signal()
     }
 
