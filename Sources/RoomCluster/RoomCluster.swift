@@ -8,19 +8,44 @@ import Synchronization
 /// a NATS connection that reconnects on its own, node membership by
 /// heartbeats on `roomd.nodes.<node-id>`, and the `roomd-rooms` lease bucket.
 ///
+/// Node to node, it carries opaque messages: `send(to:_:)` publishes on the
+/// other node's subject `roomd.node.<node-id>.in`, and what arrives on this
+/// node's subject goes to `onMessage`, in the order each sender sent it (the
+/// primitive calls and deliveries will be routed on; nothing uses it yet).
+///
 /// It runs on a thread of its own (`roomd-cluster`) plus the C client's
-/// threads, and talks to its owner only through `onStatus`, called on the
-/// cluster thread each time the status changes (the server posts it to its
-/// inbox). Nothing here runs before `start()`.
+/// threads, and talks to its owner only through callbacks: `onStatus`, on
+/// the cluster thread each time the status changes (the server posts it to
+/// its inbox), and `onMessage`, on the C client's delivery thread of the
+/// node subject. Nothing here runs before `start()`.
 public final class RoomCluster: Sendable {
     public static let nodesSubject = "roomd.nodes"
     /// Bound on the nodes remembered at once (a heartbeat from an id beyond it is ignored).
     public static let maxNodes = 1024
+    /// Bound on one node-to-node message (nats-server's default `max_payload` is 1 MiB).
+    public static let maxMessageBytes = 512 * 1024
+    /// Bound on messages received and not yet handed to `onMessage`; beyond it
+    /// the C client drops them and logs a slow consumer.
+    public static let maxPendingMessages = 65536
+    public static let maxPendingBytes = 64 << 20
+
+    /// The subject a node receives node-to-node messages on.
+    public static func subject(of node: String) -> String { "roomd.node.\(node).in" }
 
     let core: ClusterCore
 
-    public init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void = { _ in }) {
-        core = ClusterCore(config: config, logger: logger, onStatus: onStatus)
+    public init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void = { _ in },
+                onMessage: @escaping @Sendable ([UInt8]) -> Void = { _ in }) {
+        core = ClusterCore(config: config, logger: logger, onStatus: onStatus, onMessage: onMessage)
+    }
+
+    /// Thread-safe: publishes `payload` to `node` (fire and forget: core
+    /// NATS, no acknowledgement; nobody listening drops it). While the bus
+    /// is reconnecting it waits in the client's 1 MiB reconnect buffer, and
+    /// fails when that is full. Throws for an invalid node id, a payload over
+    /// `maxMessageBytes`, or before `start()` / after `stop()`.
+    public func send(to node: String, _ payload: [UInt8]) throws(ClusterError) {
+        try core.send(to: node, payload)
     }
 
     public var config: ClusterConfig { core.config }
@@ -49,14 +74,15 @@ public final class RoomCluster: Sendable {
     }
 
     /// Announces the node's departure, closes the connection and waits for
-    /// the cluster thread to end (at most about 3 s).
+    /// the cluster thread to end (at most about 4 s). Idempotent.
     public func stop() {
         let started = core.state.withLock { state -> Bool in
             state.stopping = true
             return state.started
         }
         core.wake.signal()
-        if started { _ = core.finished.wait(timeout: .now() + .seconds(4)) }
+        // Signalled again after the wait: a second stop() returns at once.
+        if started, core.finished.wait(timeout: .now() + .seconds(4)) == .success { core.finished.signal() }
     }
 }
 
@@ -75,22 +101,50 @@ final class ClusterCore: Sendable {
         var reported: ClusterStatus
     }
 
+    /// The C connection, for `send` from other threads. `@unchecked
+    /// Sendable`: a `natsConnection` may be used from any thread (the C
+    /// client locks it); the cluster thread clears this under the lock
+    /// before it closes and destroys the connection.
+    struct Link: @unchecked Sendable { let connection: OpaquePointer }
+
     let config: ClusterConfig
     let logger: Logger
     let onStatus: @Sendable (ClusterStatus) -> Void
+    let onMessage: @Sendable ([UInt8]) -> Void
+    let link = Mutex<Link?>(nil)
     let state: Mutex<State>
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
     let closed = DispatchSemaphore(value: 0)
     let unsubscribed = DispatchSemaphore(value: 0)
 
-    init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void) {
+    init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void,
+         onMessage: @escaping @Sendable ([UInt8]) -> Void) {
         self.config = config
         var logger = logger
         logger[metadataKey: "node"] = "\(config.nodeID)"
         self.logger = logger
         self.onStatus = onStatus
+        self.onMessage = onMessage
         state = Mutex(State(reported: ClusterStatus(nodeID: config.nodeID, nodes: 1, connected: false)))
+    }
+
+    func send(to node: String, _ payload: [UInt8]) throws(ClusterError) {
+        guard ClusterConfig.isValidNodeID(node) else {
+            throw ClusterError(operation: "send", status: "invalid node id", detail: String(node.prefix(100)))
+        }
+        guard payload.count <= RoomCluster.maxMessageBytes else {
+            throw ClusterError(operation: "send", status: "too large",
+                               detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)")
+        }
+        let status: natsStatus? = link.withLock { link in
+            guard let link else { return nil }
+            return payload.withUnsafeBytes {
+                natsConnection_Publish(link.connection, RoomCluster.subject(of: node), $0.baseAddress, Int32($0.count))
+            }
+        }
+        guard let status else { throw ClusterError(operation: "send", status: "not started", detail: "") }
+        if status != NATS_OK { throw natsError("send to \(node)", status) }
     }
 
     // MARK: callbacks (C client threads): record, wake the cluster thread, return
@@ -173,6 +227,24 @@ final class ClusterCore: Sendable {
         guard let connection else { return }
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED { connectionChanged("connected") }
 
+        link.withLock { $0 = Link(connection: connection) }
+        var inbound: OpaquePointer?
+        if natsConnection_Subscribe(&inbound, connection, RoomCluster.subject(of: config.nodeID), { _, _, message, closure in
+            guard let message else { return }
+            let length = Int(natsMsg_GetDataLength(message))
+            let payload = length > 0
+                ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)) : []
+            natsMsg_Destroy(message)
+            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onMessage(payload)
+        }, me) == NATS_OK, let inbound {
+            _ = natsSubscription_SetPendingLimits(inbound, Int32(RoomCluster.maxPendingMessages), Int32(RoomCluster.maxPendingBytes))
+            _ = natsSubscription_SetOnCompleteCB(inbound, { closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
+            }, me)
+        } else {
+            logger.error("cluster: cannot subscribe to \(RoomCluster.subject(of: config.nodeID))")
+        }
+
         var subscription: OpaquePointer?
         if natsConnection_Subscribe(&subscription, connection, RoomCluster.nodesSubject + ".*", { _, _, message, closure in
             guard let message else { return }
@@ -204,11 +276,12 @@ final class ClusterCore: Sendable {
             _ = natsConnection_FlushTimeout(connection, 500)
         }
         var drained = true
-        if let subscription {
-            _ = natsSubscription_Unsubscribe(subscription)
-            drained = unsubscribed.wait(timeout: .now() + .seconds(2)) == .success
-            natsSubscription_Destroy(subscription)
+        for case let sub? in [inbound, subscription] {
+            _ = natsSubscription_Unsubscribe(sub)
+            drained = unsubscribed.wait(timeout: .now() + .seconds(2)) == .success && drained
+            natsSubscription_Destroy(sub)
         }
+        link.withLock { $0 = nil }
         natsConnection_Close(connection)
         drained = closed.wait(timeout: .now() + .seconds(2)) == .success && drained
         if !drained {

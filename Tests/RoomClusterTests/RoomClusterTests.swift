@@ -167,12 +167,48 @@ struct RoomClusterTests {
         #expect(seen.contains(false) && seen.last == true, "\(seen)")
     }
 
+    @Test func nodeToNodeMessagesArriveInOrderAndOnlyAtTheirNode() throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        var logger = Logger(label: "cluster-test")
+        logger.logLevel = .critical
+        let received = Mutex<[String: [[UInt8]]]>([:])
+        func node(_ id: String) -> RoomCluster {
+            let config = ClusterConfig(natsURL: nats.url, nodeID: id, heartbeatMillis: 200, requestTimeoutMillis: 1000,
+                                       reconnectWaitMillis: 100)
+            let cluster = RoomCluster(config: config, logger: logger, onMessage: { payload in
+                received.withLock { $0[id, default: []].append(payload) }
+            })
+            cluster.start()
+            return cluster
+        }
+        let a = node("a"), b = node("b"), c = node("c")
+        defer { a.stop(); b.stop(); c.stop() }
+        #expect(Self.eventually { [a, b, c].allSatisfy { $0.status.connected && $0.status.nodes == 3 } })
+        for i in 0..<1000 { try a.send(to: "b", Array("m\(i)".utf8)) }
+        try a.send(to: "c", [0, 1, 2, 255])
+        try a.send(to: "c", [])
+        #expect(Self.eventually { received.withLock { ($0["b"]?.count ?? 0) == 1000 && ($0["c"]?.count ?? 0) == 2 } })
+        let got = received.withLock { $0 }
+        #expect(got["b"] == (0..<1000).map { Array("m\($0)".utf8) }, "every message, in the order sent")
+        #expect(got["c"] == [[0, 1, 2, 255], []])
+        #expect(got["a"] == nil, "a sender does not hear itself")
+        // Bounds and bad ids are refused before anything is published.
+        #expect(throws: ClusterError.self) { try a.send(to: "b", [UInt8](repeating: 1, count: RoomCluster.maxMessageBytes + 1)) }
+        #expect(throws: ClusterError.self) { try a.send(to: "b.>", [1]) }
+        try a.send(to: "b", [UInt8](repeating: 7, count: RoomCluster.maxMessageBytes))
+        #expect(Self.eventually { received.withLock { $0["b"]?.last?.count == RoomCluster.maxMessageBytes } })
+        c.stop()
+        #expect(throws: ClusterError.self) { try c.send(to: "a", [1]) }  // stopped
+    }
+
     @Test func nothingHappensBeforeStartAndStopWithoutStartReturns() throws {
         var logger = Logger(label: "cluster-test")
         logger.logLevel = .critical
         let cluster = RoomCluster(config: ClusterConfig(natsURL: "nats://127.0.0.1:1", nodeID: "idle"), logger: logger)
         #expect(cluster.status == ClusterStatus(nodeID: "idle", nodes: 1, connected: false))
         #expect(cluster.leases == nil)
+        #expect(throws: ClusterError.self) { try cluster.send(to: "other", [1]) }  // nothing to send on
         cluster.stop()
         cluster.start()  // after stop: stays stopped
         #expect(cluster.status.connected == false)
