@@ -99,6 +99,8 @@ final class ClusterCore: Sendable {
         var rebind = true
         var leases: RoomLeases?
         var reported: ClusterStatus
+        /// When a heartbeat of another process with this node's id was last logged (monotonic ms).
+        var lastDuplicateWarning: Int64 = -10_000_000
     }
 
     /// The C connection, for `send` from other threads. `@unchecked
@@ -108,6 +110,9 @@ final class ClusterCore: Sendable {
     struct Link: @unchecked Sendable { let connection: OpaquePointer }
 
     let config: ClusterConfig
+    /// This run of the node (16 hex digits, random): heartbeats carry it, so
+    /// that another process using the same node id is noticed.
+    let incarnation: String
     let logger: Logger
     let onStatus: @Sendable (ClusterStatus) -> Void
     let onMessage: @Sendable ([UInt8]) -> Void
@@ -121,6 +126,7 @@ final class ClusterCore: Sendable {
     init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void,
          onMessage: @escaping @Sendable ([UInt8]) -> Void) {
         self.config = config
+        incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
         var logger = logger
         logger[metadataKey: "node"] = "\(config.nodeID)"
         self.logger = logger
@@ -154,9 +160,23 @@ final class ClusterCore: Sendable {
         guard subject.hasPrefix(prefix) else { return }
         let node = String(subject.dropFirst(prefix.count))
         guard ClusterConfig.isValidNodeID(node) else { return }
+        // "up INCARNATION" or "leave INCARNATION".
+        let words = body.split(separator: " ", maxSplits: 1)
+        let (kind, from) = (words.first.map(String.init) ?? "", words.count > 1 ? String(words[1]) : "")
         let now = monotonicMillis()
+        if node == config.nodeID, from != incarnation {
+            let warn = state.withLock { state -> Bool in
+                defer { if now - state.lastDuplicateWarning >= 10_000 { state.lastDuplicateWarning = now } }
+                return now - state.lastDuplicateWarning >= 10_000
+            }
+            if warn {
+                logger.error("cluster: another process uses this node id: give every node its own --node-id",
+                             metadata: ["other": "\(from.prefix(16))"])
+            }
+            return
+        }
         let wakeUp = state.withLock { state -> Bool in
-            if body == "leave" { return state.seen.removeValue(forKey: node) != nil }
+            if kind == "leave" { return state.seen.removeValue(forKey: node) != nil }
             let known = state.seen[node] != nil
             if !known, state.seen.count >= RoomCluster.maxNodes { return false }
             state.seen[node] = now
@@ -250,7 +270,7 @@ final class ClusterCore: Sendable {
             guard let message else { return }
             let subject = String(cString: natsMsg_GetSubject(message))
             let length = Int(natsMsg_GetDataLength(message))
-            let body = length > 0 && length <= 16
+            let body = length > 0 && length <= 64
                 ? String(decoding: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length), as: UTF8.self) : ""
             natsMsg_Destroy(message)
             Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().heard(subject: subject, body: body)
@@ -272,7 +292,7 @@ final class ClusterCore: Sendable {
 
         // Leaving: say so (the others drop this node at once), then close.
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED {
-            _ = natsConnection_PublishString(connection, "\(RoomCluster.nodesSubject).\(config.nodeID)", "leave")
+            _ = natsConnection_PublishString(connection, "\(RoomCluster.nodesSubject).\(config.nodeID)", "leave \(incarnation)")
             _ = natsConnection_FlushTimeout(connection, 500)
         }
         var drained = true
@@ -324,7 +344,7 @@ final class ClusterCore: Sendable {
             }
             let now = monotonicMillis()
             if up, announce || now >= nextBeat {
-                _ = natsConnection_PublishString(connection, subject, "up")
+                _ = natsConnection_PublishString(connection, subject, "up \(incarnation)")
                 nextBeat = now + config.heartbeatMillis
             }
             let bound = state.withLock { $0.leases != nil }
@@ -393,5 +413,11 @@ final class ClusterCore: Sendable {
     private func wait(millis: Int64) -> Bool {
         _ = wake.wait(timeout: .now() + .milliseconds(Int(max(1, millis))))
         return state.withLock { $0.stopping }
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -52,6 +52,36 @@ import Testing
         }
     }
 
+    @Test func aKilledNodeIsCountedOutAfterItsHeartbeatsStop() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let a = try Self.node(nats, "a"), b = try Self.node(nats, "b")
+        for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        let killed = Date()
+        _ = b.stop(signal: SIGKILL)
+        let health = try await Self.healthz(a, within: 8, until: Self.up(nodes: 1))
+        #expect(health.body["cluster"]?["nodes"] == 1, "\(health.body)")
+        // No leave message: the 3.5 s alive window (plus up to a heartbeat) decides.
+        #expect(Date().timeIntervalSince(killed) > 2.5)
+        // Restarted with the same id, it is counted again.
+        let again = try Self.node(nats, "b")
+        for node in [a, again] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        #expect(try await Self.healthz(again).body["cluster"] == ["node_id": "b", "nodes": 2, "connected": true])
+    }
+
+    @Test func twoProcessesWithOneNodeIDAreLogged() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let first = try Self.node(nats, "same"), second = try Self.node(nats, "same")
+        let deadline = Date().addingTimeInterval(5)
+        let message = "another process uses this node id"
+        while Date() < deadline, !(first.stderr.contains(message) && second.stderr.contains(message)) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(first.stderr.contains(message) && second.stderr.contains(message), "\(first.stderr)")
+        #expect(first.stderr.components(separatedBy: message).count - 1 == 1, "at most one line per 10 s")
+    }
+
     @Test func aBusOutageRefusesJoinsKeepsLocalPeersWorkingAndRecovers() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
