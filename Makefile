@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run test test-clients bench clean
+.PHONY: deps client-deps build run cluster test test-clients bench clean
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -20,6 +20,10 @@ build: deps
 
 run: build
 	.build/debug/roomd --config $(CONFIG) --port $(PORT)
+
+# nats-server and 3 nodes on loopback (ports PORT..PORT+2), Ctrl-C stops them (docs/CLUSTER.md).
+cluster: build
+	CONFIG=$(CONFIG) PORT=$(PORT) scripts/cluster.sh
 
 # Builds roomd itself too: the integration tests run the real binary. Then
 # the README's Swift snippet, built and run in a package of its own.
