@@ -163,6 +163,7 @@ final class ClusterCore: Sendable {
         // "up INCARNATION" or "leave INCARNATION".
         let words = body.split(separator: " ", maxSplits: 1)
         let (kind, from) = (words.first.map(String.init) ?? "", words.count > 1 ? String(words[1]) : "")
+        guard kind == "up" || kind == "leave" else { return }
         let now = monotonicMillis()
         if node == config.nodeID, from != incarnation {
             let warn = state.withLock { state -> Bool in
