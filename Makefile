@@ -3,14 +3,16 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run test test-clients bench clean
+.PHONY: deps client-deps build run cluster test test-clients bench clean
 
-# libwebsockets is the only system dependency; Swift packages come from SwiftPM.
+# System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
+# section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
 deps:
-	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets; then \
-	  echo "make: installing libwebsockets-dev with apt"; \
+	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets libnats \
+	    || ! { command -v nats-server || test -x /usr/sbin/nats-server; } >/dev/null; then \
+	  echo "make: installing libwebsockets-dev, libnats-dev and nats-server with apt"; \
 	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev pkg-config; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev libnats-dev nats-server pkg-config; \
 	fi
 
 build: deps
@@ -18,6 +20,10 @@ build: deps
 
 run: build
 	.build/debug/roomd --config $(CONFIG) --port $(PORT)
+
+# nats-server and 3 nodes on loopback (ports PORT..PORT+2), Ctrl-C stops them (docs/CLUSTER.md).
+cluster: build
+	CONFIG=$(CONFIG) PORT=$(PORT) scripts/cluster.sh
 
 # Builds roomd itself too: the integration tests run the real binary. Then
 # the README's Swift snippet, built and run in a package of its own.

@@ -26,6 +26,12 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // The official NATS C client, for the cluster (PROTOCOL.md section 18).
+        .systemLibrary(
+            name: "CNats",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
         // The domain: pure, synchronous, deterministic. No sockets; JSON only to read the template.
         .target(name: "RoomModel", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
@@ -38,10 +44,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // The cluster bus (NATS): connection, node membership, room home leases. A
+        // transport concern beside RoomServer; RoomModel never sees it.
+        .target(
+            name: "RoomCluster",
+            dependencies: ["CNats", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets",
+                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets", "RoomCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -56,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "roomd",
             dependencies: [
-                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire",
+                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire", "RoomCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -73,6 +85,7 @@ let package = Package(
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
+        .testTarget(name: "RoomClusterTests", dependencies: ["RoomCluster", "RoomdTesting"]),
         .testTarget(
             name: "RoomServerTests",
             dependencies: [

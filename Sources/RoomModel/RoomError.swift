@@ -20,6 +20,8 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case notJoined = 40005
     case peerGone = 41001
     case alreadyJoined = 5001
+    /// 1.1, section 18: the cluster's bus (NATS) is unreachable.
+    case clusterUnavailable = 5003
     case permissionDenied = 40300
     case peerNotFound = 40400
     case trackNotFound = 40401

@@ -3,6 +3,7 @@ import CWebSockets
 import Glibc
 #endif
 import Logging
+import RoomCluster
 import RoomModel
 
 /// How the daemon is configured at start.
@@ -16,14 +17,22 @@ public struct ServerOptions: Sendable {
     public var accessKey: String?
     /// Signs webhooks (`ROOMD_WEBHOOK_SECRET`); nil: the HS256 `secret`.
     public var webhookSecret: [UInt8]?
+    /// `nats://HOST:PORT` (validated): run as a node of a cluster (section
+    /// 18). Nil: a single daemon, and nothing of NATS is touched.
+    public var clusterURL: String?
+    /// This node's id (`ClusterConfig.isValidNodeID`); nil: `HOSTNAME-PORT`
+    /// with the bound port (`ClusterConfig.defaultNodeID`).
+    public var nodeID: String?
 
     public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
-                accessKey: String? = nil) {
+                accessKey: String? = nil, clusterURL: String? = nil, nodeID: String? = nil) {
         self.host = host
         self.port = port
         self.template = template
         self.secret = secret
         self.accessKey = accessKey
+        self.clusterURL = clusterURL
+        self.nodeID = nodeID
     }
 }
 
@@ -42,6 +51,8 @@ public final class RoomServer: @unchecked Sendable {
     enum Command: Sendable {
         case shutdown
         case reload(RoleTemplate)
+        /// The cluster's status changed (posted by the cluster thread).
+        case cluster(ClusterStatus)
     }
 
     let options: ServerOptions
@@ -98,6 +109,12 @@ public final class RoomServer: @unchecked Sendable {
     static let reservedFiles = 64
     private var lastRefusalLog: Int64 = 0
     private var refusedSinceLog = 0
+
+    /// The cluster link, when `options.clusterURL` is set; created and
+    /// started by `start()` once the port is bound, stopped when `run()` ends.
+    private(set) var cluster: RoomCluster?
+    /// The cluster's status as the service thread last heard it (healthz, join).
+    private(set) var clusterStatus: ClusterStatus?
 
     private(set) var draining = false
     private var stopped = false
@@ -182,7 +199,31 @@ public final class RoomServer: @unchecked Sendable {
         let port = Int(lws_get_vhost_listen_port(vhost))
         if port <= 0 { throw ServerError(description: "cannot listen on \(options.host):\(options.port)") }
         startTimers(context)
+        if let url = options.clusterURL { startCluster(url: url, port: port) }
         return port
+    }
+
+    /// This node's cluster id, nil without a cluster (valid after `start()`).
+    public var clusterNodeID: String? { cluster?.config.nodeID }
+
+    private func startCluster(url: String, port: Int) {
+        let nodeID = options.nodeID ?? ClusterConfig.defaultNodeID(hostName: Self.hostName(), port: port)
+        let config = ClusterConfig(natsURL: url, nodeID: nodeID)
+        clusterStatus = ClusterStatus(nodeID: nodeID, nodes: 1, connected: false)
+        let cluster = RoomCluster(config: config, logger: logger) { [weak self] status in
+            guard let self else { return }
+            self.inbox.post(.cluster(status))
+            if let context = self.context { lws_cancel_service(context) }
+        }
+        self.cluster = cluster
+        logger.notice("cluster: joining", metadata: ["node": "\(nodeID)", "url": "\(url)"])
+        cluster.start()
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, 255) == 0 else { return "roomd" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Serves until `shutdown()` has closed every connection (or 2 s passed).
@@ -196,6 +237,7 @@ public final class RoomServer: @unchecked Sendable {
             }
         }
         drainWebhooks(timeout: .seconds(2))  // events of the last leaves, up to 2 s
+        cluster?.stop()
         logger.notice("shutdown complete")
     }
 
@@ -324,6 +366,8 @@ public final class RoomServer: @unchecked Sendable {
                 if template.settings != options.template.settings {
                     logger.warning("template reloaded: settings changes apply after a restart")
                 }
+            case .cluster(let status):
+                clusterStatus = status
             }
         }
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import RoomCluster
 import RoomModel
 import RoomServer
 
@@ -18,14 +19,28 @@ struct Serve: ParsableCommand {
     @Flag(help: "Unknown template keys and permission names are errors, not warnings.") var strict = false
     @Flag(help: "Shut down (as on SIGTERM) when standard input reaches its end: a harness passes a pipe, and roomd goes when the harness does.")
     var exitWithStdin = false
+    @Option(help: "Run as a node of a cluster on this NATS server (nats-server -js): nats://HOST:PORT. Overrides settings.cluster.nats_url.")
+    var cluster: String?
+    @Option(help: "This node's id in the cluster, [A-Za-z0-9_-]{1,64}; default HOSTNAME-PORT (the bound port).")
+    var nodeID: String?
 
     func validate() throws {
         try validatePort(port, name: "--port", range: 0...65535)
+        if let cluster, let problem = ClusterSettings.natsURLProblem(cluster) {
+            throw ValidationError("--cluster: \(problem)")
+        }
+        if let nodeID, !ClusterConfig.isValidNodeID(nodeID) {
+            throw ValidationError("--node-id: must be \(ClusterConfig.nodeIDRule), got \"\(nodeID.prefix(100))\"")
+        }
     }
 
     func run() throws {
         Signals.block()
         let template = loadTemplate(config, strict: strict)
+        let clusterURL = cluster ?? template.settings.cluster.natsURL
+        if nodeID != nil, clusterURL == nil {
+            fail("--node-id: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url)", code: 64)
+        }
         let environment = ProcessInfo.processInfo.environment
         var secret: [UInt8]?
         do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
@@ -48,7 +63,8 @@ struct Serve: ParsableCommand {
         let logger = Logger(label: "roomd")
         var options = ServerOptions(
             host: host, port: port, template: template, secret: secret ?? Secrets.random(),
-            accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 })
+            accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 },
+            clusterURL: clusterURL, nodeID: nodeID)
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         let server = RoomServer(options: options, logger: logger)
         let (path, strict) = (config, strict)

@@ -138,12 +138,19 @@ extension RoomServer {
     func route(_ request: HTTPRequest) -> HTTPResponse {
         switch (request.method, request.path) {
         case (.get, "/healthz"):
-            let body: JSON = [
-                "status": .string(draining ? "draining" : "ok"),
-                "rooms": .int(registry.rooms.count),
-                "peers": .int(registry.peerCount),
+            // With a cluster: 503 also while the bus is unreachable (section 18).
+            let busDown = clusterStatus.map { !$0.connected } ?? false
+            var members: [JSON.Member] = [
+                JSON.Member("status", .string(draining ? "draining" : busDown ? "cluster unavailable" : "ok")),
+                JSON.Member("rooms", .int(registry.rooms.count)),
+                JSON.Member("peers", .int(registry.peerCount)),
             ]
-            return .json(draining ? 503 : 200, body)
+            if let cluster = clusterStatus {
+                members.append(JSON.Member("cluster", [
+                    "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes), "connected": .bool(cluster.connected),
+                ]))
+            }
+            return .json(draining || busDown ? 503 : 200, .object(members))
         case (.get, "/metrics"):
             return HTTPResponse(status: 200, body: metrics.exposition(server: self),
                                 contentType: "text/plain; version=0.0.4; charset=utf-8")

@@ -13,6 +13,9 @@ extension Dispatcher {
         let roomID = try params.string("room_id")
         let peerID = try params.string("peer_id")
         let grant = try verifier.verifyApp(token)
+        if let cluster = server.clusterStatus, !cluster.connected {
+            throw RoomError(.clusterUnavailable, "cluster unavailable: the message bus (NATS) is unreachable, try again later")
+        }
         let outcome = try registry.join(JoinRequest(
             roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
             name: name ?? grant.name ?? grant.userID, data: data ?? "", viewOnly: grant.viewOnly,

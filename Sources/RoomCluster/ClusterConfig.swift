@@ -1,0 +1,78 @@
+/// How a node joins the cluster (PROTOCOL.md section 18).
+public struct ClusterConfig: Sendable, Equatable {
+    /// `nats://HOST:PORT` (validated by the caller: `ClusterSettings.natsURLProblem`).
+    public var natsURL: String
+    /// This node's id: `[A-Za-z0-9_-]{1,64}` (a NATS subject token and a KV key).
+    public var nodeID: String
+    /// How often the node announces itself on `roomd.nodes.<node-id>`.
+    public var heartbeatMillis: Int64
+    /// A node not heard for this long is no longer counted (3½ heartbeats).
+    public var aliveWindowMillis: Int64
+    /// Lifetime of a room home lease (the `roomd-rooms` bucket's TTL); a home renews at a third of it.
+    public var leaseTTLMillis: Int64
+    /// Wait for one NATS request (a KV operation, the JetStream API) before giving up.
+    public var requestTimeoutMillis: Int64
+    /// Wait between reconnect attempts while the bus is unreachable.
+    public var reconnectWaitMillis: Int64
+
+    public init(natsURL: String, nodeID: String, heartbeatMillis: Int64 = 1000, leaseTTLMillis: Int64 = 3000,
+                requestTimeoutMillis: Int64 = 2000, reconnectWaitMillis: Int64 = 250) {
+        self.natsURL = natsURL
+        self.nodeID = nodeID
+        self.heartbeatMillis = heartbeatMillis
+        self.aliveWindowMillis = heartbeatMillis * 7 / 2
+        self.leaseTTLMillis = leaseTTLMillis
+        self.requestTimeoutMillis = requestTimeoutMillis
+        self.reconnectWaitMillis = reconnectWaitMillis
+    }
+
+    public static let nodeIDRule = "1 to 64 characters from A-Z, a-z, 0-9, _ and -"
+
+    public static func isValidNodeID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy(isIdentifierByte)
+    }
+
+    /// The default node id: `HOST-PORT` (the host name with every character
+    /// outside `[A-Za-z0-9_-]` replaced by `-`, cut to fit), stable across
+    /// restarts on the same machine and port.
+    public static func defaultNodeID(hostName: String, port: Int) -> String {
+        let suffix = "-\(port)"
+        var host = String(decoding: hostName.utf8.map { isIdentifierByte($0) ? $0 : UInt8(ascii: "-") }, as: UTF8.self)
+        if host.isEmpty { host = "roomd" }
+        return String(host.prefix(64 - suffix.utf8.count)) + suffix
+    }
+
+    static func isIdentifierByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
+    }
+}
+
+/// What a node knows of the cluster, as `/healthz` shows it.
+public struct ClusterStatus: Sendable, Equatable {
+    public var nodeID: String
+    /// Nodes alive, this one included (heard within the alive window).
+    public var nodes: Int
+    /// The bus is usable: connected to NATS and the `roomd-rooms` bucket bound.
+    public var connected: Bool
+
+    public init(nodeID: String, nodes: Int, connected: Bool) {
+        self.nodeID = nodeID
+        self.nodes = nodes
+        self.connected = connected
+    }
+}
+
+/// A NATS call that failed: the C client's status and its last error text.
+public struct ClusterError: Error, Sendable, CustomStringConvertible {
+    public var operation: String
+    public var status: String
+    public var detail: String
+
+    public var description: String {
+        detail.isEmpty || detail == status ? "\(operation): \(status)" : "\(operation): \(status): \(detail)"
+    }
+}

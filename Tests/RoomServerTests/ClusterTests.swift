@@ -1,0 +1,202 @@
+import Foundation
+import RoomClient
+import RoomdTesting
+import RoomWire
+import Testing
+
+/// `roomd --cluster` (PROTOCOL.md section 18), first slice: nodes on a real
+/// nats-server see each other; a bus outage refuses joins (5003) and fails
+/// `/healthz` (503) while local peers keep working; the bus coming back
+/// heals both. Rooms are not routed across nodes yet (docs/CLUSTER.md).
+@Suite(.serialized) struct ClusterTests {
+    static func node(_ nats: NatsServerProcess, _ id: String?) throws -> Daemon {
+        try Daemon.start(arguments: ["--cluster", nats.url] + (id.map { ["--node-id", $0] } ?? []))
+    }
+
+    static func healthz(_ daemon: Daemon) async throws -> (status: Int, body: JSON) {
+        try await http("GET", daemon, "/healthz")
+    }
+
+    /// Polls `/healthz` every 50 ms until `accept` holds (at most `seconds`); returns the last answer.
+    static func healthz(_ daemon: Daemon, within seconds: Double = 8,
+                        until accept: (Int, JSON) -> Bool) async throws -> (status: Int, body: JSON) {
+        let deadline = Date().addingTimeInterval(seconds)
+        var last = try await healthz(daemon)
+        while !accept(last.status, last.body), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            last = try await healthz(daemon)
+        }
+        return last
+    }
+
+    static func up(nodes: Int) -> (Int, JSON) -> Bool {
+        { status, body in status == 200 && body["cluster"]?["connected"] == .bool(true) && body["cluster"]?["nodes"]?.intValue == nodes }
+    }
+
+    static let down: @Sendable (Int, JSON) -> Bool = { status, body in status == 503 && body["cluster"]?["connected"] == .bool(false) }
+
+    @Test func nodesSeeEachOtherAndALeavingNodeIsNoLongerCounted() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let nodes = try ["n1", "n2", "n3"].map { try Self.node(nats, $0) }
+        for (id, node) in zip(["n1", "n2", "n3"], nodes) {
+            let health = try await Self.healthz(node, until: Self.up(nodes: 3))
+            #expect(health.status == 200, "\(id): \(health.body) \(node.stderr)")
+            #expect(health.body["status"] == "ok")
+            #expect(health.body["cluster"] == ["node_id": .string(id), "nodes": 3, "connected": true], "\(health.body)")
+        }
+        #expect(nodes[2].stop().status == 0)
+        for node in nodes.prefix(2) {
+            let health = try await Self.healthz(node, within: 3, until: Self.up(nodes: 2))
+            #expect(health.body["cluster"]?["nodes"] == 2, "\(health.body)")
+        }
+    }
+
+    @Test func aKilledNodeIsCountedOutAfterItsHeartbeatsStop() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let a = try Self.node(nats, "a"), b = try Self.node(nats, "b")
+        for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        let killed = Date()
+        _ = b.stop(signal: SIGKILL)
+        let health = try await Self.healthz(a, within: 8, until: Self.up(nodes: 1))
+        #expect(health.body["cluster"]?["nodes"] == 1, "\(health.body)")
+        // No leave message: the 3.5 s alive window (plus up to a heartbeat) decides.
+        #expect(Date().timeIntervalSince(killed) > 2.5)
+        // Restarted with the same id, it is counted again.
+        let again = try Self.node(nats, "b")
+        for node in [a, again] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        #expect(try await Self.healthz(again).body["cluster"] == ["node_id": "b", "nodes": 2, "connected": true])
+    }
+
+    @Test func twoProcessesWithOneNodeIDAreLogged() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let first = try Self.node(nats, "same"), second = try Self.node(nats, "same")
+        let deadline = Date().addingTimeInterval(5)
+        let message = "another process uses this node id"
+        while Date() < deadline, !(first.stderr.contains(message) && second.stderr.contains(message)) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(first.stderr.contains(message) && second.stderr.contains(message), "\(first.stderr)")
+        #expect(first.stderr.components(separatedBy: message).count - 1 == 1, "at most one line per 10 s")
+    }
+
+    @Test func aBusOutageRefusesJoinsKeepsLocalPeersWorkingAndRecovers() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let a = try Self.node(nats, "a"), b = try Self.node(nats, "b")
+        for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        let host = try await a.join("h", as: "host")
+        let guest = try await a.join("g", as: "guest")
+        try await Task.sleep(for: .milliseconds(100))
+        _ = host.client.drain()
+
+        nats.stop()
+        for node in [a, b] {
+            let health = try await Self.healthz(node, within: 5, until: Self.down)
+            #expect(health.status == 503, "\(health.body)")
+            #expect(health.body["status"] == "cluster unavailable")
+            #expect(health.body["cluster"]?["connected"] == false)
+            #expect(health.body["cluster"]?["nodes"] == 1, "nobody else can be heard")
+            #expect(health.body["peers"]?.intValue == (node === a ? 2 : 0))
+        }
+        // New joins are refused on every node…
+        for node in [a, b] {
+            let client = try await node.client()
+            let token = try node.token(user: "late", role: "guest")
+            let failure = try await client.failure("join", ["token": .string(token)])
+            #expect(failure.code == 5003, "\(failure)")
+            #expect(failure.message.contains("cluster unavailable"))
+        }
+        // …while the peers already joined keep working where they are.
+        let pong = try await guest.client.call("ping", ["timestamp": 7])
+        #expect(pong["timestamp"] == 7)
+        _ = try await guest.client.call("broadcast", ["info": ["message": "still here"]])
+        #expect(try await host.client.next("on-broadcast")["info"]?["message"] == "still here")
+
+        try nats.start()
+        for node in [a, b] {
+            let health = try await Self.healthz(node, within: 10, until: Self.up(nodes: 2))
+            #expect(health.status == 200, "\(health.body) \(node.stderr.suffix(2000))")
+            #expect(health.body["status"] == "ok")
+        }
+        let late = try await b.join("late", as: "guest")
+        #expect(late.result["peer"]?["peer_id"]?.stringValue?.isEmpty == false)
+        #expect(a.stderr.contains("cluster: bus unreachable") && a.stderr.contains("cluster: bus connected"))
+    }
+
+    @Test func aNodeStartedWithoutItsBusServesNoJoinsUntilTheBusAnswers() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        nats.stop()
+        let node = try Self.node(nats, "early")
+        let health = try await Self.healthz(node)
+        #expect(health.status == 503)
+        #expect(health.body["cluster"] == ["node_id": "early", "nodes": 1, "connected": false])
+        let client = try await node.client()
+        #expect(try await client.errorCode("join", ["token": .string(try node.token(user: "u", role: "guest"))]) == 5003)
+        // Bad params and bad tokens still get their own codes first.
+        #expect(try await client.errorCode("join", ["token": "x"]) == 2004)
+        try nats.start()
+        _ = try await Self.healthz(node, within: 10, until: Self.up(nodes: 1))
+        #expect(try await client.errorCode("join", ["token": .string(try node.token(user: "u", role: "guest"))]) == nil)
+    }
+
+    @Test func theNodeIDDefaultsToHostnameAndPortAndTheTemplateCanNameTheBus() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let node = try Daemon.start(settings: #"{"cluster":{"nats_url":"\#(nats.url)"}}"#)
+        let health = try await Self.healthz(node, until: Self.up(nodes: 1))
+        #expect(health.status == 200, "\(health.body)")
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? String($0) : "-" }.joined()
+        #expect(health.body["cluster"]?["node_id"]?.stringValue == "\(host.prefix(64 - "-\(node.port)".count))-\(node.port)")
+        #expect(try Self.threadNames(node).contains { $0.hasPrefix("roomd-cluster") })
+    }
+
+    /// The names of the daemon's threads (Linux).
+    static func threadNames(_ daemon: Daemon) throws -> [String] {
+        let folder = "/proc/\(daemon.process.processIdentifier)/task"
+        return try FileManager.default.contentsOfDirectory(atPath: folder).compactMap {
+            try? String(contentsOfFile: "\(folder)/\($0)/comm", encoding: .utf8)
+        }
+    }
+
+    @Test func withoutAClusterHealthzHasNoClusterAndNothingOfNATSIsLogged() async throws {
+        let node = try Daemon.start()
+        let health = try await Self.healthz(node)
+        #expect(health.status == 200)
+        #expect(health.body["cluster"] == nil)
+        #expect(!node.stderr.lowercased().contains("cluster"), "\(node.stderr)")
+        #expect(try Self.threadNames(node).allSatisfy { !$0.hasPrefix("roomd-cluster") }, "no cluster thread")
+    }
+
+    @Test(arguments: [
+        (["--cluster", "http://127.0.0.1:4222"], "--cluster: expected nats://HOST:PORT"),
+        (["--cluster", "nats://127.0.0.1"], "--cluster: expected nats://HOST:PORT"),
+        (["--cluster", "nats://127.0.0.1:0"], "--cluster: port: must be between 1 and 65535"),
+        (["--cluster", "nats://user:pw@127.0.0.1:4222"], "--cluster: expected nats://HOST:PORT"),
+        (["--cluster", "nats://127.0.0.1:4222", "--node-id", "a.b"], "--node-id: must be 1 to 64 characters"),
+        (["--node-id", "alone"], "--node-id: needs --cluster"),
+    ])
+    func badClusterFlagsAreUsageErrors(arguments: [String], message: String) throws {
+        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0"] + arguments)
+        #expect(run.status == 64, "\(arguments): \(run.err)")
+        #expect(run.err.contains(message), "\(run.err)")
+        #expect(run.out.isEmpty)
+    }
+
+    @Test func aBadNatsURLInTheTemplateNamesItsPath() throws {
+        let text = try Daemon.mergeSettings(String(contentsOfFile: Daemon.shippedConfig, encoding: .utf8),
+                                            #"{"cluster":{"nats_url":"nats:/x"}}"#)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-cluster-\(UUID().uuidString).json")
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try runCommand(Daemon.binary, ["check-config", file.path])
+        #expect(run.status == 2)
+        #expect(run.err.contains(#"settings.cluster.nats_url: expected nats://HOST:PORT, got "nats:/x""#), "\(run.err)")
+    }
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# A local roomd cluster to try (docs/CLUSTER.md): nats-server with JetStream
+# and 3 roomd nodes on loopback, one shared secret. Prints the URLs and a
+# token command; Ctrl-C stops everything.
+#
+#   scripts/cluster.sh                       (make cluster builds first)
+#   PORT=7890 NATS_PORT=4333 scripts/cluster.sh
+#
+# Preview: the nodes share the bus and see each other, but rooms are not
+# routed across nodes yet — the peers of one room join the same node.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+roomd=${ROOMD_BIN:-$root/.build/debug/roomd}
+config=${CONFIG:-$root/config/roles.json}
+port=${PORT:-7880}
+nats_port=${NATS_PORT:-4222}
+nats=$(command -v nats-server || echo /usr/sbin/nats-server)
+[ -x "$roomd" ] || { echo "no roomd at $roomd: run make build (or set ROOMD_BIN)" >&2; exit 1; }
+[ -x "$nats" ] || { echo "no nats-server: run make deps (apt-get install nats-server)" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/roomd-cluster.XXXXXX")
+pids=""
+cleanup() {
+  trap - INT TERM EXIT
+  for pid in $pids; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+  echo "stopped"
+}
+trap cleanup INT TERM EXIT
+
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/secret"
+"$nats" -a 127.0.0.1 -p "$nats_port" -js -sd "$work/nats" > "$work/nats.log" 2>&1 &
+pids="$pids $!"
+for i in 1 2 3; do
+  "$roomd" --config "$config" --port $((port + i - 1)) --secret-file "$work/secret" \
+    --cluster "nats://127.0.0.1:$nats_port" --node-id "node$i" > /dev/null 2> "$work/node$i.log" &
+  pids="$pids $!"
+done
+
+# Ready when every node counts 3 nodes on a connected bus (at most 15 s).
+ready=0
+for _ in $(seq 150); do
+  ready=0
+  for i in 1 2 3; do
+    if curl -s "http://127.0.0.1:$((port + i - 1))/healthz" 2>/dev/null | grep -q '"nodes":3,"connected":true'; then
+      ready=$((ready + 1))
+    fi
+  done
+  [ "$ready" -eq 3 ] && break
+  sleep 0.1
+done
+if [ "$ready" -ne 3 ]; then
+  echo "the cluster did not come up; logs:" >&2
+  tail -n 5 "$work"/*.log >&2
+  exit 1
+fi
+
+echo "nats-server  nats://127.0.0.1:$nats_port (JetStream, store in $work/nats)"
+for i in 1 2 3; do
+  echo "node$i        ws://127.0.0.1:$((port + i - 1))/ws   http://127.0.0.1:$((port + i - 1))/healthz   log $work/node$i.log"
+done
+echo "token:       $roomd token --secret-file $work/secret --room demo --user ada --role host"
+echo "Ctrl-C stops everything."
+wait
