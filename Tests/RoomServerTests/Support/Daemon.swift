@@ -37,7 +37,7 @@ final class Daemon: @unchecked Sendable {
         var text = try template ?? String(contentsOfFile: shippedConfig, encoding: .utf8)
         // Protocol tests hold unjoined connections for as long as a loaded
         // machine makes them take: the join deadline (10 s) has its own test.
-        if template == nil, !(settings ?? "").contains("join_timeout_s") {
+        if !text.contains("join_timeout_s"), !(settings ?? "").contains("join_timeout_s") {
             text = try mergeSettings(text, #"{"limits":{"join_timeout_s":300}}"#)
         }
         if let settings { text = try mergeSettings(text, settings) }
