@@ -312,11 +312,8 @@ public final class RoomServer: @unchecked Sendable {
             bytesSinceTrim = 0
             lastTrim = now
         }
-        for connection in flow.stalled(now: now, among: connections.values) {
-            logger.info("slow consumer: still behind after its room paused", metadata: metadata(connection))
-            connection.close(4008)
-            flow.forget(connection)
-            dispatcher.dropSlowConsumer(connection)
+        for connection in flow.excuseStalled(now: now, among: connections.values) {
+            logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: metadata(connection))
         }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.lastHeard

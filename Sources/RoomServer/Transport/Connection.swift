@@ -41,6 +41,9 @@ package final class Connection {
     /// counts as congested in, and the room whose pause stopped its reads.
     var congestedRoom: String?
     var pausedRoom: String?
+    /// Stayed behind while its room was paused: a slow client, which no
+    /// longer counts towards pausing until it catches up.
+    var excusedFromFlow = false
     /// Told when the queue passes the high watermark; nil for benchmark stubs.
     var flow: FlowControl?
     /// Consecutive -32700/-32600/42900 errors (section 8).
@@ -87,7 +90,7 @@ package final class Connection {
         outbound.append(frame)
         queuedBytes += frame.count
         // Behind while the kernel takes every byte: roomd is what is slow.
-        if let flow, congestedRoom == nil, !backedUp, queuedBytes >= flow.highWatermark {
+        if let flow, congestedRoom == nil, !backedUp, !excusedFromFlow, queuedBytes >= flow.highWatermark {
             flow.congested(self, now: monotonicMillis())
         }
         requestWritable()
@@ -175,6 +178,7 @@ package final class Connection {
             backedUp = lws_partial_buffered(wsi) != 0
             queuedBytes -= total
             // Drained, or the client stopped taking bytes: then it is the slow one.
+            if let flow, queuedBytes <= flow.lowWatermark { excusedFromFlow = false }
             if let flow, congestedRoom != nil, queuedBytes <= flow.lowWatermark || backedUp { flow.drained(self) }
             if head == outbound.count {
                 outbound.removeAll(keepingCapacity: outbound.count <= 64)

@@ -11,8 +11,11 @@ import RoomModel
 /// still above the low watermark. A client that stops taking bytes (the
 /// kernel's buffer for it is full) never counts: its queue grows to
 /// `max_outbound_bytes` and it is closed with 4008 (the slow-consumer rule).
-/// A room paused for `stallMillis` without draining closes the connections
-/// still behind as slow consumers too.
+/// A room paused for `stallMillis` without draining stops waiting for the
+/// connections still behind: they no longer count (until they catch up),
+/// the room resumes, and they are held to the slow-consumer rule like any
+/// other client — so a stuck client cannot keep its room paused, and a slow
+/// one still gets all of `max_outbound_bytes` before 4008.
 ///
 /// Owned by the service thread, like the connections it counts.
 final class FlowControl {
@@ -25,7 +28,7 @@ final class FlowControl {
     static let pauseShare = 0.1
     /// A paused room whose queues have not drained by then is not waiting
     /// for roomd (its input is stopped; a 64 KiB queue drains in well under
-    /// a millisecond) but for slow clients.
+    /// a millisecond) but for slow clients: those are excused.
     static let stallMillis: Int64 = 1000
 
     private struct RoomFlow {
@@ -91,14 +94,21 @@ final class FlowControl {
         drained(connection)
     }
 
-    /// Once a second: the connections of rooms paused for too long that are
-    /// still congested — they are not catching up, they are slow.
-    func stalled(now: Int64, among connections: Dictionary<OpaquePointer, Connection>.Values) -> [Connection] {
+    /// Once a second: in rooms paused for too long, the connections still
+    /// congested are slow clients, not roomd: they stop counting (until they
+    /// drain below the low watermark), which resumes their room. Returns them.
+    @discardableResult
+    func excuseStalled(now: Int64, among connections: Dictionary<OpaquePointer, Connection>.Values) -> [Connection] {
         let stalledRooms = Set(rooms.filter { ($0.value.pausedSince ?? now) <= now - Self.stallMillis }.keys)
         if stalledRooms.isEmpty { return [] }
-        return connections.filter { connection in
-            guard let id = connection.congestedRoom, !connection.isClosing else { return false }
+        let laggards = connections.filter { connection in
+            guard let id = connection.congestedRoom else { return false }
             return stalledRooms.contains(id)
         }
+        for connection in laggards {
+            drained(connection)
+            connection.excusedFromFlow = true
+        }
+        return laggards
     }
 }
