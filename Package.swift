@@ -95,3 +95,29 @@ let package = Package(
         ),
     ]
 )
+
+// Fuzz targets (libFuzzer), only when ROOMD_FUZZ=1: `make fuzz` builds them
+// with -sanitize=fuzzer,address in .build-fuzz. Each defines <Target>_main and
+// hands its input callback to libFuzzer's driver (Fuzz/Sources/FuzzSupport).
+// Not part of `swift build` or `make test`: without the fuzzer runtime they
+// cannot link.
+if Context.environment["ROOMD_FUZZ"] == "1" {
+    let asLibrary: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    package.targets += [
+        .target(name: "FuzzSupport", path: "Fuzz/Sources/FuzzSupport"),
+        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "RoomWire"],
+                          path: "Fuzz/Sources/FuzzJSON", swiftSettings: asLibrary),
+        .executableTarget(name: "FuzzTemplate", dependencies: [
+                              "FuzzSupport", "RoomModel", "RoomServer", "RoomWire",
+                              .product(name: "Logging", package: "swift-log"),
+                          ], path: "Fuzz/Sources/FuzzTemplate", swiftSettings: asLibrary),
+        .executableTarget(name: "FuzzDispatcher", dependencies: [
+                              "FuzzSupport", "RoomModel", "RoomServer", "RoomWire",
+                              .product(name: "Logging", package: "swift-log"),
+                          ], path: "Fuzz/Sources/FuzzDispatcher", swiftSettings: asLibrary),
+        .executableTarget(name: "FuzzHTTP", dependencies: [
+                              "FuzzSupport", "RoomModel", "RoomServer",
+                              .product(name: "Logging", package: "swift-log"),
+                          ], path: "Fuzz/Sources/FuzzHTTP", swiftSettings: asLibrary),
+    ]
+}

@@ -113,7 +113,10 @@ package final class Connection {
         guard closeCode == nil else { return }
         closeCode = code
         deferred = nil
-        lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
+        // A socket-less harness connection (roombench micro, fuzz-dispatcher) has no wsi to time out.
+        if Int(bitPattern: wsi) != Self.socketlessWSI {
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)
+        }
         requestWritable()
     }
 
@@ -201,13 +204,18 @@ package final class Connection {
 // MARK: - roombench micro only
 
 extension Connection {
-    /// A connection without a socket, for the `roombench micro` harness only:
-    /// roomd never creates one. Its writable callback counts as already
-    /// requested, so `enqueue` stops at `requestWritable`'s guard and never
-    /// calls lws; the placeholder `wsi` is never used. Only `enqueue` (within
-    /// `maxQueuedBytes`) and `discardQueuedForBenchmark()` may be called on it.
+    /// The placeholder `wsi` of a socket-less connection.
+    static let socketlessWSI = 1
+
+    /// A connection without a socket, for harnesses only (`roombench micro`,
+    /// the fuzz-dispatcher target): roomd never creates one. Its writable
+    /// callback counts as already requested, so `enqueue` stops at
+    /// `requestWritable`'s guard and never calls lws, and `close` skips its
+    /// lws timeout; the placeholder `wsi` is never used. Only `enqueue`,
+    /// `close` and `discardQueuedForBenchmark()` may be called on it (and
+    /// `Dispatcher.handle`/`connectionLost` with it), never `writeQueued`.
     package convenience init(socketlessForBenchmark id: Int, maxQueuedBytes: Int) {
-        self.init(wsi: OpaquePointer(bitPattern: 1)!, id: id, maxQueuedBytes: maxQueuedBytes,
+        self.init(wsi: OpaquePointer(bitPattern: Self.socketlessWSI)!, id: id, maxQueuedBytes: maxQueuedBytes,
                   rate: TokenBucket(rate: 1, burst: 1, nowMillis: 0), now: 0)
         writableRequested = true
     }
