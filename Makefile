@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run cluster test test-clients bench clean
+.PHONY: deps client-deps build run cluster test test-clients bench clean fuzz test-asan test-tsan soak
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -61,5 +61,33 @@ bench: deps
 	scripts/bench.sh
 	python3 scripts/startup-bench.py .build/release/roomd 20
 
+# --- Reliability runs (docs/RELIABILITY.md). Not part of `make test` / CI. ---
+
+# libFuzzer targets (JSON parser, template loader, dispatcher, HTTP path), each
+# run for FUZZ_SECONDS; built in .build-fuzz. FUZZ_TARGETS picks some.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= json template dispatcher http
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_TARGETS)
+
+# The whole test suite with the sanitizer compiled into the tests and into the
+# roomd binary they start (ROOMD_BIN). Every sanitizer report (test process or
+# daemon) is written under .build-{asan,tsan}/reports; any report fails the run.
+test-asan: deps
+	swift build --build-tests --sanitize=address --scratch-path .build-asan
+	scripts/sanitized-test.sh address .build-asan
+
+test-tsan: deps
+	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+	scripts/sanitized-test.sh thread .build-tsan
+
+# Churn against one daemon for MINUTES, RSS and open fds sampled every 10 s into
+# .build-soak/soak.csv; fails on more than 10 % growth after the first 5 minutes.
+MINUTES ?= 30
+SOAK_BIN ?= .build/debug/roomd
+soak: deps
+	swift build --product roomd
+	scripts/soak.sh --minutes $(MINUTES) --binary $(SOAK_BIN)
+
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build $(VENV) .build-fuzz .build-asan .build-tsan .build-soak
