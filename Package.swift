@@ -112,11 +112,11 @@ if Context.environment["ROOMD_FUZZ"] == "1" {
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzTemplate", swiftSettings: asLibrary),
         .executableTarget(name: "FuzzDispatcher", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomServer", "RoomWire",
+                              "FuzzSupport", "RoomModel", "RoomServer", "RoomTokens", "RoomWire",
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzDispatcher", swiftSettings: asLibrary),
         .executableTarget(name: "FuzzHTTP", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomServer",
+                              "FuzzSupport", "RoomModel", "RoomServer", "RoomTokens",
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzHTTP", swiftSettings: asLibrary),
     ]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 @testable import RoomServer
 import RoomModel
+import RoomTokens
 import RoomWire
 
 /// The JSON-RPC dispatcher (`Dispatcher.handle(_:from:)`, the path every

@@ -2,6 +2,7 @@ import FuzzSupport
 import Foundation
 import Logging
 import RoomModel
+import RoomTokens
 import RoomServer
 #if canImport(Glibc)
 import Glibc
