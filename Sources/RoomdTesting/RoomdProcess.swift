@@ -135,8 +135,12 @@ public final class RoomdProcess: Sendable {
     /// directory or of this package.
     public static func locateBinary(_ explicit: String? = nil) throws -> String {
         var candidates: [String] = []
-        if let explicit { candidates.append(explicit) }
-        if let env = ProcessInfo.processInfo.environment["ROOMD_BIN"], !env.isEmpty { candidates.append(env) }
+        // An explicit path that is not there fails: it does not fall back to $ROOMD_BIN.
+        if let explicit {
+            candidates.append(explicit)
+        } else if let env = ProcessInfo.processInfo.environment["ROOMD_BIN"], !env.isEmpty {
+            candidates.append(env)
+        }
         if explicit == nil, candidates.isEmpty {
             var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
             for _ in 0..<4 {  // the program may sit inside a bundle (`X.xctest/…`)
