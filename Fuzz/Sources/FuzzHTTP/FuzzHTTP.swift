@@ -83,23 +83,51 @@ private func millis() -> Int64 {
     return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
 }
 
-/// A non-blocking loopback connection to the daemon, or nil.
-private func connectToDaemon() -> Int32? {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+/// A non-blocking loopback connection to the daemon, or the errno of the
+/// last of three attempts. The connect itself is non-blocking and polled:
+/// libFuzzer's timeout timer (SIGALRM) would interrupt a blocking connect
+/// with EINTR, which is no verdict on the daemon.
+private func connectToDaemon() -> Result<Int32, Errno> {
+    var last: Int32 = 0
+    for attempt in 0..<3 {
+        if attempt > 0 { usleep(50_000) }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else {
+            last = errno
+            continue
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if connected == 0 { return .success(fd) }
+        last = errno
+        if last == EINPROGRESS || last == EINTR {
+            let deadline = millis() + 5000
+            var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            while millis() < deadline {
+                let ready = poll(&pfd, 1, 100)
+                if ready > 0 { break }
+                if ready < 0, errno != EINTR { break }
+            }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if pfd.revents & Int16(POLLOUT) != 0, error == 0 { return .success(fd) }
+            last = error != 0 ? error : ETIMEDOUT
+        }
+        reset(fd)
     }
-    guard connected == 0 else {
-        close(fd)
-        return nil
-    }
-    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    return fd
+    return .failure(Errno(code: last))
+}
+
+struct Errno: Error, CustomStringConvertible {
+    var code: Int32
+    var description: String { "errno \(code) (\(String(cString: strerror(code))))" }
 }
 
 /// Closes with a reset (SO_LINGER 0): no TIME_WAIT on the client side, so a
@@ -152,7 +180,7 @@ private let healthz = Array("GET /healthz HTTP/1.1\r\nHost: fuzz\r\nConnection: 
 /// Whether the daemon answers `GET /healthz` with 200 within `timeoutMillis`.
 private func daemonAnswers(timeoutMillis: Int64) -> Bool {
     let deadline = millis() + timeoutMillis
-    guard let fd = connectToDaemon() else { return false }
+    guard case .success(let fd) = connectToDaemon() else { return false }
     defer { reset(fd) }
     guard send(fd, healthz, until: deadline) else { return false }
     let answer = receive(fd, until: deadline) { $0.count >= 12 }
@@ -163,8 +191,10 @@ private func daemonAnswers(timeoutMillis: Int64) -> Bool {
 public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = fuzzBytes(data, size)
     let bytes = substitute(input)
-    guard let fd = connectToDaemon() else {
-        fuzzFinding("cannot connect to the daemon on 127.0.0.1:\(port)", input: input)
+    let fd: Int32
+    switch connectToDaemon() {
+    case .success(let connected): fd = connected
+    case .failure(let error): fuzzFinding("cannot connect to the daemon on 127.0.0.1:\(port): \(error)", input: input)
     }
     let start = millis()
     if send(fd, bytes, until: start + 250) { _ = shutdown(fd, Int32(SHUT_WR)) }
