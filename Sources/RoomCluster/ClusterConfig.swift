@@ -58,11 +58,14 @@ public struct ClusterStatus: Sendable, Equatable {
     public var nodes: Int
     /// The bus is usable: connected to NATS and the `roomd-rooms` bucket bound.
     public var connected: Bool
+    /// The ids of the nodes alive, this one included, sorted.
+    public var alive: [String]
 
-    public init(nodeID: String, nodes: Int, connected: Bool) {
+    public init(nodeID: String, nodes: Int, connected: Bool, alive: [String]? = nil) {
         self.nodeID = nodeID
         self.nodes = nodes
         self.connected = connected
+        self.alive = alive ?? [nodeID]
     }
 }
 

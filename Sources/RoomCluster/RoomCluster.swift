@@ -31,12 +31,35 @@ public final class RoomCluster: Sendable {
 
     /// The subject a node receives node-to-node messages on.
     public static func subject(of node: String) -> String { "roomd.node.\(node).in" }
+    /// The subject a node answers requests on (NATS request/reply).
+    public static func requestSubject(of node: String) -> String { "roomd.node.\(node).req" }
 
     let core: ClusterCore
 
+    /// `onRequest` gets a request's payload and the subject to `reply(to:_:)` on.
     public init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void = { _ in },
-                onMessage: @escaping @Sendable ([UInt8]) -> Void = { _ in }) {
-        core = ClusterCore(config: config, logger: logger, onStatus: onStatus, onMessage: onMessage)
+                onMessage: @escaping @Sendable ([UInt8]) -> Void = { _ in },
+                onRequest: @escaping @Sendable ([UInt8], String) -> Void = { _, _ in }) {
+        core = ClusterCore(config: config, logger: logger, onStatus: onStatus, onMessage: onMessage, onRequest: onRequest)
+    }
+
+    /// This run of the node: 16 hex digits, new for every process.
+    public var incarnation: String { core.incarnation }
+
+    /// Blocking (call it off the service thread): sends `payload` to
+    /// `node`'s request subject and waits up to `timeoutMillis` for the answer.
+    public func request(to node: String, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
+        try core.request(to: node, payload, timeoutMillis: timeoutMillis)
+    }
+
+    /// Thread-safe, does not block: answers a request (its reply subject).
+    public func reply(to subject: String, _ payload: [UInt8]) {
+        core.link.withLock { link in
+            guard let link else { return }
+            _ = payload.withUnsafeBytes {
+                natsConnection_Publish(link.connection, subject, $0.baseAddress, Int32($0.count))
+            }
+        }
     }
 
     /// Thread-safe: publishes `payload` to `node` (fire and forget: core
@@ -116,7 +139,11 @@ final class ClusterCore: Sendable {
     let logger: Logger
     let onStatus: @Sendable (ClusterStatus) -> Void
     let onMessage: @Sendable ([UInt8]) -> Void
+    let onRequest: @Sendable ([UInt8], String) -> Void
     let link = Mutex<Link?>(nil)
+    /// Requests using the connection outside `link`'s lock: `run()` waits
+    /// for them to end before it destroys the connection.
+    let requestsInFlight = Atomic<Int>(0)
     let state: Mutex<State>
     let wake = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
@@ -124,7 +151,7 @@ final class ClusterCore: Sendable {
     let unsubscribed = DispatchSemaphore(value: 0)
 
     init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void,
-         onMessage: @escaping @Sendable ([UInt8]) -> Void) {
+         onMessage: @escaping @Sendable ([UInt8]) -> Void, onRequest: @escaping @Sendable ([UInt8], String) -> Void) {
         self.config = config
         incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
         var logger = logger
@@ -132,6 +159,7 @@ final class ClusterCore: Sendable {
         self.logger = logger
         self.onStatus = onStatus
         self.onMessage = onMessage
+        self.onRequest = onRequest
         state = Mutex(State(reported: ClusterStatus(nodeID: config.nodeID, nodes: 1, connected: false)))
     }
 
@@ -151,6 +179,32 @@ final class ClusterCore: Sendable {
         }
         guard let status else { throw ClusterError(operation: "send", status: "not started", detail: "") }
         if status != NATS_OK { throw natsError("send to \(node)", status) }
+    }
+
+    func request(to node: String, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
+        guard ClusterConfig.isValidNodeID(node) else {
+            throw ClusterError(operation: "request", status: "invalid node id", detail: String(node.prefix(100)))
+        }
+        guard payload.count <= RoomCluster.maxMessageBytes else {
+            throw ClusterError(operation: "request", status: "too large",
+                               detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)")
+        }
+        // The connection is used outside the lock (the C client locks it):
+        // `run()` destroys it only after `link` is cleared and the close waited for.
+        guard let link = link.withLock({ link -> Link? in
+            if link != nil { requestsInFlight.add(1, ordering: .relaxed) }
+            return link
+        }) else { throw ClusterError(operation: "request", status: "not started", detail: "") }
+        defer { requestsInFlight.subtract(1, ordering: .releasing) }
+        var reply: OpaquePointer?
+        let status = payload.withUnsafeBytes {
+            natsConnection_Request(&reply, link.connection, RoomCluster.requestSubject(of: node), $0.baseAddress,
+                                   Int32($0.count), timeoutMillis)
+        }
+        guard status == NATS_OK, let reply else { throw natsError("request to \(node)", status) }
+        defer { natsMsg_Destroy(reply) }
+        let length = Int(natsMsg_GetDataLength(reply))
+        return length > 0 ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(reply), count: length)) : []
     }
 
     // MARK: callbacks (C client threads): record, wake the cluster thread, return
@@ -266,6 +320,24 @@ final class ClusterCore: Sendable {
             logger.error("cluster: cannot subscribe to \(RoomCluster.subject(of: config.nodeID))")
         }
 
+        var requests: OpaquePointer?
+        if natsConnection_Subscribe(&requests, connection, RoomCluster.requestSubject(of: config.nodeID), { _, _, message, closure in
+            guard let message else { return }
+            let length = Int(natsMsg_GetDataLength(message))
+            let payload = length > 0
+                ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)) : []
+            let reply = natsMsg_GetReply(message).map { String(cString: $0) } ?? ""
+            natsMsg_Destroy(message)
+            if !reply.isEmpty { Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onRequest(payload, reply) }
+        }, me) == NATS_OK, let requests {
+            _ = natsSubscription_SetPendingLimits(requests, 4096, Int32(RoomCluster.maxPendingBytes))
+            _ = natsSubscription_SetOnCompleteCB(requests, { closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
+            }, me)
+        } else {
+            logger.error("cluster: cannot subscribe to \(RoomCluster.requestSubject(of: config.nodeID))")
+        }
+
         var subscription: OpaquePointer?
         if natsConnection_Subscribe(&subscription, connection, RoomCluster.nodesSubject + ".*", { _, _, message, closure in
             guard let message else { return }
@@ -297,13 +369,15 @@ final class ClusterCore: Sendable {
             _ = natsConnection_FlushTimeout(connection, 500)
         }
         var drained = true
-        for case let sub? in [inbound, subscription] {
+        for case let sub? in [inbound, requests, subscription] {
             _ = natsSubscription_Unsubscribe(sub)
             drained = unsubscribed.wait(timeout: .now() + .seconds(2)) == .success && drained
             natsSubscription_Destroy(sub)
         }
         link.withLock { $0 = nil }
-        natsConnection_Close(connection)
+        natsConnection_Close(connection)  // a request waiting for its answer returns now
+        let deadline = monotonicMillis() + 3000
+        while requestsInFlight.load(ordering: .acquiring) > 0, monotonicMillis() < deadline { usleep(1000) }
         drained = closed.wait(timeout: .now() + .seconds(2)) == .success && drained
         if !drained {
             // A C callback may still come: keep this object alive for it.
@@ -392,8 +466,10 @@ final class ClusterCore: Sendable {
         let now = monotonicMillis()
         let (status, previous) = state.withLock { state -> (ClusterStatus, ClusterStatus) in
             state.seen = state.seen.filter { $0.key == config.nodeID || now - $0.value <= config.aliveWindowMillis }
-            let others = state.seen.keys.filter { $0 != config.nodeID }.count
-            let status = ClusterStatus(nodeID: config.nodeID, nodes: forceNodes ?? others + 1, connected: connected)
+            let others = state.seen.keys.filter { $0 != config.nodeID }.sorted()
+            let alive = forceNodes == nil ? (others + [config.nodeID]).sorted() : [config.nodeID]
+            let status = ClusterStatus(nodeID: config.nodeID, nodes: forceNodes ?? others.count + 1, connected: connected,
+                                       alive: alive)
             defer { state.reported = status }
             return (status, state.reported)
         }

@@ -53,6 +53,8 @@ public final class RoomServer: @unchecked Sendable {
         case reload(RoleTemplate)
         /// The cluster's status changed (posted by the cluster thread).
         case cluster(ClusterStatus)
+        /// A node message, a forwarded request, or a lookup's outcome (Cluster/).
+        case bus(ClusterEvent)
     }
 
     let options: ServerOptions
@@ -115,6 +117,8 @@ public final class RoomServer: @unchecked Sendable {
     private(set) var cluster: RoomCluster?
     /// The cluster's status as the service thread last heard it (healthz, join).
     private(set) var clusterStatus: ClusterStatus?
+    /// Room homes and node-to-node records (Cluster/ClusterRouter.swift); nil without a cluster.
+    private(set) var router: ClusterRouter?
 
     private(set) var draining = false
     private var stopped = false
@@ -210,12 +214,19 @@ public final class RoomServer: @unchecked Sendable {
         let nodeID = options.nodeID ?? ClusterConfig.defaultNodeID(hostName: Self.hostName(), port: port)
         let config = ClusterConfig(natsURL: url, nodeID: nodeID)
         clusterStatus = ClusterStatus(nodeID: nodeID, nodes: 1, connected: false)
-        let cluster = RoomCluster(config: config, logger: logger) { [weak self] status in
+        let post: @Sendable (Command) -> Void = { [weak self] command in
             guard let self else { return }
-            self.inbox.post(.cluster(status))
+            self.inbox.post(command)
             if let context = self.context { lws_cancel_service(context) }
         }
+        let cluster = RoomCluster(config: config, logger: logger,
+                                  onStatus: { post(.cluster($0)) },
+                                  onMessage: { post(.bus(.message($0))) },
+                                  onRequest: { post(.bus(.request($0, reply: $1))) })
         self.cluster = cluster
+        let jobs = ClusterJobs(cluster: cluster, logger: logger) { post(.bus($0)) }
+        router = ClusterRouter(server: self, cluster: cluster, jobs: jobs)
+        jobs.start()
         logger.notice("cluster: joining", metadata: ["node": "\(nodeID)", "url": "\(url)"])
         cluster.start()
     }
@@ -235,7 +246,9 @@ public final class RoomServer: @unchecked Sendable {
             } else if lws_service(context, 0) < 0 {
                 break
             }
+            router?.flush()  // what this turn queued for other nodes, one message per node
         }
+        router?.jobs.stop()
         drainWebhooks(timeout: .seconds(2))  // events of the last leaves, up to 2 s
         cluster?.stop()
         logger.notice("shutdown complete")
@@ -312,6 +325,7 @@ public final class RoomServer: @unchecked Sendable {
             bytesSinceTrim = 0
             lastTrim = now
         }
+        router?.releaseEndedRooms()
         for connection in flow.excuseStalled(now: now, among: connections.values) {
             logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: metadata(connection))
         }
@@ -364,7 +378,10 @@ public final class RoomServer: @unchecked Sendable {
                     logger.warning("template reloaded: settings changes apply after a restart")
                 }
             case .cluster(let status):
+                router?.statusChanged(status, previous: clusterStatus)
                 clusterStatus = status
+            case .bus(let event):
+                router?.handle(event)
             }
         }
     }
@@ -423,6 +440,7 @@ public final class RoomServer: @unchecked Sendable {
     func connectionClosed(_ wsi: OpaquePointer) {
         guard let connection = connections.removeValue(forKey: wsi) else { return }
         flow.forget(connection)
+        router?.connectionClosed(connection)
         dispatcher.connectionLost(connection)
         checkDrained()
     }

@@ -69,7 +69,7 @@ extension RoomServer {
             lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(Self.bodyTimeoutSeconds))
             return 0
         }
-        return respond(wsi, route(request))
+        return answer(wsi, request)
     }
 
     static let bodyTimeoutSeconds = 10
@@ -124,7 +124,7 @@ extension RoomServer {
         request.body.append(contentsOf: bytes)
         if request.body.count >= request.expected {
             httpRequests.removeValue(forKey: wsi)
-            return respond(wsi, route(request))
+            return answer(wsi, request)
         }
         return 0
     }
@@ -132,6 +132,12 @@ extension RoomServer {
     /// LWS_CALLBACK_HTTP_BODY_COMPLETION.
     func httpBodyComplete(_ wsi: OpaquePointer) -> Int32 {
         guard let request = httpRequests.removeValue(forKey: wsi) else { return 0 }
+        return answer(wsi, request)
+    }
+
+    /// Answers now, or later when the cluster forwards the request to the room's home.
+    private func answer(_ wsi: OpaquePointer, _ request: HTTPRequest) -> Int32 {
+        if let router, router.takesOver(request, wsi: wsi) { return 0 }
         return respond(wsi, route(request))
     }
 
@@ -166,7 +172,7 @@ extension RoomServer {
         }
     }
 
-    private func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+    func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
         var headers = [UInt8](repeating: 0, count: Int(CWS_PRE) + 1024)
         let ok: Bool = headers.withUnsafeMutableBufferPointer { buffer in
             let start = buffer.baseAddress! + Int(CWS_PRE)

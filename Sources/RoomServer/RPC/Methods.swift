@@ -16,6 +16,10 @@ extension Dispatcher {
         if let cluster = server.clusterStatus, !cluster.connected {
             throw RoomError(.clusterUnavailable, "cluster unavailable: the message bus (NATS) is unreachable, try again later")
         }
+        if let router = server.router, !router.isHome(of: grant.roomID) {
+            // The lookup of the room's home failed, or the room moved meanwhile.
+            throw RoomError(.clusterUnavailable, "cluster unavailable: the room's home node cannot be reached, try again")
+        }
         let outcome = try registry.join(JoinRequest(
             roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
             name: name ?? grant.name ?? grant.userID, data: data ?? "", viewOnly: grant.viewOnly,

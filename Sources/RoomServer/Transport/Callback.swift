@@ -82,6 +82,7 @@ func roomdCallback(
     case LWS_CALLBACK_CLOSED_HTTP:
         server.httpResponses.removeValue(forKey: wsi)
         server.httpRequests.removeValue(forKey: wsi)
+        server.router?.httpClosed(wsi)
         return 0
 
     // A request line libwebsockets cannot parse (an unknown method, not

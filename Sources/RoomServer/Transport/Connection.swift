@@ -36,7 +36,23 @@ package final class Connection {
     /// Monotonic time the connection was established (for the join deadline).
     let openedAt: Int64
     /// A `join` succeeded on this connection (`preview` and `ping` do not count).
-    var hasJoined = false
+    var hasJoined = false {
+        didSet { if hasJoined, !oldValue, let remote { remote.router.joined(remote) } }
+    }
+
+    // Cluster (Cluster/): a connection of another node's client, served here
+    // because this node is the home of its room; or, on the client's node,
+    // where its room lives.
+    /// Set on a room's home for a client connected to another node.
+    let remote: RemoteLink?
+    /// Set on the client's node when its room's home is another node:
+    /// every message goes there, answers and pushes come back.
+    var home: (node: String, room: String)?
+    /// The room whose home is being looked up, with the messages that wait for the answer.
+    var resolvingRoom: String?
+    var awaitingRoute: [[UInt8]] = []
+    /// A `preview` found that `room` has no home: previews of it are answered here.
+    var homelessRoom: String?
     /// Flow control (see `FlowControl`): the room this connection's queue
     /// counts as congested in, and the room whose pause stopped its reads.
     var congestedRoom: String?
@@ -55,8 +71,9 @@ package final class Connection {
     /// here so that its response goes out first (section 2, ordering).
     private var deferred: [Frame]?
 
-    init(wsi: OpaquePointer, id: Int, maxQueuedBytes: Int, rate: TokenBucket, now: Int64) {
+    init(wsi: OpaquePointer, id: Int, maxQueuedBytes: Int, rate: TokenBucket, now: Int64, remote: RemoteLink? = nil) {
         self.wsi = wsi
+        self.remote = remote
         self.id = id
         self.maxQueuedBytes = maxQueuedBytes
         self.rate = rate
@@ -81,6 +98,11 @@ package final class Connection {
             deferred!.append(frame)
             return true
         }
+        if let remote {
+            // The client's own node queues it and applies the slow-consumer rule.
+            remote.router.send(frame, to: remote)
+            return true
+        }
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
             dropQueue()
             close(4008)
@@ -95,6 +117,13 @@ package final class Connection {
         }
         requestWritable()
         return true
+    }
+
+    /// A connection served for another node's client (see `remote`).
+    convenience init(remote: RemoteLink, id: Int, rate: TokenBucket, now: Int64) {
+        self.init(wsi: OpaquePointer(bitPattern: Self.socketlessWSI)!, id: id, maxQueuedBytes: .max, rate: rate, now: now,
+                  remote: remote)
+        writableRequested = true
     }
 
     /// Starts holding back pushes addressed to this connection.
@@ -113,6 +142,10 @@ package final class Connection {
         guard closeCode == nil else { return }
         closeCode = code
         deferred = nil
+        if let remote {
+            remote.router.close(remote, code: code)
+            return
+        }
         // A socket-less harness connection (roombench micro, fuzz-dispatcher) has no wsi to time out.
         if Int(bitPattern: wsi) != Self.socketlessWSI {
             lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, Self.closeGraceSeconds)

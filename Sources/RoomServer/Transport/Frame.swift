@@ -43,8 +43,9 @@ package final class Frame: Sendable {
         self.init(reservedPayload: writer.bytes)
     }
 
-    /// A frame already complete on the wire (control frames).
-    private init(wire bytes: [UInt8]) {
+    /// A frame already complete on the wire (control frames, and frames a
+    /// room's home node sent over the cluster bus).
+    init(wire bytes: [UInt8]) {
         storage = bytes
         start = 0
     }
@@ -55,6 +56,11 @@ package final class Frame: Sendable {
 
     /// Size on the wire.
     package var count: Int { storage.count - start }
+
+    /// Appends the frame's wire bytes (to a cluster message).
+    func append(to bytes: inout [UInt8]) {
+        storage.withUnsafeBufferPointer { bytes.append(contentsOf: $0[start...]) }
+    }
 
     /// Copies `count` wire bytes starting `offset` bytes into the frame.
     func copy(from offset: Int, count: Int, into destination: UnsafeMutableRawPointer) {

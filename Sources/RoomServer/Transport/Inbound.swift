@@ -24,7 +24,7 @@ extension RoomServer {
         guard final else { return }
         let message = connection.inbound
         connection.inbound.removeAll(keepingCapacity: connection.inbound.capacity <= 64 * 1024)
-        dispatcher.handle(message, from: connection)
+        if let router { router.inbound(message, on: connection) } else { dispatcher.handle(message, from: connection) }
     }
 
     func metadata(_ connection: Connection) -> Logger.Metadata {

@@ -1,13 +1,25 @@
 import RoomTokens
 import Foundation
 import RoomClient
+import RoomdTesting
 import RoomServer
 import RoomWire
+import Synchronization
 import Testing
 
 /// A real `roomd` process on a free port, started as a user would:
 /// `roomd --config FILE --port 0 --secret-file F`, reading its listening line.
+///
+/// With `ROOMD_TEST_CLUSTER=1` (the second run of `make test`), a daemon is
+/// a cluster instead (PROTOCOL.md section 18): a nats-server with JetStream
+/// and three nodes started with the same arguments. Each client connection
+/// goes to the next node in turn (`url`), so a room's peers are spread
+/// round-robin over the three; HTTP goes to the last node (`port`), which
+/// is usually not the room's home. Tests of one process's own behaviour
+/// (signals, limits, logs, metrics, the command line) opt out with
+/// `singleProcess: true` and run on one daemon in both runs.
 final class Daemon: @unchecked Sendable {
+    static let clusterRun = ProcessInfo.processInfo.environment["ROOMD_TEST_CLUSTER"].map { !$0.isEmpty && $0 != "0" } ?? false
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let shippedConfig = packageRoot.appendingPathComponent("config/roles.json").path
@@ -24,13 +36,65 @@ final class Daemon: @unchecked Sendable {
     let secret: [UInt8]
     let directory: URL
     private let stderrFile: URL
-    var url: String { "ws://127.0.0.1:\(port)/ws" }
+    /// In a cluster run: the other nodes (all three, this one first) and the bus.
+    private(set) var nodes: [Daemon] = []
+    private(set) var nats: NatsServerProcess?
+    private let turn = Atomic<Int>(0)
+    /// The next node's WebSocket URL (the only one without a cluster).
+    var url: String {
+        guard !nodes.isEmpty else { return "ws://127.0.0.1:\(port)/ws" }
+        let index = turn.add(1, ordering: .relaxed).oldValue % nodes.count
+        return "ws://127.0.0.1:\(nodes[index].port)/ws"
+    }
 
     /// Starts roomd with the shipped template, or with `template` (JSON text).
     /// `settings` (JSON object text) is merged into the shipped template's settings.
     static func start(template: String? = nil, settings: String? = nil, arguments: [String] = [],
                       environment: [String: String] = [:], secret: [UInt8] = defaultSecret,
-                      listeningHost: String = "127.0.0.1", limits: [String] = []) throws -> Daemon {
+                      listeningHost: String = "127.0.0.1", limits: [String] = [],
+                      singleProcess: Bool = false) throws -> Daemon {
+        guard clusterRun, !singleProcess, limits.isEmpty, !arguments.contains("--cluster") else {
+            return try startOne(template: template, settings: settings, arguments: arguments, environment: environment,
+                                secret: secret, listeningHost: listeningHost, limits: limits)
+        }
+        let nats = try NatsServerProcess.start()
+        var started: [Daemon] = []
+        do {
+            for id in ["n1", "n2", "n3"] {
+                started.append(try startOne(template: template, settings: settings,
+                                            arguments: arguments + ["--cluster", nats.url, "--node-id", id],
+                                            environment: environment, secret: secret, listeningHost: listeningHost, limits: []))
+            }
+            try waitForCluster(started)
+        } catch {
+            for node in started { _ = node.stop(signal: SIGKILL) }
+            nats.remove()
+            throw error
+        }
+        // The last node answers HTTP; `url` starts with the first.
+        let daemon = Daemon(process: started[2].process, port: started[2].port, secret: secret,
+                            directory: started[2].directory, stderrFile: started[2].stderrFile)
+        daemon.nodes = started
+        daemon.nats = nats
+        return daemon
+    }
+
+    /// Waits until every node sees all of them on a connected bus.
+    private static func waitForCluster(_ nodes: [Daemon]) throws {
+        let deadline = Date().addingTimeInterval(15)
+        for node in nodes {
+            while true {
+                let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                let answer = (try? rawExchange(port: node.port, request, timeout: 1))?.response ?? ""
+                if answer.hasPrefix("HTTP/1.1 200"), answer.contains("\"nodes\":\(nodes.count),\"connected\":true") { break }
+                if Date() > deadline { throw DaemonError(description: "the cluster did not form: \(answer) \(node.stderr)") }
+                usleep(50_000)
+            }
+        }
+    }
+
+    private static func startOne(template: String?, settings: String?, arguments: [String], environment: [String: String],
+                                 secret: [UInt8], listeningHost: String, limits: [String]) throws -> Daemon {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("roles.json")
@@ -91,6 +155,11 @@ final class Daemon: @unchecked Sendable {
     }
 
     deinit {
+        for node in nodes.dropLast() where node.process.isRunning {
+            kill(node.process.processIdentifier, SIGKILL)
+            node.process.waitUntilExit()
+        }
+        nats?.remove()
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -98,7 +167,10 @@ final class Daemon: @unchecked Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+    var stderr: String {
+        if !nodes.isEmpty { return nodes.map { (try? String(contentsOf: $0.stderrFile, encoding: .utf8)) ?? "" }.joined() }
+        return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+    }
 
     /// Resident memory of the daemon, in KiB.
     var residentKiB: Int {
@@ -132,6 +204,18 @@ final class Daemon: @unchecked Sendable {
 
     /// Sends `signal` and waits for the exit; returns (status, seconds taken).
     func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> (status: Int32, seconds: Double) {
+        if !nodes.isEmpty {
+            // Every node at once; the answer is the HTTP node's (this process).
+            for node in nodes.dropLast() { kill(node.process.processIdentifier, signal) }
+            let result = stopOne(signal: signal, timeout: timeout)
+            for node in nodes.dropLast() { _ = node.stopOne(signal: signal, timeout: timeout) }
+            nats?.remove()
+            return result
+        }
+        return stopOne(signal: signal, timeout: timeout)
+    }
+
+    private func stopOne(signal: Int32, timeout: Double) -> (status: Int32, seconds: Double) {
         let start = Date()
         kill(process.processIdentifier, signal)
         while process.isRunning, Date().timeIntervalSince(start) < timeout { usleep(10_000) }

@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+import Logging
+import RoomCluster
+import Synchronization
+
+/// Where a room lives, as a lookup in the lease bucket found it.
+enum RoomHome: Sendable, Equatable {
+    /// This node holds the room's lease (it claimed it, or already had it).
+    case here
+    /// Another node, alive, holds it.
+    case node(String)
+    /// Nobody does (and the lookup was not allowed to claim).
+    case nowhere
+    /// The bus or the holder could not be reached in time.
+    case unavailable
+}
+
+/// What the cluster's background work hands back to the service thread.
+enum ClusterEvent: Sendable {
+    case message([UInt8])
+    case request([UInt8], reply: String)
+    case resolved(room: String, claim: Bool, RoomHome)
+    case leaseLost(room: String)
+    /// The answer to a forwarded REST request (`serial` names the waiting HTTP connection).
+    case restAnswer(serial: Int, HTTPResponse)
+    /// The room of a REST request has no home elsewhere: answer it here.
+    case restLocal(serial: Int)
+    /// Every other node's page of the room list (their JSON answers).
+    case restList(serial: Int, [[UInt8]])
+}
+
+/// The blocking NATS work of the routing (KV lookups, claims, lease
+/// renewals, forwarded REST requests), off the service thread: it posts
+/// what it finds with `post`. Renewals run on a queue of their own so that
+/// a lookup waiting for a dead node's lease to expire never delays them.
+///
+/// Thread-safe: the lease table is behind a mutex; the rest is immutable.
+final class ClusterJobs: Sendable {
+    let cluster: RoomCluster
+    let logger: Logger
+    let post: @Sendable (ClusterEvent) -> Void
+    /// Leases this node holds, by room: renewed every third of their TTL.
+    let held = Mutex<[String: RoomLease]>([:])
+    private let leaseQueue = DispatchQueue(label: "roomd-cluster-leases")
+    private let lookupQueue = DispatchQueue(label: "roomd-cluster-lookups", attributes: .concurrent)
+    /// Bound on lookups and forwarded requests in flight (beyond it: answered unavailable).
+    static let maxInFlight = 256
+    private let inFlight = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+
+    init(cluster: RoomCluster, logger: Logger, post: @escaping @Sendable (ClusterEvent) -> Void) {
+        self.cluster = cluster
+        self.logger = logger
+        self.post = post
+    }
+
+    var nodeID: String { cluster.config.nodeID }
+    var requestTimeout: Int64 { cluster.config.requestTimeoutMillis }
+
+    /// Renews the held leases every third of their TTL until `stop()`.
+    func start() {
+        let period = Int(max(100, cluster.config.leaseTTLMillis / 3))
+        leaseQueue.asyncAfter(deadline: .now() + .milliseconds(period)) { [self] in
+            guard !stopped.load(ordering: .relaxed) else { return }
+            renewAll()
+            start()
+        }
+    }
+
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Runs `work` on the lookup queue unless too much is in flight.
+    private func lookup(_ work: @escaping @Sendable () -> Void, refused: @escaping @Sendable () -> Void) {
+        guard inFlight.add(1, ordering: .relaxed).newValue <= Self.maxInFlight else {
+            inFlight.subtract(1, ordering: .relaxed)
+            refused()
+            return
+        }
+        lookupQueue.async { [self] in
+            work()
+            inFlight.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    // MARK: homes
+
+    /// Finds `room`'s home, claiming it for this node when nobody holds it
+    /// and `claim` is set; posts `.resolved`.
+    func resolve(_ room: String, claim: Bool) {
+        lookup({ [self] in
+            post(.resolved(room: room, claim: claim, home(of: room, claim: claim)))
+        }, refused: { [self] in post(.resolved(room: room, claim: claim, .unavailable)) })
+    }
+
+    /// Blocking. A holder that is not alive (killed) is waited out: its
+    /// lease expires within the TTL, then the room is claimed here.
+    func home(of room: String, claim: Bool) -> RoomHome {
+        let deadline = monotonicMillis() + cluster.config.leaseTTLMillis + cluster.config.aliveWindowMillis
+        while true {
+            if let leases = cluster.leases, cluster.status.connected {
+                do throws(ClusterError) {
+                    if let holder = try leases.holder(of: room) {
+                        if holder.node == nodeID {
+                            if held.withLock({ $0[room] != nil }) { return .here }
+                            // Else a previous run of this node id holds it: wait for the expiry.
+                        } else if cluster.status.alive.contains(holder.node) {
+                            return .node(holder.node)
+                        }
+                    } else if !claim {
+                        return .nowhere
+                    } else {
+                        switch try leases.claim(room) {
+                        case .claimed(let lease):
+                            held.withLock { $0[room] = lease }
+                            logger.info("cluster: room claimed", metadata: ["room": "\(room)"])
+                            return .here
+                        case .held(let holder):
+                            if holder.node != nodeID, cluster.status.alive.contains(holder.node) { return .node(holder.node) }
+                        }
+                    }
+                } catch {
+                    logger.debug("cluster: room lookup failed", metadata: ["room": "\(room)", "error": "\(error)"])
+                }
+            }
+            if monotonicMillis() >= deadline { return .unavailable }
+            usleep(100_000)
+        }
+    }
+
+    /// Gives up the lease of a room that ended here.
+    func release(_ room: String) {
+        leaseQueue.async { [self] in
+            guard let lease = held.withLock({ $0.removeValue(forKey: room) }), let leases = cluster.leases else { return }
+            do throws(ClusterError) {
+                _ = try leases.release(lease)
+                logger.debug("cluster: room released", metadata: ["room": "\(room)"])
+            } catch {
+                logger.debug("cluster: release failed (the lease expires)", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func renewAll() {
+        guard let leases = cluster.leases, cluster.status.connected else { return }
+        for (room, lease) in held.withLock({ $0 }) {
+            do throws(ClusterError) {
+                if let renewed = try leases.renew(lease) {
+                    held.withLock { table in if table[room] != nil { table[room] = renewed } }
+                } else {
+                    held.withLock { _ = $0.removeValue(forKey: room) }
+                    post(.leaseLost(room: room))
+                }
+            } catch {
+                logger.debug("cluster: renewal failed", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: REST
+
+    /// A REST request about `room`: forwarded to its home when that is
+    /// another node (`.restAnswer`), else `.restLocal`.
+    func forward(_ payload: [UInt8], room: String, serial: Int) {
+        lookup({ [self] in
+            switch home(of: room, claim: false) {
+            case .node(let node):
+                do throws(ClusterError) {
+                    let answer = try cluster.request(to: node, payload, timeoutMillis: requestTimeout)
+                    post(.restAnswer(serial: serial, ForwardedHTTP.decodeResponse(answer)
+                        ?? .error(502, code: 502, "cluster: the room's home node sent a malformed answer")))
+                } catch {
+                    post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
+                }
+            case .here, .nowhere: post(.restLocal(serial: serial))
+            case .unavailable: post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
+            }
+        }, refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) })
+    }
+
+    /// The room list: every other alive node's own page (`.restList`).
+    func gatherList(_ payload: [UInt8], serial: Int) {
+        lookup({ [self] in
+            var pages: [[UInt8]] = []
+            for node in cluster.status.alive where node != nodeID {
+                if let answer = try? cluster.request(to: node, payload, timeoutMillis: requestTimeout),
+                   let response = ForwardedHTTP.decodeResponse(answer), response.status == 200 {
+                    pages.append(response.body)
+                }
+            }
+            post(.restList(serial: serial, pages))
+        }, refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) })
+    }
+}

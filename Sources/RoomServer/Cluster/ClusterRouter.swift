@@ -1,0 +1,426 @@
+import CWebSockets
+import Logging
+import RoomCluster
+import RoomModel
+import RoomWire
+
+/// A client connection of another node, as its room's home serves it.
+final class RemoteLink {
+    let node: String
+    let conn: UInt64
+    unowned let router: ClusterRouter
+
+    init(node: String, conn: UInt64, router: ClusterRouter) {
+        self.node = node
+        self.conn = conn
+        self.router = router
+    }
+}
+
+/// The service thread's side of the cluster (docs/CLUSTER.md): which rooms
+/// this node is the home of, where the rooms of the other clients live,
+/// and the records going to and coming from other nodes.
+///
+/// A client's node (the edge) reads and frames its messages and looks its
+/// room up by the token of its `join` (or `preview`); when another node is
+/// the room's home, every message of the connection goes there. The home
+/// runs them on a `Connection` of its own (`RemoteLink`) exactly as for a
+/// local client — the same dispatcher, rate limit, error streak, order —
+/// and what it queues to that connection goes back to the edge: a push to
+/// several clients of one node is one record. Records are batched per node
+/// for one turn of the loop and sent by `flush()`.
+///
+/// Runs on the service thread only, like the rest of `RoomServer`.
+final class ClusterRouter {
+    unowned let server: RoomServer
+    let cluster: RoomCluster
+    let jobs: ClusterJobs
+    let node: String
+    var logger: Logger { server.logger }
+
+    /// Rooms this node is the home of (it holds their lease).
+    private(set) var homed: Set<String> = []
+    /// Lookups under way, by "claim|room", with the connections waiting for them.
+    private var resolving: [String: [Connection]] = [:]
+    /// This node's clients whose room lives on another node, by connection id.
+    private var routed: [UInt64: Connection] = [:]
+    /// Other nodes' clients served here, by node, then connection id.
+    private var remotes: [String: [UInt64: Connection]] = [:]
+    /// The incarnation each node's messages last came from.
+    private var incarnations: [String: String] = [:]
+    private var outboxes: [String: Outbox] = [:]
+    private var lastSendError: Int64 = 0
+    /// HTTP requests waiting for the bus, by serial.
+    private var pendingHTTP: [Int: (wsi: OpaquePointer, request: HTTPRequest)] = [:]
+    private var nextSerial = 0
+    private var alive: [String] = []
+
+    /// Messages queued on a connection while its room is looked up.
+    static let maxAwaiting = 64
+    /// A batch is sent when it grows past this (NATS' default payload limit is 1 MiB).
+    static let flushBytes = 256 * 1024
+
+    init(server: RoomServer, cluster: RoomCluster, jobs: ClusterJobs) {
+        self.server = server
+        self.cluster = cluster
+        self.jobs = jobs
+        self.node = cluster.config.nodeID
+    }
+
+    func isHome(of room: String) -> Bool { homed.contains(room) }
+
+    // MARK: the edge: a client's message
+
+    /// A complete message from a client of this node.
+    func inbound(_ message: [UInt8], on connection: Connection) {
+        if connection.resolvingRoom != nil {
+            hold(message, on: connection)
+            return
+        }
+        if connection.hasJoined {
+            if let home = connection.home { outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message)) } else {
+                server.dispatcher.handle(message, from: connection)
+            }
+            return
+        }
+        // Not joined: a join or preview decides where the connection's room lives.
+        if let target = target(of: message) {
+            if let home = connection.home, home.room == target.room {
+                outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message))
+                return
+            }
+            if let home = connection.home {  // another room now: leave the old home
+                outbox(home.node).append(.lost(conn: UInt64(connection.id)))
+                routed.removeValue(forKey: UInt64(connection.id))
+                connection.home = nil
+            }
+            if homed.contains(target.room) || (!target.joins && connection.homelessRoom == target.room)
+                || server.clusterStatus?.connected != true {
+                server.dispatcher.handle(message, from: connection)  // a join while the bus is down answers 5003
+                return
+            }
+            connection.resolvingRoom = target.room
+            hold(message, on: connection)
+            let key = "\(target.joins)|\(target.room)"
+            if resolving[key] != nil {
+                resolving[key]!.append(connection)
+            } else {
+                resolving[key] = [connection]
+                jobs.resolve(target.room, claim: target.joins)
+            }
+            return
+        }
+        if let home = connection.home {
+            outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message))
+        } else {
+            server.dispatcher.handle(message, from: connection)
+        }
+    }
+
+    private func hold(_ message: [UInt8], on connection: Connection) {
+        if connection.awaitingRoute.count >= Self.maxAwaiting {
+            logger.info("too many messages before the room was found, closing", metadata: server.metadata(connection))
+            connection.close(1008)
+            return
+        }
+        connection.awaitingRoute.append(message)
+        if connection.awaitingRoute.count == 1 { lws_rx_flow_control(connection.wsi, 0) }
+    }
+
+    /// The room a message's `join` (or else `preview`) names through its
+    /// token, when the token is valid (an invalid one is answered here:
+    /// every node gives the same error).
+    private func target(of message: [UInt8]) -> (room: String, joins: Bool)? {
+        guard let json = try? JSON.parse(message) else { return nil }
+        let calls: [JSON] = if case .array(let batch) = json { Array(batch.prefix(Dispatcher.maxBatch)) } else { [json] }
+        var found: (room: String, joins: Bool)?
+        for call in calls {
+            guard let method = call["method"]?.stringValue, method == "join" || method == "preview",
+                  let token = call["params"]?["token"]?.stringValue,
+                  let grant = try? server.dispatcher.verifier.verifyApp(token)
+            else { continue }
+            if found == nil { found = (grant.roomID, method == "join") } else if method == "join" { found!.joins = true }
+        }
+        return found
+    }
+
+    /// A lookup ended: the waiting connections go on.
+    private func resolved(_ room: String, claim: Bool, _ home: RoomHome) {
+        let waiting = resolving.removeValue(forKey: "\(claim)|\(room)") ?? []
+        if home == .here { homed.insert(room) }
+        for connection in waiting where connection.resolvingRoom == room && !connection.isClosing {
+            connection.resolvingRoom = nil
+            lws_rx_flow_control(connection.wsi, 1)
+            switch home {
+            case .node(let other):
+                connection.home = (other, room)
+                routed[UInt64(connection.id)] = connection
+            case .nowhere:
+                connection.homelessRoom = room
+            case .here, .unavailable:
+                break  // handled here; a join of a room not homed here answers 5003
+            }
+            let queued = connection.awaitingRoute
+            connection.awaitingRoute = []
+            for (index, message) in queued.enumerated() {
+                if home == .unavailable, connection.home == nil {
+                    server.dispatcher.handle(message, from: connection)
+                } else {
+                    inbound(message, on: connection)
+                }
+                if connection.resolvingRoom != nil {  // another lookup: the rest waits for it
+                    connection.awaitingRoute.append(contentsOf: queued[(index + 1)...])
+                    break
+                }
+            }
+        }
+    }
+
+    /// A client connection of this node closed.
+    func connectionClosed(_ connection: Connection) {
+        guard let home = connection.home else { return }
+        if routed.removeValue(forKey: UInt64(connection.id)) != nil {
+            outbox(home.node).append(.lost(conn: UInt64(connection.id)))
+        }
+    }
+
+    // MARK: the home: what goes back to an edge
+
+    func send(_ frame: Frame, to link: RemoteLink) {
+        outbox(link.node).append(frame, for: link.conn)
+    }
+
+    func close(_ link: RemoteLink, code: UInt16) {
+        outbox(link.node).append(.close(conn: link.conn, code: code))
+    }
+
+    func joined(_ link: RemoteLink) {
+        outbox(link.node).append(.joined(conn: link.conn))
+    }
+
+    private func remoteConnection(_ node: String, _ conn: UInt64) -> Connection {
+        if let connection = remotes[node]?[conn] { return connection }
+        let limits = server.options.template.settings.limits
+        let connection = Connection(
+            remote: RemoteLink(node: node, conn: conn, router: self), id: server.nextID(),
+            rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: server.clock.nowMillis()),
+            now: monotonicMillis())
+        remotes[node, default: [:]][conn] = connection
+        return connection
+    }
+
+    /// Every client of `node` served here is gone (the node died or restarted):
+    /// their peers enter the reconnect grace, as if their sockets closed.
+    private func forgetClients(of node: String, reason: String) {
+        guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
+        logger.notice("cluster: \(reason): its clients' peers enter the reconnect grace",
+                      metadata: ["node": "\(node)", "connections": "\(lost.count)"])
+        for connection in lost.values { server.dispatcher.connectionLost(connection) }
+    }
+
+    // MARK: the bus
+
+    func handle(_ event: ClusterEvent) {
+        switch event {
+        case .message(let bytes): received(bytes)
+        case .request(let bytes, let reply): answer(bytes, reply: reply)
+        case .resolved(let room, let claim, let home): resolved(room, claim: claim, home)
+        case .leaseLost(let room): leaseLost(room)
+        case .restAnswer(let serial, let response): finishHTTP(serial, response)
+        case .restLocal(let serial):
+            if let pending = pendingHTTP[serial] { finishHTTP(serial, server.route(pending.request)) }
+        case .restList(let serial, let pages):
+            guard let pending = pendingHTTP[serial] else { return }
+            let local = server.route(pending.request)
+            let limit = pending.request.query["limit"].flatMap(Int.init) ?? RestAPI.defaultListLimit
+            finishHTTP(serial, local.status == 200 ? ForwardedHTTP.mergeLists([local.body] + pages, limit: limit) : local)
+        }
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        guard let message = ClusterMessage.decode(bytes) else {
+            logger.warning("cluster: malformed node message dropped", metadata: ["bytes": "\(bytes.count)"])
+            return
+        }
+        let from = message.node
+        if from == node { return }
+        if let known = incarnations[from], known != message.incarnation {
+            forgetClients(of: from, reason: "node restarted")
+        }
+        incarnations[from] = message.incarnation
+        for record in message.records {
+            switch record {
+            case .data(let conn, let payload):
+                server.dispatcher.handle(payload, from: remoteConnection(from, conn))
+            case .lost(let conn):
+                if let connection = remotes[from]?.removeValue(forKey: conn) { server.dispatcher.connectionLost(connection) }
+            case .frame(let conns, let payload):
+                let frame = Frame(wire: payload)
+                for conn in conns {
+                    guard let connection = routed[conn], connection.home?.node == from else { continue }
+                    if !connection.enqueue(frame), connection.isDroppedAsSlow {
+                        logger.info("slow consumer dropped", metadata: server.metadata(connection))
+                        server.metrics.slowConsumerCloses.increment()
+                        connectionClosed(connection)  // its peer goes now, not when the socket closes
+                    }
+                }
+            case .close(let conn, let code):
+                if let connection = routed[conn], connection.home?.node == from { connection.close(code) }
+            case .joined(let conn):
+                if let connection = routed[conn], connection.home?.node == from { connection.hasJoined = true }
+            }
+        }
+    }
+
+    /// The alive nodes changed: clients of nodes that died are gone; rooms
+    /// whose home died are closed for their clients here (they join again,
+    /// and the room gets a new home).
+    func statusChanged(_ status: ClusterStatus, previous: ClusterStatus?) {
+        defer { alive = status.alive }
+        guard status.connected, previous?.connected == true else { return }
+        let gone = Set(alive).subtracting(status.alive)
+        for dead in gone where dead != node {
+            forgetClients(of: dead, reason: "node left")
+            let orphans = routed.values.filter { $0.home?.node == dead }
+            if !orphans.isEmpty {
+                logger.warning("cluster: a room's home node left: closing its clients here (1012, join again)",
+                               metadata: ["node": "\(dead)", "connections": "\(orphans.count)"])
+            }
+            for connection in orphans {
+                routed.removeValue(forKey: UInt64(connection.id))
+                connection.home = nil
+                connection.close(1012)
+            }
+        }
+    }
+
+    private func leaseLost(_ room: String) {
+        guard homed.remove(room) != nil else { return }
+        logger.error("cluster: lost the lease of a room homed here: closing its clients (1012)", metadata: ["room": "\(room)"])
+        guard let live = server.registry.room(room) else { return }
+        for peer in live.peersInJoinOrder {
+            (peer.transportHandle as? Connection)?.close(1012)
+        }
+    }
+
+    /// Once a second: rooms homed here that ended (and are not locked) give their lease back.
+    func releaseEndedRooms() {
+        for room in homed where server.registry.room(room) == nil && !server.registry.lockedRoomIDs.contains(room) {
+            if resolving["true|\(room)"] != nil { continue }
+            homed.remove(room)
+            jobs.release(room)
+        }
+    }
+
+    // MARK: outboxes
+
+    /// The batch for node `to`; one that grew past `flushBytes` is sent first.
+    private func outbox(_ to: String) -> Outbox {
+        if let box = outboxes[to] {
+            if box.writer.bytes.count >= Self.flushBytes { flush(box, to: to) }
+            return box
+        }
+        let box = Outbox(writer: ClusterWriter(node: node, incarnation: cluster.incarnation))
+        outboxes[to] = box
+        return box
+    }
+
+    /// Sends every batch built during this turn of the loop.
+    func flush() {
+        for (to, box) in outboxes where !box.isEmpty { flush(box, to: to) }
+    }
+
+    private func flush(_ box: Outbox, to: String) {
+        box.finishFrame()
+        do throws(ClusterError) {
+            try cluster.send(to: to, box.writer.bytes)
+        } catch {
+            let now = monotonicMillis()
+            if now - lastSendError >= 1000 {
+                logger.warning("cluster: node message not sent", metadata: ["to": "\(to)", "error": "\(error)"])
+                lastSendError = now
+            }
+        }
+        box.writer.reset()
+    }
+
+    // MARK: REST
+
+    /// A REST request this node cannot answer alone: the room list (every
+    /// node's rooms) or a room whose home is another node. False: answer here.
+    func takesOver(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
+        guard RestAPI.handles(request.path), server.clusterStatus?.connected == true else { return false }
+        let isList = request.path == RestAPI.listPath || request.path == RestAPI.prefix
+        let room = request.path.dropFirst(RestAPI.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            .first.map(String.init) ?? ""
+        if !isList, room.isEmpty || homed.contains(room) || server.registry.room(room) != nil { return false }
+        nextSerial += 1
+        pendingHTTP[nextSerial] = (wsi, request)
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(cluster.config.requestTimeoutMillis / 1000 + 5))
+        if isList {
+            if request.method != .get || alive.count <= 1 {
+                pendingHTTP.removeValue(forKey: nextSerial)
+                return false
+            }
+            jobs.gatherList(ForwardedHTTP.encode(request), serial: nextSerial)
+        } else {
+            jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial)
+        }
+        return true
+    }
+
+    /// The HTTP connection closed before its answer came.
+    func httpClosed(_ wsi: OpaquePointer) {
+        for (serial, pending) in pendingHTTP where pending.wsi == wsi { pendingHTTP.removeValue(forKey: serial) }
+    }
+
+    private func finishHTTP(_ serial: Int, _ response: HTTPResponse) {
+        guard let pending = pendingHTTP.removeValue(forKey: serial) else { return }
+        _ = server.respond(pending.wsi, response)
+    }
+
+    /// A REST request forwarded by another node: answered as if asked here.
+    private func answer(_ bytes: [UInt8], reply: String) {
+        guard let request = ForwardedHTTP.decodeRequest(bytes) else {
+            cluster.reply(to: reply, ForwardedHTTP.encode(HTTPResponse.error(400, code: 400, "malformed forwarded request")))
+            return
+        }
+        let response = RestAPI.handles(request.path) ? server.rest.handle(request)
+            : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
+        cluster.reply(to: reply, ForwardedHTTP.encode(response))
+    }
+}
+
+/// Records for one node, built during one turn of the loop. A frame
+/// queued to several connections of that node in a row is one record.
+final class Outbox {
+    var writer: ClusterWriter
+    private var frame: Frame?
+    private var conns: [UInt64] = []
+
+    init(writer: ClusterWriter) { self.writer = writer }
+
+    var isEmpty: Bool { writer.isEmpty && frame == nil }
+
+    func append(_ frame: Frame, for conn: UInt64) {
+        if frame === self.frame {
+            conns.append(conn)
+            return
+        }
+        finishFrame()
+        self.frame = frame
+        conns = [conn]
+    }
+
+    func append(_ record: ClusterRecord) {
+        finishFrame()
+        writer.append(record)
+    }
+
+    func finishFrame() {
+        guard let frame else { return }
+        writer.appendFrame(conns: conns, count: frame.count) { frame.append(to: &$0) }
+        self.frame = nil
+        conns.removeAll(keepingCapacity: true)
+    }
+}
