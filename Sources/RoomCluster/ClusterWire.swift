@@ -16,6 +16,15 @@ public enum ClusterRecord: Equatable, Sendable {
     case close(conn: UInt64, code: UInt16)
     /// Home → edge: a `join` succeeded on the connection (the join deadline is met).
     case joined(conn: UInt64)
+    /// Home → edge: a frame queued past the outbound limit (the pushes held
+    /// during a reconnect grace, replayed after the resuming `join`).
+    case replay(conn: UInt64, bytes: [UInt8])
+    /// Home → edge: this node is not the home of the room the message joins
+    /// (it moved): look the room up again and send the message there.
+    case reroute(conn: UInt64, bytes: [UInt8])
+    /// Home → edge: `count` more of the connection's messages were handled
+    /// (the edge stops reading a client that is too far ahead: flow control).
+    case ack(conn: UInt64, count: UInt64)
 
     var tag: UInt8 {
         switch self {
@@ -24,6 +33,9 @@ public enum ClusterRecord: Equatable, Sendable {
         case .frame: 3
         case .close: 4
         case .joined: 5
+        case .replay: 6
+        case .reroute: 7
+        case .ack: 8
         }
     }
 }
@@ -75,6 +87,12 @@ public struct ClusterMessage: Equatable, Sendable {
             case 5:
                 guard let conn = reader.varint() else { return nil }
                 records.append(.joined(conn: conn))
+            case 8:
+                guard let conn = reader.varint(), let count = reader.varint() else { return nil }
+                records.append(.ack(conn: conn, count: count))
+            case 6, 7:
+                guard let conn = reader.varint(), let bytes = reader.block() else { return nil }
+                records.append(tag == 6 ? .replay(conn: conn, bytes: bytes) : .reroute(conn: conn, bytes: bytes))
             default:
                 return nil
             }
@@ -113,7 +131,7 @@ public struct ClusterWriter: Sendable {
         records += 1
         bytes.append(record.tag)
         switch record {
-        case .data(let conn, let payload):
+        case .data(let conn, let payload), .replay(let conn, let payload), .reroute(let conn, let payload):
             Self.appendVarint(conn, to: &bytes)
             Self.appendBytes(payload, to: &bytes)
         case .lost(let conn), .joined(let conn):
@@ -123,6 +141,9 @@ public struct ClusterWriter: Sendable {
         case .close(let conn, let code):
             Self.appendVarint(conn, to: &bytes)
             Self.appendVarint(UInt64(code), to: &bytes)
+        case .ack(let conn, let count):
+            Self.appendVarint(conn, to: &bytes)
+            Self.appendVarint(count, to: &bytes)
         }
     }
 

@@ -69,9 +69,16 @@ public final class NatsServerProcess: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.appendingPathComponent("store").path, "-m", "\(monitorPort)"]
-        process.standardInput = FileHandle.nullDevice
+        // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to
+        // processes started on several threads at once crashed `Process.run`.
+        let null = FileHandle(forReadingAtPath: "/dev/null")
+        process.standardInput = null
         process.standardOutput = handle
         process.standardError = handle
+        defer {
+            try? handle.close()  // the child has its copies
+            try? null?.close()
+        }
         try process.run()
         self.process.withLock { $0 = process }
         NatsServerProcess.running.withLock { $0[process.processIdentifier] = process }

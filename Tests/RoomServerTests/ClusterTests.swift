@@ -146,7 +146,7 @@ import Testing
     @Test func theNodeIDDefaultsToHostnameAndPortAndTheTemplateCanNameTheBus() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let node = try Daemon.start(settings: #"{"cluster":{"nats_url":"\#(nats.url)"}}"#)
+        let node = try Daemon.start(settings: #"{"cluster":{"nats_url":"\#(nats.url)"}}"#, singleProcess: true)
         let health = try await Self.healthz(node, until: Self.up(nodes: 1))
         #expect(health.status == 200, "\(health.body)")
         var name = [CChar](repeating: 0, count: 256)
@@ -166,7 +166,7 @@ import Testing
     }
 
     @Test func withoutAClusterHealthzHasNoClusterAndNothingOfNATSIsLogged() async throws {
-        let node = try Daemon.start()
+        let node = try Daemon.start(singleProcess: true)
         let health = try await Self.healthz(node)
         #expect(health.status == 200)
         #expect(health.body["cluster"] == nil)

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func sigusr1AndSigusr2AreIgnored() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try Daemon.start(singleProcess: true)  // a signal to one process
         let (host, _) = try await daemon.join("h", as: "host")
         kill(daemon.process.processIdentifier, SIGUSR1)
         kill(daemon.process.processIdentifier, SIGUSR2)
@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func sighupReloadsAValidTemplateForJoinsAndRoleChanges() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try Daemon.start(singleProcess: true)  // a signal to one process
         let (guest, guestJoin) = try await daemon.join("g", as: "guest")
         let (host, _) = try await daemon.join("h", as: "host")
         let config = daemon.directory.appendingPathComponent("roles.json")
@@ -65,7 +65,7 @@ import Testing
     }
 
     @Test func sighupWithAnInvalidTemplateKeepsTheOldOneAndLogsThePath() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try Daemon.start(singleProcess: true)  // a signal to one process
         let config = daemon.directory.appendingPathComponent("roles.json")
         try #"{"roles":{"guest":{"priority":9}}}"#.write(to: config, atomically: true, encoding: .utf8)
         kill(daemon.process.processIdentifier, SIGHUP)

@@ -119,7 +119,8 @@ import Testing
     }
 
     @Test func healthzAndOtherPaths() async throws {
-        let daemon = try Daemon.start()
+        // One process: a cluster's healthz adds the "cluster" member (ClusterTests).
+        let daemon = try Daemon.start(singleProcess: true)
         let (peer, _) = try await daemon.join("a", as: "host")
         let (status, body) = try await httpGet(port: daemon.port, path: "/healthz")
         #expect(status == 200)

@@ -42,6 +42,8 @@ final class ClusterJobs: Sendable {
     let post: @Sendable (ClusterEvent) -> Void
     /// Leases this node holds, by room: renewed every third of their TTL.
     let held = Mutex<[String: RoomLease]>([:])
+    /// Rooms whose release is queued.
+    private let releasing = Mutex<Set<String>>([])
     private let leaseQueue = DispatchQueue(label: "roomd-cluster-leases")
     private let lookupQueue = DispatchQueue(label: "roomd-cluster-lookups", attributes: .concurrent)
     /// Bound on lookups and forwarded requests in flight (beyond it: answered unavailable).
@@ -102,7 +104,10 @@ final class ClusterJobs: Sendable {
                 do throws(ClusterError) {
                     if let holder = try leases.holder(of: room) {
                         if holder.node == nodeID {
-                            if held.withLock({ $0[room] != nil }) { return .here }
+                            if held.withLock({ $0[room] != nil }) {
+                                _ = releasing.withLock { $0.remove(room) }  // a queued release would drop it
+                                return .here
+                            }
                             // Else a previous run of this node id holds it: wait for the expiry.
                         } else if cluster.status.alive.contains(holder.node) {
                             return .node(holder.node)
@@ -128,10 +133,12 @@ final class ClusterJobs: Sendable {
         }
     }
 
-    /// Gives up the lease of a room that ended here.
+    /// Gives up the lease of a room that ended here (unless `keep` comes first).
     func release(_ room: String) {
+        releasing.withLock { _ = $0.insert(room) }
         leaseQueue.async { [self] in
-            guard let lease = held.withLock({ $0.removeValue(forKey: room) }), let leases = cluster.leases else { return }
+            guard releasing.withLock({ $0.remove(room) }) != nil,
+                  let lease = held.withLock({ $0.removeValue(forKey: room) }), let leases = cluster.leases else { return }
             do throws(ClusterError) {
                 _ = try leases.release(lease)
                 logger.debug("cluster: room released", metadata: ["room": "\(room)"])
@@ -139,6 +146,13 @@ final class ClusterJobs: Sendable {
                 logger.debug("cluster: release failed (the lease expires)", metadata: ["room": "\(room)", "error": "\(error)"])
             }
         }
+    }
+
+    /// A join came for a room whose release is queued: keeps the lease
+    /// instead, when it is still held. False: the room is gone from here.
+    func keep(_ room: String) -> Bool {
+        guard releasing.withLock({ $0.remove(room) }) != nil else { return false }
+        return held.withLock { $0[room] != nil }
     }
 
     private func renewAll() {

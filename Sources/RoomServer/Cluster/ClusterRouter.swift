@@ -54,7 +54,14 @@ final class ClusterRouter {
     private var pendingHTTP: [Int: (wsi: OpaquePointer, request: HTTPRequest)] = [:]
     private var nextSerial = 0
     private var alive: [String] = []
+    /// Remote connections with handled messages to acknowledge at the next flush.
+    private var ackDue: [Connection] = []
 
+    /// Times one connection's join is sent back to be routed again before it is answered 5003.
+    static let maxReroutes = 3
+    /// Messages of one client on their way to its room's home, not yet
+    /// acknowledged, at which its node stops reading it (resumes at half).
+    static let maxUnacked = 64
     /// Messages queued on a connection while its room is looked up.
     static let maxAwaiting = 64
     /// A batch is sent when it grows past this (NATS' default payload limit is 1 MiB).
@@ -78,7 +85,7 @@ final class ClusterRouter {
             return
         }
         if connection.hasJoined {
-            if let home = connection.home { outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message)) } else {
+            if let home = connection.home { forward(message, from: connection, to: home.node) } else {
                 server.dispatcher.handle(message, from: connection)
             }
             return
@@ -86,7 +93,7 @@ final class ClusterRouter {
         // Not joined: a join or preview decides where the connection's room lives.
         if let target = target(of: message) {
             if let home = connection.home, home.room == target.room {
-                outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message))
+                forward(message, from: connection, to: home.node)
                 return
             }
             if let home = connection.home {  // another room now: leave the old home
@@ -111,9 +118,20 @@ final class ClusterRouter {
             return
         }
         if let home = connection.home {
-            outbox(home.node).append(.data(conn: UInt64(connection.id), bytes: message))
+            forward(message, from: connection, to: home.node)
         } else {
             server.dispatcher.handle(message, from: connection)
+        }
+    }
+
+    /// Sends a client's message to its room's home; a client too far ahead
+    /// of the home's acknowledgements is not read until it catches up.
+    private func forward(_ message: [UInt8], from connection: Connection, to home: String) {
+        outbox(home).append(.data(conn: UInt64(connection.id), bytes: message))
+        connection.unacked += 1
+        if connection.unacked >= Self.maxUnacked, !connection.pausedForHome {
+            connection.pausedForHome = true
+            lws_rx_flow_control(connection.wsi, 0)
         }
     }
 
@@ -156,7 +174,7 @@ final class ClusterRouter {
                 connection.home = (other, room)
                 routed[UInt64(connection.id)] = connection
             case .nowhere:
-                connection.homelessRoom = room
+                connection.homelessRoom = room  // for the queued messages only (below)
             case .here, .unavailable:
                 break  // handled here; a join of a room not homed here answers 5003
             }
@@ -173,6 +191,7 @@ final class ClusterRouter {
                     break
                 }
             }
+            connection.homelessRoom = nil  // a later preview looks again: the room may have a home by then
         }
     }
 
@@ -186,8 +205,14 @@ final class ClusterRouter {
 
     // MARK: the home: what goes back to an edge
 
-    func send(_ frame: Frame, to link: RemoteLink) {
-        outbox(link.node).append(frame, for: link.conn)
+    func send(_ frame: Frame, to link: RemoteLink, enforcingLimit: Bool = true) {
+        if enforcingLimit {
+            outbox(link.node).append(frame, for: link.conn)
+        } else {
+            var bytes: [UInt8] = []
+            frame.append(to: &bytes)
+            outbox(link.node).append(.replay(conn: link.conn, bytes: bytes))
+        }
     }
 
     func close(_ link: RemoteLink, code: UInt16) {
@@ -251,7 +276,19 @@ final class ClusterRouter {
         for record in message.records {
             switch record {
             case .data(let conn, let payload):
-                server.dispatcher.handle(payload, from: remoteConnection(from, conn))
+                let connection = remoteConnection(from, conn)
+                if !connection.hasJoined, let target = target(of: payload), target.joins, !homed.contains(target.room) {
+                    if jobs.keep(target.room) {
+                        homed.insert(target.room)  // it ended a moment ago: the lease was not given back yet
+                    } else {
+                        // The room moved (another node took it over): the edge looks again.
+                        outbox(from).append(.reroute(conn: conn, bytes: payload))
+                        continue
+                    }
+                }
+                server.dispatcher.handle(payload, from: connection)
+                connection.handledSinceAck += 1
+                if connection.handledSinceAck == 1 { ackDue.append(connection) }
             case .lost(let conn):
                 if let connection = remotes[from]?.removeValue(forKey: conn) { server.dispatcher.connectionLost(connection) }
             case .frame(let conns, let payload):
@@ -268,6 +305,28 @@ final class ClusterRouter {
                 if let connection = routed[conn], connection.home?.node == from { connection.close(code) }
             case .joined(let conn):
                 if let connection = routed[conn], connection.home?.node == from { connection.hasJoined = true }
+            case .replay(let conn, let payload):
+                if let connection = routed[conn], connection.home?.node == from {
+                    connection.enqueue(Frame(wire: payload), bypassingDeferral: true, enforcingLimit: false)
+                }
+            case .ack(let conn, let count):
+                guard let connection = routed[conn], connection.home?.node == from else { continue }
+                connection.unacked = max(0, connection.unacked - Int(clamping: count))
+                if connection.pausedForHome, connection.unacked <= Self.maxUnacked / 2 {
+                    connection.pausedForHome = false
+                    if !connection.isClosing { lws_rx_flow_control(connection.wsi, 1) }
+                }
+            case .reroute(let conn, let payload):
+                guard let connection = routed[conn], connection.home?.node == from, !connection.isClosing else { continue }
+                routed.removeValue(forKey: conn)
+                connection.home = nil
+                connection.unacked = 0
+                connection.reroutes += 1
+                if connection.reroutes > Self.maxReroutes {
+                    server.dispatcher.handle(payload, from: connection)  // answers 5003: the room keeps moving
+                } else {
+                    inbound(payload, on: connection)
+                }
             }
         }
     }
@@ -283,23 +342,23 @@ final class ClusterRouter {
             forgetClients(of: dead, reason: "node left")
             let orphans = routed.values.filter { $0.home?.node == dead }
             if !orphans.isEmpty {
-                logger.warning("cluster: a room's home node left: closing its clients here (1012, join again)",
+                logger.warning("cluster: a room's home node left: closing its clients here (1001, join again)",
                                metadata: ["node": "\(dead)", "connections": "\(orphans.count)"])
             }
             for connection in orphans {
                 routed.removeValue(forKey: UInt64(connection.id))
                 connection.home = nil
-                connection.close(1012)
+                connection.close(1001)
             }
         }
     }
 
     private func leaseLost(_ room: String) {
         guard homed.remove(room) != nil else { return }
-        logger.error("cluster: lost the lease of a room homed here: closing its clients (1012)", metadata: ["room": "\(room)"])
+        logger.error("cluster: lost the lease of a room homed here: closing its clients (1001)", metadata: ["room": "\(room)"])
         guard let live = server.registry.room(room) else { return }
         for peer in live.peersInJoinOrder {
-            (peer.transportHandle as? Connection)?.close(1012)
+            (peer.transportHandle as? Connection)?.close(1001)
         }
     }
 
@@ -325,8 +384,23 @@ final class ClusterRouter {
         return box
     }
 
-    /// Sends every batch built during this turn of the loop.
+    /// Sends every batch built during this turn of the loop, with the
+    /// acknowledgements of the messages handled (none for a client whose
+    /// room is paused by flow control: its node stops reading it).
     func flush() {
+        if !ackDue.isEmpty {
+            var waiting: [Connection] = []
+            for connection in ackDue {
+                guard let link = connection.remote, connection.handledSinceAck > 0 else { continue }
+                if connection.pausedRoom != nil {
+                    waiting.append(connection)
+                    continue
+                }
+                outbox(link.node).append(.ack(conn: link.conn, count: UInt64(connection.handledSinceAck)))
+                connection.handledSinceAck = 0
+            }
+            ackDue = waiting
+        }
         for (to, box) in outboxes where !box.isEmpty { flush(box, to: to) }
     }
 

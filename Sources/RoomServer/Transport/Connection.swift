@@ -53,6 +53,14 @@ package final class Connection {
     var awaitingRoute: [[UInt8]] = []
     /// A `preview` found that `room` has no home: previews of it are answered here.
     var homelessRoom: String?
+    /// Times the room's home sent this connection's join back to be routed again.
+    var reroutes = 0
+    /// On the edge: messages sent to the home and not acknowledged yet; reading
+    /// stops at `ClusterRouter.maxUnacked` until the home catches up.
+    var unacked = 0
+    var pausedForHome = false
+    /// On the home: messages of this remote connection handled since the last acknowledgement.
+    var handledSinceAck = 0
     /// Flow control (see `FlowControl`): the room this connection's queue
     /// counts as congested in, and the room whose pause stopped its reads.
     var congestedRoom: String?
@@ -100,7 +108,7 @@ package final class Connection {
         }
         if let remote {
             // The client's own node queues it and applies the slow-consumer rule.
-            remote.router.send(frame, to: remote)
+            remote.router.send(frame, to: remote, enforcingLimit: enforcingLimit)
             return true
         }
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {

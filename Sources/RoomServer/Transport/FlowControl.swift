@@ -61,7 +61,8 @@ final class FlowControl {
             pauses += 1
             for peer in room.peersInJoinOrder {
                 guard let member = peer.transportHandle as? Connection, !member.isClosing else { continue }
-                lws_rx_flow_control(member.wsi, 0)
+                // Another node's client: its node stops reading once acknowledgements stop (Cluster/).
+                if member.remote == nil { lws_rx_flow_control(member.wsi, 0) }
                 member.pausedRoom = room.id
                 flow.paused.append(member)
             }
@@ -77,7 +78,7 @@ final class FlowControl {
         if flow.pausedSince != nil, flow.congested <= flow.resumeAt {
             for member in flow.paused {
                 member.pausedRoom = nil
-                if !member.isClosing { lws_rx_flow_control(member.wsi, 1) }
+                if !member.isClosing, member.remote == nil { lws_rx_flow_control(member.wsi, 1) }
             }
             flow.paused = []
             flow.pausedSince = nil

@@ -23,6 +23,31 @@ func http(_ method: String, _ daemon: Daemon, _ path: String, token: String? = n
 }
 
 extension Daemon {
+    /// `/metrics`; in a cluster run every node's, each series summed over
+    /// the nodes (what an operator's dashboard shows for the cluster).
+    func metricsText() async throws -> String {
+        if nodes.isEmpty { return try await http("GET", self, "/metrics").body.stringValue ?? "" }
+        var order: [String] = []
+        var sums: [String: Double] = [:]
+        for node in nodes {
+            let text = try await http("GET", node, "/metrics").body.stringValue ?? ""
+            for line in text.split(separator: "\n").map(String.init) {
+                if line.hasPrefix("#") {
+                    if !order.contains(line) { order.append(line) }
+                    continue
+                }
+                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                let series = String(line[..<space])
+                if sums[series] == nil { order.append(series) }
+                sums[series, default: 0] += value
+            }
+        }
+        return order.map { line in
+            guard let sum = sums[line] else { return line }
+            return "\(line) \(sum == sum.rounded() && abs(sum) < 1e15 ? String(Int(sum)) : String(sum))"
+        }.joined(separator: "\n") + "\n"
+    }
+
     func managementToken() throws -> String {
         try TokenMinter(secret: secret).managementToken()
     }

@@ -85,7 +85,7 @@ extension Daemon {
 
     /// A counter or gauge of `/metrics` (nil when absent), e.g. `roomd_webhook_dropped_total`.
     func metric(_ series: String) async throws -> Double? {
-        let (_, text, _) = try await httpText("GET", self, "/metrics")
+        let text = try await metricsText()
         for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
             return Double(line.dropFirst(series.count + 1).trimmingCharacters(in: .whitespaces))
         }

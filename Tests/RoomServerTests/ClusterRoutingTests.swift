@@ -1,0 +1,158 @@
+import Foundation
+import RoomClient
+import RoomdTesting
+import RoomWire
+import Testing
+
+/// Rooms across nodes (PROTOCOL.md section 18, docs/CLUSTER.md): a room
+/// lives on its home node; clients of other nodes reach it through the bus;
+/// REST works on any node; a broadcast crosses the bus once per node; a
+/// killed node's peers leave after the grace while the others go on.
+/// Each test starts its own nats-server and nodes (`--node-id` n1…n3).
+@Suite(.serialized) struct ClusterRoutingTests {
+    struct Cluster {
+        let nats: NatsServerProcess
+        let nodes: [Daemon]
+
+        init(nodes count: Int = 3, settings: String? = nil) async throws {
+            let nats = try NatsServerProcess.start()
+            var nodes: [Daemon] = []
+            for index in 1...count {
+                nodes.append(try Daemon.start(settings: settings,
+                                              arguments: ["--cluster", nats.url, "--node-id", "n\(index)"]))
+            }
+            for node in nodes { _ = try await ClusterTests.healthz(node, until: ClusterTests.up(nodes: count)) }
+            self.nats = nats
+            self.nodes = nodes
+        }
+
+        func join(_ user: String, as role: String, on node: Int, room: String = "room-1") async throws -> (RoomClient, String) {
+            let daemon = nodes[node]
+            let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
+            let token = try daemon.token(room: room, user: user, role: role)
+            let result = try await client.call("join", ["token": .string(token)])
+            return (client, result["peer"]?["peer_id"]?.stringValue ?? "")
+        }
+
+        /// nats-server's count of messages published to it so far.
+        func busMessages() throws -> Int {
+            guard let (status, body) = nats.monitor("/varz"), status == 200,
+                  let json = try? JSON.parse(Array(body.utf8)), let count = json["in_msgs"]?.intValue
+            else { throw DaemonError(description: "no /varz from nats-server") }
+            return count
+        }
+    }
+
+    @Test func peersOnThreeNodesShareOneRoomInOneOrder() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)
+        let (guest, guestID) = try await cluster.join("g", as: "guest", on: 1)
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        #expect(try await host.next("on-peer-join")["peer"]?["peer_id"]?.stringValue == guestID)
+        _ = try await host.next("on-peer-join")
+        _ = try await guest.next("on-peer-join")
+        // One order: a guest's messages reach the viewer (third node) in the order sent.
+        for n in 0..<20 {
+            _ = try await guest.call("broadcast", ["info": ["message": .string("m\(n)")]])
+        }
+        for n in 0..<20 {
+            let push = try await viewer.next("on-broadcast")
+            #expect(push["info"]?["message"]?.stringValue == "m\(n)")
+            #expect(try await host.next("on-broadcast")["info"]?["message"]?.stringValue == "m\(n)")
+        }
+        // Errors are the home's: a second join on a routed connection.
+        let token = try cluster.nodes[1].token(user: "g", role: "guest")
+        #expect(try await guest.errorCode("join", ["token": .string(token)]) == 5001)
+    }
+
+    @Test func restOnANodeWithNoneOfTheRoomsPeersIsAnsweredByItsHome() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        _ = try await host.next("on-peer-join")
+        let third = cluster.nodes[2]
+        let token = try third.managementToken()
+        let room = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
+        #expect(room.status == 200, "\(room.body)")
+        #expect(room.body["room"]?["peer_count"] == 2, "\(room.body)")
+        let sent = try await http("POST", third, "/v2/active-rooms/room-1/send-message", token: token,
+                                  body: #"{"message":"from the operator"}"#)
+        #expect(sent.status == 200, "\(sent.body)")
+        for client in [host, guest] {
+            #expect(try await client.next("on-broadcast")["info"]?["message"] == "from the operator")
+        }
+        // Errors are the home's too; a room nobody holds is 404 on any node.
+        #expect(try await http("GET", third, "/v2/active-rooms/room-1/peers/nobody", token: token).status == 404)
+        #expect(try await http("GET", third, "/v2/active-rooms/room-9", token: token).status == 404)
+        #expect(try await http("GET", third, "/v2/active-rooms/room-1").status == 401)
+        // The room list holds every node's rooms, one page as one daemon would give.
+        let (other, _) = try await cluster.join("x", as: "host", on: 1, room: "room-0")
+        defer { _ = other }
+        let list = try await http("GET", third, "/v2/active-rooms?limit=1", token: token)
+        #expect(list.body["rooms"]?[0]?["room_id"] == "room-0", "\(list.body)")
+        #expect(list.body["last"] == "room-0")
+        let next = try await http("GET", third, "/v2/active-rooms?limit=1&start=room-0", token: token)
+        #expect(next.body["rooms"]?[0]?["room_id"] == "room-1", "\(next.body)")
+        #expect(next.body["last"] == .null)
+    }
+
+    @Test func aBroadcastCrossesTheBusOncePerNodeNotOncePerPeer() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (sender, _) = try await cluster.join("s", as: "host", on: 0)
+        var receivers: [RoomClient] = []
+        for n in 0..<30 {  // 15 on each of the other two nodes
+            receivers.append(try await cluster.join("r\(n)", as: "viewer", on: 1 + n % 2).0)
+        }
+        _ = try await sender.call("ping")
+        try await Task.sleep(for: .milliseconds(200))
+        let broadcasts = 50
+        let before = try cluster.busMessages()
+        for n in 0..<broadcasts { _ = try await sender.call("broadcast", ["info": ["message": .string("b\(n)")]]) }
+        for receiver in receivers {
+            for _ in 0..<broadcasts { _ = try await receiver.next("on-broadcast") }
+        }
+        let perBroadcast = Double(try cluster.busMessages() - before) / Double(broadcasts)
+        // One message per other node (2), plus heartbeats and lease renewals
+        // (a few per second); per peer it would be 30.
+        #expect(perBroadcast <= 3, "\(perBroadcast) bus messages per broadcast")
+    }
+
+    @Test func aKilledNodesPeersLeaveAfterTheGraceAndTheOthersGoOn() async throws {
+        let cluster = try await Cluster(settings: #"{"room":{"reconnect_grace_s":1}}"#)
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        let (_, viewerID) = try await cluster.join("v", as: "viewer", on: 2)
+        _ = try await host.next("on-peer-join")
+        _ = try await host.next("on-peer-join")
+        _ = cluster.nodes[2].stop(signal: SIGKILL)
+        let killed = Date()
+        let leave = try await host.next("on-peer-leave", timeout: .seconds(10))
+        #expect(leave["peer_id"]?.stringValue == viewerID)
+        #expect(Date().timeIntervalSince(killed) < 8)
+        _ = try await guest.next("on-peer-leave")
+        _ = try await guest.call("broadcast", ["info": ["message": "still here"]])
+        #expect(try await host.next("on-broadcast")["info"]?["message"] == "still here")
+    }
+
+    @Test func whenARoomsHomeDiesItsClientsElsewhereAreToldToJoinAgain1001AndCan() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        _ = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        let code = try await guest.closeCode(timeout: .seconds(10))
+        #expect(code == 1001)
+        // The room gets a new home (after the dead one's lease expires).
+        let deadline = Date().addingTimeInterval(10)
+        var joined = false
+        while !joined, Date() < deadline {
+            joined = (try? await cluster.join("g", as: "guest", on: 1)) != nil
+            if !joined { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(joined)
+    }
+}
