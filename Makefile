@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run cluster test test-clients bench clean fuzz test-asan test-tsan soak
+.PHONY: deps client-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -30,8 +30,15 @@ cluster: build
 test: deps
 	swift build --build-tests
 	swift test
+	$(MAKE) test-cluster
 	scripts/readme-snippet-test.sh
 	$(MAKE) test-clients
+
+# The server integration tests again, each daemon a 3-node cluster on its own nats-server
+# (peers of a room spread round-robin over the nodes; docs/CLUSTER.md). Eight tests at a
+# time: each one runs four processes.
+test-cluster: deps
+	ROOMD_TEST_CLUSTER=1 swift test --skip-build --experimental-maximum-parallelization-width 8 --filter RoomServerTests
 
 # The Python client (clients/python) and roomd.js in headless Chromium (clients/browser),
 # against .build/debug/roomd. Debian's pip refuses the system interpreter, hence the venv.

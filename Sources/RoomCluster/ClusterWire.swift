@@ -14,8 +14,9 @@ public enum ClusterRecord: Equatable, Sendable {
     case frame(conns: [UInt64], bytes: [UInt8])
     /// Home → edge: close the connection with `code` once its queue is written.
     case close(conn: UInt64, code: UInt16)
-    /// Home → edge: a `join` succeeded on the connection (the join deadline is met).
-    case joined(conn: UInt64)
+    /// Home → edge: a `join` succeeded on the connection (the join deadline
+    /// is met), as peer `peer`.
+    case joined(conn: UInt64, peer: String)
     /// Home → edge: a frame queued past the outbound limit (the pushes held
     /// during a reconnect grace, replayed after the resuming `join`).
     case replay(conn: UInt64, bytes: [UInt8])
@@ -25,6 +26,9 @@ public enum ClusterRecord: Equatable, Sendable {
     /// Home → edge: `count` more of the connection's messages were handled
     /// (the edge stops reading a client that is too far ahead: flow control).
     case ack(conn: UInt64, count: UInt64)
+    /// Edge → a room's new home (the old one died): the client of connection
+    /// `conn` is still here, as peer `peer` of `room`.
+    case attach(conn: UInt64, peer: String, room: String)
 
     var tag: UInt8 {
         switch self {
@@ -36,6 +40,7 @@ public enum ClusterRecord: Equatable, Sendable {
         case .replay: 6
         case .reroute: 7
         case .ack: 8
+        case .attach: 9
         }
     }
 }
@@ -85,8 +90,12 @@ public struct ClusterMessage: Equatable, Sendable {
                 guard let conn = reader.varint(), let code = reader.varint(), code <= UInt64(UInt16.max) else { return nil }
                 records.append(.close(conn: conn, code: UInt16(code)))
             case 5:
-                guard let conn = reader.varint() else { return nil }
-                records.append(.joined(conn: conn))
+                guard let conn = reader.varint(), let peer = reader.block() else { return nil }
+                records.append(.joined(conn: conn, peer: String(decoding: peer, as: UTF8.self)))
+            case 9:
+                guard let conn = reader.varint(), let peer = reader.block(), let room = reader.block() else { return nil }
+                records.append(.attach(conn: conn, peer: String(decoding: peer, as: UTF8.self),
+                                       room: String(decoding: room, as: UTF8.self)))
             case 8:
                 guard let conn = reader.varint(), let count = reader.varint() else { return nil }
                 records.append(.ack(conn: conn, count: count))
@@ -134,8 +143,15 @@ public struct ClusterWriter: Sendable {
         case .data(let conn, let payload), .replay(let conn, let payload), .reroute(let conn, let payload):
             Self.appendVarint(conn, to: &bytes)
             Self.appendBytes(payload, to: &bytes)
-        case .lost(let conn), .joined(let conn):
+        case .lost(let conn):
             Self.appendVarint(conn, to: &bytes)
+        case .joined(let conn, let peer):
+            Self.appendVarint(conn, to: &bytes)
+            Self.appendBytes(Array(peer.utf8), to: &bytes)
+        case .attach(let conn, let peer, let room):
+            Self.appendVarint(conn, to: &bytes)
+            Self.appendBytes(Array(peer.utf8), to: &bytes)
+            Self.appendBytes(Array(room.utf8), to: &bytes)
         case .frame:
             break  // above
         case .close(let conn, let code):

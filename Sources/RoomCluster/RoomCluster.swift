@@ -80,6 +80,9 @@ public final class RoomCluster: Sendable {
     /// while a rebind after a reconnect is pending).
     public var leases: RoomLeases? { core.state.withLock { $0.leases } }
 
+    /// Thread-safe: the room states bucket, bound with the lease table.
+    public var states: RoomStates? { core.state.withLock { $0.states } }
+
     /// Starts the cluster thread, which connects (retrying until the bus answers).
     public func start() {
         let core = self.core
@@ -121,6 +124,7 @@ final class ClusterCore: Sendable {
         /// (Re)bind the bucket: after a (re)connect, nats-server may have lost it.
         var rebind = true
         var leases: RoomLeases?
+        var states: RoomStates?
         var reported: ClusterStatus
         /// When a heartbeat of another process with this node's id was last logged (monotonic ms).
         var lastDuplicateWarning: Int64 = -10_000_000
@@ -383,7 +387,10 @@ final class ClusterCore: Sendable {
             // A C callback may still come: keep this object alive for it.
             _ = Unmanaged.passRetained(self)
         }
-        state.withLock { $0.leases = nil }
+        state.withLock {
+            $0.leases = nil
+            $0.states = nil
+        }
         if let js { jsCtx_Destroy(js) }
         natsConnection_Destroy(connection)
         report(connected: false, forceNodes: 1)
@@ -405,11 +412,18 @@ final class ClusterCore: Sendable {
             if up, rebind, let js {
                 do throws(ClusterError) {
                     let leases = try bind(js)
-                    state.withLock { $0.leases = leases }
+                    let states = try bindStates(js)
+                    state.withLock {
+                        $0.leases = leases
+                        $0.states = states
+                    }
                     if !lastBindError.isEmpty { logger.notice("cluster: lease bucket bound", metadata: ["bucket": "\(RoomLeases.bucket)"]) }
                     lastBindError = ""
                 } catch {
-                    state.withLock { $0.leases = nil }
+                    state.withLock {
+                        $0.leases = nil
+                        $0.states = nil
+                    }
                     if error.description != lastBindError {
                         logger.error("cluster: cannot bind the lease bucket (is JetStream on? nats-server -js)",
                                      metadata: ["bucket": "\(RoomLeases.bucket)", "error": "\(error)"])
@@ -459,6 +473,25 @@ final class ClusterCore: Sendable {
             }
         }
         return RoomLeases(kv: kv, nodeID: config.nodeID, ttlMillis: ttl)
+    }
+
+    /// Binds `roomd-state`, creating it when nats-server has none.
+    private func bindStates(_ js: OpaquePointer) throws(ClusterError) -> RoomStates {
+        var kv: OpaquePointer?
+        var status = js_KeyValue(&kv, js, RoomStates.bucket)
+        if status == NATS_NOT_FOUND {
+            var config = kvConfig()
+            kvConfig_Init(&config)
+            config.History = 1
+            config.MaxValueSize = RoomStates.maxValueBytes
+            config.MaxBytes = RoomStates.maxBucketBytes
+            status = RoomStates.bucket.withCString { name in
+                config.Bucket = name
+                return js_CreateKeyValue(&kv, js, &config)
+            }
+        }
+        guard status == NATS_OK, let kv else { throw natsError("bind \(RoomStates.bucket)", status) }
+        return RoomStates(kv: kv)
     }
 
     /// Recounts the nodes alive and calls `onStatus` when the status changed.

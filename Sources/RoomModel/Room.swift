@@ -47,6 +47,12 @@ public final class Room {
     /// Every peer but `excluded`, in join order.
     public func others(than excluded: Peer) -> [Peer] { peersInJoinOrder.filter { $0 !== excluded } }
 
+    /// The next join's sequence (a snapshot carries it, RoomSnapshot.swift).
+    var sequenceCounter: Int {
+        get { nextSequence }
+        set { nextSequence = newValue }
+    }
+
     func makeSequence() -> Int {
         nextSequence += 1
         return nextSequence

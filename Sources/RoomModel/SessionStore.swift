@@ -1,7 +1,7 @@
 import RoomWire
 
 /// One key of the session store: `{key, value, version, updated_by, updated_at}`.
-public struct SessionEntry: Sendable, Equatable {
+public struct SessionEntry: Sendable, Equatable, Codable {
     public var key: String
     /// The compact JSON encoding of the value (`null` when unset or deleted).
     public var value: [UInt8]
@@ -13,7 +13,7 @@ public struct SessionEntry: Sendable, Equatable {
 }
 
 /// Which keys a peer listens to (`listen-metadata-change`).
-public enum MetadataListening: Sendable, Equatable {
+public enum MetadataListening: Sendable, Equatable, Codable {
     case keys(Set<String>)
     case all
 
@@ -31,7 +31,7 @@ public enum MetadataListening: Sendable, Equatable {
 /// store). Deleted keys keep their version (a tombstone) so that versions
 /// never go back; tombstones are bounded too: beyond `max_session_keys` of
 /// them the oldest is forgotten (its key then reads as never set).
-public struct SessionStore {
+public struct SessionStore: Sendable, Codable {
     static let null: [UInt8] = Array("null".utf8)
     private(set) var entries: [String: SessionEntry] = [:]
     /// Keys whose value is not null.

@@ -131,6 +131,8 @@ public final class RoomServer: @unchecked Sendable {
     private var pollStatsTimer: LoopTimer?
     private var pollTimer: LoopTimer?
     private var cueTimer: LoopTimer?
+    /// Saves the changed rooms' states for a takeover (cluster only).
+    private var stateTimer: LoopTimer?
     /// Webhook delivery (Webhooks/), nil without `settings.webhooks`.
     var webhooks: WebhookSender?
 
@@ -225,8 +227,12 @@ public final class RoomServer: @unchecked Sendable {
                                   onRequest: { post(.bus(.request($0, reply: $1))) })
         self.cluster = cluster
         let jobs = ClusterJobs(cluster: cluster, logger: logger) { post(.bus($0)) }
-        router = ClusterRouter(server: self, cluster: cluster, jobs: jobs)
+        let router = ClusterRouter(server: self, cluster: cluster, jobs: jobs)
+        self.router = router
         jobs.start()
+        if let context {
+            stateTimer = LoopTimer(context: context, every: 200) { [unowned router] in router.saveDirtyRooms() }
+        }
         logger.notice("cluster: joining", metadata: ["node": "\(nodeID)", "url": "\(url)"])
         cluster.start()
     }
@@ -287,10 +293,12 @@ public final class RoomServer: @unchecked Sendable {
         keepaliveTimer = LoopTimer(context: context, every: 1000) { [unowned self] in sweepIdleConnections() }
         graceTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.expireGraces()
+            router?.touchAll()
             scheduleGraceExpiry()
         }
         roleChangeTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.apply(registry.expireRoleChangeRequests())
+            router?.touchAll()
             scheduleRoleChangeExpiry()
         }
         // One slice of the peers per tick: see RoomRegistry.pollStatsSlices.
@@ -299,10 +307,12 @@ public final class RoomServer: @unchecked Sendable {
         }
         pollTimer = LoopTimer(context: context) { [unowned self] in
             dispatcher.expirePolls()
+            router?.touchAll()
             schedulePollExpiry()
         }
         cueTimer = LoopTimer(context: context) { [unowned self] in
             registry.expireCues()
+            router?.touchAll()
             scheduleCueExpiry()
         }
     }

@@ -20,7 +20,8 @@ enum RoomHome: Sendable, Equatable {
 enum ClusterEvent: Sendable {
     case message([UInt8])
     case request([UInt8], reply: String)
-    case resolved(room: String, claim: Bool, RoomHome)
+    /// `snapshot`: the room's saved state, when this node just claimed a room that had one.
+    case resolved(room: String, claim: Bool, RoomHome, snapshot: [UInt8]?)
     case leaseLost(room: String)
     /// The answer to a forwarded REST request (`serial` names the waiting HTTP connection).
     case restAnswer(serial: Int, HTTPResponse)
@@ -50,6 +51,9 @@ final class ClusterJobs: Sendable {
     static let maxInFlight = 256
     private let inFlight = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
+    private let stateQueue = DispatchQueue(label: "roomd-cluster-state")
+    /// Room states to write (nil: delete), latest only.
+    private let pendingStates = Mutex<[String: [UInt8]?]>([:])
 
     init(cluster: RoomCluster, logger: Logger, post: @escaping @Sendable (ClusterEvent) -> Void) {
         self.cluster = cluster
@@ -91,8 +95,15 @@ final class ClusterJobs: Sendable {
     /// and `claim` is set; posts `.resolved`.
     func resolve(_ room: String, claim: Bool) {
         lookup({ [self] in
-            post(.resolved(room: room, claim: claim, home(of: room, claim: claim)))
-        }, refused: { [self] in post(.resolved(room: room, claim: claim, .unavailable)) })
+            let home = home(of: room, claim: claim)
+            var snapshot: [UInt8]?
+            if home == .here, claim {
+                do throws(ClusterError) { snapshot = try cluster.states?.load(room) } catch {
+                    logger.warning("cluster: cannot load a room's saved state", metadata: ["room": "\(room)", "error": "\(error)"])
+                }
+            }
+            post(.resolved(room: room, claim: claim, home, snapshot: snapshot))
+        }, refused: { [self] in post(.resolved(room: room, claim: claim, .unavailable, snapshot: nil)) })
     }
 
     /// Blocking. A holder that is not alive (killed) is waited out: its
@@ -130,6 +141,34 @@ final class ClusterJobs: Sendable {
             }
             if monotonicMillis() >= deadline { return .unavailable }
             usleep(100_000)
+        }
+    }
+
+    /// Saves (or, nil, deletes) a room's state; only the latest of each room
+    /// waiting is written, in order, on a queue of its own.
+    func saveState(_ room: String, _ state: [UInt8]?) {
+        let schedule = pendingStates.withLock { pending -> Bool in
+            defer { pending[room] = .some(state) }
+            return pending.isEmpty
+        }
+        if schedule { stateQueue.async { [self] in writeStates() } }
+    }
+
+    private func writeStates() {
+        while true {
+            let batch = pendingStates.withLock { pending -> [String: [UInt8]?] in
+                defer { pending.removeAll() }
+                return pending
+            }
+            if batch.isEmpty { return }
+            guard let states = cluster.states else { continue }
+            for (room, state) in batch {
+                do throws(ClusterError) {
+                    if let state { try states.save(room, state) } else { try states.delete(room) }
+                } catch {
+                    logger.debug("cluster: room state not saved", metadata: ["room": "\(room)", "error": "\(error)"])
+                }
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import CWebSockets
+import Foundation
 import Logging
 import RoomCluster
 import RoomModel
@@ -54,9 +55,15 @@ final class ClusterRouter {
     private var pendingHTTP: [Int: (wsi: OpaquePointer, request: HTTPRequest)] = [:]
     private var nextSerial = 0
     private var alive: [String] = []
+    /// Rooms homed here that changed since their state was last saved, and what was saved.
+    private var dirty: Set<String> = []
+    private var lastSaved: [String: [UInt8]] = [:]
+    private var oversized: Set<String> = []
     /// Remote connections with handled messages to acknowledge at the next flush.
     private var ackDue: [Connection] = []
 
+    /// A restored room's peers wait at least this long for their clients to attach.
+    static let takeoverGraceMillis: Int64 = 5_000
     /// Times one connection's join is sent back to be routed again before it is answered 5003.
     static let maxReroutes = 3
     /// Messages of one client on their way to its room's home, not yet
@@ -169,7 +176,12 @@ final class ClusterRouter {
         for connection in waiting where connection.resolvingRoom == room && !connection.isClosing {
             connection.resolvingRoom = nil
             lws_rx_flow_control(connection.wsi, 1)
-            switch home {
+            if connection.takingOver {
+                connection.takingOver = false
+                takeOver(connection, room: room, home: home)
+                if connection.isClosing { continue }
+            } else {
+                switch home {
             case .node(let other):
                 connection.home = (other, room)
                 routed[UInt64(connection.id)] = connection
@@ -177,6 +189,7 @@ final class ClusterRouter {
                 connection.homelessRoom = room  // for the queued messages only (below)
             case .here, .unavailable:
                 break  // handled here; a join of a room not homed here answers 5003
+            }
             }
             let queued = connection.awaitingRoute
             connection.awaitingRoute = []
@@ -219,8 +232,8 @@ final class ClusterRouter {
         outbox(link.node).append(.close(conn: link.conn, code: code))
     }
 
-    func joined(_ link: RemoteLink) {
-        outbox(link.node).append(.joined(conn: link.conn))
+    func joined(_ link: RemoteLink, peer: String) {
+        outbox(link.node).append(.joined(conn: link.conn, peer: peer))
     }
 
     private func remoteConnection(_ node: String, _ conn: UInt64) -> Connection {
@@ -249,7 +262,9 @@ final class ClusterRouter {
         switch event {
         case .message(let bytes): received(bytes)
         case .request(let bytes, let reply): answer(bytes, reply: reply)
-        case .resolved(let room, let claim, let home): resolved(room, claim: claim, home)
+        case .resolved(let room, let claim, let home, let snapshot):
+            if home == .here, let snapshot { restore(room, from: snapshot) }
+            resolved(room, claim: claim, home)
         case .leaseLost(let room): leaseLost(room)
         case .restAnswer(let serial, let response): finishHTTP(serial, response)
         case .restLocal(let serial):
@@ -303,8 +318,22 @@ final class ClusterRouter {
                 }
             case .close(let conn, let code):
                 if let connection = routed[conn], connection.home?.node == from { connection.close(code) }
-            case .joined(let conn):
-                if let connection = routed[conn], connection.home?.node == from { connection.hasJoined = true }
+            case .joined(let conn, let peer):
+                if let connection = routed[conn], connection.home?.node == from {
+                    connection.hasJoined = true
+                    connection.remotePeerID = peer
+                }
+            case .attach(let conn, let peerID, let roomID):
+                let connection = remoteConnection(from, conn)
+                guard homed.contains(roomID), let room = server.registry.room(roomID), let peer = room.peer(peerID),
+                      peer.graceDeadline != nil
+                else {
+                    logger.info("cluster: a client of a room taken over is not in it: closing (1001, join again)",
+                                metadata: ["room": "\(roomID)", "peer": "\(peerID)", "node": "\(from)"])
+                    connection.close(1001)
+                    continue
+                }
+                bind(peer, to: connection)
             case .replay(let conn, let payload):
                 if let connection = routed[conn], connection.home?.node == from {
                     connection.enqueue(Frame(wire: payload), bypassingDeferral: true, enforcingLimit: false)
@@ -331,9 +360,11 @@ final class ClusterRouter {
         }
     }
 
-    /// The alive nodes changed: clients of nodes that died are gone; rooms
-    /// whose home died are closed for their clients here (they join again,
-    /// and the room gets a new home).
+    /// The alive nodes changed: clients of nodes that died are gone (their
+    /// peers enter the grace); rooms whose home died are taken over: the
+    /// nodes with clients in them race to claim the room (one KV create
+    /// wins), the winner restores its saved state, and every client is
+    /// attached to its peer again there.
     func statusChanged(_ status: ClusterStatus, previous: ClusterStatus?) {
         defer { alive = status.alive }
         guard status.connected, previous?.connected == true else { return }
@@ -342,15 +373,120 @@ final class ClusterRouter {
             forgetClients(of: dead, reason: "node left")
             let orphans = routed.values.filter { $0.home?.node == dead }
             if !orphans.isEmpty {
-                logger.warning("cluster: a room's home node left: closing its clients here (1001, join again)",
+                logger.warning("cluster: a room's home node left: taking its rooms over",
                                metadata: ["node": "\(dead)", "connections": "\(orphans.count)"])
             }
             for connection in orphans {
+                let room = connection.home!.room
                 routed.removeValue(forKey: UInt64(connection.id))
                 connection.home = nil
-                connection.close(1001)
+                connection.unacked = 0
+                if connection.pausedForHome {
+                    connection.pausedForHome = false
+                    lws_rx_flow_control(connection.wsi, 1)
+                }
+                guard connection.hasJoined, connection.remotePeerID != nil, !connection.isClosing else { continue }
+                connection.takingOver = true
+                connection.resolvingRoom = room
+                let key = "true|\(room)"
+                if resolving[key] != nil {
+                    resolving[key]!.append(connection)
+                } else {
+                    resolving[key] = [connection]
+                    jobs.resolve(room, claim: true)
+                }
             }
         }
+    }
+
+    /// A joined client whose room's home died: attached to its peer at the new home.
+    private func takeOver(_ connection: Connection, room roomID: String, home: RoomHome) {
+        let peerID = connection.remotePeerID ?? ""
+        switch home {
+        case .here:
+            guard let room = server.registry.room(roomID), let peer = room.peer(peerID), peer.graceDeadline != nil else {
+                connection.close(1001)
+                return
+            }
+            bind(peer, to: connection)
+        case .node(let other):
+            connection.home = (other, roomID)
+            routed[UInt64(connection.id)] = connection
+            outbox(other).append(.attach(conn: UInt64(connection.id), peer: peerID, room: roomID))
+        case .nowhere, .unavailable:
+            connection.close(1001)
+        }
+    }
+
+    /// A restored peer takes up a client connection again (local or remote):
+    /// what was pushed to it meanwhile follows.
+    private func bind(_ peer: Peer, to connection: Connection) {
+        let held = peer.transportHandle as? HeldPushes
+        peer.transportHandle = connection
+        connection.peer = peer
+        connection.hasJoined = true
+        server.registry.reattach(peer)
+        for frame in held?.frames ?? [] { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
+        logger.info("cluster: peer attached after a takeover", metadata: server.metadata(connection))
+    }
+
+    /// This node claimed a room that has a saved state: its previous home
+    /// died (or it ended with its node). Every peer waits for its client in
+    /// a grace of at least `takeoverGraceMillis`; pushes meanwhile are held.
+    private func restore(_ roomID: String, from bytes: [UInt8]) {
+        guard server.registry.room(roomID) == nil else { return }
+        let snapshot: RoomSnapshot
+        do { snapshot = try JSONDecoder().decode(RoomSnapshot.self, from: Data(bytes)) } catch {
+            logger.error("cluster: a room's saved state cannot be read", metadata: ["room": "\(roomID)", "error": "\(error)"])
+            return
+        }
+        let grace = max(Int64(server.options.template.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
+        guard let room = server.registry.restore(snapshot, graceMillis: grace) else { return }
+        for peer in room.peersInJoinOrder { peer.transportHandle = HeldPushes() }
+        lastSaved[roomID] = bytes
+        server.scheduleGraceExpiry()
+        server.schedulePollExpiry()
+        logger.notice("cluster: room taken over from its saved state",
+                      metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"])
+    }
+
+    // MARK: saved room states
+
+    /// Something may have changed in `room` (a call, a REST request, a leave).
+    func touch(_ room: String?) {
+        if let room, homed.contains(room) { dirty.insert(room) }
+    }
+
+    /// A timer changed something somewhere (graces, polls, requests, cues).
+    func touchAll() { dirty.formUnion(homed) }
+
+    /// Every 200 ms: the rooms homed here that changed are saved.
+    func saveDirtyRooms() {
+        guard !dirty.isEmpty else { return }
+        let encoder = JSONEncoder()
+        for roomID in dirty where homed.contains(roomID) {
+            let snapshot: RoomSnapshot
+            if let room = server.registry.room(roomID) {
+                snapshot = server.registry.snapshot(of: room)
+            } else if server.registry.lockedRoomIDs.contains(roomID) {
+                snapshot = .lockedOnly(roomID)
+            } else {
+                continue  // ended: its state goes with its lease (releaseEndedRooms)
+            }
+            guard let bytes = try? Array(encoder.encode(snapshot)) else { continue }
+            if bytes == lastSaved[roomID] { continue }
+            if bytes.count > Int(RoomStates.maxValueBytes) {
+                if lastSaved[roomID] != nil || !oversized.contains(roomID) {
+                    logger.warning("cluster: room state too large to save: a takeover would lose it",
+                                   metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"])
+                    oversized.insert(roomID)
+                }
+                continue
+            }
+            lastSaved[roomID] = bytes
+            jobs.saveState(roomID, bytes)
+        }
+        dirty.removeAll(keepingCapacity: true)
     }
 
     private func leaseLost(_ room: String) {
@@ -367,6 +503,9 @@ final class ClusterRouter {
         for room in homed where server.registry.room(room) == nil && !server.registry.lockedRoomIDs.contains(room) {
             if resolving["true|\(room)"] != nil { continue }
             homed.remove(room)
+            lastSaved.removeValue(forKey: room)
+            oversized.remove(room)
+            jobs.saveState(room, nil)
             jobs.release(room)
         }
     }
@@ -461,6 +600,7 @@ final class ClusterRouter {
         }
         let response = RestAPI.handles(request.path) ? server.rest.handle(request)
             : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
+        touch(RestAPI.roomID(in: request.path))
         cluster.reply(to: reply, ForwardedHTTP.encode(response))
     }
 }

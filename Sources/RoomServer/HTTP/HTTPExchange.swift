@@ -167,7 +167,10 @@ extension RoomServer {
         case (_, "/ws"):
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:
-            if RestAPI.handles(request.path) { return rest.handle(request) }
+            if RestAPI.handles(request.path) {
+                defer { router?.touch(RestAPI.roomID(in: request.path)) }
+                return rest.handle(request)
+            }
             return .error(404, code: 404, "no route for \(request.path)")
         }
     }

@@ -10,6 +10,13 @@ extension RestAPI {
     static let maxListLimit = 100
     static let defaultListLimit = 20
 
+    /// The room a REST path names (nil for the room list).
+    static func roomID(in path: String) -> String? {
+        guard path.hasPrefix(prefix) else { return nil }
+        let room = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).first.map(String.init)
+        return room?.isEmpty == false ? room : nil
+    }
+
     /// Whether `path` belongs to the REST API.
     static func handles(_ path: String) -> Bool { path == listPath || path.hasPrefix(prefix) }
 

@@ -97,6 +97,13 @@ package final class Dispatcher {
 
     /// Handles one complete text message from `connection`.
     func handle(_ bytes: [UInt8], from connection: Connection) {
+        let roomBefore = connection.peer?.room.id
+        defer {
+            if let router = server.router {  // cluster: the room's saved state may be stale now
+                router.touch(roomBefore)
+                router.touch(connection.peer?.room.id)
+            }
+        }
         connection.beginDeferring()
         closeAfterReply = nil
         current = ObjectIdentifier(connection)
@@ -297,6 +304,7 @@ package final class Dispatcher {
     /// grace (pushes to it are held), or leaves at once when there is none.
     func connectionLost(_ connection: Connection) {
         guard let peer = connection.peer, peer.transportHandle === connection else { return }
+        server.router?.touch(peer.room.id)
         connection.peer = nil
         if registry.startGrace(peer) {
             peer.transportHandle = HeldPushes()

@@ -37,7 +37,7 @@ package final class Connection {
     let openedAt: Int64
     /// A `join` succeeded on this connection (`preview` and `ping` do not count).
     var hasJoined = false {
-        didSet { if hasJoined, !oldValue, let remote { remote.router.joined(remote) } }
+        didSet { if hasJoined, !oldValue, let remote { remote.router.joined(remote, peer: peer?.id ?? "") } }
     }
 
     // Cluster (Cluster/): a connection of another node's client, served here
@@ -55,6 +55,10 @@ package final class Connection {
     var homelessRoom: String?
     /// Times the room's home sent this connection's join back to be routed again.
     var reroutes = 0
+    /// On the edge: the peer the home joined this connection as (for a takeover).
+    var remotePeerID: String?
+    /// On the edge: the room's home died and its new home is being found.
+    var takingOver = false
     /// On the edge: messages sent to the home and not acknowledged yet; reading
     /// stops at `ClusterRouter.maxUnacked` until the home catches up.
     var unacked = 0
