@@ -138,6 +138,24 @@ import Testing
         #expect(try await host.next("on-broadcast")["info"]?["message"] == "still here")
     }
 
+    @Test func aKilledNodesPeerResumesOnAnotherNodeWithItsPeerID() async throws {
+        let cluster = try await Cluster(settings: #"{"room":{"reconnect_grace_s":20}}"#)
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (viewer, viewerID) = try await cluster.join("v", as: "viewer", on: 2)
+        _ = try await host.next("on-peer-join")
+        _ = viewer
+        _ = cluster.nodes[2].stop(signal: SIGKILL)
+        try await Task.sleep(for: .seconds(4))  // n3 is counted out: its client's peer is in its grace
+        _ = try await host.call("broadcast", ["info": ["message": "while away"]])
+        let again = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let token = try cluster.nodes[1].token(user: "v", role: "viewer")
+        let resumed = try await again.call("join", ["token": .string(token), "peer_id": .string(viewerID)])
+        #expect(resumed["resumed"] == true)
+        #expect(try await again.next("on-broadcast")["info"]?["message"] == "while away", "held during the grace")
+        #expect(await Stage.methods(host, within: .milliseconds(300)).contains("on-peer-leave") == false)
+    }
+
     /// Calls `method` until it succeeds (the room is being taken over meanwhile).
     static func eventually(_ client: RoomClient, _ method: String, _ params: JSON? = nil,
                            within seconds: Double = 10) async throws -> JSON {
