@@ -291,6 +291,12 @@ final class ClusterRouter {
         for record in message.records {
             switch record {
             case .data(let conn, let payload):
+                if remotes[from]?[conn] == nil, target(of: payload) == nil {
+                    // Not a new client (its first message joins or previews): one this node
+                    // forgot (it counted the edge out for a while). Its client joins again.
+                    outbox(from).append(.close(conn: conn, code: 1001))
+                    continue
+                }
                 let connection = remoteConnection(from, conn)
                 if !connection.hasJoined, let target = target(of: payload), target.joins, !homed.contains(target.room) {
                     if jobs.keep(target.room) {
@@ -325,8 +331,11 @@ final class ClusterRouter {
                 }
             case .attach(let conn, let peerID, let roomID):
                 let connection = remoteConnection(from, conn)
+                // A peer waiting for its client, or still bound to this very edge (the edge
+                // counted this node out for a moment: the room never moved).
+                let sameEdge = { (peer: Peer) in (peer.transportHandle as? Connection)?.remote?.node == from }
                 guard homed.contains(roomID), let room = server.registry.room(roomID), let peer = room.peer(peerID),
-                      peer.graceDeadline != nil
+                      peer.graceDeadline != nil || sameEdge(peer)
                 else {
                     logger.info("cluster: a client of a room taken over is not in it: closing (1001, join again)",
                                 metadata: ["room": "\(roomID)", "peer": "\(peerID)", "node": "\(from)"])
@@ -422,6 +431,10 @@ final class ClusterRouter {
     /// what was pushed to it meanwhile follows.
     private func bind(_ peer: Peer, to connection: Connection) {
         let held = peer.transportHandle as? HeldPushes
+        if let previous = peer.transportHandle as? Connection, previous !== connection {
+            previous.peer = nil  // the same client's earlier link from the same edge
+            if let link = previous.remote { remotes[link.node]?.removeValue(forKey: link.conn) }
+        }
         peer.transportHandle = connection
         connection.peer = peer
         connection.hasJoined = true
