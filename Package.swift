@@ -89,7 +89,7 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer", "RoomTokens", "RoomdTesting",
+                "RoomClient", "RoomWire", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

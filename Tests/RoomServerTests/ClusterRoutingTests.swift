@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import RoomClient
+import RoomCluster
 import RoomdTesting
 import RoomWire
 import Testing
@@ -154,6 +156,43 @@ import Testing
         #expect(resumed["resumed"] == true)
         #expect(try await again.next("on-broadcast")["info"]?["message"] == "while away", "held during the grace")
         #expect(await Stage.methods(host, within: .milliseconds(300)).contains("on-peer-leave") == false)
+    }
+
+    @Test func aJoinWaitsOutADeadHoldersLeaseAndWhatWaitsWithItIsBounded() async throws {
+        let cluster = try await Cluster(nodes: 1)
+        defer { cluster.nats.remove() }
+        // Leases held by a node that then leaves without giving them back (as a killed one would).
+        var logger = Logger(label: "ghost")
+        logger.logLevel = .critical
+        let ghost = RoomCluster(config: ClusterConfig(natsURL: cluster.nats.url, nodeID: "ghost"), logger: logger)
+        ghost.start()
+        let deadline = Date().addingTimeInterval(5)
+        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let leases = try #require(ghost.leases)
+        for room in ["orphan", "orphan-2"] {
+            _ = try leases.claim(room)
+            #expect(try leases.holder(of: room)?.node == "ghost")
+        }
+        ghost.stop()
+        let left = Date()
+
+        // A join and 70 more messages in one write: the node stops reading the
+        // client while the room is looked up (at most 64 wait in memory, beyond
+        // that 1008); then every one is answered, in order.
+        let node = cluster.nodes[0]
+        let eager = try RawSocket(port: node.port, readTimeoutSeconds: 10)
+        let token = try node.token(room: "orphan", user: "e", role: "host")
+        let join = #"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(token)"}}"#
+        try eager.sendTexts([join] + (1...70).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"ping"}"# })
+        var ids: [Int] = []
+        while ids.count < 71, let frame = eager.readFrame() {
+            if let id = try JSON.parse(frame.payload)["id"]?.intValue { ids.append(id) }
+        }
+        #expect(ids == Array(0...70))
+        #expect(Date().timeIntervalSince(left) > 1, "the join waited for the dead holder's lease")
+        // The room is this node's now.
+        let (client, _) = try await cluster.join("a", as: "host", on: 0, room: "orphan-2")
+        #expect(try await client.call("ping")["server_time"] != nil)
     }
 
     /// Calls `method` until it succeeds (the room is being taken over meanwhile).

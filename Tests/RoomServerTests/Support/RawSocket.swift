@@ -37,6 +37,15 @@ final class RawSocket {
 
     /// Sends one masked frame (opcode 1 text, 2 binary).
     func sendFrame(_ payload: [UInt8], opcode: UInt8 = 1) throws {
+        try sendAll(Self.frame(payload, opcode: opcode))
+    }
+
+    /// Several text frames in one write (one TCP segment train the server reads at once).
+    func sendTexts(_ texts: [String]) throws {
+        try sendAll(texts.flatMap { Self.frame(Array($0.utf8), opcode: 1) })
+    }
+
+    static func frame(_ payload: [UInt8], opcode: UInt8) -> [UInt8] {
         var frame: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
@@ -49,7 +58,7 @@ final class RawSocket {
         let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
         frame += mask
         frame += payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
-        try sendAll(frame)
+        return frame
     }
 
     func sendText(_ text: String) throws { try sendFrame(Array(text.utf8)) }
