@@ -73,7 +73,11 @@ package final class Connection {
     /// longer counts towards pausing until it catches up.
     var excusedFromFlow = false
     /// Told when the queue passes the high watermark; nil for benchmark stubs.
-    var flow: FlowControl?
+    var flow: FlowControl? {
+        didSet { highWatermark = flow?.highWatermark ?? .max }
+    }
+    /// `flow`'s high watermark, kept here: the per-push check is one comparison.
+    private var highWatermark = Int.max
     /// Consecutive -32700/-32600/42900 errors (section 8).
     var errorStreak = 0
     /// The streak reached its limit: close with 4029 once the answer is out.
@@ -124,7 +128,7 @@ package final class Connection {
         outbound.append(frame)
         queuedBytes += frame.count
         // Behind while the kernel takes every byte: roomd is what is slow.
-        if let flow, congestedRoom == nil, !backedUp, !excusedFromFlow, queuedBytes >= flow.highWatermark {
+        if queuedBytes >= highWatermark, let flow, congestedRoom == nil, !backedUp, !excusedFromFlow {
             flow.congested(self, now: monotonicMillis())
         }
         requestWritable()
