@@ -69,6 +69,15 @@ public final class RoomServer: @unchecked Sendable {
     /// are ready, not every socket as lws' poll() loop does); nil on poll().
     private var evLoop: UnsafeMutableRawPointer?
     private let foreignLoops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+    /// No lws validity timers (all zero): lws 4.1 otherwise re-arms a timer in
+    /// a sorted list on every frame received — O(connections) each, 85 % of
+    /// roomd's CPU with 19,000 idle peers answering keepalive pings (a `make
+    /// bench` profile). roomd's own keepalive sweep does that job once a second.
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t> = {
+        let policy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
+        policy.initialize(to: lws_retry_bo_t())
+        return policy
+    }()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
 
@@ -149,6 +158,7 @@ public final class RoomServer: @unchecked Sendable {
         if let context { lws_context_destroy(context) }
         if let evLoop { cws_ev_loop_destroy(evLoop) }
         foreignLoops.deallocate()
+        retryPolicy.deallocate()
         protocols?.deallocate()
         for string in cStrings { free(string) }
     }
@@ -188,6 +198,7 @@ public final class RoomServer: @unchecked Sendable {
         info.count_threads = 1
         info.user = Unmanaged.passUnretained(self).toOpaque()
         info.timeout_secs = 10
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         if getenv("ROOMD_EVENT_LOOP").map({ String(cString: $0) }) != "poll", let loop = cws_ev_loop_new() {
             evLoop = loop
             foreignLoops.pointee = loop
