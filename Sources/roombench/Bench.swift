@@ -14,17 +14,25 @@ final class Bench {
     let options: TargetOptions
     let loop: BenchLoop
     let endpoint: Endpoint
+    /// Every `--url` (the first is `endpoint`).
+    let endpoints: [Endpoint]
     var raw: Bool { options.raw }
     let label: String
     private var minter: TokenMinter?
 
     init(options: TargetOptions) throws {
         self.options = options
-        guard let endpoint = Endpoint(url: options.url, subprotocol: options.raw ? options.subprotocol : nil) else {
-            throw BenchError("--url: expected ws://HOST:PORT/PATH, got \(options.url)")
+        var endpoints: [Endpoint] = []
+        for url in options.urls {
+            guard let endpoint = Endpoint(url: url, subprotocol: options.wire == .raw ? options.subprotocol : nil) else {
+                throw BenchError("--url: expected ws://HOST:PORT/PATH, got \(url)")
+            }
+            endpoints.append(endpoint)
         }
+        guard let endpoint = endpoints.first else { throw BenchError("--url is required") }
         self.endpoint = endpoint
-        label = options.label ?? (options.raw ? "raw" : "roomd")
+        self.endpoints = endpoints
+        label = options.label ?? (options.nats ? "nats-server" : options.raw ? "raw" : "roomd")
         if !options.raw {
             guard let file = options.secretFile else { throw BenchError("roomd needs --secret-file (or use --raw)") }
             var secret = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
@@ -33,6 +41,7 @@ final class Bench {
             minter = TokenMinter(secret: secret)
         }
         loop = try BenchLoop()
+        loop.nats = options.nats
         if let pid = options.serverPID, options.maxServerRSSMiB > 0 {
             let limitKiB = options.maxServerRSSMiB * 1024
             loop.watchdog = {

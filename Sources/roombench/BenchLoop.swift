@@ -57,6 +57,12 @@ final class BenchConn {
     /// Frame parsing across reads: an incomplete frame's start, and payload bytes still to skip.
     fileprivate var carry: [UInt8] = []
     fileprivate var skip = 0
+    /// NATS mode (`BenchLoop.nats`): payload bytes left in the current frame, its opcode,
+    /// a control frame's payload so far, and the NATS byte stream's unparsed tail.
+    fileprivate var wsLeft = 0
+    fileprivate var wsOpcode: UInt8 = 0
+    fileprivate var control: [UInt8] = []
+    fileprivate var natsPending: [UInt8] = []
 
     init(index: Int) { self.index = index }
 
@@ -123,6 +129,15 @@ final class BenchLoop {
     var latency = Histogram()
     /// Marker step tag that counts as a delivery.
     var step = 0
+    /// NATS mode: every connection talks to nats-server over WebSocket. Frame
+    /// payloads are one byte stream (nats-server cuts frames anywhere), parsed
+    /// as NATS protocol lines: `MSG` payloads are deliveries, `PONG` answers
+    /// `onResponse` with id 0, a server `PING` is answered with `PONG`.
+    var nats = false
+    /// The subject the fan-out publishes to and subscribes on in NATS mode.
+    var natsSubject = "room.x"
+    /// The last `-ERR` line nats-server sent.
+    var natsLastError = ""
     /// Close codes seen (server close frames; 1006 for drops), over the whole run.
     var closeCodes: [Int: Int] = [:]
     var connectErrors = 0
@@ -271,14 +286,16 @@ final class BenchLoop {
 
     /// Connects `list` with at most `window` handshakes in flight. Returns
     /// (opened, failed, seconds).
+    /// `endpointFor` picks another endpoint for some connections (fan-out over several servers).
     func connectAll(_ list: [BenchConn], to endpoint: Endpoint, window: Int = 256,
-                    timeout: Double, path: ((BenchConn) -> String)? = nil) -> (Int, Int, Double) {
+                    timeout: Double, path: ((BenchConn) -> String)? = nil,
+                    endpointFor: ((BenchConn) -> Endpoint)? = nil) -> (Int, Int, Double) {
         let start = monoNanos()
         let deadline = start + UInt64(timeout * 1e9)
         var next = 0
         run(until: deadline) {
             while next < list.count, self.connecting < window {
-                self.connect(list[next], to: endpoint, path: path?(list[next]))
+                self.connect(list[next], to: endpointFor?(list[next]) ?? endpoint, path: path?(list[next]))
                 next += 1
             }
             return next < list.count || self.connecting > 0
@@ -414,7 +431,11 @@ final class BenchLoop {
             counters.bytesIn += length
             let bytes = UnsafeRawBufferPointer(start: input, count: length)
             if conn.phase == .connecting { return upgradeResponse(conn, wsi, bytes) }
-            consume(conn, wsi, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), length)
+            if nats {
+                consumeNATS(conn, wsi, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), length)
+            } else {
+                consume(conn, wsi, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), length)
+            }
             return 0
 
         case LWS_CALLBACK_RAW_WRITEABLE:
@@ -473,7 +494,13 @@ final class BenchLoop {
         let rest = Array(conn.handshake[end...])
         opened(conn)
         if !rest.isEmpty {
-            rest.withUnsafeBufferPointer { consume(conn, wsi, $0.baseAddress!, $0.count) }
+            rest.withUnsafeBufferPointer {
+                if nats {
+                    consumeNATS(conn, wsi, $0.baseAddress!, $0.count)
+                } else {
+                    consume(conn, wsi, $0.baseAddress!, $0.count)
+                }
+            }
         }
         return 0
     }
@@ -640,8 +667,24 @@ final class BenchLoop {
             onResponse?(conn, id, errorCode)
             return
         }
-        // A timestamped message: ~T + 16 digits (µs, CLOCK_MONOTONIC) + 2 digits
-        // (step) + 7 digits (the sending connection's index).
+        if marked(conn, p, count) { return }
+        counters.otherFrames += 1
+        if let watched = watchedPrefix, count >= watched.count, memcmp(p, watched, watched.count) == 0 {
+            let now = monoNanos()
+            if conn.watchedIn > 0 { conn.watchedMinGapNs = min(conn.watchedMinGapNs, now - conn.watchedLastNs) }
+            conn.watchedLastNs = now
+            conn.watchedIn += 1
+            counters.watched += 1
+            counters.watchedBytes += count
+            counters.watchedArrivalsNs.append(now)
+        }
+    }
+
+    /// A timestamped message: ~T + 16 digits (µs, CLOCK_MONOTONIC) + 2 digits
+    /// (step) + 7 digits (the sending connection's index). Counted (delivery,
+    /// echo or stale) if the text carries the marker; false if it does not.
+    @inline(__always)
+    private func marked(_ conn: BenchConn, _ p: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         if let at = Self.markerOffset(p, count), at + Marker.digits <= count {
             var stamp: UInt64 = 0
             for k in 0..<16 { stamp = stamp &* 10 &+ UInt64(p[at + k] &- 48) }
@@ -660,18 +703,124 @@ final class BenchLoop {
             } else {
                 counters.stale += 1
             }
+            return true
+        }
+        return false
+    }
+
+    // MARK: - NATS over WebSocket
+
+    /// Splits a read into WebSocket frames; data frame payloads go, as one
+    /// byte stream, to `natsStream` (a NATS message may span frames and reads).
+    private func consumeNATS(_ conn: BenchConn, _ wsi: OpaquePointer, _ p: UnsafePointer<UInt8>, _ length: Int) {
+        var pos = 0
+        while pos < length {
+            if conn.wsLeft > 0 {
+                let n = min(conn.wsLeft, length - pos)
+                if conn.wsOpcode & 0x8 == 0 {
+                    natsStream(conn, p + pos, n)
+                } else {
+                    conn.control.append(contentsOf: UnsafeBufferPointer(start: p + pos, count: n))
+                }
+                conn.wsLeft -= n
+                pos += n
+                if conn.wsLeft == 0, conn.wsOpcode & 0x8 != 0 { controlFrame(conn, wsi) }
+                continue
+            }
+            // A frame header, maybe split across reads (at most 14 bytes: kept in `carry`).
+            let parsed: FrameHeader
+            if conn.carry.isEmpty, let header = Self.header(p + pos, length - pos) {
+                parsed = header
+                pos += header.size
+            } else {
+                conn.carry.append(p[pos])
+                pos += 1
+                guard let header = conn.carry.withUnsafeBufferPointer({ Self.header($0.baseAddress!, $0.count) }) else {
+                    continue
+                }
+                parsed = header
+                conn.carry.removeAll(keepingCapacity: true)
+            }
+            conn.wsOpcode = parsed.opcode
+            conn.wsLeft = parsed.payload
+            if parsed.payload == 0, parsed.opcode & 0x8 != 0 { controlFrame(conn, wsi) }
+        }
+    }
+
+    private func controlFrame(_ conn: BenchConn, _ wsi: OpaquePointer) {
+        let payload = conn.control
+        conn.control.removeAll(keepingCapacity: true)
+        payload.withUnsafeBufferPointer { buffer in
+            let dummy: [UInt8] = [0]
+            dummy.withUnsafeBufferPointer { fallback in
+                frame(conn, wsi, opcode: conn.wsOpcode, buffer.baseAddress ?? fallback.baseAddress!, buffer.count)
+            }
+        }
+    }
+
+    /// NATS protocol bytes: parsed in place when nothing is pending, else appended to the pending tail.
+    private func natsStream(_ conn: BenchConn, _ p: UnsafePointer<UInt8>, _ count: Int) {
+        if conn.natsPending.isEmpty {
+            let used = natsParse(conn, p, count)
+            if used < count { conn.natsPending.append(contentsOf: UnsafeBufferPointer(start: p + used, count: count - used)) }
             return
         }
-        counters.otherFrames += 1
-        if let watched = watchedPrefix, count >= watched.count, memcmp(p, watched, watched.count) == 0 {
-            let now = monoNanos()
-            if conn.watchedIn > 0 { conn.watchedMinGapNs = min(conn.watchedMinGapNs, now - conn.watchedLastNs) }
-            conn.watchedLastNs = now
-            conn.watchedIn += 1
-            counters.watched += 1
-            counters.watchedBytes += count
-            counters.watchedArrivalsNs.append(now)
+        conn.natsPending.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
+        let used = conn.natsPending.withUnsafeBufferPointer { natsParse(conn, $0.baseAddress!, $0.count) }
+        if used == conn.natsPending.count {
+            conn.natsPending.removeAll(keepingCapacity: true)
+        } else if used > 0 {
+            conn.natsPending.removeFirst(used)
         }
+    }
+
+    private static let pong = Array("PONG\r\n".utf8)
+
+    /// Parses whole NATS protocol messages from `p`; returns the bytes used
+    /// (an incomplete message at the end is left for the next bytes).
+    private func natsParse(_ conn: BenchConn, _ p: UnsafePointer<UInt8>, _ count: Int) -> Int {
+        var pos = 0
+        while pos < count {
+            guard let hit = memchr(p + pos, 10, count - pos) else { return pos }  // '\n'
+            let newline = UnsafeRawPointer(p).distance(to: UnsafeRawPointer(hit))
+            let first = p[pos]
+            if first == UInt8(ascii: "M") {
+                // MSG <subject> <sid> [reply-to] <#bytes>\r\n<payload>\r\n
+                var end = newline
+                if end > pos, p[end - 1] == 13 { end -= 1 }
+                var digitsStart = end
+                while digitsStart > pos, p[digitsStart - 1] >= 48, p[digitsStart - 1] <= 57 { digitsStart -= 1 }
+                var size = 0
+                for k in digitsStart..<end { size = size * 10 + Int(p[k] - 48) }
+                let payload = newline + 1
+                guard payload + size + 2 <= count else { return pos }
+                conn.framesIn += 1
+                counters.framesIn += 1
+                if !marked(conn, p + payload, size) { counters.otherFrames += 1 }
+                pos = payload + size + 2
+                continue
+            }
+            conn.framesIn += 1
+            counters.framesIn += 1
+            if first == UInt8(ascii: "P"), newline - pos >= 4, p[pos + 1] == UInt8(ascii: "I") {  // PING
+                if let wsi = conn.wsi {
+                    appendFrame(to: &conn.outgoing, opcode: 0x1, payload: Self.pong)
+                    lws_callback_on_writable(wsi)
+                }
+            } else if first == UInt8(ascii: "P"), newline - pos >= 4, p[pos + 1] == UInt8(ascii: "O") {  // PONG
+                counters.responsesOK += 1
+                onResponse?(conn, 0, nil)
+            } else if first == UInt8(ascii: "-") {  // -ERR 'reason'
+                counters.responsesError += 1
+                natsLastError = String(decoding: UnsafeBufferPointer(start: p + pos, count: newline - pos), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                onResponse?(conn, 0, -1)
+            } else {
+                counters.otherFrames += 1  // INFO, +OK
+            }
+            pos = newline + 1
+        }
+        return pos
     }
 
     /// Offset just past the first `~T` in the message, if any.
@@ -790,6 +939,10 @@ extension BenchLoop {
     /// One marked message: as is to a raw mirror server, as a `broadcast`
     /// call (with the connection's next call id) to roomd.
     func sendMessage(_ body: [UInt8], from conn: BenchConn, raw: Bool) {
+        if nats {
+            send(conn, Array("PUB \(natsSubject) \(body.count)\r\n".utf8) + body + [13, 10])
+            return
+        }
         if raw {
             send(conn, body)
             return

@@ -15,12 +15,34 @@ struct RoomBench: ParsableCommand {
     )
 }
 
-struct TargetOptions: ParsableArguments {
-    @Option(help: "Server URL, e.g. ws://127.0.0.1:7880/ws (roomd) or ws://127.0.0.1:7681/ (lws mirror).")
-    var url: String
+/// What the server at `--url` speaks.
+enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
+    /// roomd: tokens, JSON-RPC `join` and `broadcast`.
+    case roomd
+    /// A plain WebSocket server that mirrors text (the lws mirror).
+    case raw
+    /// nats-server's WebSocket listener: `CONNECT`, `SUB`, `PUB`, `MSG` (fan-out only).
+    case nats
+}
 
-    @Flag(help: "Plain WebSocket server that mirrors text (no tokens, no JSON-RPC).")
-    var raw = false
+struct TargetOptions: ParsableArguments {
+    @Option(name: .customLong("url"), help: ArgumentHelp(
+        "Server URL, e.g. ws://127.0.0.1:7880/ws (roomd), ws://127.0.0.1:7681/ (lws mirror), ws://127.0.0.1:8080/ (nats-server)."
+            + " Repeatable (fan-out only): receivers are spread round-robin over the URLs, the sender uses the first."))
+    var urls: [String] = []
+
+    /// The first `--url`: the sender's, and the only one of every scenario but fan-out.
+    var url: String { urls.first ?? "" }
+
+    @Flag(name: .customLong("raw"), help: "Plain WebSocket server that mirrors text (no tokens, no JSON-RPC); the same as --protocol raw.")
+    var rawFlag = false
+
+    @Option(name: .customLong("protocol"), help: "roomd, raw (a mirror server) or nats (nats-server over WebSocket; fan-out only).")
+    var wire: WireProtocol = .roomd
+
+    /// Not roomd: no tokens, no JSON-RPC.
+    var raw: Bool { rawFlag || wire != .roomd }
+    var nats: Bool { wire == .nats }
 
     @Option(help: "Sec-WebSocket-Protocol in --raw mode.")
     var subprotocol = "lws-mirror-protocol"
@@ -48,6 +70,11 @@ struct TargetOptions: ParsableArguments {
 
     @Option(name: .customLong("max-server-rss-mib"), help: "Stop the scenario if the server's RSS exceeds this (0: no limit).")
     var maxServerRSSMiB = 8192
+
+    mutating func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("--url is required") }
+        if rawFlag { wire = wire == .roomd ? .raw : wire }
+    }
 }
 
 /// Raises the open-file limit to the hard limit (the script runs `ulimit -n` too).
@@ -63,10 +90,15 @@ func raiseFileLimit(needed: Int) throws {
     }
 }
 
-func prepare(_ target: TargetOptions, connections: Int) throws -> Bench {
+/// `fanout`: the only scenario that speaks NATS and spreads over several `--url`s.
+func prepare(_ target: TargetOptions, connections: Int, fanout: Bool = false) throws -> Bench {
+    if !fanout {
+        guard !target.nats else { throw BenchError("--protocol nats: fan-out only") }
+        guard target.urls.count == 1 else { throw BenchError("several --url: fan-out only") }
+    }
     try raiseFileLimit(needed: connections)
     let bench = try Bench(options: target)
-    if !target.noProbe { try bench.probe() }
+    if !target.noProbe, !target.nats { try bench.probe() }
     return bench
 }
 
@@ -84,11 +116,13 @@ struct JoinStorm: ParsableCommand {
     @OptionGroup var target: TargetOptions
     @Option(help: "Number of peers.") var peers = 5000
     @Option(help: "Role of the joining peers.") var role = "viewer"
+    @Option(help: "Seconds without a frame that end the wait for the pushes the joins caused (more than room_state_interval_ms to count every room-state).")
+    var settleQuiet = 0.5
 
     func run() throws {
         try exitOnError {
             let bench = try prepare(target, connections: peers)
-            try bench.joinStorm(peers: peers, role: role, connectTimeout: target.connectTimeout,
+            try bench.joinStorm(peers: peers, role: role, settleQuiet: settleQuiet, connectTimeout: target.connectTimeout,
                                 joinTimeout: target.joinTimeout)
         }
     }
@@ -110,7 +144,7 @@ struct Fanout: ParsableCommand {
         try exitOnError {
             let list = rates.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             guard !list.isEmpty, list.allSatisfy({ $0 > 0 }) else { throw BenchError("--rates: expected e.g. 250,500,1000") }
-            let bench = try prepare(target, connections: receivers + 1)
+            let bench = try prepare(target, connections: receivers + 1, fanout: true)
             try bench.fanout(receivers: receivers, rates: list, duration: duration, drain: drain,
                              messageBytes: messageBytes, connectTimeout: target.connectTimeout,
                              joinTimeout: target.joinTimeout)
@@ -149,12 +183,14 @@ struct Idle: ParsableCommand {
     @Option(help: "Number of peers.") var peers = 10000
     @Option(help: "Role of the peers.") var role = "viewer"
     @Option(help: "Seconds of idleness measured.") var window = 5.0
+    @Option(help: "After the window: this many more peers join one at a time (join latency into a room of --peers).")
+    var probeJoins = 0
 
     func run() throws {
         try exitOnError {
-            let bench = try prepare(target, connections: peers)
-            try bench.idle(peers: peers, role: role, window: window, connectTimeout: target.connectTimeout,
-                           joinTimeout: target.joinTimeout)
+            let bench = try prepare(target, connections: peers + probeJoins)
+            try bench.idle(peers: peers, role: role, window: window, probeJoins: probeJoins,
+                           connectTimeout: target.connectTimeout, joinTimeout: target.joinTimeout)
         }
     }
 }

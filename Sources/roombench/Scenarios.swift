@@ -5,8 +5,10 @@ extension Bench {
 
     /// N connections, then N `join`s to one room fired at once. In raw mode
     /// the WebSocket handshakes are the storm (there is no join).
-    func joinStorm(peers: Int, role: String, connectTimeout: Double, joinTimeout: Double) throws {
+    func joinStorm(peers: Int, role: String, settleQuiet: Double = 0.5, connectTimeout: Double,
+                   joinTimeout: Double) throws {
         let conns = loop.makeConns(peers)
+        loop.watchedMethod = "room-state"  // section 12: counted (and their bytes) among the pushes
         let tokens = try mintTokens((0..<peers).map { Identity(room: "storm", user: "storm-\($0)", role: role) })
         let server0 = serverSample()
         let client0 = ProcStats.selfSample()
@@ -30,8 +32,12 @@ extension Bench {
             let server1 = serverSample()
             let client1 = ProcStats.selfSample()
             // The pushes the joins caused (on-peer-join...) may still be on their way.
-            let settled = loop.runUntilQuiet(quiet: 0.5, timeout: 10)
+            let settled = loop.runUntilQuiet(quiet: settleQuiet, timeout: max(10, 3 * settleQuiet))
             record.set("settled", settled)
+            record.set("room_state_pushes", loop.counters.watched)
+            record.set("room_state_bytes", loop.counters.watchedBytes)
+            record.set("room_state_bytes_per_peer", Double(loop.counters.watchedBytes) / Double(max(join.joined, 1)), digits: 1)
+            record.set("bytes_received_per_peer", Double(loop.counters.bytesIn) / Double(max(join.joined, 1)), digits: 1)
             record.set("joined", join.joined)
             record.set("join_failed", join.failed)
             record.set("join_s", join.seconds, digits: 3)
@@ -66,12 +72,21 @@ extension Bench {
         let receivers = loop.makeConns(count)
         let sender = loop.makeConns(1)[0]
         let all = receivers + [sender]
-        let (opened, _, connectSeconds) = loop.connectAll(all, to: endpoint, timeout: connectTimeout)
+        // Receivers round-robin over every --url (a cluster's nodes), the sender on the first.
+        let endpoints = self.endpoints
+        let first = receivers[0].index
+        let (opened, _, connectSeconds) = loop.connectAll(
+            all, to: endpoint, timeout: connectTimeout,
+            endpointFor: { $0 === sender ? endpoints[0] : endpoints[($0.index - first) % endpoints.count] })
         guard sender.phase == .open, opened > 1 else {
             throw BenchError("fan-out: only \(opened) of \(all.count) connections opened (\(loop.lastConnectError))")
         }
         var setup = String(format: "connected %d in %.2f s", opened, connectSeconds)
-        if !raw {
+        if endpoints.count > 1 { setup += " over \(endpoints.count) servers" }
+        if options.nats {
+            let subscribed = try natsSubscribe(receivers: receivers, sender: sender, timeout: joinTimeout)
+            setup += ", \(subscribed) subscribed"
+        } else if !raw {
             var identities = (0..<count).map { Identity(room: "fanout", user: "viewer-\($0)", role: "viewer") }
             identities.append(Identity(room: "fanout", user: "sender", role: "host"))
             let tokens = try mintTokens(identities)
@@ -102,6 +117,30 @@ extension Bench {
         var overloaded: Bool
     }
 
+    /// NATS: every connection sends `CONNECT`, receivers `SUB` the subject,
+    /// then `PING`; the `PONG` means the subscription is in place. Returns
+    /// the receivers whose PONG came.
+    private func natsSubscribe(receivers: [BenchConn], sender: BenchConn, timeout: Double) throws -> Int {
+        final class Box { var ponged = Set<Int>(); var errors = 0 }
+        let box = Box()
+        loop.onResponse = { conn, _, error in
+            if error != nil { box.errors += 1 } else { box.ponged.insert(conn.index) }
+        }
+        defer { loop.onResponse = nil }
+        let connect = #"CONNECT {"verbose":false,"pedantic":false,"lang":"swift","version":"roombench","protocol":1}"# + "\r\n"
+        var asked = 0
+        for conn in receivers + [sender] where conn.phase == .open {
+            let sub = conn === sender ? "" : "SUB \(loop.natsSubject) \(conn.index + 1)\r\n"
+            loop.send(conn, connect + sub + "PING\r\n")
+            asked += 1
+        }
+        loop.run(until: monoNanos() + UInt64(timeout * 1e9)) { box.ponged.count + box.errors < asked }
+        guard box.ponged.contains(sender.index) else {
+            throw BenchError("fan-out: nats-server did not answer the sender's PING (\(loop.natsLastError))")
+        }
+        return box.ponged.count - 1
+    }
+
     private func runFanoutStep(sender: BenchConn, receivers: [BenchConn], rate: Int, duration: Double, drain: Double,
                                messageBytes: Int, step: Int) -> StepResult {
         loop.step = step % 100
@@ -111,6 +150,7 @@ extension Bench {
         let server0 = serverSample()
         let client0 = ProcStats.selfSample()
         let receiversAtStart = receivers.filter { $0.phase == .open }.count
+        let closesBefore = loop.closeCodes
         let start = monoNanos()
         let raw = self.raw
         let loop = self.loop
@@ -161,6 +201,13 @@ extension Bench {
         record.set("rate", rate)
         record.set("receivers", receiversAtStart)
         record.set("receivers_open_after", live())
+        var closed: [Int: Int] = [:]
+        for (code, n) in loop.closeCodes where n > closesBefore[code, default: 0] { closed[code] = n - closesBefore[code, default: 0] }
+        record.set("receivers_closed", receiversAtStart - live())
+        record.set("step_close_codes", counts: closed)
+        record.set("protocol", options.wire.rawValue)
+        record.set("servers", endpoints.count)
+        if let server0 { record.set("server_rss_start_kib", server0.rssKiB) }
         record.set("duration_s", duration, digits: 1)
         record.set("message_bytes", messageBytes)
         record.set(calls: box, raw: raw)
@@ -186,6 +233,7 @@ extension Bench {
             + "  loss \(Fmt.int(loss))  server CPU \(serverCPU) client CPU \(Fmt.pct(client1.cpuPercent(since: client0)))"
             + (box.rejected > 0 ? "  rejected \(describe(box.errors))" : "")
             + (loop.closeCodes.isEmpty ? "" : "  closes \(describe(loop.closeCodes))")
+            + (loop.natsLastError.isEmpty ? "" : "  nats: \(loop.natsLastError)")
         let overloaded = deliveredPerSecond < 0.8 * offered || Double(loss) > 0.05 * Double(max(expectedCount, 1))
             || p99 > 2000
         return StepResult(record: record, line: line, overloaded: overloaded)
@@ -296,7 +344,8 @@ extension Bench {
 
     /// `peers` joined peers in one room, then `window` seconds of silence:
     /// the server's RSS and CPU.
-    func idle(peers: Int, role: String, window: Double, connectTimeout: Double, joinTimeout: Double) throws {
+    func idle(peers: Int, role: String, window: Double, probeJoins: Int = 0, connectTimeout: Double,
+              joinTimeout: Double) throws {
         let before = serverSample()
         let conns = loop.makeConns(peers)
         let tokens = try mintTokens((0..<peers).map { Identity(room: "idle", user: "idle-\($0)", role: role) })
@@ -337,6 +386,24 @@ extension Bench {
                 + "  idle CPU \(Fmt.pct(server0.map { server1.cpuPercent(since: $0) } ?? 0))"
         }
         if !raw { line += String(format: "  (join phase %.2f s)", joinSeconds) }
+        if !raw, probeJoins > 0 {
+            // One more peer at a time into the room of `peers`: the join call's answer time.
+            let extra = loop.makeConns(probeJoins)
+            let extraTokens = try mintTokens(extra.map { Identity(room: "idle", user: "probe-\($0.index)", role: role) })
+            _ = loop.connectAll(extra, to: endpoint, timeout: connectTimeout)
+            var probe = Histogram()
+            var failed = 0
+            for (conn, token) in zip(extra, extraTokens) {
+                let one = joinAll([conn], tokens: [token], timeout: 10)
+                if one.joined == 1 { probe.merge(one.latency) } else { failed += 1 }
+                loop.runUntilQuiet(quiet: 0.02, timeout: 1)  // the pushes the join caused, before the next
+            }
+            record.setLatency(probe, prefix: "probe_join_")
+            record.set("probe_joins", probeJoins)
+            record.set("probe_join_failed", failed)
+            line += "  one more join: p50 \(Fmt.ms(Double(probe.value(atQuantile: 0.5)) / 1000))"
+                + " p99 \(Fmt.ms(Double(probe.value(atQuantile: 0.99)) / 1000)) (\(probeJoins) joins\(failed > 0 ? ", \(failed) failed" : ""))"
+        }
         try emit(record, line: line)
     }
 }
