@@ -62,10 +62,12 @@ client-deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv chromium chromium-driver; \
 	fi
 
-# Load benchmarks (roombench, roomd vs the lws mirror server): rewrites docs/BENCHMARKS.md.
+# Load benchmarks (roombench: roomd vs nats-server over WebSocket, the lws mirror as a floor;
+# 10-s steps, a fresh server per step, 3 runs each, ~30 min): rewrites docs/BENCHMARKS.md.
+# `make bench QUICK=1`: 1 short run per step (~5 min) into /tmp/BENCHMARKS.quick.md, to check the machinery.
 bench: deps
 	swift build -c release
-	scripts/bench.sh
+	QUICK=$(QUICK) scripts/bench.sh
 	python3 scripts/startup-bench.py .build/release/roomd 20
 
 # --- Reliability runs (docs/RELIABILITY.md). Not part of `make test` / CI. ---

@@ -1,0 +1,748 @@
+#!/usr/bin/env python3
+"""The results of one `scripts/bench.sh` run, and docs/BENCHMARKS.md from them.
+
+  report.py annotate --section S --key K --run N [--status C] [--varz-before "in out"] [--varz-after "in out"]
+      stdin: roombench's JSON lines; stdout: the same lines tagged with section, key, run
+      (and, with a nats-server running, the messages it carried during the step).
+  report.py held --results R --section S --key K
+      exit 0 if that fan-out step is held in median (no loss, p99 <= 200 ms), else 1.
+  report.py knee --results R --section S
+      the highest rate of S held in median (nothing if none).
+  report.py render --results R --commands C --out OUT ...
+      the whole report, from scratch, from R alone.
+
+Every figure of a step is the median of its runs, with min–max beside it.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+
+P99_TARGET_MS = 200.0
+
+
+# ----------------------------------------------------------------------------- data
+
+def load(path):
+    records = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    pass
+    return records
+
+
+def group(records, section, scenario=None):
+    """{key: [records of each run]} for a section (keys in first-seen order)."""
+    out = {}
+    for r in records:
+        if r.get("section") != section:
+            continue
+        if scenario and r.get("scenario") != scenario:
+            continue
+        out.setdefault(str(r.get("key")), []).append(r)
+    return out
+
+
+def values(runs, field):
+    return [float(r[field]) for r in runs if isinstance(r.get(field), (int, float))]
+
+
+def median(runs, field):
+    v = values(runs, field)
+    return statistics.median(v) if v else None
+
+
+def run_held(r):
+    return (r.get("loss", 1) == 0 and float(r.get("p99_ms", 1e9)) <= P99_TARGET_MS
+            and r.get("delivered", 0) > 0 and "aborted" not in r and r.get("status", 0) == 0)
+
+
+def step_held(runs):
+    """Held in median: median loss 0 and median p99 within the target (and a majority of runs delivered)."""
+    if not runs:
+        return False
+    loss = median(runs, "loss")
+    p99 = median(runs, "p99_ms")
+    delivered = [r for r in runs if r.get("delivered", 0) > 0]
+    return (loss is not None and loss == 0 and p99 is not None and p99 <= P99_TARGET_MS
+            and len(delivered) * 2 > len(runs))
+
+
+def knee(records, section):
+    """(rate, runs) of the highest rate held in median, or (None, None)."""
+    best = (None, None)
+    for key, runs in group(records, section, "fanout").items():
+        if step_held(runs):
+            rate = int(float(key))
+            if best[0] is None or rate > best[0]:
+                best = (rate, runs)
+    return best
+
+
+def ladder_top(records, section):
+    keys = [int(float(k)) for k in group(records, section, "fanout")]
+    return max(keys) if keys else None
+
+
+# ----------------------------------------------------------------------------- formatting
+
+def fint(v):
+    return "–" if v is None else f"{int(round(v)):,}"
+
+
+def fms(v):
+    if v is None:
+        return "–"
+    if v >= 100:
+        return f"{v:.0f} ms"
+    if v >= 10:
+        return f"{v:.1f} ms"
+    return f"{v:.2f} ms"
+
+
+def fpct(v):
+    return "–" if v is None else f"{v:.0f} %"
+
+
+def fmib(kib):
+    return "–" if kib is None else f"{kib / 1024:.1f} MiB"
+
+
+def spread(runs, field, fmt=fint, scale=1.0):
+    """'median (min–max)', or just the value for one run."""
+    v = [x * scale for x in values(runs, field)]
+    if not v:
+        return "–"
+    m = statistics.median(v)
+    if len(v) == 1:
+        return fmt(m)
+    return f"{fmt(m)} ({fmt(min(v))}–{fmt(max(v))})"
+
+
+def ratio(a, b):
+    return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
+
+
+def closes(runs):
+    total = {}
+    for r in runs:
+        for code, n in (r.get("step_close_codes") or r.get("close_codes") or {}).items():
+            total[code] = total.get(code, 0) + n
+    return ", ".join(f"{c}×{n}" for c, n in sorted(total.items())) or "none"
+
+
+def aborted(runs):
+    reasons = sorted({r["aborted"] for r in runs if "aborted" in r})
+    bad = [r for r in runs if r.get("status", 0) != 0]
+    note = ""
+    if reasons:
+        note += " — aborted: " + "; ".join(reasons)
+    if bad:
+        note += f" — {len(bad)} run(s) exited with an error"
+    return note
+
+
+# ----------------------------------------------------------------------------- commands
+
+def cmd_annotate(args):
+    def varz(text):
+        parts = (text or "").split()
+        return (int(parts[0]), int(parts[1])) if len(parts) == 2 else None
+    before, after = varz(args.varz_before), varz(args.varz_after)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        r["section"], r["key"], r["run"], r["status"] = args.section, args.key, args.run, args.status
+        if r.get("scenario") == "join-storm" and r.get("joined"):
+            r["pushes_per_peer"] = round(r.get("pushes_received", 0) / r["joined"], 1)
+        if before and after:
+            r["bus_in_msgs"] = after[0] - before[0]
+            r["bus_out_msgs"] = after[1] - before[1]
+        print(json.dumps(r, separators=(",", ":")))
+
+
+def cmd_held(args):
+    runs = group(load(args.results), args.section, "fanout").get(str(args.key), [])
+    sys.exit(0 if step_held(runs) else 1)
+
+
+def cmd_knee(args):
+    rate, _ = knee(load(args.results), args.section)
+    if rate is not None:
+        print(rate)
+
+
+# ----------------------------------------------------------------------------- the document
+
+class Doc:
+    def __init__(self, records, args):
+        self.r = records
+        self.a = args
+        self.lines = []
+
+    def add(self, line=""):
+        self.lines.append(line)
+
+    def g(self, section, scenario=None):
+        return group(self.r, section, scenario)
+
+    # -- header
+
+    def header(self):
+        a = self.a
+        now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        self.add("# roomd benchmarks")
+        self.add()
+        if a.quick == "1":
+            self.add("> **QUICK mode** (`QUICK=1`): one short run per step and smaller sizes, to check the"
+                     " machinery. These figures are not results; `make bench` without QUICK produces the report.")
+            self.add()
+        self.add(f"Generated by `make bench` (`scripts/bench.sh`, then `scripts/bench/report.py render`) on {now}"
+                 f" at commit `{a.revision}`, in {float(a.elapsed) / 60:.1f} min. The whole file is rewritten by"
+                 " every run: every figure below comes from that one run, on the code of that commit.")
+        self.add()
+        self.add(f"**Method.** Every load step runs for {a.step_s} s against a **fresh server started for that step"
+                 f" alone**, and every step runs **{a.runs} time(s)**; a figure is the **median** of the runs with the"
+                 " **min–max** in brackets. A fan-out rate is *held* when, in median, nothing is lost and the p99"
+                 " latency is ≤ 200 ms; the *knee* is the highest rate held. Ratios are always **roomd ÷ nats-server**."
+                 " Server and load tool share the machine's cores.")
+        self.add()
+        self.machine()
+
+    def machine(self):
+        a = self.a
+        cpu = "?"
+        try:
+            for line in open("/proc/cpuinfo"):
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        except OSError:
+            pass
+        mem = "?"
+        try:
+            for line in open("/proc/meminfo"):
+                if line.startswith("MemTotal:"):
+                    mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+        except OSError:
+            pass
+        background = values(self.r, "background_cpu_pct")
+        self.add("| | |")
+        self.add("|---|---|")
+        self.add(f"| CPUs | {os.cpu_count()} ({cpu}), shared by the server and roombench |")
+        self.add(f"| Memory | {mem} |")
+        self.add(f"| Kernel | Linux {platform.release()} |")
+        self.add(f"| Versions | {a.versions} |")
+        self.add("| Network | loopback (127.0.0.1) only |")
+        try:
+            import resource
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            self.add(f"| Open files per process | {hard:,} (hard cap of this sandbox): a step has at most ~19,000 peers,"
+                     " each side (server, roombench) one process |")
+        except Exception:
+            pass
+        self.add(f"| Load average at start | {a.load} |")
+        if background:
+            mean = statistics.mean(background)
+            note = " — the machine was not quiet: figures are pessimistic" if mean > 20 else ""
+            self.add(f"| Other processes' CPU during the steps | {mean:.0f} % of one core on average"
+                     f" (max {max(background):.0f} %){note} |")
+        self.add()
+
+    # -- targets (issue 12)
+
+    def targets(self):
+        self.add("## Targets (issue 12)")
+        self.add()
+        self.add("| what | target | measured (median, min–max) | verdict |")
+        self.add("|---|---|---|---|")
+        rk, rruns = knee(self.r, "fanout-roomd")
+        nk, nruns = knee(self.r, "fanout-nats")
+        rtop, ntop = ladder_top(self.r, "fanout-roomd"), ladder_top(self.r, "fanout-nats")
+        rd = median(rruns, "delivered_per_s") if rruns else None
+        nd = median(nruns, "delivered_per_s") if nruns else None
+        if rtop is not None or ntop is not None:
+            ge_r = "≥ " if rk is not None and rk == rtop else ""
+            ge_n = "≥ " if nk is not None and nk == ntop else ""
+            measured = (f"roomd ÷ nats-server = **{ratio(rd, nd)}**: roomd {ge_r}{fint(rd)}/s"
+                        f" ({self.knee_text(rk, rruns)}), nats-server {ge_n}{fint(nd)}/s ({self.knee_text(nk, nruns)})")
+            if rd is not None and nd:
+                x = rd / nd
+                verdict = "**met**" if x >= 2 else (f"**missed**: {x:.2f}× instead of 2× (roomd's knee would have to"
+                                                      f" grow {2 / x:.2f}×)")
+                if ge_n and x >= 2:
+                    verdict = "**met** (nats-server's knee is a lower bound: its ladder ended held)"
+                if ge_r and x < 2:
+                    verdict += "; roomd's ladder ended held, so its knee may be higher"
+            else:
+                verdict = "**missed**: no knee for " + ("roomd" if rd is None else "nats-server")
+            self.add(f"| fan-out 1 → 1,000, held (10-s steps, no loss, p99 ≤ 200 ms) | ≥ 2 × nats-server in the same run"
+                     f" | {measured} | {verdict} |")
+        over = self.g("overload", "fanout")
+        top = max(over, key=float) if over else None
+        if top is not None:
+            runs = over[top]
+            pct = [r["delivered_per_s"] / rd * 100 for r in runs if rd and "delivered_per_s" in r]
+            closed = values(runs, "receivers_closed")
+            loss = values(runs, "loss")
+            growth = [r["server_rss_kib"] - r.get("server_rss_start_kib", r["server_rss_kib"]) for r in runs
+                      if "server_rss_kib" in r]
+            pct_text = "–" if not pct else (f"{statistics.median(pct):.0f} %" + (
+                f" ({min(pct):.0f}–{max(pct):.0f} %)" if len(pct) > 1 else ""))
+            misses = []
+            if closed and statistics.median(closed) > 0:
+                misses.append(f"{fint(statistics.median(closed))} receivers closed")
+            if loss and statistics.median(loss) > 0:
+                misses.append(f"{fint(statistics.median(loss))} messages lost")
+            if pct and statistics.median(pct) < 90:
+                misses.append(f"{90 - statistics.median(pct):.0f} points under 90 % of the knee")
+            verdict = "**met**" if not misses and pct else ("**missed**: " + ", ".join(misses) if misses else "–")
+            self.add(f"| overload at {top}× the knee for {self.over_s(runs)} s | 0 healthy receivers closed, 0 loss,"
+                     f" ≥ 90 % of knee throughput, RSS bounded | receivers closed {spread(runs, 'receivers_closed')}"
+                     f" ({closes(runs)}); loss {spread(runs, 'loss')}; delivered {pct_text} of the knee;"
+                     f" RSS {fmib(median(runs, 'server_rss_start_kib'))} → {fmib(median(runs, 'server_rss_kib'))}"
+                     f" (peak {fmib(median(runs, 'server_hwm_kib'))}, growth {fmib(statistics.median(growth)) if growth else '–'})"
+                     f"{aborted(runs)} | {verdict} |")
+        idle = self.g("idle", "idle")
+        if "10000" in idle:
+            runs = idle["10000"]
+            p50 = median(runs, "probe_join_p50_ms")
+            verdict = "–" if p50 is None else ("**met**" if p50 <= 1 else f"**missed** by {p50 - 1:.2f} ms ({p50:.1f}×)")
+            self.add(f"| join p50 into a 10,000-peer room | ≤ 1 ms | {spread(runs, 'probe_join_p50_ms', fms)}"
+                     f" (p99 {spread(runs, 'probe_join_p99_ms', fms)}; {runs[0].get('probe_joins', '?')} joins one at a time"
+                     f" per run){aborted(runs)} | {verdict} |")
+        big = max((k for k in idle), key=float) if idle else None
+        if big is not None:
+            runs = idle[big]
+            cpu = median(runs, "server_cpu_pct")
+            per = median(runs, "rss_per_peer_bytes")
+            misses = []
+            if cpu is not None and cpu > 2:
+                misses.append(f"CPU by {cpu - 2:.1f} points ({cpu / 2:.1f}×)")
+            if per is not None and per > 8192:
+                misses.append(f"RSS by {(per - 8192) / 1024:.1f} KiB per peer")
+            joined = median(runs, "joined")
+            note = "" if big == "19000" else f" (measured at {int(float(big)):,}: the target's 19,000 did not run)"
+            verdict = "–" if cpu is None else ("**met**" if not misses else "**missed**: " + ", ".join(misses))
+            self.add(f"| {int(float(big)):,} idle joined peers{note} | ≤ 2 % of a core, ≤ 8 KiB RSS per peer"
+                     f" | CPU {spread(runs, 'server_cpu_pct', fpct)} over {runs[0].get('window_s', '?')} s;"
+                     f" {spread(runs, 'rss_per_peer_bytes')} B per peer; {fint(joined)} joined{aborted(runs)} | {verdict} |")
+        storm = self.g("storm", "join-storm")
+        key = "10000" if "10000" in storm else (max(storm, key=float) if storm else None)
+        if key is not None:
+            runs = storm[key]
+            per = median(runs, "room_state_bytes_per_peer")
+            verdict = "–" if per is None else ("**met**" if per <= 200 else f"**missed** by {per - 200:.0f} B per viewer")
+            self.add(f"| {int(float(key)):,} viewers joining one room | total `room-state` bytes O(N), ≤ 200 B per viewer"
+                     f" | {spread(runs, 'room_state_bytes_per_peer', lambda v: f'{v:,.1f}')} B per viewer"
+                     f" ({spread(runs, 'room_state_bytes')} B in {spread(runs, 'room_state_pushes')} pushes);"
+                     f" everything received {spread(runs, 'bytes_received_per_peer')} B per viewer{aborted(runs)}"
+                     f" | {verdict} (O(N): see the table in (a)) |")
+        rooms = self.g("rooms", "rooms")
+        if rooms:
+            key = next(iter(rooms))
+            runs = rooms[key]
+            p99s = values(runs, "p99_ms")
+            ok = sum(1 for p in p99s if p <= 20)
+            each = ", ".join(fms(p) for p in p99s)
+            worst = max(p99s) if p99s else None
+            verdict = "–" if not p99s else ("**met**" if ok == len(p99s) == 3 else
+                                           f"**missed**: {ok} of {len(p99s)} runs ≤ 20 ms (worst {fms(worst)},"
+                                           f" {worst - 20:+.1f} ms)" if ok < len(p99s) else
+                                           f"{ok} of {len(p99s)} runs ≤ 20 ms (needs 3 runs)")
+            self.add(f"| {key.replace('x', ' rooms × ')} peers, 1 msg/s each | p99 ≤ 20 ms in 3 of 3 runs"
+                     f" | p99 per run: {each}; loss {spread(runs, 'loss')}{aborted(runs)} | {verdict} |")
+        self.add()
+
+    def knee_text(self, rate, runs):
+        if rate is None:
+            return "no rate held"
+        held = sum(1 for r in runs if run_held(r))
+        return (f"at {rate:,} msg/s, {spread(runs, 'delivered_per_s')}/s, p99 {spread(runs, 'p99_ms', fms)},"
+                f" {held}/{len(runs)} runs held")
+
+    def over_s(self, runs):
+        d = median(runs, "duration_s")
+        return f"{d:.0f}" if d is not None else "?"
+
+    # -- summary: roomd ÷ nats-server first
+
+    def summary(self):
+        self.add("## Summary")
+        self.add()
+        self.add("| scenario | roomd ÷ nats-server | roomd | nats-server (WebSocket) | lws mirror (floor) |")
+        self.add("|---|---|---|---|---|")
+        rk, rruns = knee(self.r, "fanout-roomd")
+        nk, nruns = knee(self.r, "fanout-nats")
+        mk, mruns = knee(self.r, "fanout-mirror")
+
+        def kt(rate, runs, section):
+            if not self.g(section, "fanout"):
+                return "not measured"
+            if rate is None:
+                return "no rate held"
+            return f"{spread(runs, 'delivered_per_s')}/s at {rate:,} msg/s, p99 {spread(runs, 'p99_ms', fms)}"
+
+        rd = median(rruns, "delivered_per_s") if rruns else None
+        nd = median(nruns, "delivered_per_s") if nruns else None
+        self.add(f"| (b) fan-out 1 → {FANOUT_N(self.r)}, knee (held: no loss, p99 ≤ 200 ms) | {ratio(rd, nd)}"
+                 f" | {kt(rk, rruns, 'fanout-roomd')} | {kt(nk, nruns, 'fanout-nats')} | {kt(mk, mruns, 'fanout-mirror')} |")
+
+        def peak(section):
+            best = None
+            for key, runs in self.g(section, "fanout").items():
+                m = median(runs, "delivered_per_s")
+                if m is not None and (best is None or m > best[0]):
+                    best = (m, key, runs)
+            return best
+
+        pr, pn, pm = peak("fanout-roomd"), peak("fanout-nats"), peak("fanout-mirror")
+
+        def pt(p):
+            return "–" if p is None else f"{fint(p[0])}/s at {int(float(p[1])):,} msg/s, p99 {fms(median(p[2], 'p99_ms'))}"
+
+        self.add(f"| (b) fan-out, highest median deliveries/s of any step (any latency) |"
+                 f" {ratio(pr and pr[0], pn and pn[0])} | {pt(pr)} | {pt(pn)} | {pt(pm)} |")
+
+        def wire(runs):
+            v = [r["bytes_per_s"] / r["delivered_per_s"] for r in (runs or []) if r.get("delivered_per_s")]
+            return statistics.median(v) if v else None
+
+        wr = wire(rruns or (pr and pr[2]))
+        wn = wire(nruns or (pn and pn[2]))
+        wm = wire(mruns or (pm and pm[2]))
+        self.add(f"| (b) bytes on the wire per delivery (100-byte message) | {ratio(wr, wn)} | {fint(wr)} B | {fint(wn)} B"
+                 f" | {fint(wm)} B |")
+        cr = median(rruns, "server_cpu_pct") if rruns else None
+        cn = median(nruns, "server_cpu_pct") if nruns else None
+        if cr and cn and rd and nd:
+            self.add(f"| (b) deliveries per server CPU second at the knee | {ratio(rd / cr, nd / cn)}"
+                     f" | {fint(rd / cr * 100)} (CPU {fpct(cr)}) | {fint(nd / cn * 100)} (CPU {fpct(cn)}) | – |")
+        storm = self.g("storm", "join-storm")
+        mirror = self.g("storm-mirror", "join-storm")
+        for key, runs in storm.items():
+            m = mirror.get(key)
+            self.add(f"| (a) {int(float(key)):,} viewers join one room | – (no nats equivalent)"
+                     f" | {spread(runs, 'joins_per_s')} joins/s, p99 {spread(runs, 'join_p99_ms', fms)}"
+                     f" | – | {spread(m, 'joins_per_s') + ' WebSocket handshakes/s (no join)' if m else '–'} |")
+        for key, runs in self.g("idle", "idle").items():
+            self.add(f"| (d) {int(float(key)):,} idle peers | – | CPU {spread(runs, 'server_cpu_pct', fpct)},"
+                     f" {spread(runs, 'rss_per_peer_bytes')} B RSS per peer, one more join p50"
+                     f" {spread(runs, 'probe_join_p50_ms', fms)} | – | – |")
+        for key, runs in self.g("rooms", "rooms").items():
+            self.add(f"| (c) {key.replace('x', ' rooms × ')} peers, 1 msg/s each | – | p99 {spread(runs, 'p99_ms', fms)},"
+                     f" loss {spread(runs, 'loss')} | – | – |")
+        self.add()
+
+    # -- (b)
+
+    def fanout(self):
+        self.add("## (b) Fan-out: 1 sender → 1,000 receivers, 100-byte messages")
+        self.add()
+        self.add("One room (roomd: 1,000 `viewer`s and a `host` sending `broadcast`; nats-server: 1,000 WebSocket"
+                 " clients subscribed to one subject and a publisher; the lws mirror: 1,000 clients of one mirror"
+                 " instance). The sender sends at the given rate for the step's seconds; the text carries the"
+                 " send time, so each receiver measures latency. *Delivered/s* = deliveries ÷ (last delivery −"
+                 " first send); *loss* = expected − delivered after the drain window. The ladder stops after the"
+                 " first rate not held in median.")
+        self.add()
+        for section, name in (("fanout-roomd", "roomd"), ("fanout-nats", "nats-server"), ("fanout-mirror", "lws mirror")):
+            steps = self.g(section, "fanout")
+            if not steps:
+                continue
+            self.add(f"**{name}**")
+            self.add()
+            self.add("| msg/s | held | delivered/s | p50 | p99 | max | loss | closes | server CPU | client CPU |"
+                     " bytes/delivery |" + (" bus out ÷ delivered |" if section == "fanout-nats" else ""))
+            self.add("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if section == "fanout-nats" else ""))
+            for key in sorted(steps, key=float):
+                runs = steps[key]
+                held = sum(1 for r in runs if run_held(r))
+                bpd = [r["bytes_per_s"] / r["delivered_per_s"] for r in runs if r.get("delivered_per_s")]
+                line = (f"| {int(float(key)):,} | {'**yes**' if step_held(runs) else 'no'} ({held}/{len(runs)})"
+                        f" | {spread(runs, 'delivered_per_s')} | {spread(runs, 'p50_ms', fms)} | {spread(runs, 'p99_ms', fms)}"
+                        f" | {spread(runs, 'max_ms', fms)} | {spread(runs, 'loss')} | {closes(runs)}"
+                        f" | {spread(runs, 'server_cpu_pct', fpct)} | {spread(runs, 'client_cpu_pct', fpct)}"
+                        f" | {fint(statistics.median(bpd)) if bpd else '–'} |")
+                if section == "fanout-nats":
+                    bus = [r["bus_out_msgs"] / r["delivered"] for r in runs if r.get("delivered") and "bus_out_msgs" in r]
+                    line += f" {statistics.median(bus):.3f} |" if bus else " – |"
+                self.add(line + aborted(runs))
+            self.add()
+        over = self.g("overload", "fanout")
+        if over:
+            rk, rruns = knee(self.r, "fanout-roomd")
+            rd = median(rruns, "delivered_per_s") if rruns else None
+            self.add("### Overload: roomd above its knee")
+            self.add()
+            self.add(f"roomd at a multiple of its knee ({fint(rk)} msg/s = {fint(rd)} deliveries/s in median) for the"
+                     " given seconds, then a drain window of twice that: what roomd queued or paused arrives late, and"
+                     " *loss* counts only what never arrives. *Acked* is the sender's `broadcast` calls answered (flow"
+                     " control answers them later instead of refusing them).")
+            self.add()
+            self.add("| × knee | msg/s | sent / acked | delivered/s | % of knee | p99 | loss | receivers closed | RSS start → end (peak) |")
+            self.add("|---|---|---|---|---|---|---|---|---|")
+            for key in sorted(over, key=float):
+                runs = over[key]
+                pct = [r["delivered_per_s"] / rd * 100 for r in runs if rd and "delivered_per_s" in r]
+                pct_text = "–" if not pct else f"{statistics.median(pct):.0f} %" + (
+                    f" ({min(pct):.0f}–{max(pct):.0f})" if len(pct) > 1 else "")
+                self.add(f"| {key} | {fint(median(runs, 'rate'))} | {fint(median(runs, 'sent'))} / {spread(runs, 'acked')}"
+                         f" | {spread(runs, 'delivered_per_s')} | {pct_text} | {spread(runs, 'p99_ms', fms)}"
+                         f" | {spread(runs, 'loss')} | {spread(runs, 'receivers_closed')} ({closes(runs)})"
+                         f" | {fmib(median(runs, 'server_rss_start_kib'))} → {fmib(median(runs, 'server_rss_kib'))}"
+                         f" ({fmib(median(runs, 'server_hwm_kib'))}){aborted(runs)} |")
+            self.add()
+
+    # -- (a), (c), (d), (e), (f)
+
+    def storm(self):
+        storm = self.g("storm", "join-storm")
+        if not storm:
+            return
+        self.add("## (a) N viewers joining one room: joins/s and `room-state` bytes")
+        self.add()
+        self.add("N `viewer` connections, then N `join`s to one room sent at once. Above `large_room_threshold`"
+                 " (1,000) joins are announced by `room-state` pushes (section 12): `{peer_count}` to every peer at"
+                 " most every 2 s, lists only to moderating roles (none here). *room-state bytes* counts those pushes'"
+                 " payloads at all peers until 3 s pass without a frame; *everything received* is every byte the"
+                 " peers read (join answers, pushes, WebSocket headers).")
+        self.add()
+        self.add("| N | joined | joins/s | join p50 / p99 | room-state pushes | room-state bytes | per viewer"
+                 " | pushes of any kind per viewer | everything received per viewer | server RSS after |")
+        self.add("|---|---|---|---|---|---|---|---|---|---|")
+        for key in sorted(storm, key=float):
+            runs = storm[key]
+            self.add(f"| {int(float(key)):,} | {spread(runs, 'joined')} | {spread(runs, 'joins_per_s')}"
+                     f" | {spread(runs, 'join_p50_ms', fms)} / {spread(runs, 'join_p99_ms', fms)}"
+                     f" | {spread(runs, 'room_state_pushes')} | {spread(runs, 'room_state_bytes')}"
+                     f" | {spread(runs, 'room_state_bytes_per_peer', lambda v: f'{v:,.1f} B')}"
+                     f" | {spread(runs, 'pushes_per_peer', lambda v: f'{v:,.0f}')}"
+                     f" | {spread(runs, 'bytes_received_per_peer', lambda v: f'{v:,.0f} B')}"
+                     f" | {fmib(median(runs, 'server_rss_kib'))}{aborted(runs)} |")
+        self.add()
+        self.add("Below the threshold, joins are announced one by one (`on-peer-join` to every peer already in the"
+                 " room): the first 1,000 joins cost ~1,000²/2 pushes whatever N is, which is most of *everything"
+                 " received* at small N; above it the cost per viewer is the `room-state` column.")
+        self.add()
+        mirror = self.g("storm-mirror", "join-storm")
+        for key, runs in mirror.items():
+            self.add(f"lws mirror (floor), {int(float(key)):,} WebSocket handshakes (no join step):"
+                     f" {spread(runs, 'joins_per_s')}/s.")
+            self.add()
+
+    def idle(self):
+        idle = self.g("idle", "idle")
+        if not idle:
+            return
+        self.add("## (d) Idle peers: CPU, RSS per peer, join latency vs room size")
+        self.add()
+        w = next(iter(idle.values()))[0].get("window_s", "?")
+        self.add(f"N viewers join one room; after the pushes settle, roomd's CPU is measured over {w} s of"
+                 " silence (it covers a keepalive round: pings go out after 20 s without traffic), RSS per peer ="
+                 " (RSS after − RSS before the connections) ÷ N. Then more peers join **one at a time** (the next"
+                 " after the previous answer): *one more join* is that call's answer time.")
+        self.add()
+        self.add("| peers | joined | idle CPU (% of a core) | server RSS | RSS per peer | one more join p50 | p99 |")
+        self.add("|---|---|---|---|---|---|---|")
+        for key in sorted(idle, key=float):
+            runs = idle[key]
+            self.add(f"| {int(float(key)):,} | {spread(runs, 'joined')} | {spread(runs, 'server_cpu_pct', lambda v: f'{v:.1f} %')}"
+                     f" | {spread(runs, 'server_rss_kib', fmib)} | {spread(runs, 'rss_per_peer_bytes', lambda v: f'{v:,.0f} B')}"
+                     f" | {spread(runs, 'probe_join_p50_ms', fms)} | {spread(runs, 'probe_join_p99_ms', fms)}{aborted(runs)} |")
+        self.add()
+
+    def rooms(self):
+        rooms = self.g("rooms", "rooms")
+        if not rooms:
+            return
+        self.add("## (c) Many rooms")
+        self.add()
+        self.add("| rooms × peers | run | p50 | p99 | max | delivered/s | loss | server CPU |")
+        self.add("|---|---|---|---|---|---|---|---|")
+        for key, runs in rooms.items():
+            for r in runs:
+                self.add(f"| {key.replace('x', ' × ')} | {r.get('run')} | {fms(r.get('p50_ms'))} | {fms(r.get('p99_ms'))}"
+                         f" | {fms(r.get('max_ms'))} | {fint(r.get('delivered_per_s'))} | {fint(r.get('loss'))}"
+                         f" | {fpct(r.get('server_cpu_pct'))}{aborted([r])} |")
+            self.add(f"| {key.replace('x', ' × ')} | **median** | {fms(median(runs, 'p50_ms'))} | {fms(median(runs, 'p99_ms'))}"
+                     f" | {fms(median(runs, 'max_ms'))} | {fint(median(runs, 'delivered_per_s'))} | {fint(median(runs, 'loss'))}"
+                     f" | {fpct(median(runs, 'server_cpu_pct'))} |")
+        self.add()
+
+    def speakers(self):
+        sp = self.g("speakers", "speakers")
+        if not sp:
+            return
+        self.add("## (e) Active speakers")
+        self.add()
+        self.add("| peers | speakers × Hz | `active-speakers`/s received | per peer per tick | server CPU speaking / idle |")
+        self.add("|---|---|---|---|---|")
+        for key, runs in sp.items():
+            r0 = runs[0]
+            self.add(f"| {int(float(key)):,} | {r0.get('speakers', '?')} × {r0.get('level_rate_hz', '?')}"
+                     f" | {spread(runs, 'pushes_per_s')} | {spread(runs, 'per_peer_per_tick', lambda v: f'{v:.2f}')}"
+                     f" | {spread(runs, 'server_cpu_speaking_pct', fpct)} / {spread(runs, 'server_cpu_idle_pct', fpct)}"
+                     f"{aborted(runs)} |")
+        self.add()
+
+    def poll(self):
+        polls = self.g("poll", "poll")
+        if not polls:
+            return
+        self.add("## (f) Polls")
+        self.add()
+        self.add("One room: a host and N viewers; the host starts a visible poll, V viewers vote once each within the"
+                 " spread. Targets (issue 8): ≥ 20,000 votes/s, answer p99 ≤ 50 ms, ≤ 1 `on-poll-stats` per peer per"
+                 " interval.")
+        self.add()
+        self.add("| viewers | votes answered | votes/s | answer p50 / p99 | on-poll-stats per peer per s | shortest gap | server CPU |")
+        self.add("|---|---|---|---|---|---|---|")
+        for key, runs in polls.items():
+            self.add(f"| {int(float(key)):,} | {spread(runs, 'votes_acked')} / {fint(median(runs, 'voters'))}"
+                     f" | {spread(runs, 'votes_per_s')} | {spread(runs, 'vote_p50_ms', fms)} / {spread(runs, 'vote_p99_ms', fms)}"
+                     f" | {spread(runs, 'stats_per_peer_per_s', lambda v: f'{v:.3f}')} | {spread(runs, 'stats_min_gap_ms', fms)}"
+                     f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
+        self.add()
+
+    def micro(self):
+        timed = [r for r in self.r if r.get("scenario") == "micro"]
+        counted = {r.get("case"): r for r in self.r if r.get("scenario") == "micro-valgrind"}
+        if not timed:
+            return
+        self.add("## Microbenchmarks (hot paths, in-process)")
+        self.add()
+        self.add("`roombench micro`: roomd's own code called in-process (no sockets); ns/op is the median of the"
+                 " timed rounds. Instructions and allocations per op (valgrind) only with `MICRO_VALGRIND=1`.")
+        self.add()
+        self.add("| case | what | bytes | ns/op | instructions/op | allocations/op |")
+        self.add("|---|---|---|---|---|---|")
+        for r in timed:
+            v = counted.get(r.get("case"))
+            ins = alloc = "–"
+            if v:
+                ops = v["iterations"] - v["baseline_iterations"]
+                ins = fint((v["instructions"] - v["instructions_baseline"]) / ops)
+                alloc = f"{(v['allocs'] - v['allocs_baseline']) / ops:.2f}"
+            ns = r.get("ns_per_op")
+            self.add(f"| {r.get('case')} | {r.get('what', '')} | {fint(r.get('bytes'))}"
+                     f" | {'–' if ns is None else (f'{ns:,.0f}' if ns >= 100 else f'{ns:.1f}')} | {ins} | {alloc} |")
+        self.add()
+
+    def method(self):
+        self.add("## How it is measured")
+        self.add()
+        self.add("- **Load tool**: `roombench` (Sources/roombench), one process, one thread, libwebsockets RAW client"
+                 " sockets on libev (epoll); it does the WebSocket framing itself and looks only at frame headers,"
+                 " JSON-RPC ids and a `~T<µs><step><sender>` marker at the start of each message text.")
+        self.add("- **roomd**: the release build, `config/roles.json` with `messages_per_second`/`message_burst`"
+                 " raised to 1,000,000 and `max_outbound_bytes` to 4 MiB; a fresh process per step and run.")
+        self.add("- **nats-server** (the competitor): Debian's package, a fresh process per step with"
+                 " `websocket { listen: \"127.0.0.1:P\", no_tls: true }` and the monitoring port (`/varz`),"
+                 " everything else default. roombench's NATS mode: each receiver opens a WebSocket, sends"
+                 " `CONNECT {\"verbose\":false,\"pedantic\":false}`, `SUB room.x <sid>` and `PING`, and counts as"
+                 " subscribed at its `PONG`; the sender `PUB`s 100-byte payloads carrying the same marker as roomd's"
+                 " broadcast text; receivers parse `MSG` lines across frames and answer server `PING`s."
+                 " *bus out ÷ delivered* (nats-server's `out_msgs` over the step ÷ deliveries counted) checks the count.")
+        self.add("- **lws mirror** (a floor, not a competitor): `libwebsockets-test-server`, `lws-mirror-protocol`;"
+                 " it is a throttled demo server that echoes to every client (echoes to the sender are not counted).")
+        self.add("- CPU is % of one core (200 % = both cores); server CPU and RSS come from /proc.")
+        self.add("- Profiles are not part of `make bench`: `scripts/bench.sh profile fanout|rooms|idle|storm|speakers`"
+                 " (perf). The profile findings of earlier runs are in git history (`scripts/bench-findings.md`);"
+                 " they predate libev and flow control, so none is quoted here.")
+        self.add()
+
+    def commands(self):
+        self.add("## Command lines of this run")
+        self.add()
+        self.add("Per step, the first run's command (later runs differ in ports and pids only).")
+        self.add()
+        self.add("```sh")
+        try:
+            for line in open(self.a.commands):
+                self.add(line.rstrip("\n"))
+        except OSError:
+            pass
+        self.add("```")
+        self.add()
+
+    def render(self):
+        self.header()
+        self.targets()
+        self.summary()
+        self.fanout()
+        self.storm()
+        self.rooms()
+        self.idle()
+        self.speakers()
+        self.poll()
+        self.micro()
+        self.method()
+        self.commands()
+        return "\n".join(self.lines)
+
+
+def FANOUT_N(records):
+    for r in records:
+        if r.get("scenario") == "fanout" and "receivers" in r:
+            return f"{r['receivers']:,}"
+    return "1,000"
+
+
+def cmd_render(args):
+    records = load(args.results)
+    text = Doc(records, args).render()
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(f"report.py: wrote {args.out} ({len(records)} results)")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("annotate")
+    a.add_argument("--section", required=True)
+    a.add_argument("--key", required=True)
+    a.add_argument("--run", type=int, required=True)
+    a.add_argument("--status", type=int, default=0)
+    a.add_argument("--varz-before", default="")
+    a.add_argument("--varz-after", default="")
+    h = sub.add_parser("held")
+    h.add_argument("--results", required=True)
+    h.add_argument("--section", required=True)
+    h.add_argument("--key", required=True)
+    k = sub.add_parser("knee")
+    k.add_argument("--results", required=True)
+    k.add_argument("--section", required=True)
+    r = sub.add_parser("render")
+    r.add_argument("--results", required=True)
+    r.add_argument("--commands", required=True)
+    r.add_argument("--out", required=True)
+    r.add_argument("--elapsed", default="0")
+    r.add_argument("--load", default="?")
+    r.add_argument("--revision", default="?")
+    r.add_argument("--versions", default="?")
+    r.add_argument("--runs", default="3")
+    r.add_argument("--step-s", default="10")
+    r.add_argument("--quick", default="0")
+    r.add_argument("--findings", default=None)
+    args = p.parse_args()
+    {"annotate": cmd_annotate, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+# shellcheck shell=bash
+# The sections of the standard set (sourced by scripts/bench.sh after lib.sh).
+# Every step: a fresh server, RUNS runs, results tagged (section, key, run).
+# shellcheck disable=SC2046  # the *_args helpers expand to several words on purpose
+
+# (a) N viewers joining one room at once: joins/s, room-state pushes and bytes (section 12: O(N)).
+section_storm() {
+    local n run
+    for n in ${ROOMSTATE_NS//,/ }; do
+        log "(a) join storm / room-state: $n viewers into one room, $RUNS run(s)"
+        for run in $(seq "$RUNS"); do
+            start_roomd "storm-$n-$run"
+            # Settle 3 s without a frame: longer than room_state_interval_ms (2 s), so every room-state is counted.
+            step storm "$n" "$run" 150 join-storm $(roomd_args) --peers "$n" --join-timeout 60 --settle-quiet 3
+        done
+    done
+    local mirror_n=${ROOMSTATE_NS%%,*}
+    log "(a) lws mirror: $mirror_n WebSocket handshakes, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_mirror "storm-mirror-$run"
+        step storm-mirror "$mirror_n" "$run" 60 join-storm $(mirror_args) --peers "$mirror_n"
+    done
+}
+
+# ladder SECTION START_FUNCTION ARGS_FUNCTION RATES: one fan-out step per rate and run,
+# up the ladder until a rate is not held in median (no loss, p99 ≤ 200 ms).
+ladder() {
+    local section=$1 start=$2 args=$3 rates=$4 rate run
+    for rate in ${rates//,/ }; do
+        log "(b) $section: 1 sender → $FANOUT_RECEIVERS receivers at $rate msg/s, $RUNS × ${STEP_S} s"
+        for run in $(seq "$RUNS"); do
+            "$start" "$section-$rate-$run"
+            step "$section" "$rate" "$run" $((STEP_S + DRAIN_S + 90)) fanout $($args) \
+                --receivers "$FANOUT_RECEIVERS" --rates "$rate" --duration "$STEP_S" --drain "$DRAIN_S" \
+                --connect-timeout 30 --join-timeout 30
+        done
+        if ! python3 "$REPORT_PY" held --results "$RESULTS" --section "$section" --key "$rate"; then
+            log "(b) $section: $rate msg/s not held in median: the ladder stops here"
+            break
+        fi
+    done
+}
+
+# (b) fan-out 1 → FANOUT_RECEIVERS: roomd, nats-server (WebSocket), the lws mirror (floor).
+section_fanout() {
+    ladder fanout-roomd start_roomd roomd_args "$ROOMD_RATES"
+    ladder fanout-nats start_nats nats_args "$NATS_RATES"
+    ladder fanout-mirror start_mirror mirror_args "$MIRROR_RATES"
+}
+
+# (b) overload: roomd at OVERLOAD_FACTORS × its knee for OVERLOAD_S s. The drain
+# window is long (2 × OVERLOAD_S): what roomd queued or paused is waited for, so
+# loss is what never arrives, not what arrives late.
+section_overload() {
+    local knee factor rate run
+    knee=$(python3 "$REPORT_PY" knee --results "$RESULTS" --section fanout-roomd)
+    if [ -z "$knee" ]; then
+        knee=${ROOMD_RATES%%,*}
+        log "(b) overload: no roomd fan-out rate held; using the ladder's first rate ($knee msg/s) as the knee"
+    fi
+    for factor in ${OVERLOAD_FACTORS//,/ }; do
+        rate=$(python3 -c "print(round($knee * $factor))")
+        log "(b) overload: roomd at ${factor}× its knee ($knee) = $rate msg/s for ${OVERLOAD_S} s, $RUNS run(s)"
+        for run in $(seq "$RUNS"); do
+            start_roomd "overload-$factor-$run"
+            step overload "$factor" "$run" $((OVERLOAD_S * 3 + 90)) fanout $(roomd_args) \
+                --receivers "$FANOUT_RECEIVERS" --rates "$rate" --duration "$OVERLOAD_S" --drain $((OVERLOAD_S * 2)) \
+                --connect-timeout 30 --join-timeout 30
+        done
+    done
+}
+
+# (c) ROOMS rooms × PER_ROOM peers, each sending 1 msg/s.
+section_rooms() {
+    local run
+    log "(c) $ROOMS rooms × $PER_ROOM peers, 1 msg/s each, $RUNS × ${STEP_S} s"
+    for run in $(seq "$RUNS"); do
+        start_roomd "rooms-$run"
+        step rooms "${ROOMS}x$PER_ROOM" "$run" $((STEP_S + DRAIN_S + 90)) rooms $(roomd_args) \
+            --rooms "$ROOMS" --per-room "$PER_ROOM" --rate 1 --duration "$STEP_S" --drain "$DRAIN_S" --join-timeout 60
+    done
+}
+
+# (d) N idle joined peers: idle CPU over IDLE_WINDOW s (it covers a keepalive round:
+# pings go out after idle_timeout_s / 3 = 20 s of silence), RSS per peer, then
+# PROBE_JOINS more peers join one at a time (join latency into a room of N).
+section_idle() {
+    local n run
+    for n in ${IDLE_NS//,/ }; do
+        log "(d) $n idle peers: ${IDLE_WINDOW}-s window, then $PROBE_JOINS joins one at a time, $RUNS run(s)"
+        for run in $(seq "$RUNS"); do
+            start_roomd "idle-$n-$run"
+            step idle "$n" "$run" $((IDLE_WINDOW + 150)) idle $(roomd_args) --peers "$n" --window "$IDLE_WINDOW" \
+                --probe-joins "$PROBE_JOINS" --join-timeout 60 --max-server-rss-mib 12288
+        done
+    done
+}
+
+# (e) active speakers.
+section_speakers() {
+    local run
+    log "(e) active speakers: $SPEAKER_PEERS peers, $SPEAKERS speaking at $SPEAKER_RATE Hz, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "speakers-$run"
+        step speakers "$SPEAKER_PEERS" "$run" 120 speakers $(roomd_args) --peers "$SPEAKER_PEERS" \
+            --speakers "$SPEAKERS" --rate "$SPEAKER_RATE" --window "$SPEAKER_WINDOW" --quiet-window "$SPEAKER_QUIET" \
+            --interval-ms "$SPEAKER_INTERVAL_MS" --join-timeout 30
+    done
+}
+
+# (f) polls.
+section_poll() {
+    local run
+    log "(f) polls: $POLL_PEERS viewers, $POLL_VOTERS voting within $POLL_SPREAD s, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "poll-$run"
+        step poll "$POLL_PEERS" "$run" 150 poll $(roomd_args) --peers "$POLL_PEERS" --voters "$POLL_VOTERS" \
+            --spread "$POLL_SPREAD" --window 3 --join-timeout 60
+    done
+}
+
+# micro: roomd's hot paths in-process (roombench micro, ns/op); with
+# MICRO_VALGRIND=1 also counted under valgrind: instructions (callgrind) and
+# allocations (memcheck), each case with N and N/10 ops, (total(N) −
+# total(N/10)) ÷ (N − N/10) removing startup, setup, warm-up and printing.
+section_micro() {
+    log "micro: hot paths in-process (ns/op)"
+    step micro all 1 120 micro --case all --iterations "$MICRO_ITERATIONS" --rounds "$MICRO_ROUNDS" --config "$TEMPLATE"
+    [ "$MICRO_VALGRIND" = 1 ] || return 0
+    if ! command -v valgrind >/dev/null; then
+        log "valgrind is not installed: no instruction or allocation counts"
+        return 0
+    fi
+    # valgrind 3.19 cannot read the DWARF of Swift 6 binaries: run a copy without it (the symbol table stays).
+    local nodebug="$WORK/roombench-nodebug" spec name n small it args cg mc
+    cp "$BENCH" "$nodebug"
+    strip --strip-debug "$nodebug" 2>/dev/null || true
+    for spec in decode-broadcast:2000 decode-join:2000 encode-broadcast:2000 fanout-enqueue:100 fanout-dispatch:100; do
+        name=${spec%%:*}
+        n=${spec##*:}
+        small=$((n / 10))
+        for it in "$small" "$n"; do
+            args=(micro --case "$name" --iterations "$it" --rounds 1 --warmup 10 --config "$TEMPLATE")
+            echo "valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.$name.$it $nodebug ${args[*]}" >>"$COMMANDS"
+            echo "valgrind --tool=memcheck $nodebug ${args[*]}" >>"$COMMANDS"
+            timeout --kill-after=5 120 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$name.$it" \
+                "$nodebug" "${args[@]}" >/dev/null 2>"$WORK/cg.$name.$it.log" &
+            cg=$!
+            timeout --kill-after=5 120 valgrind --tool=memcheck "$nodebug" "${args[@]}" \
+                >/dev/null 2>"$WORK/mc.$name.$it.log" &
+            mc=$!
+            VALGRIND_PIDS=("$cg" "$mc")
+            wait "$cg" || log "callgrind on micro $name exited with $?"
+            wait "$mc" || log "memcheck on micro $name exited with $?"
+            VALGRIND_PIDS=()
+        done
+        local ir0 ir1 heap0 heap1
+        ir0=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$WORK/cg.$name.$small" 2>/dev/null | head -1)
+        ir1=$(sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$WORK/cg.$name.$n" 2>/dev/null | head -1)
+        heap0=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' \
+            "$WORK/mc.$name.$small.log" | tr -d , | head -1)
+        heap1=$(sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' \
+            "$WORK/mc.$name.$n.log" | tr -d , | head -1)
+        if [ -z "$ir0" ] || [ -z "$ir1" ] || [ -z "$heap0" ] || [ -z "$heap1" ]; then
+            log "micro $name: no valgrind totals (see $WORK/*.$name.*); skipped"
+            continue
+        fi
+        printf '{"scenario":"micro-valgrind","section":"micro","key":"%s","run":1,"case":"%s","iterations":%d,"baseline_iterations":%d,"instructions":%s,"instructions_baseline":%s,"allocs":%s,"allocs_baseline":%s,"alloc_bytes":%s,"alloc_bytes_baseline":%s}\n' \
+            "$name" "$name" "$n" "$small" "$ir1" "$ir0" "${heap1% *}" "${heap0% *}" "${heap1#* }" "${heap0#* }" >>"$RESULTS"
+    done
+}
