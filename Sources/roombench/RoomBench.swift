@@ -50,8 +50,10 @@ struct TargetOptions: ParsableArguments {
     @Option(help: "roomd's HS256 secret file (tokens are minted with it).")
     var secretFile: String?
 
-    @Option(name: .customLong("server-pid"), help: "PID of the server, for RSS and CPU from /proc.")
-    var serverPID: Int32?
+    @Option(name: .customLong("server-pid"), help: "PID of the server, for RSS and CPU from /proc. Repeatable (a cluster's nodes, fan-out): the first is the one sampled for RSS; every one's CPU is recorded as node_cpu_pct.")
+    var serverPIDs: [Int32] = []
+
+    var serverPID: Int32? { serverPIDs.first }
 
     @Option(help: "Append one JSON object per result line to this file.")
     var json: String?
@@ -67,6 +69,9 @@ struct TargetOptions: ParsableArguments {
 
     @Flag(help: "Skip the RoomClient probe (ping / echo) before the run.")
     var noProbe = false
+
+    @Option(help: "nats-server monitoring URL (http://127.0.0.1:PORT): its /varz in_msgs and out_msgs are read before and after each fan-out step (the bus messages of a cluster step, or nats-server's own count).")
+    var varz: String?
 
     @Option(name: .customLong("max-server-rss-mib"), help: "Stop the scenario if the server's RSS exceeds this (0: no limit).")
     var maxServerRSSMiB = 8192

@@ -1,4 +1,5 @@
 import Foundation
+import RoomWire
 
 extension Bench {
     // MARK: - (a) join storm
@@ -147,6 +148,8 @@ extension Bench {
         loop.resetCounters()
         let box = CallCounts()
         let total = Int(Double(rate) * duration)
+        let varz0 = options.varz.flatMap(NatsVarz.read)
+        let nodes0 = options.serverPIDs.count > 1 ? options.serverPIDs.map { ProcStats.sample(pid: $0) } : []
         let server0 = serverSample()
         let client0 = ProcStats.selfSample()
         let receiversAtStart = receivers.filter { $0.phase == .open }.count
@@ -188,6 +191,8 @@ extension Bench {
         loop.onResponse = nil
         let server1 = serverSample()
         let client1 = ProcStats.selfSample()
+        let varz1 = options.varz.flatMap(NatsVarz.read)
+        let nodes1 = options.serverPIDs.count > 1 ? options.serverPIDs.map { ProcStats.sample(pid: $0) } : []
 
         let c = loop.counters
         let expectedCount = expected()
@@ -208,6 +213,17 @@ extension Bench {
         record.set("protocol", options.wire.rawValue)
         record.set("servers", endpoints.count)
         if let server0 { record.set("server_rss_start_kib", server0.rssKiB) }
+        if !nodes0.isEmpty {
+            let cpu = zip(nodes0, nodes1).map { pair -> JSON in
+                guard let a = pair.0, let b = pair.1 else { return .null }
+                return .number(Record.format(b.cpuPercent(since: a), 1))
+            }
+            record["node_cpu_pct"] = .array(cpu)
+        }
+        if let varz0, let varz1 {
+            record.set("bus_in_msgs", varz1.inMsgs - varz0.inMsgs)
+            record.set("bus_out_msgs", varz1.outMsgs - varz0.outMsgs)
+        }
         record.set("duration_s", duration, digits: 1)
         record.set("message_bytes", messageBytes)
         record.set(calls: box, raw: raw)
@@ -405,5 +421,27 @@ extension Bench {
                 + " p99 \(Fmt.ms(Double(probe.value(atQuantile: 0.99)) / 1000)) (\(probeJoins) joins\(failed > 0 ? ", \(failed) failed" : ""))"
         }
         try emit(record, line: line)
+    }
+}
+
+/// nats-server's message counters from its monitoring endpoint (`/varz`), read with curl.
+struct NatsVarz {
+    var inMsgs: Int
+    var outMsgs: Int
+
+    static func read(_ base: String) -> NatsVarz? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-fsS", "--max-time", "5", base + "/varz"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let json = try? JSON.parse(Array(data)),
+            let inMsgs = json["in_msgs"]?.intValue, let outMsgs = json["out_msgs"]?.intValue
+        else { return nil }
+        return NatsVarz(inMsgs: inMsgs, outMsgs: outMsgs)
     }
 }
