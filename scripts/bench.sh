@@ -19,7 +19,7 @@
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
 #   WAIT_QUIET [20]             seconds to wait at most for other processes to calm down first
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
-#   ROOMD_RATES* [3000,4000,5000,6000,8000,10000] NATS_RATES* [3000,4000,5000,6000,8000,10000]
+#   ROOMD_RATES* [2000,3000,3500,4000,4500,5000,6000,8000,10000] NATS_RATES* [the same]
 #                               (b) msg/s ladders; a ladder stops after the first rate not held in median
 #   MIRROR_RATES* [100,200]     (b) the lws mirror (floor)
 #   OVERLOAD_S* [30]  OVERLOAD_FACTORS [1.5,2]   (b) roomd above its knee
@@ -29,7 +29,8 @@
 #   SPEAKER_PEERS [1000] SPEAKERS [10] SPEAKER_RATE [10]   (e)
 #   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [1] (f)
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
-#   SECTIONS [storm,fanout,overload,rooms,idle,speakers,poll,micro]   the sections to run
+#   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
+#   SECTIONS [storm,fanout,overload,rooms,idle,speakers,poll,cluster,micro]   the sections to run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,7 +44,7 @@ if [ "$QUICK" = 1 ]; then
     : "${RUNS:=1}" "${STEP_S:=3}" "${OVERLOAD_S:=5}" "${ROOMD_RATES:=2000,5000}" "${NATS_RATES:=2000,5000}"
     : "${MIRROR_RATES:=100}" "${ROOMSTATE_NS:=2000}" "${IDLE_NS:=1000,2000}" "${IDLE_WINDOW:=5}" "${PROBE_JOINS:=20}"
     : "${ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
-    : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
+    : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
 fi
 OUT=${OUT:-docs/BENCHMARKS.md}
 RUNS=${RUNS:-3}
@@ -51,8 +52,8 @@ STEP_S=${STEP_S:-10}
 DRAIN_S=${DRAIN_S:-3}
 WAIT_QUIET=${WAIT_QUIET:-20}
 FANOUT_RECEIVERS=${FANOUT_RECEIVERS:-1000}
-ROOMD_RATES=${ROOMD_RATES:-3000,4000,5000,6000,8000,10000}
-NATS_RATES=${NATS_RATES:-3000,4000,5000,6000,8000,10000}
+ROOMD_RATES=${ROOMD_RATES:-2000,3000,3500,4000,4500,5000,6000,8000,10000}
+NATS_RATES=${NATS_RATES:-2000,3000,3500,4000,4500,5000,6000,8000,10000}
 MIRROR_RATES=${MIRROR_RATES:-100,200}
 OVERLOAD_S=${OVERLOAD_S:-30}
 OVERLOAD_FACTORS=${OVERLOAD_FACTORS:-1.5,2}
@@ -74,7 +75,10 @@ MICRO=${MICRO:-1}
 MICRO_VALGRIND=${MICRO_VALGRIND:-0}
 MICRO_ITERATIONS=${MICRO_ITERATIONS:-5000}
 MICRO_ROUNDS=${MICRO_ROUNDS:-7}
-SECTIONS=${SECTIONS:-storm,fanout,overload,rooms,idle,speakers,poll,micro}
+CLUSTER_NODES=${CLUSTER_NODES:-3}
+CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
+CLUSTER_RATE=${CLUSTER_RATE:-500}
+SECTIONS=${SECTIONS:-storm,fanout,overload,rooms,idle,speakers,poll,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -117,6 +121,7 @@ has rooms && section_rooms
 has idle && section_idle
 has speakers && section_speakers
 has poll && section_poll
+has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro
 

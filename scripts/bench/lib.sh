@@ -210,4 +210,4 @@ step() {
 
 roomd_args() { echo --url "$URL" --secret-file "$WORK/secret" --server-pid "$SERVER_PID"; }
 mirror_args() { echo --raw --url "$URL" --server-pid "$SERVER_PID" --label lws-mirror; }
-nats_args() { echo --protocol nats --url "$URL" --server-pid "$SERVER_PID" --label nats-server; }
+nats_args() { echo --protocol nats --url "$URL" --server-pid "$SERVER_PID" --label nats-server --varz "$NATS_MON"; }

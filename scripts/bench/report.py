@@ -169,7 +169,7 @@ def cmd_annotate(args):
         r["section"], r["key"], r["run"], r["status"] = args.section, args.key, args.run, args.status
         if r.get("scenario") == "join-storm" and r.get("joined"):
             r["pushes_per_peer"] = round(r.get("pushes_received", 0) / r["joined"], 1)
-        if before and after:
+        if before and after and "bus_in_msgs" not in r:  # roombench --varz counts the sending step only
             r["bus_in_msgs"] = after[0] - before[0]
             r["bus_out_msgs"] = after[1] - before[1]
         print(json.dumps(r, separators=(",", ":")))
@@ -619,6 +619,39 @@ class Doc:
                      f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
         self.add()
 
+    def cluster(self):
+        cl = self.g("cluster", "fanout")
+        if not cl:
+            return
+        self.add("## (g) Cluster (issue 10): one room over several roomd nodes")
+        self.add()
+        self.add("One room, its receivers spread round-robin over the nodes (`roomd --cluster nats://… --node-id nK`,"
+                 " nats-server with JetStream as the bus), one sender on the first node; then the same room and rate"
+                 " on one roomd without `--cluster`, in the same run. *Bus msgs per broadcast* = nats-server's"
+                 " `in_msgs` during the step ÷ broadcasts sent (the spec's bound: at most one per node the room spans,"
+                 " plus the bus' own traffic: leases, heartbeats).")
+        self.add()
+        self.add("| setup | receivers | msg/s | delivered/s | p50 | p99 | loss | bus msgs in per broadcast | server CPU per node |")
+        self.add("|---|---|---|---|---|---|---|---|---|")
+        for key in sorted(cl, key=lambda k: -len(k)):
+            runs = cl[key]
+            bus = [r["bus_in_msgs"] / r["sent"] for r in runs if r.get("sent") and "bus_in_msgs" in r]
+            nodes = [r["node_cpu_pct"] for r in runs if isinstance(r.get("node_cpu_pct"), list)]
+            if nodes:
+                cpu = " / ".join(f"{statistics.median(col):.0f} %" for col in zip(*nodes))
+            else:
+                cpu = spread(runs, "server_cpu_pct", fpct)
+            self.add(f"| {key.replace('-', ' ')} | {fint(median(runs, 'receivers'))} | {fint(median(runs, 'rate'))}"
+                     f" | {spread(runs, 'delivered_per_s')} | {spread(runs, 'p50_ms', fms)} | {spread(runs, 'p99_ms', fms)}"
+                     f" | {spread(runs, 'loss')} | {f'{statistics.median(bus):.2f}' if bus else '–'} | {cpu}{aborted(runs)} |")
+        multi = [k for k in cl if k != "1-node"]
+        if multi and "1-node" in cl:
+            a, b = cl[multi[0]], cl["1-node"]
+            self.add()
+            self.add(f"{multi[0].replace('-', ' ')} ÷ 1 node: deliveries/s {ratio(median(a, 'delivered_per_s'), median(b, 'delivered_per_s'))},"
+                     f" p99 {ratio(median(a, 'p99_ms'), median(b, 'p99_ms'))}.")
+        self.add()
+
     def micro(self):
         timed = [r for r in self.r if r.get("scenario") == "micro"]
         counted = {r.get("case"): r for r in self.r if r.get("scenario") == "micro-valgrind"}
@@ -690,6 +723,7 @@ class Doc:
         self.idle()
         self.speakers()
         self.poll()
+        self.cluster()
         self.micro()
         self.method()
         self.commands()

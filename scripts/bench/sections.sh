@@ -169,3 +169,48 @@ section_micro() {
             "$name" "$name" "$n" "$small" "$ir1" "$ir0" "${heap1% *}" "${heap0% *}" "${heap1#* }" "${heap0#* }" >>"$RESULTS"
     done
 }
+
+# wait_cluster URL...: until every node's /healthz counts them all on a connected bus (30 s).
+wait_cluster() {
+    local n=$# url ready
+    for _ in $(seq 300); do
+        ready=0
+        for url in "$@"; do
+            url=${url#ws://}
+            curl -fsS --max-time 2 "http://${url%%/*}/healthz" 2>/dev/null | grep -q "\"nodes\":$n,\"connected\":true" \
+                && ready=$((ready + 1))
+        done
+        [ "$ready" -eq "$n" ] && return 0
+        sleep 0.1
+    done
+    die "the cluster of $n nodes did not come up (logs in $WORK)"
+}
+
+# (g) cluster (issue 10): one room of CLUSTER_RECEIVERS receivers spread round-robin
+# over CLUSTER_NODES roomd nodes (nats-server with JetStream as the bus), one sender
+# on the first node, at CLUSTER_RATE msg/s; then the same room on one roomd without
+# --cluster, in the same run: deliveries/s, p99, bus messages per broadcast
+# (nats-server's in_msgs over the sending step ÷ broadcasts sent), each node's CPU.
+section_cluster() {
+    local run i urls pids
+    for run in $(seq "$RUNS"); do
+        log "(g) cluster: $CLUSTER_RECEIVERS receivers over $CLUSTER_NODES nodes, 1 sender at $CLUSTER_RATE msg/s, run $run"
+        start_nats "cluster-nats-$run" -js -sd "$WORK/js-$run"
+        urls=(); pids=()
+        for i in $(seq "$CLUSTER_NODES"); do
+            KEEP_SERVERS=1 start_roomd "cluster-n$i-$run" --cluster "$NATS_URL" --node-id "n$i"
+            urls+=(--url "$URL"); pids+=(--server-pid "$SERVER_PID")
+        done
+        # shellcheck disable=SC2046
+        wait_cluster $(printf '%s\n' "${urls[@]}" | grep '^ws://')
+        step cluster "${CLUSTER_NODES}-nodes" "$run" $((STEP_S + DRAIN_S + 120)) fanout "${urls[@]}" \
+            --secret-file "$WORK/secret" "${pids[@]}" --varz "$NATS_MON" --receivers "$CLUSTER_RECEIVERS" \
+            --rates "$CLUSTER_RATE" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 60
+        stop_servers
+
+        log "(g) the same room on one roomd (no --cluster), run $run"
+        start_roomd "cluster-single-$run"
+        step cluster 1-node "$run" $((STEP_S + DRAIN_S + 120)) fanout $(roomd_args) --receivers "$CLUSTER_RECEIVERS" \
+            --rates "$CLUSTER_RATE" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 60
+    done
+}
