@@ -3,15 +3,17 @@ import Foundation
 
 /// roombench: a load generator for roomd (and, with `--raw`, for any
 /// WebSocket server that mirrors text messages, e.g. libwebsockets-test-server's
-/// `lws-mirror-protocol`). One process, one lws client loop, thousands of
+/// `lws-mirror-protocol`; with `--protocol nats`, fan-out through nats-server's
+/// WebSocket listener). One process, one lws client loop, thousands of
 /// connections. Every run prints a table line and, with `--json FILE`,
-/// appends one JSON object per line.
+/// appends one JSON object per line; scripts/bench/report.py turns a run's
+/// lines into docs/BENCHMARKS.md.
 @main
 struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
-        abstract: "Load generator for roomd and the lws mirror baseline.",
-        subcommands: [JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, Report.self, PollVotes.self]
+        abstract: "Load generator for roomd, nats-server over WebSocket (fan-out) and the lws mirror floor.",
+        subcommands: [JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, PollVotes.self]
     )
 }
 
