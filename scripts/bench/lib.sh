@@ -204,8 +204,18 @@ step() {
     sed 's/^/    /' "$WORK/last.out" | tail -4 >&2
     cat "$WORK/last.out" >>"$WORK/roombench.log"
     [ "$status" -eq 0 ] || log "roombench exited with $status ($section $key run $run; continuing)"
+    # A server that died during the step is a failed run, whatever roombench made of it.
+    local pid crashed=""
+    for pid in "${SERVER_PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || crashed+="${crashed:+, }pid $pid"; done
+    local error
+    error=$(grep -h '^roombench: ' "$WORK/last.out" | tail -1 | cut -c12-200 || true)
+    if [ -n "$crashed" ]; then
+        log "a server died during the step ($crashed): logs in $WORK"
+        error="a server died during the step${error:+; $error}"
+        [ "$status" -ne 0 ] || status=99
+    fi
     python3 "$REPORT_PY" annotate --section "$section" --key "$key" --run "$run" --status "$status" \
-        --varz-before "$varz0" --varz-after "$varz1" <"$tmp" >>"$RESULTS"
+        --scenario "$1" --error "$error" --varz-before "$varz0" --varz-after "$varz1" <"$tmp" >>"$RESULTS"
 }
 
 roomd_args() { echo --url "$URL" --secret-file "$WORK/secret" --server-pid "$SERVER_PID"; }

@@ -143,11 +143,12 @@ def closes(runs):
 def aborted(runs):
     reasons = sorted({r["aborted"] for r in runs if "aborted" in r})
     bad = [r for r in runs if r.get("status", 0) != 0]
+    errors = sorted({r["error"] for r in runs if "error" in r})
     note = ""
     if reasons:
         note += " — aborted: " + "; ".join(reasons)
     if bad:
-        note += f" — {len(bad)} run(s) exited with an error"
+        note += f" — **{len(bad)} of {len(runs)} run(s) failed**" + (f" ({'; '.join(errors)})" if errors else "")
     return note
 
 
@@ -158,6 +159,7 @@ def cmd_annotate(args):
         parts = (text or "").split()
         return (int(parts[0]), int(parts[1])) if len(parts) == 2 else None
     before, after = varz(args.varz_before), varz(args.varz_after)
+    emitted = 0
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -167,12 +169,20 @@ def cmd_annotate(args):
         except json.JSONDecodeError:
             continue
         r["section"], r["key"], r["run"], r["status"] = args.section, args.key, args.run, args.status
+        if args.status and args.error:
+            r["error"] = args.error
         if r.get("scenario") == "join-storm" and r.get("joined"):
             r["pushes_per_peer"] = round(r.get("pushes_received", 0) / r["joined"], 1)
         if before and after and "bus_in_msgs" not in r:  # roombench --varz counts the sending step only
             r["bus_in_msgs"] = after[0] - before[0]
             r["bus_out_msgs"] = after[1] - before[1]
         print(json.dumps(r, separators=(",", ":")))
+        emitted += 1
+    if emitted == 0:
+        # The run produced no result (roombench failed, a server crashed): keep a record
+        # of it, so the report counts the run instead of silently having fewer.
+        print(json.dumps({"scenario": args.scenario, "section": args.section, "key": args.key, "run": args.run,
+                          "status": args.status or 1, "error": args.error or "no result"}, separators=(",", ":")))
 
 
 def cmd_held(args):
@@ -755,6 +765,8 @@ def main():
     a.add_argument("--status", type=int, default=0)
     a.add_argument("--varz-before", default="")
     a.add_argument("--varz-after", default="")
+    a.add_argument("--scenario", default="")
+    a.add_argument("--error", default="")
     h = sub.add_parser("held")
     h.add_argument("--results", required=True)
     h.add_argument("--section", required=True)
