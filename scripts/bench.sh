@@ -30,7 +30,8 @@
 #   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [1] (f)
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
-#   SECTIONS [storm,fanout,overload,rooms,idle,speakers,poll,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
+#                               (profile: perf on roomd during a fan-out at its knee; skipped without perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,7 +79,7 @@ MICRO_ROUNDS=${MICRO_ROUNDS:-7}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
-SECTIONS=${SECTIONS:-storm,fanout,overload,rooms,idle,speakers,poll,cluster,micro}
+SECTIONS=${SECTIONS:-storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -117,6 +118,7 @@ has() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 has storm && section_storm
 has fanout && section_fanout
 has overload && section_overload
+has profile && section_profile
 has rooms && section_rooms
 has idle && section_idle
 has speakers && section_speakers
@@ -132,6 +134,6 @@ LWS_VERSION=$(dpkg-query -W -f='${Version}' libwebsockets-dev 2>/dev/null || pkg
 VERSIONS="$("$ROOMD" --version 2>/dev/null | head -1); nats-server $("$NATS_SERVER" --version 2>/dev/null | sed 's/^nats-server: //'); libwebsockets $LWS_VERSION; $(swift --version 2>/dev/null | head -1)"
 python3 "$REPORT_PY" render --results "$RESULTS" --commands "$COMMANDS" --out "$OUT" \
     --elapsed "$ELAPSED" --load "$LOAD" --revision "$REVISION" --versions "$VERSIONS" \
-    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK"
+    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK" --profile-dir "$WORK/profile"
 [ "${KEEP:-0}" = 1 ] && cp "$RESULTS" "$WORK/results.kept.jsonl"
 log "done in ${ELAPSED}s: $OUT"

@@ -662,6 +662,51 @@ class Doc:
                      f" p99 {ratio(median(a, 'p99_ms'), median(b, 'p99_ms'))}.")
         self.add()
 
+    def profile(self):
+        d = self.a.profile_dir
+        if not d or not os.path.isdir(d):
+            return
+        def read(name):
+            try:
+                return [line.rstrip() for line in open(os.path.join(d, name)) if line.strip()]
+            except OSError:
+                return []
+        rate = (read("rate") or ["?"])[0]
+        dso, own, children = read("dso.txt"), read("self.txt"), read("children.txt")
+        if not (dso or own):
+            return
+        self.add("## Where roomd's time goes: perf during the fan-out at the knee (this run)")
+        self.add()
+        self.add(f"`perf record -F 999 -g` on roomd during one fan-out step at {int(float(rate)):,} msg/s (roomd's knee"
+                 " in this run) × 1,000 receivers; shares are of roomd's samples. perf's own overhead slows that step, so"
+                 " its figures are not in the tables above. Other scenarios: `scripts/bench.sh profile"
+                 " fanout|rooms|idle|storm|speakers`.")
+        self.add()
+        if dso:
+            self.add("By library (own samples):")
+            self.add()
+            self.add("```")
+            for line in dso:
+                self.add(" ".join(line.split()))
+            self.add("```")
+            self.add()
+        if own:
+            self.add("Top functions by own samples:")
+            self.add()
+            self.add("```")
+            for line in own:
+                self.add(" ".join(line.split()))
+            self.add("```")
+            self.add()
+        if children:
+            self.add("roomd's functions with everything they call (children, self):")
+            self.add()
+            self.add("```")
+            for line in children:
+                self.add(" ".join(line.split()))
+            self.add("```")
+            self.add()
+
     def micro(self):
         timed = [r for r in self.r if r.get("scenario") == "micro"]
         counted = {r.get("case"): r for r in self.r if r.get("scenario") == "micro-valgrind"}
@@ -704,9 +749,9 @@ class Doc:
         self.add("- **lws mirror** (a floor, not a competitor): `libwebsockets-test-server`, `lws-mirror-protocol`;"
                  " it is a throttled demo server that echoes to every client (echoes to the sender are not counted).")
         self.add("- CPU is % of one core (200 % = both cores); server CPU and RSS come from /proc.")
-        self.add("- Profiles are not part of `make bench`: `scripts/bench.sh profile fanout|rooms|idle|storm|speakers`"
-                 " (perf). The profile findings of earlier runs are in git history (`scripts/bench-findings.md`);"
-                 " they predate libev and flow control, so none is quoted here.")
+        self.add("- The fan-out profile above is taken in the run itself; `scripts/bench.sh profile"
+                 " fanout|rooms|idle|storm|speakers` profiles one scenario on its own. The written findings of earlier"
+                 " profiles are in git history (`scripts/bench-findings.md`); they predate libev and flow control.")
         self.add()
 
     def commands(self):
@@ -734,6 +779,7 @@ class Doc:
         self.speakers()
         self.poll()
         self.cluster()
+        self.profile()
         self.micro()
         self.method()
         self.commands()
@@ -785,7 +831,7 @@ def main():
     r.add_argument("--runs", default="3")
     r.add_argument("--step-s", default="10")
     r.add_argument("--quick", default="0")
-    r.add_argument("--findings", default=None)
+    r.add_argument("--profile-dir", default=None)
     args = p.parse_args()
     {"annotate": cmd_annotate, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
 

@@ -214,3 +214,42 @@ section_cluster() {
             --rates "$CLUSTER_RATE" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 60
     done
 }
+
+# profile: where roomd's time goes, in this run: perf samples roomd (call graphs)
+# during a fan-out step at its knee (the ladder's first rate if none held). The
+# report shows the shares by library, the top functions by own samples, and
+# roomd's functions with everything they call (scripts/bench.sh profile … for others).
+section_profile() {
+    if ! command -v perf >/dev/null; then
+        log "profile: perf is not installed (apt-get install linux-perf): no profile in this run"
+        return 0
+    fi
+    local rate delay window demangle
+    rate=$(python3 "$REPORT_PY" knee --results "$RESULTS" --section fanout-roomd)
+    rate=${rate:-${ROOMD_RATES%%,*}}
+    delay=$(python3 -c "print(2 if $STEP_S >= 6 else 1.5)")
+    window=$(python3 -c "print(max(1, $STEP_S - 4))")
+    demangle=$(command -v swift-demangle || echo /opt/swift/usr/bin/swift-demangle)
+    [ -x "$demangle" ] || demangle=cat
+    [ "$demangle" = cat ] || demangle="$demangle --simplified"
+    log "profile: perf record -g on roomd during a fan-out at $rate msg/s (${window} s of samples)"
+    start_roomd profile
+    (sleep "$delay"; exec perf record -F 999 -g -p "$SERVER_PID" -o "$WORK/fanout.perf" -- sleep "$window") \
+        >"$WORK/perf-record.log" 2>&1 &
+    PROFILER_PID=$!
+    note_command "perf record -F 999 -g -p ROOMD_PID -o fanout.perf -- sleep $window   # from ${delay} s into the profile step"
+    step profile "$rate" 1 $((STEP_S + DRAIN_S + 90)) fanout $(roomd_args) --receivers "$FANOUT_RECEIVERS" \
+        --rates "$rate" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 30
+    wait "$PROFILER_PID" 2>/dev/null || true
+    PROFILER_PID=""
+    [ -s "$WORK/fanout.perf" ] || { log "profile: perf recorded nothing (see $WORK/perf-record.log)"; return 0; }
+    mkdir -p "$WORK/profile"
+    echo "$rate" >"$WORK/profile/rate"
+    perf report -i "$WORK/fanout.perf" --no-children --sort dso --stdio -g none 2>/dev/null \
+        | grep -v '^#' | grep '%' | head -8 >"$WORK/profile/dso.txt" || true
+    perf report -i "$WORK/fanout.perf" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+        | grep -v '^#' | grep '%' | head -20 | $demangle >"$WORK/profile/self.txt" || true
+    perf report -i "$WORK/fanout.perf" --children --sort symbol --stdio -g none 2>/dev/null \
+        | grep -v '^#' | grep '%' | grep -E 's10RoomServer|s8RoomWire|s9RoomModel' | head -14 | $demangle \
+        >"$WORK/profile/children.txt" || true
+}
