@@ -177,8 +177,8 @@ start_mirror() {
     local name=$1 port
     [ "${KEEP_SERVERS:-0}" = 1 ] || stop_servers
     port=$(free_port)
-    note_command "$MIRROR --port=PORT"
-    "$MIRROR" --port="$port" >"$WORK/$name.log" 2>&1 &
+    note_command "$MIRROR --port=PORT --interface=lo"
+    "$MIRROR" --port="$port" --interface=lo >"$WORK/$name.log" 2>&1 &  # lo: 127.0.0.1 only (without it, every interface)
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
     wait_port "$port" "$SERVER_PID" "the mirror server"
