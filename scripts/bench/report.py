@@ -318,6 +318,12 @@ class Doc:
                 misses.append(f"{fint(statistics.median(closed))} receivers closed")
             if loss and statistics.median(loss) > 0:
                 misses.append(f"{fint(statistics.median(loss))} messages lost")
+            unanswered = [r["sent"] - r.get("acked", 0) - r.get("rejected", 0) for r in runs if "sent" in r]
+            if unanswered and statistics.median(unanswered) > 0:
+                misses.append(f"{fint(statistics.median(unanswered))} broadcasts never answered")
+            rejected = values(runs, "rejected")
+            if rejected and statistics.median(rejected) > 0:
+                misses.append(f"{fint(statistics.median(rejected))} broadcasts refused")
             if pct and statistics.median(pct) < 90:
                 misses.append(f"{90 - statistics.median(pct):.0f} points under 90 % of the knee")
             verdict = "**met**" if not misses and pct else ("**missed**: " + ", ".join(misses) if misses else "–")
