@@ -30,6 +30,8 @@ apt_install() {
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package" >/dev/null
 }
 
+# curl reads nats-server's /varz (roombench --varz, natsvarz.sh) and roomd's /healthz.
+apt_install curl /usr/bin/curl
 # The competitor (nats-server over WebSocket; Debian puts it in /usr/sbin) and the floor (lws mirror).
 apt_install nats-server /usr/sbin/nats-server /usr/bin/nats-server "$(command -v nats-server 2>/dev/null || echo /nonexistent)"
 NATS_SERVER=$(command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
