@@ -5,7 +5,10 @@
 # run; then docs/BENCHMARKS.md rewritten from scratch from that run alone.
 #
 #   scripts/bench.sh            the standard set (expects a release build)
-#   QUICK=1 scripts/bench.sh    the same steps, 1 run each, shorter and smaller (checks the machinery, ~5 min)
+#   QUICK=1 scripts/bench.sh    the same steps, 1 run each, shorter and smaller (checks the machinery, ~2 min)
+#
+# The full set takes about 25 minutes on the 2-core machine (fan-out ladders
+# stop at the first rate not held; at most ~30 minutes if every rate holds).
 #   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #
