@@ -28,12 +28,7 @@ ladder() {
     local section=$1 start=$2 args=$3 rates=$4 rate run
     for rate in ${rates//,/ }; do
         log "(b) $section: 1 sender → $FANOUT_RECEIVERS receivers at $rate msg/s, $RUNS × ${STEP_S} s"
-        for run in $(seq "$RUNS"); do
-            "$start" "$section-$rate-$run"
-            step "$section" "$rate" "$run" $((STEP_S + DRAIN_S + 90)) fanout $($args) \
-                --receivers "$FANOUT_RECEIVERS" --rates "$rate" --duration "$STEP_S" --drain "$DRAIN_S" \
-                --connect-timeout 30 --join-timeout 30
-        done
+        for run in $(seq "$RUNS"); do fanout_step "$section" "$start" "$args" "$rate" "$run"; done
         if ! python3 "$REPORT_PY" held --results "$RESULTS" --section "$section" --key "$rate"; then
             log "(b) $section: $rate msg/s not held in median: the ladder stops here"
             break
@@ -41,10 +36,43 @@ ladder() {
     done
 }
 
-# (b) fan-out 1 → FANOUT_RECEIVERS: roomd, nats-server (WebSocket), the lws mirror (floor).
+# fanout_step SECTION START_FUNCTION ARGS_FUNCTION RATE RUN: one fan-out step on a fresh server.
+fanout_step() {
+    local section=$1 start=$2 args=$3 rate=$4 run=$5
+    "$start" "$section-$rate-$run"
+    step "$section" "$rate" "$run" $((STEP_S + DRAIN_S + 90)) fanout $($args) \
+        --receivers "$FANOUT_RECEIVERS" --rates "$rate" --duration "$STEP_S" --drain "$DRAIN_S" \
+        --connect-timeout 30 --join-timeout 30
+}
+
+# (b) fan-out 1 → FANOUT_RECEIVERS: roomd and nats-server (WebSocket) up their
+# ladders in lockstep — at each rate the runs alternate roomd, nats-server, roomd…
+# so both see the same machine — each ladder stopping after its first rate not
+# held in median; then the lws mirror (floor).
 section_fanout() {
-    ladder fanout-roomd start_roomd roomd_args "$ROOMD_RATES"
-    ladder fanout-nats start_nats nats_args "$NATS_RATES"
+    local rate run roomd_on=1 nats_on=1
+    local rates
+    rates=$(printf '%s\n' ${ROOMD_RATES//,/ } ${NATS_RATES//,/ } | sort -n -u)
+    for rate in $rates; do
+        local do_roomd=0 do_nats=0
+        [ "$roomd_on" = 1 ] && [[ ",$ROOMD_RATES," == *",$rate,"* ]] && do_roomd=1
+        [ "$nats_on" = 1 ] && [[ ",$NATS_RATES," == *",$rate,"* ]] && do_nats=1
+        [ "$do_roomd$do_nats" = 00 ] && continue
+        log "(b) 1 sender → $FANOUT_RECEIVERS receivers at $rate msg/s:$([ $do_roomd = 1 ] && echo " roomd")$([ $do_nats = 1 ] && echo " nats-server"), $RUNS × ${STEP_S} s"
+        for run in $(seq "$RUNS"); do
+            [ "$do_roomd" = 1 ] && fanout_step fanout-roomd start_roomd roomd_args "$rate" "$run"
+            [ "$do_nats" = 1 ] && fanout_step fanout-nats start_nats nats_args "$rate" "$run"
+        done
+        if [ "$do_roomd" = 1 ] && ! python3 "$REPORT_PY" held --results "$RESULTS" --section fanout-roomd --key "$rate"; then
+            log "(b) roomd: $rate msg/s not held in median: its ladder stops here"
+            roomd_on=0
+        fi
+        if [ "$do_nats" = 1 ] && ! python3 "$REPORT_PY" held --results "$RESULTS" --section fanout-nats --key "$rate"; then
+            log "(b) nats-server: $rate msg/s not held in median: its ladder stops here"
+            nats_on=0
+        fi
+        [ "$roomd_on$nats_on" = 00 ] && break
+    done
     ladder fanout-mirror start_mirror mirror_args "$MIRROR_RATES"
 }
 
