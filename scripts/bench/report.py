@@ -93,6 +93,13 @@ def ladder_top(records, section):
     return max(keys) if keys else None
 
 
+def knee_ceiling(records, section, knee_rate):
+    """The lowest rate above the knee that was measured and not held (None: the ladder ended held)."""
+    above = [int(float(k)) for k, runs in group(records, section, "fanout").items()
+             if (knee_rate is None or int(float(k)) > knee_rate) and not step_held(runs)]
+    return min(above) if above else None
+
+
 # ----------------------------------------------------------------------------- formatting
 
 def fint(v):
@@ -292,12 +299,25 @@ class Doc:
                         f" ({self.knee_text(rk, rruns)}), nats-server {ge_n}{fint(nd)}/s ({self.knee_text(nk, nruns)})")
             if rd is not None and nd:
                 x = rd / nd
-                verdict = "**met**" if x >= 2 else (f"**missed**: {x:.2f}× instead of 2× (roomd's knee would have to"
-                                                      f" grow {2 / x:.2f}×)")
-                if ge_n and x >= 2:
-                    verdict = "**met** (nats-server's knee is a lower bound: its ladder ended held)"
-                if ge_r and x < 2:
-                    verdict += "; roomd's ladder ended held, so its knee may be higher"
+                # The ladders bound each knee: held at rk, not held at the next rate measured (rc).
+                rc, nc = knee_ceiling(self.r, "fanout-roomd", rk), knee_ceiling(self.r, "fanout-nats", nk)
+                low = rk / nc if nc else None      # roomd's worst case against nats-server's best
+                high = rc / nk if rc else None     # and the other way round
+                bounds = (f"; the ladders bound the knees: roomd [{rk:,}, {f'{rc:,}' if rc else '?'}),"
+                          f" nats-server [{nk:,}, {f'{nc:,}' if nc else '?'}) msg/s, so the ratio lies between"
+                          f" {f'{low:.2f}×' if low else '?'} and {f'{high:.2f}×' if high else '?'}.")
+                measured += bounds
+                if low is not None and low >= 2:
+                    verdict = "**met**"
+                elif high is not None and high <= 2:
+                    verdict = f"**missed**: {x:.2f}× instead of 2× (roomd's knee would have to grow {2 / x:.2f}×)"
+                elif x >= 2:
+                    verdict = (f"**met at the measured knees** ({x:.2f}×), not settled by the ladders' bounds"
+                               f" ({f'{low:.2f}×' if low else '?'}–{f'{high:.2f}×' if high else '?'})")
+                else:
+                    verdict = (f"**missed at the measured knees** ({x:.2f}×; roomd's knee would have to grow {2 / x:.2f}×),"
+                               f" not settled by the ladders' bounds ({f'{low:.2f}×' if low else '?'}–"
+                               f"{f'{high:.2f}×' if high else '?'})")
             else:
                 verdict = "**missed**: no knee for " + ("roomd" if rd is None else "nats-server")
             self.add(f"| fan-out 1 → 1,000, held (10-s steps, no loss, p99 ≤ 200 ms) | ≥ 2 × nats-server in the same run"
