@@ -7,8 +7,8 @@
 #   scripts/bench.sh            the standard set (expects a release build)
 #   QUICK=1 scripts/bench.sh    the same steps, 1 run each, shorter and smaller (checks the machinery, ~2 min)
 #
-# The full set takes about 25 minutes on the 2-core machine (fan-out ladders
-# stop at the first rate not held; at most ~30 minutes if every rate holds).
+# The full set takes about 27 minutes on the 2-core machine (fan-out ladders
+# stop at the first rate not held; at most ~33 minutes if every rate holds).
 #   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #
@@ -22,7 +22,7 @@
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
 #   WAIT_QUIET [20]             seconds to wait at most for other processes to calm down first
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
-#   ROOMD_RATES* [2000,3000,3500,4000,4500,5000,6000,8000,10000] NATS_RATES* [the same]
+#   ROOMD_RATES* [2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000] NATS_RATES* [the same]
 #                               (b) msg/s ladders; a ladder stops after the first rate not held in median
 #   MIRROR_RATES* [100,200]     (b) the lws mirror (floor)
 #   OVERLOAD_S* [30]  OVERLOAD_FACTORS [1.5,2]   (b) roomd above its knee
@@ -56,8 +56,8 @@ STEP_S=${STEP_S:-10}
 DRAIN_S=${DRAIN_S:-3}
 WAIT_QUIET=${WAIT_QUIET:-20}
 FANOUT_RECEIVERS=${FANOUT_RECEIVERS:-1000}
-ROOMD_RATES=${ROOMD_RATES:-2000,3000,3500,4000,4500,5000,6000,8000,10000}
-NATS_RATES=${NATS_RATES:-2000,3000,3500,4000,4500,5000,6000,8000,10000}
+ROOMD_RATES=${ROOMD_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
+NATS_RATES=${NATS_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
 MIRROR_RATES=${MIRROR_RATES:-100,200}
 OVERLOAD_S=${OVERLOAD_S:-30}
 OVERLOAD_FACTORS=${OVERLOAD_FACTORS:-1.5,2}
