@@ -24,6 +24,7 @@
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
 #   ROOMD_RATES* [2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000] NATS_RATES* [the same]
 #                               (b) msg/s ladders; a ladder stops after the first rate not held in median
+#   FANOUT_BUDGET_S [1080]      (b) no new ladder rate after this many seconds since the start (keeps the run ≤ 35 min)
 #   MIRROR_RATES* [100,200]     (b) the lws mirror (floor)
 #   OVERLOAD_S* [30]  OVERLOAD_FACTORS [1.5,2]   (b) roomd above its knee
 #   ROOMSTATE_NS* [2000,5000,10000,19000]        (a) N viewers joining one room: room-state bytes, joins/s
@@ -58,6 +59,7 @@ WAIT_QUIET=${WAIT_QUIET:-20}
 FANOUT_RECEIVERS=${FANOUT_RECEIVERS:-1000}
 ROOMD_RATES=${ROOMD_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
 NATS_RATES=${NATS_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
+FANOUT_BUDGET_S=${FANOUT_BUDGET_S:-1080}
 MIRROR_RATES=${MIRROR_RATES:-100,200}
 OVERLOAD_S=${OVERLOAD_S:-30}
 OVERLOAD_FACTORS=${OVERLOAD_FACTORS:-1.5,2}

@@ -72,6 +72,10 @@ section_fanout() {
             nats_on=0
         fi
         [ "$roomd_on$nats_on" = 00 ] && break
+        if [ $(($(date +%s) - START)) -gt "$FANOUT_BUDGET_S" ]; then
+            log "(b) the ladders stop here: past FANOUT_BUDGET_S (${FANOUT_BUDGET_S} s after the start)"
+            break
+        fi
     done
     ladder fanout-mirror start_mirror mirror_args "$MIRROR_RATES"
 }
