@@ -192,6 +192,41 @@ def cmd_annotate(args):
                           "status": args.status or 1, "error": args.error or "no result"}, separators=(",", ":")))
 
 
+def cmd_ab(args):
+    """Two roomd builds side by side (scripts/bench/ab.sh): Markdown on stdout."""
+    records = load(args.results)
+    a, b = group(records, "ab-a", "fanout"), group(records, "ab-b", "fanout")
+
+    def cpu_per_delivery(runs):
+        v = [r["server_cpu_pct"] / 100 * r["window_s"] / r["delivered"] * 1e6 for r in runs
+             if r.get("delivered") and "server_cpu_pct" in r and "window_s" in r]
+        if not v:
+            return "–", None
+        m = statistics.median(v)
+        return (f"{m:.3f} µs" + (f" ({min(v):.3f}–{max(v):.3f})" if len(v) > 1 else "")), m
+
+    print(f"A = `{args.a.strip()}`, B = `{args.b.strip()}`; fan-out 1 → N, runs alternating A, B on a fresh roomd"
+          " per step; median (min–max). CPU per delivery drops when roomd is busier (more frames per write, fewer"
+          " syscalls), and with other load on the machine: compare it at rates that saturate both sides, and confirm"
+          " a small difference with perf.")
+    print()
+    print("| msg/s | side | held | delivered/s | p99 | loss | roomd CPU per delivery | B ÷ A (delivered/s, CPU per delivery) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key in sorted(set(a) | set(b), key=float):
+        rows = []
+        for side, runs in (("A", a.get(key, [])), ("B", b.get(key, []))):
+            text, m = cpu_per_delivery(runs)
+            rows.append((side, runs, text, m))
+        ra, rb = rows[0][1], rows[1][1]
+        for side, runs, text, m in rows:
+            held = sum(1 for r in runs if run_held(r))
+            cmp = ""
+            if side == "B" and rows[0][3] and m:
+                cmp = f"{ratio(median(rb, 'delivered_per_s'), median(ra, 'delivered_per_s'))}, {m / rows[0][3]:.3f}×"
+            print(f"| {int(float(key)):,} | {side} | {held}/{len(runs)} | {spread(runs, 'delivered_per_s')}"
+                  f" | {spread(runs, 'p99_ms', fms)} | {spread(runs, 'loss')} | {text} | {cmp} |")
+
+
 def cmd_held(args):
     runs = group(load(args.results), args.section, "fanout").get(str(args.key), [])
     sys.exit(0 if step_held(runs) else 1)
@@ -839,6 +874,10 @@ def main():
     a.add_argument("--varz-after", default="")
     a.add_argument("--scenario", default="")
     a.add_argument("--error", default="")
+    ab = sub.add_parser("ab")
+    ab.add_argument("--results", required=True)
+    ab.add_argument("--a", required=True)
+    ab.add_argument("--b", required=True)
     h = sub.add_parser("held")
     h.add_argument("--results", required=True)
     h.add_argument("--section", required=True)
@@ -859,7 +898,7 @@ def main():
     r.add_argument("--quick", default="0")
     r.add_argument("--profile-dir", default=None)
     args = p.parse_args()
-    {"annotate": cmd_annotate, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
+    {"annotate": cmd_annotate, "ab": cmd_ab, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
 
 
 if __name__ == "__main__":
