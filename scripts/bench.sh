@@ -31,7 +31,7 @@
 #   IDLE_NS* [1000,10000,19000] IDLE_WINDOW* [25] PROBE_JOINS [100]   (d) idle CPU, RSS/peer, one more join
 #   ROOMS* [1000] PER_ROOM [10]                  (c) many rooms, 1 msg/s per peer
 #   SPEAKER_PEERS [1000] SPEAKERS [10] SPEAKER_RATE [10]   (e)
-#   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [1] (f)
+#   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [0.2] (f): 25,000 votes/s offered (target 20,000)
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   SECTIONS [storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
@@ -76,7 +76,7 @@ SPEAKER_WINDOW=${SPEAKER_WINDOW:-10}
 SPEAKER_QUIET=${SPEAKER_QUIET:-5}
 POLL_PEERS=${POLL_PEERS:-10000}
 POLL_VOTERS=${POLL_VOTERS:-5000}
-POLL_SPREAD=${POLL_SPREAD:-1}
+POLL_SPREAD=${POLL_SPREAD:-0.2}
 MICRO=${MICRO:-1}
 MICRO_VALGRIND=${MICRO_VALGRIND:-0}
 MICRO_ITERATIONS=${MICRO_ITERATIONS:-5000}
