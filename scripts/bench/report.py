@@ -517,6 +517,18 @@ class Doc:
         for key, runs in self.g("rooms", "rooms").items():
             self.add(f"| (c) {key.replace('x', ' rooms × ')} peers, 1 msg/s each | – | p99 {spread(runs, 'p99_ms', fms)},"
                      f" loss {spread(runs, 'loss')} | – | – |")
+        for key, runs in sorted(self.g("overload", "fanout").items(), key=lambda kv: float(kv[0])):
+            pct = [r["delivered_per_s"] / rd * 100 for r in runs if rd and "delivered_per_s" in r]
+            self.add(f"| (b) overload: roomd at {key}× its knee | – | {spread(runs, 'delivered_per_s')}/s delivered"
+                     f" ({f'{statistics.median(pct):.0f} %' if pct else '–'} of the knee), loss {spread(runs, 'loss')},"
+                     f" receivers closed {spread(runs, 'receivers_closed')} | – | – |")
+        cl = self.g("cluster", "fanout")
+        multi = [k for k in cl if k != "1-node"]
+        if multi and "1-node" in cl:
+            a, b = cl[multi[0]], cl["1-node"]
+            self.add(f"| (g) one room over {multi[0].replace('-', ' ')} ÷ on 1 node | – | deliveries/s"
+                     f" {ratio(median(a, 'delivered_per_s'), median(b, 'delivered_per_s'))}, p99"
+                     f" {ratio(median(a, 'p99_ms'), median(b, 'p99_ms'))} | – | – |")
         self.add()
 
     # -- (b)
@@ -552,7 +564,9 @@ class Doc:
                 if section == "fanout-nats":
                     bus = [r["bus_out_msgs"] / r["delivered"] for r in runs if r.get("delivered") and "bus_out_msgs" in r]
                     line += f" {statistics.median(bus):.3f} |" if bus else " – |"
-                self.add(line + aborted(runs))
+                busy = [r for r in runs if r.get("client_cpu_pct", 0) >= 90]
+                note = f" (roombench ≥ 90 % CPU in {len(busy)} run(s): the load tool may be the limit)" if busy else ""
+                self.add(line + aborted(runs) + note)
             self.add()
         over = self.g("overload", "fanout")
         if over:
