@@ -637,8 +637,11 @@ class Doc:
         self.add("## (d) Idle peers: CPU, RSS per peer, join latency vs room size")
         self.add()
         w = next(iter(idle.values()))[0].get("window_s", "?")
+        covers = isinstance(w, (int, float)) and w >= 21
         self.add(f"N viewers join one room; after the pushes settle, roomd's CPU is measured over {w} s of"
-                 " silence (it covers a keepalive round: pings go out after 20 s without traffic), RSS per peer ="
+                 + (" silence (it covers a keepalive round: pings go out after 20 s without traffic)" if covers else
+                    " silence (shorter than the 20 s after which keepalive pings go out: their round is not in it)")
+                 + ", RSS per peer ="
                  " (RSS after − RSS before the connections) ÷ N. Then more peers join **one at a time** (the next"
                  " after the previous answer): *one more join* is that call's answer time. Each of those joins changes"
                  " the peer count, so `room-state` pushes to all N peers (every 2 s) run between them: the p99 shows"
