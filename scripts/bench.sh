@@ -19,6 +19,7 @@
 #
 # Environment (defaults in brackets; QUICK=1 changes the ones marked *):
 #   BUILD_DIR [.build/release]  OUT [docs/BENCHMARKS.md]  KEEP=1 keeps the work directory
+#   ROOMD_ARGS []               extra flags for every roomd started (scripts/bench/ab.sh compares two settings)
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
 #   WAIT_QUIET [20]             seconds to wait at most for other processes to calm down first
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages

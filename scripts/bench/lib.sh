@@ -130,6 +130,9 @@ start_roomd() {
     local name=$1 out="$WORK/$1.out"
     shift
     [ "${KEEP_SERVERS:-0}" = 1 ] || stop_servers
+    # ROOMD_ARGS: extra flags for every roomd of the run (e.g. a service thread count).
+    # shellcheck disable=SC2086
+    set -- "$@" ${ROOMD_ARGS:-}
     note_command "$ROOMD --config $TEMPLATE --port 0 --secret-file $WORK/secret --log-level warning $*"
     : >"$out"  # exists before the child opens it
     "$ROOMD" --config "$TEMPLATE" --port 0 --secret-file "$WORK/secret" --log-level warning "$@" \
