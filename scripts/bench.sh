@@ -7,8 +7,8 @@
 #   scripts/bench.sh            the standard set (expects a release build)
 #   QUICK=1 scripts/bench.sh    the same steps, 1 run each, shorter and smaller (checks the machinery, ~2 min)
 #
-# The full set takes about 27 minutes on the 2-core machine (fan-out ladders
-# stop at the first rate not held; at most ~33 minutes if every rate holds).
+# The full set takes about 28 minutes on the 2-core machine (fan-out ladders
+# stop at the first rate not held, and start no new rate 14 min into the run: ≤ 33 min).
 #   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #
@@ -25,7 +25,7 @@
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
 #   ROOMD_RATES* [2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000] NATS_RATES* [the same]
 #                               (b) msg/s ladders; a ladder stops after the first rate not held in median
-#   FANOUT_BUDGET_S [1080]      (b) no new ladder rate after this many seconds since the start (keeps the run ≤ 35 min)
+#   FANOUT_BUDGET_S [840]       (b) no new ladder rate after this many seconds since the start (keeps the run ≤ 35 min)
 #   MIRROR_RATES* [100,200]     (b) the lws mirror (floor)
 #   OVERLOAD_S* [30]  OVERLOAD_FACTORS [1.5,2]   (b) roomd above its knee
 #   ROOMSTATE_NS* [2000,5000,10000,19000]        (a) N viewers joining one room: room-state bytes, joins/s
@@ -60,7 +60,7 @@ WAIT_QUIET=${WAIT_QUIET:-20}
 FANOUT_RECEIVERS=${FANOUT_RECEIVERS:-1000}
 ROOMD_RATES=${ROOMD_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
 NATS_RATES=${NATS_RATES:-2000,3000,3500,4000,4500,5000,5500,6000,7000,8000,10000}
-FANOUT_BUDGET_S=${FANOUT_BUDGET_S:-1080}
+FANOUT_BUDGET_S=${FANOUT_BUDGET_S:-840}
 MIRROR_RATES=${MIRROR_RATES:-100,200}
 OVERLOAD_S=${OVERLOAD_S:-30}
 OVERLOAD_FACTORS=${OVERLOAD_FACTORS:-1.5,2}

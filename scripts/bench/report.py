@@ -746,46 +746,37 @@ class Doc:
         d = self.a.profile_dir
         if not d or not os.path.isdir(d):
             return
-        def read(name):
-            try:
-                return [line.rstrip() for line in open(os.path.join(d, name)) if line.strip()]
-            except OSError:
-                return []
-        rate = (read("rate") or ["?"])[0]
-        dso, own, children = read("dso.txt"), read("self.txt"), read("children.txt")
-        if not (dso or own):
+        names = [n for n in ("fanout", "idle") if os.path.isdir(os.path.join(d, n))]
+        if not names:
             return
-        self.add("## Where roomd's time goes: perf during the fan-out at the knee (this run)")
+        self.add("## Where roomd's time goes: perf in this run")
         self.add()
-        self.add(f"`perf record -F 999 -g` on roomd during one fan-out step at {int(float(rate)):,} msg/s (roomd's knee"
-                 " in this run) × 1,000 receivers; shares are of roomd's samples. perf's own overhead slows that step, so"
-                 " its figures are not in the tables above. Other scenarios: `scripts/bench.sh profile"
-                 " fanout|rooms|idle|storm|speakers`.")
+        self.add("`perf record -F 999 -g` on roomd during a step run for the profile alone (perf's own overhead slows"
+                 " it, so its figures are not in the tables above); shares are of roomd's samples. Other scenarios:"
+                 " `scripts/bench.sh profile fanout|rooms|idle|storm|speakers`.")
         self.add()
-        if dso:
-            self.add("By library (own samples):")
+        for name in names:
+            def read(file):
+                try:
+                    return [line.rstrip() for line in open(os.path.join(d, name, file)) if line.strip()]
+                except OSError:
+                    return []
+            what = (read("what") or [name])[0]
+            seconds = (read("seconds") or ["?"])[0]
+            self.add(f"### {what}, {seconds} s of samples")
             self.add()
-            self.add("```")
-            for line in dso:
-                self.add(" ".join(line.split()))
-            self.add("```")
-            self.add()
-        if own:
-            self.add("Top functions by own samples:")
-            self.add()
-            self.add("```")
-            for line in own:
-                self.add(" ".join(line.split()))
-            self.add("```")
-            self.add()
-        if children:
-            self.add("roomd's functions with everything they call (children, self):")
-            self.add()
-            self.add("```")
-            for line in children:
-                self.add(" ".join(line.split()))
-            self.add("```")
-            self.add()
+            for title, file in (("By library (own samples)", "dso.txt"), ("Top functions by own samples", "self.txt"),
+                                ("roomd's functions with everything they call (children, self)", "children.txt")):
+                lines = read(file)
+                if not lines:
+                    continue
+                self.add(f"{title}:")
+                self.add()
+                self.add("```")
+                for line in lines:
+                    self.add(" ".join(line.split()))
+                self.add("```")
+                self.add()
 
     def micro(self):
         timed = [r for r in self.r if r.get("scenario") == "micro"]

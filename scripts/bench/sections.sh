@@ -247,41 +247,59 @@ section_cluster() {
     done
 }
 
-# profile: where roomd's time goes, in this run: perf samples roomd (call graphs)
-# during a fan-out step at its knee (the ladder's first rate if none held). The
-# report shows the shares by library, the top functions by own samples, and
-# roomd's functions with everything they call (scripts/bench.sh profile … for others).
+# profile: where roomd's time goes, in this run. perf samples roomd (call graphs)
+# (1) during a fan-out step at its knee (the ladder's first rate if none held) and
+# (2) during the idle step of the largest IDLE_NS, across its keepalive round. The
+# report shows, for each, the shares by library, the top functions by own samples,
+# and roomd's functions with everything they call.
 section_profile() {
     if ! command -v perf >/dev/null; then
         log "profile: perf is not installed (apt-get install linux-perf): no profile in this run"
         return 0
     fi
-    local rate delay window demangle
+    local rate n
     rate=$(python3 "$REPORT_PY" knee --results "$RESULTS" --section fanout-roomd)
     rate=${rate:-${ROOMD_RATES%%,*}}
-    delay=$(python3 -c "print(2 if $STEP_S >= 6 else 1.5)")
-    window=$(python3 -c "print(max(1, $STEP_S - 4))")
+    profile_step fanout "fan-out at $rate msg/s × $FANOUT_RECEIVERS receivers" \
+        "$(python3 -c "print(2 if $STEP_S >= 6 else 1.5)")" "$(python3 -c "print(max(1, $STEP_S - 4))")" \
+        $((STEP_S + DRAIN_S + 90)) fanout --receivers "$FANOUT_RECEIVERS" --rates "$rate" --duration "$STEP_S" \
+        --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 30
+    n=$(printf '%s\n' ${IDLE_NS//,/ } | sort -n | tail -1)
+    # Sampled for the window's length from when the joins are done (19,000 connect and join in
+    # ~8 s here), so that the keepalive round (~20 s after the joins) falls inside.
+    profile_step idle "$n idle peers (${IDLE_WINDOW}-s window)" $((n >= 10000 ? 10 : 4)) "$IDLE_WINDOW" \
+        $((IDLE_WINDOW + 120)) idle \
+        --peers "$n" --window "$IDLE_WINDOW" --join-timeout 60 --max-server-rss-mib 12288
+}
+
+# profile_step NAME WHAT DELAY SECONDS LIMIT ROOMBENCH-ARGS...: a fresh roomd, perf on it
+# from DELAY s for SECONDS s while roombench runs; the summaries go to $WORK/profile/NAME/.
+profile_step() {
+    local name=$1 what=$2 delay=$3 window=$4 limit=$5 demangle dir
+    dir="$WORK/profile/$name"
+    shift 5
     demangle=$(command -v swift-demangle || echo /opt/swift/usr/bin/swift-demangle)
-    [ -x "$demangle" ] || demangle=cat
-    [ "$demangle" = cat ] || demangle="$demangle --simplified"
-    log "profile: perf record -g on roomd during a fan-out at $rate msg/s (${window} s of samples)"
-    start_roomd profile
-    (sleep "$delay"; exec perf record -F 999 -g -p "$SERVER_PID" -o "$WORK/fanout.perf" -- sleep "$window") \
-        >"$WORK/perf-record.log" 2>&1 &
+    [ -x "$demangle" ] && demangle="$demangle --simplified" || demangle=cat
+    log "profile: perf record -g on roomd during the $what (${window} s of samples)"
+    start_roomd "profile-$name"
+    (sleep "$delay"; exec perf record -F 999 -g -p "$SERVER_PID" -o "$WORK/$name.perf" -- sleep "$window") \
+        >"$WORK/perf-$name.log" 2>&1 &
     PROFILER_PID=$!
-    note_command "perf record -F 999 -g -p ROOMD_PID -o fanout.perf -- sleep $window   # from ${delay} s into the profile step"
-    step profile "$rate" 1 $((STEP_S + DRAIN_S + 90)) fanout $(roomd_args) --receivers "$FANOUT_RECEIVERS" \
-        --rates "$rate" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 30
+    note_command "perf record -F 999 -g -p ROOMD_PID -o $name.perf -- sleep $window   # from ${delay} s into the $name profile step"
+    local scenario=$1
+    shift
+    step "profile-$name" "$name" 1 "$limit" "$scenario" $(roomd_args) "$@"
     wait "$PROFILER_PID" 2>/dev/null || true
     PROFILER_PID=""
-    [ -s "$WORK/fanout.perf" ] || { log "profile: perf recorded nothing (see $WORK/perf-record.log)"; return 0; }
-    mkdir -p "$WORK/profile"
-    echo "$rate" >"$WORK/profile/rate"
-    perf report -i "$WORK/fanout.perf" --no-children --sort dso --stdio -g none 2>/dev/null \
-        | grep -v '^#' | grep '%' | head -8 >"$WORK/profile/dso.txt" || true
-    perf report -i "$WORK/fanout.perf" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
-        | grep -v '^#' | grep '%' | head -20 | $demangle >"$WORK/profile/self.txt" || true
-    perf report -i "$WORK/fanout.perf" --children --sort symbol --stdio -g none 2>/dev/null \
+    [ -s "$WORK/$name.perf" ] || { log "profile: perf recorded nothing (see $WORK/perf-$name.log)"; return 0; }
+    mkdir -p "$dir"
+    echo "$what" >"$dir/what"
+    echo "$window" >"$dir/seconds"
+    perf report -i "$WORK/$name.perf" --no-children --sort dso --stdio -g none 2>/dev/null \
+        | grep -v '^#' | grep '%' | head -8 >"$dir/dso.txt" || true
+    perf report -i "$WORK/$name.perf" --no-children --sort dso,symbol --stdio -g none 2>/dev/null \
+        | grep -v '^#' | grep '%' | head -20 | $demangle >"$dir/self.txt" || true
+    perf report -i "$WORK/$name.perf" --children --sort symbol --stdio -g none 2>/dev/null \
         | grep -v '^#' | grep '%' | grep -E 's10RoomServer|s8RoomWire|s9RoomModel' | head -14 | $demangle \
-        >"$WORK/profile/children.txt" || true
+        >"$dir/children.txt" || true
 }
