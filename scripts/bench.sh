@@ -6,11 +6,12 @@
 #
 #   scripts/bench.sh            the standard set (expects a release build)
 #   QUICK=1 scripts/bench.sh    the same steps, 1 run each, shorter and smaller (checks the machinery, ~2 min)
+#   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
+#                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
+#   scripts/bench/ab.sh A B     one lever: two roomd builds on the fan-out, runs alternating
 #
 # The full set takes about 28 minutes on the 2-core machine (fan-out ladders
 # stop at the first rate not held, and start no new rate 14 min into the run: ≤ 33 min).
-#   scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]
-#                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #
 # Method: every load step lasts STEP_S (10) seconds against a fresh server
 # started for that step alone; every step runs RUNS (3) times; the report
@@ -36,7 +37,8 @@
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   SECTIONS [storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
-#                               (profile: perf on roomd during a fan-out at its knee; skipped without perf)
+#                               (profile: perf on roomd during a fan-out at its knee and the largest idle
+#                               step; skipped without perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
