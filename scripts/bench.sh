@@ -21,6 +21,7 @@
 # Environment (defaults in brackets; QUICK=1 changes the ones marked *):
 #   BUILD_DIR [.build/release]  OUT [docs/BENCHMARKS.md]  KEEP=1 keeps the work directory
 #   ROOMD_ARGS []               extra flags for every roomd started (scripts/bench/ab.sh compares two settings)
+#   PIN [0]                     1: servers on CPU 0, roombench on CPU 1 (one core each) instead of sharing both
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
 #   WAIT_QUIET [20]             seconds to wait at most for other processes to calm down first
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
@@ -142,6 +143,6 @@ LWS_VERSION=$(dpkg-query -W -f='${Version}' libwebsockets-dev 2>/dev/null || pkg
 VERSIONS="$("$ROOMD" --version 2>/dev/null | head -1); nats-server $("$NATS_SERVER" --version 2>/dev/null | sed 's/^nats-server: //'); libwebsockets $LWS_VERSION; $(swift --version 2>/dev/null | head -1)"
 python3 "$REPORT_PY" render --results "$RESULTS" --commands "$COMMANDS" --out "$OUT" \
     --elapsed "$ELAPSED" --load "$LOAD" --revision "$REVISION" --versions "$VERSIONS" \
-    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK" --profile-dir "$WORK/profile"
+    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK" --profile-dir "$WORK/profile" --pinned "${PIN:-0}"
 [ "${KEEP:-0}" = 1 ] && cp "$RESULTS" "$WORK/results.kept.jsonl"
 log "done in ${ELAPSED}s: $OUT"

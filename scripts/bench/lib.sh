@@ -50,6 +50,16 @@ RESULTS="$WORK/results.jsonl"
 COMMANDS="$WORK/commands.txt"
 : >"$RESULTS"
 echo "ulimit -n $FD_HARD" >"$COMMANDS"
+# PIN=1: every server on CPU 0, roombench on CPU 1 (one core each, as "pinned" in issue 12);
+# by default both share both cores.
+SERVER_CPU=(env)
+CLIENT_CPU=(env)
+if [ "${PIN:-0}" = 1 ]; then
+    command -v taskset >/dev/null || die "PIN=1 needs taskset (util-linux)"
+    SERVER_CPU=(taskset -c 0)
+    CLIENT_CPU=(taskset -c 1)
+    echo "# PIN=1: servers under taskset -c 0, roombench under taskset -c 1" >>"$COMMANDS"
+fi
 SERVER_PIDS=()   # everything serving the current step
 PROFILER_PID=""
 VALGRIND_PIDS=()
@@ -135,7 +145,7 @@ start_roomd() {
     set -- "$@" ${ROOMD_ARGS:-}
     note_command "$ROOMD --config $TEMPLATE --port 0 --secret-file $WORK/secret --log-level warning $*"
     : >"$out"  # exists before the child opens it
-    "$ROOMD" --config "$TEMPLATE" --port 0 --secret-file "$WORK/secret" --log-level warning "$@" \
+    "${SERVER_CPU[@]}" "$ROOMD" --config "$TEMPLATE" --port 0 --secret-file "$WORK/secret" --log-level warning "$@" \
         >"$out" 2>"$WORK/$name.err" &
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
@@ -167,7 +177,7 @@ websocket {
 }
 CONF
     note_command "$NATS_SERVER -c NAME.conf $*   # NAME.conf: $(sed 's/[0-9]\{4,5\}"/PORT"/' "$conf" | tr -s '\n ' ' ')"
-    "$NATS_SERVER" -c "$conf" "$@" >"$WORK/$name.log" 2>&1 &
+    "${SERVER_CPU[@]}" "$NATS_SERVER" -c "$conf" "$@" >"$WORK/$name.log" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
     wait_port "$ws" "$SERVER_PID" "nats-server ($(tail -3 "$WORK/$name.log"))"
@@ -183,7 +193,7 @@ start_mirror() {
     [ "${KEEP_SERVERS:-0}" = 1 ] || stop_servers
     port=$(free_port)
     note_command "$MIRROR --port=PORT --interface=lo"
-    "$MIRROR" --port="$port" --interface=lo >"$WORK/$name.log" 2>&1 &  # lo: 127.0.0.1 only (without it, every interface)
+    "${SERVER_CPU[@]}" "$MIRROR" --port="$port" --interface=lo >"$WORK/$name.log" 2>&1 &  # lo: 127.0.0.1 only (without it, every interface)
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
     wait_port "$port" "$SERVER_PID" "the mirror server"
@@ -204,7 +214,7 @@ step() {
     [ -n "$NATS_MON" ] && varz0=$(nats_varz || true)
     # The command line, once per (section, key): later runs differ only in ports and pids.
     grep -qF "# $section $key" "$COMMANDS" || echo "$BENCH $* --json FILE   # $section $key" >>"$COMMANDS"
-    timeout --kill-after=5 "$limit" "$BENCH" "$@" --json "$tmp" >"$WORK/last.out" 2>&1 || status=$?
+    timeout --kill-after=5 "$limit" "${CLIENT_CPU[@]}" "$BENCH" "$@" --json "$tmp" >"$WORK/last.out" 2>&1 || status=$?
     [ -n "$NATS_MON" ] && varz1=$(nats_varz || true)
     sed 's/^/    /' "$WORK/last.out" | tail -4 >&2
     cat "$WORK/last.out" >>"$WORK/roombench.log"

@@ -271,7 +271,8 @@ class Doc:
                  f" alone**, and every step runs **{a.runs} time(s)**; a figure is the **median** of the runs with the"
                  " **min–max** in brackets. A fan-out rate is *held* when, in median, nothing is lost and the p99"
                  " latency is ≤ 200 ms; the *knee* is the highest rate held. Ratios are always **roomd ÷ nats-server**."
-                 " Server and load tool share the machine's cores.")
+                 + (" **Pinned** (`PIN=1`): every server on CPU 0, roombench on CPU 1." if a.pinned == "1" else
+                    " Server and load tool share the machine's cores (not pinned)."))
         self.add()
         self.machine()
 
@@ -295,7 +296,9 @@ class Doc:
         background = values(self.r, "background_cpu_pct")
         self.add("| | |")
         self.add("|---|---|")
-        self.add(f"| CPUs | {os.cpu_count()} ({cpu}), shared by the server and roombench |")
+        self.add(f"| CPUs | {os.cpu_count()} ({cpu}), "
+                 + ("the servers pinned to CPU 0, roombench to CPU 1 |" if a.pinned == "1"
+                    else "shared by the server and roombench |"))
         self.add(f"| Memory | {mem} |")
         self.add(f"| Kernel | Linux {platform.release()} |")
         self.add(f"| Versions | {a.versions} |")
@@ -907,6 +910,7 @@ def main():
     r.add_argument("--step-s", default="10")
     r.add_argument("--quick", default="0")
     r.add_argument("--profile-dir", default=None)
+    r.add_argument("--pinned", default="0")
     args = p.parse_args()
     {"annotate": cmd_annotate, "ab": cmd_ab, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
 
