@@ -743,6 +743,27 @@ class Doc:
             self.add()
             self.add(f"{multi[0].replace('-', ' ')} ÷ 1 node: deliveries/s {ratio(median(a, 'delivered_per_s'), median(b, 'delivered_per_s'))},"
                      f" p99 {ratio(median(a, 'p99_ms'), median(b, 'p99_ms'))}.")
+            # The cost model (docs/CLUSTER.md): CPU per delivery on the nodes together vs one node.
+            def per_delivery(runs, cluster):
+                costs = []
+                for r in runs:
+                    cpu = sum(r["node_cpu_pct"]) if cluster and isinstance(r.get("node_cpu_pct"), list) else r.get("server_cpu_pct")
+                    if cpu and r.get("delivered_per_s"):
+                        costs.append(cpu / 100 / r["delivered_per_s"] * 1e6)
+                return statistics.median(costs) if costs else None
+            ca, cb = per_delivery(a, True), per_delivery(b, False)
+            if ca and cb:
+                k = len(next((r["node_cpu_pct"] for r in a if isinstance(r.get("node_cpu_pct"), list)), [])) or 3
+                self.add()
+                self.add(f"**Cost model.** CPU per delivery: {ca:.3f} µs summed over the {k} nodes, {cb:.3f} µs on one"
+                         f" node: the bus costs {ca / cb - 1:+.0%} per delivery (the home's publishes, each node's"
+                         " decode of one message per turn, nats-server's own CPU not counted). A node's fan-out"
+                         f" ceiling is about one core ÷ cost per delivery: {1 / cb:.1f}M deliveries/s on one node here;"
+                         f" with one core per node, a room spread over K nodes reaches about K × {1 / ca:.1f}M"
+                         f" (K = 3: {3 / ca:.1f}M, K = 6: {6 / ca:.1f}M) until the home's own thread (the sender's"
+                         " calls, one encode and K−1 publishes per push) or nats-server is the limit. On this 2-core"
+                         " machine all nodes, nats-server and roombench share two cores, so the cluster cannot beat"
+                         " one node here: the figure to watch is the cost per delivery.")
         self.add()
 
     def profile(self):
@@ -780,6 +801,15 @@ class Doc:
                     self.add(" ".join(line.split()))
                 self.add("```")
                 self.add()
+
+    def levers(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "levers.md")
+        try:
+            text = open(path).read().rstrip()
+        except OSError:
+            return
+        self.add(text)
+        self.add()
 
     def micro(self):
         timed = [r for r in self.r if r.get("scenario") == "micro"]
@@ -854,6 +884,7 @@ class Doc:
         self.poll()
         self.cluster()
         self.profile()
+        self.levers()
         self.micro()
         self.method()
         self.commands()
