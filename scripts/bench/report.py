@@ -743,27 +743,31 @@ class Doc:
             self.add()
             self.add(f"{multi[0].replace('-', ' ')} ÷ 1 node: deliveries/s {ratio(median(a, 'delivered_per_s'), median(b, 'delivered_per_s'))},"
                      f" p99 {ratio(median(a, 'p99_ms'), median(b, 'p99_ms'))}.")
-            # The cost model (docs/CLUSTER.md): CPU per delivery on the nodes together vs one node.
-            def per_delivery(runs, cluster):
-                costs = []
-                for r in runs:
-                    cpu = sum(r["node_cpu_pct"]) if cluster and isinstance(r.get("node_cpu_pct"), list) else r.get("server_cpu_pct")
-                    if cpu and r.get("delivered_per_s"):
-                        costs.append(cpu / 100 / r["delivered_per_s"] * 1e6)
-                return statistics.median(costs) if costs else None
-            ca, cb = per_delivery(a, True), per_delivery(b, False)
-            if ca and cb:
-                k = len(next((r["node_cpu_pct"] for r in a if isinstance(r.get("node_cpu_pct"), list)), [])) or 3
+            # The cost model (docs/CLUSTER.md): the CPU the nodes spend together on the
+            # room's deliveries vs one node at the same rate, and (b)'s one-node knee.
+            def cpu(runs, cluster):
+                values = [sum(r["node_cpu_pct"]) if cluster else r.get("server_cpu_pct") for r in runs
+                          if (isinstance(r.get("node_cpu_pct"), list) if cluster else r.get("server_cpu_pct"))]
+                return statistics.median(values) if values else None
+            ca, cb = cpu(a, True), cpu(b, False)
+            k = len(next((r["node_cpu_pct"] for r in a if isinstance(r.get("node_cpu_pct"), list)), [])) or 3
+            rate, runs = knee(self.r, "fanout-roomd")
+            single = median(runs, "delivered_per_s") if runs else None
+            if ca and cb and single:
+                factor = ca / cb
+                per_node = single / factor
                 self.add()
-                self.add(f"**Cost model.** CPU per delivery: {ca:.3f} µs summed over the {k} nodes, {cb:.3f} µs on one"
-                         f" node: the bus costs {ca / cb - 1:+.0%} per delivery (the home's publishes, each node's"
-                         " decode of one message per turn, nats-server's own CPU not counted). A node's fan-out"
-                         f" ceiling is about one core ÷ cost per delivery: {1 / cb:.1f}M deliveries/s on one node here;"
-                         f" with one core per node, a room spread over K nodes reaches about K × {1 / ca:.1f}M"
-                         f" (K = 3: {3 / ca:.1f}M, K = 6: {6 / ca:.1f}M) until the home's own thread (the sender's"
-                         " calls, one encode and K−1 publishes per push) or nats-server is the limit. On this 2-core"
-                         " machine all nodes, nats-server and roombench share two cores, so the cluster cannot beat"
-                         " one node here: the figure to watch is the cost per delivery.")
+                self.add(f"**Cost model.** At the same deliveries/s the {k} nodes together used {ca:.0f} % of a core and"
+                         f" one node {cb:.0f} %: the bus costs a factor of {factor:.2f} in CPU per delivery (the home's"
+                         " publishes, each node's decoding of one message per turn; nats-server's own CPU not counted)."
+                         " At this low rate roomd writes each push on its own and its CPU is inflated, so this factor is"
+                         f" an upper bound. One node's fan-out ceiling is (b)'s knee, {single / 1e6:.1f}M deliveries/s. A"
+                         " room spread over K nodes with a core each is fanned out by K threads: about K ×"
+                         f" {per_node / 1e6:.1f}M deliveries/s (K = 3: {3 * per_node / 1e6:.0f}M, K = 6:"
+                         f" {6 * per_node / 1e6:.0f}M), until the home's own thread (the sender's calls, one encode and"
+                         " K−1 publishes per push: microseconds) or nats-server (K−1 messages per push, fewer when"
+                         " pushes batch) is the limit. On this 2-core machine the nodes, nats-server and roombench share"
+                         " two cores, so the cluster cannot beat one node here: the figure to watch is the factor.")
         self.add()
 
     def profile(self):
