@@ -9,7 +9,6 @@ extension RoomRegistry {
         guard grace > 0, peer.room.peer(peer.id) === peer else { return false }
         let deadline = clock.nowMillis() + Int64(grace) * 1000
         peer.graceDeadline = deadline
-        // Every grace has the same length, so deadlines only grow in this queue.
         graceQueue.append((peer, deadline))
         return true
     }
@@ -37,14 +36,22 @@ extension RoomRegistry {
     }
 }
 
-/// A FIFO with O(1) amortized `removeFirst` (an array and a head index).
+/// Graces by deadline, earliest first, with O(1) amortized `removeFirst`
+/// (an array and a head index). A reconnect grace has one length, so an
+/// entry normally goes at the end in O(1); a room restored on this node
+/// (RoomSnapshot.swift) gives its peers a longer one, and a later, shorter
+/// grace is placed before those.
 struct GraceQueue {
     private var entries: [(peer: Peer, deadline: Int64)] = []
     private var head = 0
 
     var first: (peer: Peer, deadline: Int64)? { head < entries.count ? entries[head] : nil }
 
-    mutating func append(_ entry: (peer: Peer, deadline: Int64)) { entries.append(entry) }
+    mutating func append(_ entry: (peer: Peer, deadline: Int64)) {
+        var index = entries.count
+        while index > head, entries[index - 1].deadline > entry.deadline { index -= 1 }
+        entries.insert(entry, at: index)
+    }
 
     mutating func removeFirst() {
         head += 1

@@ -64,6 +64,21 @@ import Testing
         #expect(restored.peer(host.id) == nil && restored.peer(viewer.id) === viewer)
     }
 
+    @Test func aShorterGraceStartedAfterARestoreEndsOnTime() throws {
+        let (registry, _, room) = try Self.busyRoom()
+        var settings = Settings()
+        settings.room.reconnectGraceS = 1
+        let (other, clock) = Fixtures.registry(settings: settings)
+        let restored = try #require(other.restore(registry.snapshot(of: room), graceMillis: 5000))
+        let local = try other.join(Fixtures.request("x", role: "viewer", room: "r2")).peer
+        let witness = try other.join(Fixtures.request("w", role: "viewer", room: "r2")).peer
+        #expect(other.startGrace(local))
+        clock.advance(byMillis: 1000)
+        let leaves = other.expireGraces()
+        #expect(leaves.first?.to == [witness.id], "the 1-s grace ends at 1 s, not behind the restored 5-s ones")
+        #expect(restored.peerCount == 2, "the restored peers still wait")
+    }
+
     @Test func aLockedRoomThatEndedRestoresItsLockAlone() throws {
         let (registry, _) = Fixtures.registry()
         #expect(registry.restore(.lockedOnly("r9"), graceMillis: 5000) == nil)
