@@ -307,43 +307,22 @@ final class ClusterCore: Sendable {
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED { connectionChanged("connected") }
 
         link.withLock { $0 = Link(connection: connection) }
-        var inbound: OpaquePointer?
-        if natsConnection_Subscribe(&inbound, connection, RoomCluster.subject(of: config.nodeID), { _, _, message, closure in
+        let inbound = subscribe(connection, RoomCluster.subject(of: config.nodeID),
+                                pending: (RoomCluster.maxPendingMessages, RoomCluster.maxPendingBytes)) { _, _, message, closure in
             guard let message else { return }
-            let length = Int(natsMsg_GetDataLength(message))
-            let payload = length > 0
-                ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)) : []
+            let payload = ClusterCore.payload(of: message)
             natsMsg_Destroy(message)
             Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onMessage(payload)
-        }, me) == NATS_OK, let inbound {
-            _ = natsSubscription_SetPendingLimits(inbound, Int32(RoomCluster.maxPendingMessages), Int32(RoomCluster.maxPendingBytes))
-            _ = natsSubscription_SetOnCompleteCB(inbound, { closure in
-                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
-            }, me)
-        } else {
-            logger.error("cluster: cannot subscribe to \(RoomCluster.subject(of: config.nodeID))")
         }
-
-        var requests: OpaquePointer?
-        if natsConnection_Subscribe(&requests, connection, RoomCluster.requestSubject(of: config.nodeID), { _, _, message, closure in
+        let requests = subscribe(connection, RoomCluster.requestSubject(of: config.nodeID),
+                                 pending: (4096, RoomCluster.maxPendingBytes)) { _, _, message, closure in
             guard let message else { return }
-            let length = Int(natsMsg_GetDataLength(message))
-            let payload = length > 0
-                ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)) : []
+            let payload = ClusterCore.payload(of: message)
             let reply = natsMsg_GetReply(message).map { String(cString: $0) } ?? ""
             natsMsg_Destroy(message)
             if !reply.isEmpty { Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onRequest(payload, reply) }
-        }, me) == NATS_OK, let requests {
-            _ = natsSubscription_SetPendingLimits(requests, 4096, Int32(RoomCluster.maxPendingBytes))
-            _ = natsSubscription_SetOnCompleteCB(requests, { closure in
-                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
-            }, me)
-        } else {
-            logger.error("cluster: cannot subscribe to \(RoomCluster.requestSubject(of: config.nodeID))")
         }
-
-        var subscription: OpaquePointer?
-        if natsConnection_Subscribe(&subscription, connection, RoomCluster.nodesSubject + ".*", { _, _, message, closure in
+        let subscription = subscribe(connection, RoomCluster.nodesSubject + ".*", pending: nil) { _, _, message, closure in
             guard let message else { return }
             let subject = String(cString: natsMsg_GetSubject(message))
             let length = Int(natsMsg_GetDataLength(message))
@@ -351,12 +330,6 @@ final class ClusterCore: Sendable {
                 ? String(decoding: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length), as: UTF8.self) : ""
             natsMsg_Destroy(message)
             Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().heard(subject: subject, body: body)
-        }, me) == NATS_OK, let subscription {
-            _ = natsSubscription_SetOnCompleteCB(subscription, { closure in
-                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
-            }, me)
-        } else {
-            logger.error("cluster: cannot subscribe to \(RoomCluster.nodesSubject).*")
         }
 
         var jsOptions = jsOptions()
@@ -395,6 +368,33 @@ final class ClusterCore: Sendable {
         natsConnection_Destroy(connection)
         report(connected: false, forceNodes: 1)
         logger.info("cluster: left")
+    }
+
+    /// Subscribes `handler` (a C callback; its closure argument is this
+    /// object) to `subject`, with the given pending limits (messages, bytes);
+    /// `unsubscribed` is signalled when the subscription is done. Nil (logged)
+    /// when the subscription fails.
+    private func subscribe(_ connection: OpaquePointer, _ subject: String, pending: (messages: Int, bytes: Int)?,
+                           _ handler: natsMsgHandler) -> OpaquePointer? {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var subscription: OpaquePointer?
+        guard natsConnection_Subscribe(&subscription, connection, subject, handler, me) == NATS_OK, let subscription else {
+            logger.error("cluster: cannot subscribe to \(subject)")
+            return nil
+        }
+        if let pending {
+            _ = natsSubscription_SetPendingLimits(subscription, Int32(pending.messages), Int32(pending.bytes))
+        }
+        _ = natsSubscription_SetOnCompleteCB(subscription, { closure in
+            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
+        }, me)
+        return subscription
+    }
+
+    /// A message's data, copied.
+    static func payload(of message: OpaquePointer) -> [UInt8] {
+        let length = Int(natsMsg_GetDataLength(message))
+        return length > 0 ? Array(UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length)) : []
     }
 
     /// Heartbeats, bucket binding and status until `stop()`.

@@ -41,8 +41,11 @@ final class ClusterRouter {
 
     /// Rooms this node is the home of (it holds their lease).
     private(set) var homed: Set<String> = []
-    /// Lookups under way, by "claim|room", with the connections waiting for them.
+    /// Lookups under way (`lookupKey`), with the connections waiting for them.
     private var resolving: [String: [Connection]] = [:]
+
+    /// A lookup of `room`, one that may claim it or one that may not.
+    private static func lookupKey(_ room: String, claim: Bool) -> String { "\(claim)|\(room)" }
     /// This node's clients whose room lives on another node, by connection id.
     private var routed: [UInt64: Connection] = [:]
     /// Other nodes' clients served here, by node, then connection id.
@@ -115,7 +118,7 @@ final class ClusterRouter {
             }
             connection.resolvingRoom = target.room
             hold(message, on: connection)
-            let key = "\(target.joins)|\(target.room)"
+            let key = Self.lookupKey(target.room, claim: target.joins)
             if resolving[key] != nil {
                 resolving[key]!.append(connection)
             } else {
@@ -171,7 +174,7 @@ final class ClusterRouter {
 
     /// A lookup ended: the waiting connections go on.
     private func resolved(_ room: String, claim: Bool, _ home: RoomHome) {
-        let waiting = resolving.removeValue(forKey: "\(claim)|\(room)") ?? []
+        let waiting = resolving.removeValue(forKey: Self.lookupKey(room, claim: claim)) ?? []
         if home == .here { homed.insert(room) }
         for connection in waiting where connection.resolvingRoom == room && !connection.isClosing {
             connection.resolvingRoom = nil
@@ -397,7 +400,7 @@ final class ClusterRouter {
                 guard connection.hasJoined, connection.remotePeerID != nil, !connection.isClosing else { continue }
                 connection.takingOver = true
                 connection.resolvingRoom = room
-                let key = "true|\(room)"
+                let key = Self.lookupKey(room, claim: true)
                 if resolving[key] != nil {
                     resolving[key]!.append(connection)
                 } else {
@@ -514,7 +517,7 @@ final class ClusterRouter {
     /// Once a second: rooms homed here that ended (and are not locked) give their lease back.
     func releaseEndedRooms() {
         for room in homed where server.registry.room(room) == nil && !server.registry.lockedRoomIDs.contains(room) {
-            if resolving["true|\(room)"] != nil { continue }
+            if resolving[Self.lookupKey(room, claim: true)] != nil { continue }
             homed.remove(room)
             lastSaved.removeValue(forKey: room)
             oversized.remove(room)
@@ -577,8 +580,7 @@ final class ClusterRouter {
     func takesOver(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
         guard RestAPI.handles(request.path), server.clusterStatus?.connected == true else { return false }
         let isList = request.path == RestAPI.listPath || request.path == RestAPI.prefix
-        let room = request.path.dropFirst(RestAPI.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-            .first.map(String.init) ?? ""
+        let room = RestAPI.roomID(in: request.path) ?? ""
         if !isList, room.isEmpty || homed.contains(room) || server.registry.room(room) != nil { return false }
         nextSerial += 1
         pendingHTTP[nextSerial] = (wsi, request)
