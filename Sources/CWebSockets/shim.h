@@ -30,4 +30,44 @@ static inline void cws_ev_loop_destroy(void *loop) { ev_loop_destroy((struct ev_
 /* EVBACKEND_EPOLL is 4. */
 static inline unsigned cws_ev_backend(void *loop) { return ev_backend((struct ev_loop *)loop); }
 
+/* A listening socket roomd owns (SO_REUSEPORT: several service threads or
+ * processes on one port), watched on the same libev loop lws runs on. The
+ * callback runs on the loop's thread each time the socket is readable. */
+#include <stdlib.h>
+typedef void (*cws_io_callback)(void *data);
+struct cws_io { ev_io io; cws_io_callback callback; void *data; };
+static void cws_io_fired(struct ev_loop *loop, ev_io *io, int revents) {
+    (void)loop; (void)revents;
+    struct cws_io *watcher = (struct cws_io *)io;
+    watcher->callback(watcher->data);
+}
+static inline void *cws_io_start(void *loop, int fd, cws_io_callback callback, void *data) {
+    struct cws_io *watcher = (struct cws_io *)calloc(1, sizeof *watcher);
+    if (!watcher) return NULL;
+    watcher->callback = callback;
+    watcher->data = data;
+    ev_io_init(&watcher->io, cws_io_fired, fd, EV_READ);
+    ev_io_start((struct ev_loop *)loop, &watcher->io);
+    return watcher;
+}
+static inline void cws_io_stop(void *loop, void *watcher) {
+    ev_io_stop((struct ev_loop *)loop, &((struct cws_io *)watcher)->io);
+    free(watcher);
+}
+/* accept4 (a GNU extension Swift's Glibc does not show): a non-blocking,
+ * close-on-exec socket with Nagle off, as lws' own accept sets it up. */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+int accept4(int, struct sockaddr *, socklen_t *, int);
+static inline int cws_accept(int fd) {
+    int socket = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (socket >= 0) {
+        int one = 1;
+        setsockopt(socket, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    return socket;
+}
+enum { CWS_PORT_NO_LISTEN_SERVER = CONTEXT_PORT_NO_LISTEN_SERVER };
+
 #endif

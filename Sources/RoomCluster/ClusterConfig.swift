@@ -32,6 +32,13 @@ public struct ClusterConfig: Sendable, Equatable {
         (1...64).contains(id.utf8.count) && id.utf8.allSatisfy(isIdentifierByte)
     }
 
+    /// The node id of service thread `thread` of a process whose node id is
+    /// `base` (`roomd --threads`): `base-tN`, `base` cut to fit 64 characters.
+    public static func threadNodeID(_ base: String, thread: Int) -> String {
+        let suffix = "-t\(thread)"
+        return String(base.prefix(64 - suffix.utf8.count)) + suffix
+    }
+
     /// The default node id: `HOST-PORT` (the host name with every character
     /// outside `[A-Za-z0-9_-]` replaced by `-`, cut to fit), stable across
     /// restarts on the same machine and port.

@@ -23,6 +23,17 @@ public struct ServerOptions: Sendable {
     /// This node's id (`ClusterConfig.isValidNodeID`); nil: `HOSTNAME-PORT`
     /// with the bound port (`ClusterConfig.defaultNodeID`).
     public var nodeID: String?
+    /// Listen with `SO_REUSEPORT`: other roomd service threads or processes
+    /// (nodes of the same cluster) may listen on the same port, and the
+    /// kernel spreads new connections among them (`roomd --threads`,
+    /// `--reuse-port`). Needs the libev loop.
+    public var reusePort = false
+    /// Servers in this process that share its open-file limit (`--threads`):
+    /// each may hold its share of sockets.
+    public var serversInProcess = 1
+    /// This server's number among the process' service threads (`--threads`):
+    /// its cluster node id gets `-tN` appended.
+    public var serviceThread: Int?
 
     public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
                 accessKey: String? = nil, clusterURL: String? = nil, nodeID: String? = nil) {
@@ -79,6 +90,10 @@ public final class RoomServer: @unchecked Sendable {
         return policy
     }()
     private var protocols: UnsafeMutablePointer<lws_protocols>?
+    /// roomd's own listening socket (libev loop); nil on lws' poll() loop,
+    /// where lws listens itself.
+    private var listener: Listener?
+    private var vhost: OpaquePointer?
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
 
     var connections: [OpaquePointer: Connection] = [:]
@@ -111,11 +126,12 @@ public final class RoomServer: @unchecked Sendable {
     /// process opens. At the budget new connections are refused at once —
     /// so `accept` never fails with EMFILE, which lws would retry in a spin.
     var openSockets = 0
-    let socketBudget: Int = {
+    private(set) lazy var socketBudget: Int = {
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         let soft = Int(clamping: min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is UInt.max
-        return max(8, soft - RoomServer.reservedFiles)
+        let servers = max(1, options.serversInProcess)
+        return max(8, (soft - RoomServer.reservedFiles * servers) / servers)
     }()
     static let reservedFiles = 64
     private var lastRefusalLog: Int64 = 0
@@ -155,6 +171,7 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     deinit {
+        listener?.close()
         if let context { lws_context_destroy(context) }
         if let evLoop { cws_ev_loop_destroy(evLoop) }
         foreignLoops.deallocate()
@@ -170,8 +187,10 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     /// Creates the context and binds the listening socket. Returns the port
-    /// (the chosen one when `options.port` is 0).
-    public func start() throws -> Int {
+    /// (the chosen one when the port is 0). `port`: instead of `options.port`
+    /// (the other service threads of a process take the port the first one bound).
+    public func start(port requestedPort: Int? = nil) throws -> Int {
+        let requestedPort = requestedPort ?? options.port
         LWSLog.install(LWSLog(logger: logger))
         let limits = options.template.settings.limits
 
@@ -185,7 +204,7 @@ public final class RoomServer: @unchecked Sendable {
         self.protocols = protocols
 
         var info = lws_context_creation_info()
-        info.port = Int32(options.port)
+        info.port = Int32(requestedPort)
         // lws takes an interface name or an address: resolve the usual loopback name.
         info.iface = UnsafePointer(keep(options.host == "localhost" ? "127.0.0.1" : options.host))
         info.protocols = UnsafePointer(protocols)
@@ -204,17 +223,33 @@ public final class RoomServer: @unchecked Sendable {
             foreignLoops.pointee = loop
             info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
             info.foreign_loops = foreignLoops
+            // roomd listens itself (Transport/Listener.swift) and lws serves what it accepts.
+            do throws(Listener.Failure) {
+                listener = try Listener(host: options.host, port: requestedPort, shared: options.reusePort, loop: loop)
+            } catch {
+                throw ServerError(description: "cannot listen on \(options.host):\(requestedPort): \(error.description)")
+            }
+            info.port = Int32(CWS_PORT_NO_LISTEN_SERVER)
+        } else if options.reusePort {
+            throw ServerError(description: "sharing a port (SO_REUSEPORT) needs the libev loop, not ROOMD_EVENT_LOOP=poll")
         }
 
         guard let context = lws_create_context(&info) else {
-            throw ServerError(description: "cannot listen on \(options.host):\(options.port)")
+            throw ServerError(description: "cannot listen on \(options.host):\(requestedPort)")
         }
         self.context = context
         guard let vhost = lws_get_vhost_by_name(context, "default") else {
             throw ServerError(description: "no default vhost")
         }
-        let port = Int(lws_get_vhost_listen_port(vhost))
-        if port <= 0 { throw ServerError(description: "cannot listen on \(options.host):\(options.port)") }
+        self.vhost = vhost
+        let port: Int
+        if let listener {
+            port = listener.port
+            listener.start(self)
+        } else {
+            port = Int(lws_get_vhost_listen_port(vhost))
+        }
+        if port <= 0 { throw ServerError(description: "cannot listen on \(options.host):\(requestedPort)") }
         startTimers(context)
         if let url = options.clusterURL { startCluster(url: url, port: port) }
         return port
@@ -224,7 +259,8 @@ public final class RoomServer: @unchecked Sendable {
     public var clusterNodeID: String? { cluster?.config.nodeID }
 
     private func startCluster(url: String, port: Int) {
-        let nodeID = options.nodeID ?? ClusterConfig.defaultNodeID(hostName: Self.hostName(), port: port)
+        var nodeID = options.nodeID ?? ClusterConfig.defaultNodeID(hostName: Self.hostName(), port: port)
+        if let thread = options.serviceThread { nodeID = ClusterConfig.threadNodeID(nodeID, thread: thread) }
         let config = ClusterConfig(natsURL: url, nodeID: nodeID)
         clusterStatus = ClusterStatus(nodeID: nodeID, nodes: 1, connected: false)
         let post: @Sendable (Command) -> Void = { [weak self] command in
@@ -347,6 +383,7 @@ public final class RoomServer: @unchecked Sendable {
             lastTrim = now
         }
         router?.releaseEndedRooms()
+        if let listener, listener.isPaused, !draining { listener.start(self) }
         for connection in flow.excuseStalled(now: now, among: connections.values) {
             logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: metadata(connection))
         }
@@ -410,6 +447,8 @@ public final class RoomServer: @unchecked Sendable {
     private func beginDrain() {
         guard !draining, let context else { return }
         draining = true
+        listener?.close()  // a sibling on the same port takes new connections
+        listener = nil
         logger.notice("shutting down", metadata: ["connections": "\(connections.count)"])
         for connection in connections.values { connection.close(1001) }
         let timer = LoopTimer(context: context) { [unowned self] in self.stopped = true }
@@ -422,6 +461,31 @@ public final class RoomServer: @unchecked Sendable {
         if draining, connections.isEmpty {
             stopped = true
             if let context { lws_cancel_service(context) }
+        }
+    }
+
+    /// The listening socket is readable: accepts what waits, at most 64 per
+    /// turn of the loop (the rest waits for the next turn, behind the sockets
+    /// already served), each admitted by the socket budget and handed to lws.
+    func acceptPending() {
+        guard let listener, let vhost else { return }
+        for _ in 0..<64 {
+            guard let socket = listener.accept() else {
+                if errno == EMFILE || errno == ENFILE {
+                    // Out of files despite the budget (other files of the process):
+                    // stop watching until the keepalive sweep, instead of spinning.
+                    logger.warning("accept: out of open files, pausing new connections for a second")
+                    metrics.acceptErrors.increment()
+                    listener.pause()
+                }
+                return
+            }
+            guard admitSocket() else {
+                close(socket)
+                continue
+            }
+            // On failure lws closes the socket itself.
+            if lws_adopt_socket_vhost(vhost, socket) == nil { metrics.acceptErrors.increment() }
         }
     }
 

@@ -23,9 +23,14 @@ struct Serve: ParsableCommand {
     var cluster: String?
     @Option(help: "This node's id in the cluster, [A-Za-z0-9_-]{1,64}; default HOSTNAME-PORT (the bound port).")
     var nodeID: String?
+    @Option(help: "Service threads: each is a node of the cluster (needs --cluster) listening on the same port, so capacity grows with cores. Node ids get -t1, -t2, ... appended.")
+    var threads: Int = 1
+    @Flag(help: "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster).")
+    var reusePort = false
 
     func validate() throws {
         try validatePort(port, name: "--port", range: 0...65535)
+        if !(1...64).contains(threads) { throw ValidationError("--threads: must be between 1 and 64, got \(threads)") }
         if let cluster, let problem = ClusterSettings.natsURLProblem(cluster) {
             throw ValidationError("--cluster: \(problem)")
         }
@@ -40,6 +45,14 @@ struct Serve: ParsableCommand {
         let clusterURL = cluster ?? template.settings.cluster.natsURL
         if nodeID != nil, clusterURL == nil {
             fail("--node-id: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url)", code: 64)
+        }
+        // Nodes sharing a port must share their rooms: without the bus each
+        // would hold its own copy of a room, and peers would not meet.
+        if threads > 1, clusterURL == nil {
+            fail("--threads: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): the threads are nodes of a cluster", code: 64)
+        }
+        if reusePort, clusterURL == nil {
+            fail("--reuse-port: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): nodes sharing a port must share their rooms", code: 64)
         }
         let environment = ProcessInfo.processInfo.environment
         var secret: [UInt8]?
@@ -66,9 +79,16 @@ struct Serve: ParsableCommand {
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 },
             clusterURL: clusterURL, nodeID: nodeID)
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
-        let server = RoomServer(options: options, logger: logger)
+        options.reusePort = reusePort || threads > 1
+        options.serversInProcess = threads
+        let servers = (1...threads).map { thread in
+            var mine = options
+            if threads > 1 { mine.serviceThread = thread }
+            return RoomServer(options: mine, logger: threads > 1 ? logger.with(thread: thread) : logger)
+        }
+        let server = servers[0]
         let (path, strict) = (config, strict)
-        Signals.install(server) {
+        Signals.install(servers) {
             do throws(TemplateError) {
                 let (template, warnings) = try RoleTemplate.load(path: path, strict: strict)
                 for warning in warnings { logger.warning("template reload: \(warning)") }
@@ -83,13 +103,17 @@ struct Serve: ParsableCommand {
                 var byte: UInt8 = 0
                 while read(STDIN_FILENO, &byte, 1) > 0 {}
                 logger.notice("standard input closed: shutting down")
-                server.shutdown()
+                for server in servers { server.shutdown() }
             }
             watcher.name = "roomd-stdin"
             watcher.start()
         }
         let boundPort: Int
-        do { boundPort = try server.start() } catch {
+        do {
+            boundPort = try server.start()
+            // The other threads listen on the port the first one bound (SO_REUSEPORT).
+            for other in servers.dropFirst() { _ = try other.start(port: boundPort) }
+        } catch {
             fail("cannot listen on \(host):\(port): the port is in use or not allowed; choose another --port, or --port 0 for a free one", code: 1)
         }
         var devSecretPath: String?  // a per-run secret (port 0), deleted at exit
@@ -103,11 +127,33 @@ struct Serve: ParsableCommand {
             devSecretPath = path
             logger.notice("no secret configured: using a random one for this run (port 0)", metadata: ["secret_file": "\(path)"])
         }
-        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))", "event_loop": "\(server.eventLoop)"])
+        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))", "event_loop": "\(server.eventLoop)", "threads": "\(threads)"])
         print("roomd listening on ws://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)/ws")
         fflush(nil)
+        // Each server runs on a thread of its own; the main thread serves the first.
+        let finished = servers.dropFirst().map { other in
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                other.run()
+                done.signal()
+            }
+            thread.stackSize = 8 << 20
+            thread.name = "roomd-service"
+            thread.start()
+            return done
+        }
         server.run()
+        for done in finished { done.wait() }
         if let devSecretPath { unlink(devSecretPath) }
+    }
+}
+
+extension Logger {
+    /// The logger of service thread `thread` (`--threads`): its lines say which.
+    func with(thread: Int) -> Logger {
+        var logger = self
+        logger[metadataKey: "thread"] = "\(thread)"
+        return logger
     }
 }
 

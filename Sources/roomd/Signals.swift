@@ -22,14 +22,14 @@ enum Signals {
 
     /// `reload` runs on the signal thread: it reads and validates the
     /// template file, or logs why not (the old template stays).
-    static func install(_ server: RoomServer, reload: @escaping @Sendable () -> RoleTemplate?) {
-        let thread = Thread { waitForSignals(server, reload: reload) }
+    static func install(_ servers: [RoomServer], reload: @escaping @Sendable () -> RoleTemplate?) {
+        let thread = Thread { waitForSignals(servers, reload: reload) }
         thread.name = "roomd-signals"
         thread.start()
     }
 }
 
-private func waitForSignals(_ server: RoomServer, reload: @Sendable () -> RoleTemplate?) {
+private func waitForSignals(_ servers: [RoomServer], reload: @Sendable () -> RoleTemplate?) {
     var set = sigset_t()
     sigemptyset(&set)
     for waited in Signals.waited { sigaddset(&set, waited) }
@@ -37,10 +37,10 @@ private func waitForSignals(_ server: RoomServer, reload: @Sendable () -> RoleTe
         var signal: Int32 = 0
         guard sigwait(&set, &signal) == 0 else { continue }
         if signal == SIGHUP {
-            if let template = reload() { server.reload(template) }
+            if let template = reload() { for server in servers { server.reload(template) } }
             continue
         }
-        server.shutdown()
+        for server in servers { server.shutdown() }
         return
     }
 }

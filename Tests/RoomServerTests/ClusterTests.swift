@@ -181,12 +181,70 @@ import Testing
         (["--cluster", "nats://user:pw@127.0.0.1:4222"], "--cluster: expected nats://HOST:PORT"),
         (["--cluster", "nats://127.0.0.1:4222", "--node-id", "a.b"], "--node-id: must be 1 to 64 characters"),
         (["--node-id", "alone"], "--node-id: needs --cluster"),
+        (["--threads", "2"], "--threads: needs --cluster"),
+        (["--reuse-port"], "--reuse-port: needs --cluster"),
+        (["--cluster", "nats://127.0.0.1:4222", "--threads", "0"], "--threads: must be between 1 and 64"),
     ])
     func badClusterFlagsAreUsageErrors(arguments: [String], message: String) throws {
         let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0"] + arguments)
         #expect(run.status == 64, "\(arguments): \(run.err)")
         #expect(run.err.contains(message), "\(run.err)")
         #expect(run.out.isEmpty)
+    }
+
+    /// The node ids that answer `GET /healthz` on `count` fresh TCP connections
+    /// to `port` (the kernel spreads connections over the sockets sharing it).
+    static func answeringNodes(port: Int, connections count: Int = 24) throws -> Set<String> {
+        var ids: Set<String> = []
+        for _ in 0..<count {
+            let (response, _) = try rawExchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            guard let body = response.components(separatedBy: "\r\n\r\n").last,
+                  let id = (try? JSON.parse(Array(body.utf8)))?["cluster"]?["node_id"]?.stringValue else { continue }
+            ids.insert(id)
+        }
+        return ids
+    }
+
+    @Test func twoServiceThreadsShareOnePortAndTheirPeersMeetInOneRoom() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let daemon = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "p", "--threads", "2"], singleProcess: true)
+        _ = try await Self.healthz(daemon, until: Self.up(nodes: 2))
+        // Both threads accept on the one port: 24 connections all landing on
+        // one of two sockets has a chance of 2^-23.
+        #expect(try Self.answeringNodes(port: daemon.port) == ["p-t1", "p-t2"], "\(daemon.stderr.suffix(3000))")
+        // Eight peers, each on its own connection (so on either thread), in one room.
+        var peers: [(client: RoomClient, result: JSON)] = []
+        for index in 0..<8 { peers.append(try await daemon.join("u\(index)", as: index == 0 ? "host" : "guest")) }
+        try await Task.sleep(for: .milliseconds(300))
+        for peer in peers { _ = peer.client.drain() }
+        _ = try await peers[0].client.call("broadcast", ["info": ["message": "to everyone"]])
+        for peer in peers.dropFirst() {
+            #expect(try await peer.client.next("on-broadcast")["info"]?["message"] == "to everyone")
+        }
+        #expect(daemon.stderr.contains("thread=1") && daemon.stderr.contains("thread=2"), "each thread's lines say which")
+        let stopped = daemon.stop()
+        #expect(stopped.status == 0 && stopped.seconds < 4, "SIGTERM stops every thread: \(stopped)")
+    }
+
+    @Test func reusePortLetsTwoNodesShareAPortAndWithoutItTheSecondCannotListen() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let a = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "a", "--reuse-port"], singleProcess: true)
+        let b = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "b", "--reuse-port", "--port", String(a.port)],
+                                 singleProcess: true)
+        #expect(b.port == a.port)
+        for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
+        #expect(try Self.answeringNodes(port: a.port) == ["a", "b"])
+        // Without --reuse-port the port stays the first node's alone.
+        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", String(a.port),
+                                                 "--cluster", nats.url, "--node-id", "c"],
+                                 environment: ["ROOMD_SECRET": String(repeating: "s", count: 40)], timeout: 10)
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.contains("cannot listen on 127.0.0.1:\(a.port)"), "\(run.err)")
+        // A node that stops hands the port to the other.
+        #expect(b.stop().status == 0)
+        #expect(try Self.answeringNodes(port: a.port, connections: 6) == ["a"])
     }
 
     @Test func aBadNatsURLInTheTemplateNamesItsPath() throws {
