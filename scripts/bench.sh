@@ -37,7 +37,8 @@
 #   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [0.2] (f): 25,000 votes/s offered (target 20,000)
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
-#   SECTIONS [storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
+#   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -88,7 +89,9 @@ MICRO_ROUNDS=${MICRO_ROUNDS:-7}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
-SECTIONS=${SECTIONS:-storm,fanout,overload,profile,rooms,idle,speakers,poll,cluster,micro}
+THREADS=${THREADS:-2}
+THREAD_RATES=${THREAD_RATES:-}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -127,6 +130,7 @@ has() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 has storm && section_storm
 has fanout && section_fanout
 has overload && section_overload
+has threads && section_threads
 has profile && section_profile
 has rooms && section_rooms
 has idle && section_idle

@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import RoomCluster
 import RoomModel
+import Synchronization
 
 /// How the daemon is configured at start.
 public struct ServerOptions: Sendable {
@@ -66,6 +67,9 @@ public final class RoomServer: @unchecked Sendable {
         case cluster(ClusterStatus)
         /// A node message, a forwarded request, or a lookup's outcome (Cluster/).
         case bus(ClusterEvent)
+        /// Node records from a service thread of this process (`--threads`),
+        /// handed over directly instead of through nats-server.
+        case sibling([UInt8])
     }
 
     let options: ServerOptions
@@ -74,6 +78,10 @@ public final class RoomServer: @unchecked Sendable {
     let clock = SystemClock()
     package private(set) var dispatcher: Dispatcher!
     private let inbox = Inbox<Command>()
+    /// Bytes of `.sibling` records posted and not drained yet: bounded like a
+    /// NATS subscription's pending bytes (beyond it records are dropped, as
+    /// the bus drops for a slow consumer).
+    private let siblingBytesPending = Atomic<Int>(0)
 
     private var context: OpaquePointer?
     /// The libev loop lws runs on (epoll: each wake-up costs the sockets that
@@ -258,6 +266,32 @@ public final class RoomServer: @unchecked Sendable {
     /// This node's cluster id, nil without a cluster (valid after `start()`).
     public var clusterNodeID: String? { cluster?.config.nodeID }
 
+    /// The other service threads of this process (`--threads`), after every
+    /// one has started and before any runs: records for them skip
+    /// nats-server (one post to their inbox instead of a publish, a hop
+    /// through nats-server and the C client's delivery thread). Leases,
+    /// discovery and REST still go over the bus.
+    public func linkSiblings(_ servers: [RoomServer]) {
+        var siblings: [String: RoomServer] = [:]
+        for server in servers where server !== self {
+            if let id = server.clusterNodeID { siblings[id] = server }
+        }
+        router?.siblings = siblings
+    }
+
+    /// Thread-safe: node records from a sibling service thread. False when
+    /// too many wait already (the caller counts it as a record not sent).
+    func postFromSibling(_ bytes: [UInt8]) -> Bool {
+        let pending = siblingBytesPending.add(bytes.count, ordering: .relaxed).newValue
+        if pending > RoomCluster.maxPendingBytes {
+            siblingBytesPending.subtract(bytes.count, ordering: .relaxed)
+            return false
+        }
+        inbox.post(.sibling(bytes))
+        if let context { lws_cancel_service(context) }
+        return true
+    }
+
     private func startCluster(url: String, port: Int) {
         var nodeID = options.nodeID ?? ClusterConfig.defaultNodeID(hostName: Self.hostName(), port: port)
         if let thread = options.serviceThread { nodeID = ClusterConfig.threadNodeID(nodeID, thread: thread) }
@@ -440,6 +474,9 @@ public final class RoomServer: @unchecked Sendable {
                 clusterStatus = status
             case .bus(let event):
                 router?.handle(event)
+            case .sibling(let bytes):
+                siblingBytesPending.subtract(bytes.count, ordering: .relaxed)
+                router?.handle(.message(bytes))
             }
         }
     }

@@ -169,6 +169,7 @@ final class Bench {
                    client clientBefore: ProcSample, _ clientAfter: ProcSample) {
         if let before, let after {
             record.set("server_cpu_pct", after.cpuPercent(since: before), digits: 1)
+            record["server_thread_cpu_pct"] = .array(after.threadPercents(since: before).map { .number(Record.format($0, 1)) })
             record.set("server_rss_kib", after.rssKiB)
             record.set("server_hwm_kib", after.hwmKiB)
         }

@@ -18,12 +18,25 @@ struct ProcSample {
     var hwmKiB: Int
     /// CPU seconds used by the whole machine (all processes, all cores; /proc/stat), in `selfSample()` only.
     var machineBusySeconds: Double = 0
+    /// CPU nanoseconds of each thread (by thread id), from schedstat.
+    var threadNanos: [String: UInt64] = [:]
 
     /// Percent of one core used between two samples.
     func cpuPercent(since earlier: ProcSample) -> Double {
         let wall = Double(nanos &- earlier.nanos) / 1e9
         guard wall > 0 else { return 0 }
         return (cpuSeconds - earlier.cpuSeconds) / wall * 100
+    }
+
+    /// Percent of one core used by each thread that ran between two samples
+    /// (≥ 0.5 %), busiest first: how a multi-threaded server spreads its work.
+    func threadPercents(since earlier: ProcSample) -> [Double] {
+        let wall = Double(nanos &- earlier.nanos)
+        guard wall > 0 else { return [] }
+        return threadNanos.compactMap { tid, ns -> Double? in
+            let used = Double(ns &- (earlier.threadNanos[tid] ?? 0)) / wall * 100
+            return used >= 0.5 ? used : nil
+        }.sorted(by: >)
     }
 
     /// Percent of one core used by the whole machine between two samples.
@@ -45,8 +58,12 @@ enum ProcStats {
         guard let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let utime = Double(fields[11]), let stime = Double(fields[12]) else { return nil }
+        var threads: [String: UInt64] = [:]
+        for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+            if let ns = cpuNanos(["/proc/\(pid)/task/\(tid)/schedstat"]) { threads[tid] = ns }
+        }
         return ProcSample(nanos: now, cpuSeconds: (utime + stime) / ticksPerSecond,
-                          rssKiB: field(status, "VmRSS:"), hwmKiB: field(status, "VmHWM:"))
+                          rssKiB: field(status, "VmRSS:"), hwmKiB: field(status, "VmHWM:"), threadNanos: threads)
     }
 
     /// CPU time (user + system) of every thread of `pid` in nanoseconds, from

@@ -113,6 +113,7 @@ struct Serve: ParsableCommand {
             boundPort = try server.start()
             // The other threads listen on the port the first one bound (SO_REUSEPORT).
             for other in servers.dropFirst() { _ = try other.start(port: boundPort) }
+            for server in servers { server.linkSiblings(servers) }
         } catch {
             fail("cannot listen on \(host):\(port): the port is in use or not allowed; choose another --port, or --port 0 for a free one", code: 1)
         }

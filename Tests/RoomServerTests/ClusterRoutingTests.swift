@@ -37,9 +37,14 @@ import Testing
         }
 
         /// nats-server's count of messages published to it so far.
-        func busMessages() throws -> Int {
+        func busMessages() throws -> Int { try varz("in_msgs") }
+
+        /// nats-server's count of payload bytes published to it so far.
+        func busBytes() throws -> Int { try varz("in_bytes") }
+
+        func varz(_ field: String) throws -> Int {
             guard let (status, body) = nats.monitor("/varz"), status == 200,
-                  let json = try? JSON.parse(Array(body.utf8)), let count = json["in_msgs"]?.intValue
+                  let json = try? JSON.parse(Array(body.utf8)), let count = json[field]?.intValue
             else { throw DaemonError(description: "no /varz from nats-server") }
             return count
         }
@@ -120,6 +125,61 @@ import Testing
         // One message per other node (2), plus heartbeats and lease renewals
         // (a few per second); per peer it would be 30.
         #expect(perBroadcast <= 3, "\(perBroadcast) bus messages per broadcast")
+    }
+
+    @Test func aClientFarAheadOfItsRoomsHomeIsNotReadUntilTheHomeCatchesUp() async throws {
+        let cluster = try await Cluster(nodes: 2, settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#)
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // node 1 is the room's home
+        let edge = cluster.nodes[1]
+        let socket = try RawSocket(port: edge.port, readTimeoutSeconds: 10)
+        try socket.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try edge.token(user: "fast", role: "guest"))"}}"#)
+        #expect(try JSON.parse(try #require(socket.readFrame()).payload)["result"]?["peer"] != nil)
+
+        // The home stops (no acknowledgements); for a second the client sends
+        // 4,000-byte broadcasts as fast as its socket takes them. Its node
+        // forwards at most the window (512 messages or 1 MiB) to the bus and
+        // leaves the rest unread in the kernel. (Short: a home stopped for 2 s
+        // or more may lose its room's lease.)
+        let text = String(repeating: "x", count: 4000)
+        let frames = (1...5000).map { RawSocket.frame(Array(#"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#(text)"}}}"#.utf8), opcode: 1) }
+        let home = cluster.nodes[0].process.processIdentifier
+        _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
+        let busBefore = try cluster.busBytes()
+        kill(home, SIGSTOP)
+        let stoppedAt = Date()
+        var accepted = 0, sentFrames = 0, offset = 0
+        while sentFrames < frames.count, Date().timeIntervalSince(stoppedAt) < 1 {
+            let frame = frames[sentFrames]
+            let n = frame[offset...].withUnsafeBytes { send(socket.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 {
+                accepted += n
+                offset += n
+                if offset == frame.count { sentFrames += 1; offset = 0 }
+            } else {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await Task.sleep(for: .milliseconds(200))  // what the node forwards, it has forwarded by now
+        let forwarded = try cluster.busBytes() - busBefore
+        kill(home, SIGCONT)
+        #expect(accepted > 4 << 20, "the client offered far more than the window (\(accepted) bytes)")
+        #expect(forwarded < 3 << 19, "\(forwarded) bytes forwarded to a home that acknowledged nothing")
+        // Every message taken is answered, in order, once the home runs again.
+        _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) & ~O_NONBLOCK)
+        if offset > 0 { try socket.sendAll(Array(frames[sentFrames][offset...])); sentFrames += 1 }
+        var ids: [Int] = []
+        var closeCode: Int?
+        while ids.count < sentFrames, let frame = socket.readFrame() {
+            if frame.opcode == 8 {
+                closeCode = frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : 0
+                break
+            }
+            if let id = try JSON.parse(frame.payload)["id"]?.intValue { ids.append(id) }
+        }
+        #expect(closeCode == nil, "closed with \(closeCode ?? 0) after \(ids.count) answers; \(edge.stderr.suffix(1500))")
+        #expect(ids == Array(1...sentFrames))
+        #expect(try await host.next("on-broadcast")["info"]?["message"]?.stringValue == text)
     }
 
     @Test func aKilledNodesPeersLeaveAfterTheGraceAndTheOthersGoOn() async throws {

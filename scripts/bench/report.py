@@ -525,6 +525,11 @@ class Doc:
             self.add(f"| (b) overload: roomd at {key}× its knee | – | {spread(runs, 'delivered_per_s')}/s delivered"
                      f" ({f'{statistics.median(pct):.0f} %' if pct else '–'} of the knee), loss {spread(runs, 'loss')},"
                      f" receivers closed {spread(runs, 'receivers_closed')} | – | – |")
+        tk, truns = knee(self.r, "fanout-threads")
+        if self.g("fanout-threads", "fanout"):
+            td = median(truns, "delivered_per_s") if truns else None
+            self.add(f"| (h) fan-out knee on 2 service threads (`--threads 2`) ÷ on 1 | – | {ratio(td, rd)}:"
+                     f" {kt(tk, truns, 'fanout-threads')} | – | – |")
         cl = self.g("cluster", "fanout")
         multi = [k for k in cl if k != "1-node"]
         if multi and "1-node" in cl:
@@ -770,6 +775,68 @@ class Doc:
                          " two cores, so the cluster cannot beat one node here: the figure to watch is the factor.")
         self.add()
 
+    def threads(self):
+        th = self.g("fanout-threads", "fanout")
+        if not th:
+            return
+        one = self.g("fanout-roomd", "fanout")
+        tk, truns = knee(self.r, "fanout-threads")
+        rk, rruns = knee(self.r, "fanout-roomd")
+        self.add("## (h) More cores: the fan-out on 1 vs 2 service threads")
+        self.add()
+        self.add("The fan-out of (b) on `roomd --threads 2 --cluster nats://…`: two service threads in one process,"
+                 " each a node of the cluster, both listening on the one port (`SO_REUSEPORT`), so the kernel spreads"
+                 " the 1,001 connections over them; a nats-server with JetStream is their bus. The room lives on one"
+                 " thread (its home); each push crosses the bus once per turn to the other thread, which writes it to"
+                 " its own sockets. Same ladder, same run as (b)'s roomd (1 thread). *roomd CPU* is the process (both"
+                 " threads), split into its *busiest / next thread*; the bus' nats-server is measured apart.")
+        self.add()
+        self.add("| msg/s | held | delivered/s | p50 | p99 | loss | roomd CPU | busiest / next thread | bus nats-server CPU"
+                 " | client CPU | 1 thread at this rate (b): delivered/s, p99, CPU |")
+        self.add("|---|---|---|---|---|---|---|---|---|---|---|")
+
+        def col(runs, index, field="server_thread_cpu_pct"):
+            v = [r[field][index] for r in runs if isinstance(r.get(field), list) and len(r[field]) > index
+                 and r[field][index] is not None]
+            return statistics.median(v) if v else None
+
+        for key in sorted(th, key=float):
+            runs = th[key]
+            held = sum(1 for r in runs if run_held(r))
+            b, t2 = col(runs, 0), col(runs, 1)
+            bus = col(runs, 1, "node_cpu_pct")
+            single = one.get(key)
+            single_text = (f"{spread(single, 'delivered_per_s')}, {spread(single, 'p99_ms', fms)},"
+                           f" {spread(single, 'server_cpu_pct', fpct)}") if single else "not measured"
+            self.add(f"| {int(float(key)):,} | {'**yes**' if step_held(runs) else 'no'} ({held}/{len(runs)})"
+                     f" | {spread(runs, 'delivered_per_s')} | {spread(runs, 'p50_ms', fms)} | {spread(runs, 'p99_ms', fms)}"
+                     f" | {spread(runs, 'loss')} | {spread(runs, 'server_cpu_pct', fpct)}"
+                     f" | {fpct(b) if b is not None else '–'} / {fpct(t2) if t2 is not None else '–'}"
+                     f" | {fpct(bus) if bus is not None else '–'} | {spread(runs, 'client_cpu_pct', fpct)}"
+                     f" | {single_text}{aborted(runs)} |")
+        self.add()
+        td = median(truns, "delivered_per_s") if truns else None
+        rd = median(rruns, "delivered_per_s") if rruns else None
+        self.add(f"Knee: 2 threads {self.knee_text(tk, truns) if tk else 'no rate held'}; 1 thread (b)"
+                 f" {self.knee_text(rk, rruns) if rk else 'no rate held'}: 2 threads ÷ 1 = **{ratio(td, rd)}**.")
+        # CPU per delivery at the highest rate both held (or measured): the price of the split.
+        common = [k for k in th if k in one]
+        if common:
+            key = max(common, key=float)
+            a, b = th[key], one[key]
+            ca = [(r["server_cpu_pct"] + ((r.get("node_cpu_pct") or [0, 0])[1] or 0)) / r["delivered_per_s"] * 1e4
+                  for r in a if r.get("delivered_per_s") and r.get("server_cpu_pct")]
+            cb = [r["server_cpu_pct"] / r["delivered_per_s"] * 1e4 for r in b if r.get("delivered_per_s") and r.get("server_cpu_pct")]
+            machine = [r.get("server_cpu_pct", 0) + ((r.get("node_cpu_pct") or [0, 0])[1] or 0) + r.get("client_cpu_pct", 0)
+                       for r in a]
+            if ca and cb:
+                self.add()
+                self.add(f"At {int(float(key)):,} msg/s: CPU per delivery {statistics.median(ca):.3f} µs with 2 threads"
+                         f" (roomd and its bus) against {statistics.median(cb):.3f} µs on 1 thread"
+                         f" ({statistics.median(ca) / statistics.median(cb):.2f}×); roomd, its bus and roombench together"
+                         f" used {statistics.median(machine):.0f} % of the machine's 200 %.")
+        self.add()
+
     def profile(self):
         d = self.a.profile_dir
         if not d or not os.path.isdir(d):
@@ -887,6 +954,7 @@ class Doc:
         self.speakers()
         self.poll()
         self.cluster()
+        self.threads()
         self.profile()
         self.levers()
         self.micro()

@@ -203,8 +203,9 @@ section_micro() {
 }
 
 # wait_cluster URL...: until every node's /healthz counts them all on a connected bus (30 s).
+# WAIT_NODES=N: expect N nodes instead of one per URL (service threads sharing a port).
 wait_cluster() {
-    local n=$# url ready
+    local n=${WAIT_NODES:-$#} url ready
     for _ in $(seq 300); do
         ready=0
         for url in "$@"; do
@@ -212,7 +213,7 @@ wait_cluster() {
             curl -fsS --max-time 2 "http://${url%%/*}/healthz" 2>/dev/null | grep -q "\"nodes\":$n,\"connected\":true" \
                 && ready=$((ready + 1))
         done
-        [ "$ready" -eq "$n" ] && return 0
+        [ "$ready" -eq "$#" ] && return 0
         sleep 0.1
     done
     die "the cluster of $n nodes did not come up (logs in $WORK)"
@@ -245,6 +246,34 @@ section_cluster() {
         step cluster 1-node "$run" $((STEP_S + DRAIN_S + 120)) fanout $(roomd_args) --receivers "$CLUSTER_RECEIVERS" \
             --rates "$CLUSTER_RATE" --duration "$STEP_S" --drain "$DRAIN_S" --connect-timeout 30 --join-timeout 60
     done
+}
+
+# (h) cores (issue 12): the fan-out of (b) on `roomd --threads THREADS` — THREADS
+# service threads in one process, each a cluster node, sharing the port
+# (SO_REUSEPORT), with a nats-server as their bus — up the same ladder as (b)'s
+# roomd, in the same run. roombench samples the CPU of roomd (every thread) and
+# of the bus' nats-server separately (node_cpu_pct: roomd, nats-server).
+start_roomd_threads() {
+    start_nats "$1-bus" -js -sd "$WORK/js-$1"
+    local bus_pid=$SERVER_PID bus_mon=$NATS_MON
+    KEEP_SERVERS=1 start_roomd "$1" --threads "$THREADS" --cluster "$NATS_URL" --node-id t
+    BUS_PID=$bus_pid
+    NATS_MON=$bus_mon
+    WAIT_NODES=$THREADS wait_cluster "$URL"
+}
+threads_args() { echo --url "$URL" --secret-file "$WORK/secret" --server-pid "$SERVER_PID" --server-pid "$BUS_PID"; }
+section_threads() {
+    local rates=$THREAD_RATES
+    if [ -z "$rates" ]; then
+        # From (b)'s knee (or its first rate) up: the rates of ROOMD_RATES from half the knee up.
+        local knee
+        knee=$(python3 "$REPORT_PY" knee --results "$RESULTS" --section fanout-roomd)
+        knee=${knee:-${ROOMD_RATES%%,*}}
+        rates=$(printf '%s\n' ${ROOMD_RATES//,/ } | awk -v k="$knee" '$1 >= k * 0.5' | paste -sd, -)
+    fi
+    log "(h) cores: roomd --threads $THREADS (one cluster node per thread on one port) at $rates msg/s"
+    ladder "fanout-threads" start_roomd_threads threads_args "$rates"
+    NATS_MON=""
 }
 
 # profile: where roomd's time goes, in this run. perf samples roomd (call graphs)

@@ -60,8 +60,9 @@ package final class Connection {
     /// On the edge: the room's home died and its new home is being found.
     var takingOver = false
     /// On the edge: messages sent to the home and not acknowledged yet; reading
-    /// stops at `ClusterRouter.maxUnacked` until the home catches up.
-    var unacked = 0
+    /// stops at `ClusterRouter.maxUnacked` messages or `maxUnackedBytes`
+    /// until the home catches up.
+    var unacked = InFlight()
     var pausedForHome = false
     /// On the home: messages of this remote connection handled since the last acknowledgement.
     var handledSinceAck = 0
@@ -247,6 +248,39 @@ package final class Connection {
             return -1
         }
         return 0
+    }
+}
+
+/// On the edge: the messages of one client sent to its room's home and not
+/// acknowledged yet, oldest first (acknowledgements count messages; the
+/// sizes they free are looked up here).
+struct InFlight {
+    private var sizes: [Int] = []
+    private var head = 0
+    private(set) var count = 0
+    private(set) var bytes = 0
+
+    mutating func sent(_ size: Int) {
+        sizes.append(size)
+        count += 1
+        bytes += size
+    }
+
+    mutating func acknowledged(_ messages: Int) {
+        var left = min(messages, count)
+        while left > 0 {
+            bytes -= sizes[head]
+            head += 1
+            count -= 1
+            left -= 1
+        }
+        if head == sizes.count {
+            sizes.removeAll(keepingCapacity: sizes.count <= 1024)
+            head = 0
+        } else if head > 1024 {
+            sizes.removeFirst(head)
+            head = 0
+        }
     }
 }
 
