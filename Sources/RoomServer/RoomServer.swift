@@ -272,12 +272,17 @@ public final class RoomServer: @unchecked Sendable {
     /// through nats-server and the C client's delivery thread). Leases,
     /// discovery and REST still go over the bus.
     public func linkSiblings(_ servers: [RoomServer]) {
-        var siblings: [String: RoomServer] = [:]
+        var byNode: [String: RoomServer] = [:]
         for server in servers where server !== self {
-            if let id = server.clusterNodeID { siblings[id] = server }
+            if let id = server.clusterNodeID { byNode[id] = server }
         }
-        router?.siblings = siblings
+        router?.siblings = byNode
+        siblings = servers.filter { $0 !== self }
     }
+
+    /// The other service threads of this process (set by `linkSiblings`
+    /// before any runs, read-only afterwards): `/metrics` sums theirs too.
+    private(set) var siblings: [RoomServer] = []
 
     /// Thread-safe: node records from a sibling service thread. False when
     /// too many wait already (the caller counts it as a record not sent).
@@ -417,6 +422,7 @@ public final class RoomServer: @unchecked Sendable {
             lastTrim = now
         }
         router?.releaseEndedRooms()
+        if !siblings.isEmpty { metrics.recordGauges(self) }  // what a sibling's scrape reads
         if let listener, listener.isPaused, !draining { listener.start(self) }
         for connection in flow.excuseStalled(now: now, among: connections.values) {
             logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: metadata(connection))

@@ -223,6 +223,18 @@ import Testing
             #expect(try await peer.client.next("on-broadcast")["info"]?["message"] == "to everyone")
         }
         #expect(daemon.stderr.contains("thread=1") && daemon.stderr.contains("thread=2"), "each thread's lines say which")
+        // /metrics is the whole process' whichever thread answers (a sibling's
+        // gauges are at most a second old).
+        try await Task.sleep(for: .milliseconds(1200))
+        for _ in 0..<6 {
+            let (response, _) = try rawExchange(port: daemon.port, Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let lines = Set(response.components(separatedBy: "\n"))
+            #expect(lines.contains("roomd_peers 8"), "\(response.suffix(2000))")
+            #expect(lines.contains("roomd_connections 8"))
+            #expect(lines.contains(#"roomd_calls_total{method="join"} 8"#))
+            #expect(lines.contains(#"roomd_calls_total{method="broadcast"} 1"#))
+            #expect(response.components(separatedBy: "# TYPE roomd_peers gauge").count == 2, "one TYPE line per metric")
+        }
         let stopped = daemon.stop()
         #expect(stopped.status == 0 && stopped.seconds < 4, "SIGTERM stops every thread: \(stopped)")
     }

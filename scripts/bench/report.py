@@ -835,6 +835,24 @@ class Doc:
                          f" (roomd and its bus) against {statistics.median(cb):.3f} µs on 1 thread"
                          f" ({statistics.median(ca) / statistics.median(cb):.2f}×); roomd, its bus and roombench together"
                          f" used {statistics.median(machine):.0f} % of the machine's 200 %.")
+        # The CPU budget of 2 × nats-server on this machine: what roomd (1 thread, at its knee) and
+        # roombench spend per delivery, times the deliveries the target needs.
+        nk, nruns = knee(self.r, "fanout-nats")
+        nd = median(nruns, "delivered_per_s") if nruns else None
+        if rruns and nd:
+            server = statistics.median([r["server_cpu_pct"] / r["delivered_per_s"] for r in rruns
+                                        if r.get("delivered_per_s") and r.get("server_cpu_pct")])
+            client = statistics.median([r["client_cpu_pct"] / r["delivered_per_s"] for r in rruns
+                                        if r.get("delivered_per_s") and r.get("client_cpu_pct")])
+            target = 2 * nd
+            self.add()
+            self.add(f"**The CPU budget of the target.** 2 × nats-server is {target / 1e6:.1f}M deliveries/s. At (b)'s knee"
+                     f" roomd spends {server * 1e4:.3f} µs of CPU per delivery and roombench, receiving, {client * 1e4:.3f} µs:"
+                     f" {target / 1e6:.1f}M/s needs about {target * (server + client):.0f} % of a core for the two together,"
+                     f" and the machine has 200 %: on this machine the target is out of reach of any server that"
+                     f" spends what roomd spends per delivery, however many threads it runs (at nats-server's knee,"
+                     f" nats-server used {fpct(median(nruns, 'server_cpu_pct'))} and roombench"
+                     f" {fpct(median(nruns, 'client_cpu_pct'))}).")
         self.add()
 
     def profile(self):

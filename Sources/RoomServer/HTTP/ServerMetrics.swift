@@ -56,13 +56,64 @@ final class ServerMetrics: Sendable {
 
     func failed(_ code: ErrorCode) { errors[code]?.increment() }
 
-    /// The Prometheus text exposition, with the gauges read from the server now.
-    func exposition(server: RoomServer) -> [UInt8] {
+    /// Service thread: the gauges read from `server` now.
+    func recordGauges(_ server: RoomServer) {
         connections.record(server.connections.count)
         peers.record(server.registry.peerCount)
         rooms.record(server.registry.rooms.count)
+    }
+
+    /// The Prometheus text exposition, with the gauges read from the server
+    /// now. With sibling service threads (`--threads`) it is the whole
+    /// process': every thread's series summed (their gauges as each thread
+    /// last recorded them, at most a second ago), so that whichever thread
+    /// the kernel hands a scrape to answers the same.
+    func exposition(server: RoomServer) -> [UInt8] {
+        recordGauges(server)
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        return buffer
+        if server.siblings.isEmpty { return buffer }
+        var all = [buffer]
+        for sibling in server.siblings {
+            var theirs: [UInt8] = []
+            sibling.metrics.registry.emit(into: &theirs)  // thread-safe: the registry's own lock, atomic values
+            all.append(theirs)
+        }
+        return Self.sum(all)
+    }
+
+    /// Sums Prometheus text expositions of the same metrics: each sample line
+    /// (`name{labels} value`) once with the sum of its values, in the order
+    /// first seen; `# HELP` / `# TYPE` lines once.
+    static func sum(_ expositions: [[UInt8]]) -> [UInt8] {
+        var order: [String] = []
+        var totals: [String: Double] = [:]
+        var comments: Set<String> = []
+        for text in expositions {
+            for line in String(decoding: text, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true) {
+                if line.hasPrefix("#") {
+                    let comment = String(line)
+                    if comments.insert(comment).inserted { order.append(comment) }
+                    continue
+                }
+                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                let key = String(line[..<space])
+                if let total = totals[key] {
+                    totals[key] = total + value
+                } else {
+                    totals[key] = value
+                    order.append(key)
+                }
+            }
+        }
+        var out = ""
+        for key in order {
+            if let total = totals[key] {
+                out += key + " " + (total == total.rounded() && abs(total) < 1e15 ? String(Int64(total)) : "\(total)") + "\n"
+            } else {
+                out += key + "\n"
+            }
+        }
+        return Array(out.utf8)
     }
 }
