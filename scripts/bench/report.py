@@ -358,6 +358,12 @@ class Doc:
                                f"{f'{high:.2f}×' if high else '?'})")
             else:
                 verdict = "**missed**: no knee for " + ("roomd" if rd is None else "nats-server")
+            tk, truns = knee(self.r, "fanout-threads")
+            if self.g("fanout-threads", "fanout"):
+                td = median(truns, "delivered_per_s") if truns else None
+                measured += (f" With `--threads 2` (h): {fint(td)}/s at {tk:,} msg/s, **{ratio(td, nd)}** nats-server."
+                             if td else " With `--threads 2` (h): no rate held.")
+                verdict += "; (h) and its CPU budget show why, and what would close it."
             self.add(f"| fan-out 1 → 1,000, held (10-s steps, no loss, p99 ≤ 200 ms) | ≥ 2 × nats-server in the same run"
                      f" | {measured} | {verdict} |")
         over = self.g("overload", "fanout")
