@@ -29,6 +29,13 @@ public enum ClusterRecord: Equatable, Sendable {
     /// Edge → a room's new home (the old one died): the client of connection
     /// `conn` is still here, as peer `peer` of `room`.
     case attach(conn: UInt64, peer: String, room: String)
+    /// Edge → home: the connection's queue passed the high watermark while
+    /// the kernel took every byte (flow control: it counts towards pausing
+    /// the room on its home, as a congested local connection does there).
+    case congested(conn: UInt64)
+    /// Edge → home: the connection's queue drained below the low watermark,
+    /// or its client stopped reading (then it is a slow client, not roomd).
+    case drained(conn: UInt64)
 
     var tag: UInt8 {
         switch self {
@@ -41,6 +48,8 @@ public enum ClusterRecord: Equatable, Sendable {
         case .reroute: 7
         case .ack: 8
         case .attach: 9
+        case .congested: 10
+        case .drained: 11
         }
     }
 }
@@ -73,9 +82,9 @@ public struct ClusterMessage: Equatable, Sendable {
             case 1:
                 guard let conn = reader.varint(), let bytes = reader.block() else { return nil }
                 records.append(.data(conn: conn, bytes: bytes))
-            case 2:
+            case 2, 10, 11:
                 guard let conn = reader.varint() else { return nil }
-                records.append(.lost(conn: conn))
+                records.append(tag == 2 ? .lost(conn: conn) : tag == 10 ? .congested(conn: conn) : .drained(conn: conn))
             case 3:
                 guard let count = reader.varint(), count <= UInt64(reader.remaining) else { return nil }
                 var conns: [UInt64] = []
@@ -143,7 +152,7 @@ public struct ClusterWriter: Sendable {
         case .data(let conn, let payload), .replay(let conn, let payload), .reroute(let conn, let payload):
             Self.appendVarint(conn, to: &bytes)
             Self.appendBytes(payload, to: &bytes)
-        case .lost(let conn):
+        case .lost(let conn), .congested(let conn), .drained(let conn):
             Self.appendVarint(conn, to: &bytes)
         case .joined(let conn, let peer):
             Self.appendVarint(conn, to: &bytes)

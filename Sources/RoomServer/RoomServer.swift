@@ -315,6 +315,7 @@ public final class RoomServer: @unchecked Sendable {
         let jobs = ClusterJobs(cluster: cluster, logger: logger) { post(.bus($0)) }
         let router = ClusterRouter(server: self, cluster: cluster, jobs: jobs)
         self.router = router
+        flow.report = { [unowned router] connection, congested in router.reportFlow(connection, congested: congested) }
         jobs.start()
         if let context {
             stateTimer = LoopTimer(context: context, every: 200) { [unowned router] in router.saveDirtyRooms() }
@@ -426,6 +427,9 @@ public final class RoomServer: @unchecked Sendable {
         if let listener, listener.isPaused, !draining { listener.start(self) }
         for connection in flow.excuseStalled(now: now, among: connections.values) {
             logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: metadata(connection))
+        }
+        if let router {  // other nodes' clients of rooms homed here count too
+            _ = flow.excuseStalled(now: now, among: router.remoteConnections)
         }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.lastHeard

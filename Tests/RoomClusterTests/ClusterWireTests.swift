@@ -7,6 +7,8 @@ import Testing
     static let records: [ClusterRecord] = [
         .data(conn: 1, bytes: Array(#"{"jsonrpc":"2.0"}"#.utf8)),
         .lost(conn: 300),
+        .congested(conn: 301),
+        .drained(conn: 1 << 40),
         .frame(conns: [1, 2, 1 << 40], bytes: [0x81, 0x02, 0x7B, 0x7D]),
         .close(conn: 7, code: 4008),
         .joined(conn: 7, peer: "p-1"),

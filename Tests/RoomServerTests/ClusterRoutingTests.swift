@@ -182,6 +182,48 @@ import Testing
         #expect(try await host.next("on-broadcast")["info"]?["message"]?.stringValue == text)
     }
 
+    @Test func receiversOnAnotherNodeThanTheirRoomsHomeAreFlowControlledNotDropped() async throws {
+        // The sender is on the room's home, every receiver on the other node:
+        // only their node sees their queues grow. It reports each one that is
+        // behind while its client reads (`congested` records), and the home
+        // pauses the room (stops reading the sender) as for its own clients.
+        // Without the reports the receivers are closed 4008 after ~160 of the
+        // 2,000 broadcasts (2 MB each, max_outbound_bytes 512 KiB).
+        let cluster = try await Cluster(nodes: 2, settings: """
+            {"limits":{"max_outbound_bytes":524288,"messages_per_second":1000000,"message_burst":1000000}}
+            """)
+        defer { cluster.nats.remove() }
+        let home = cluster.nodes[0]
+        let sender = try RawSocket(port: home.port, readTimeoutSeconds: 30)
+        try sender.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try home.token(user: "fast", role: "host"))"}}"#)
+        #expect(try JSON.parse(try #require(sender.readFrame()).payload)["result"]?["peer"] != nil)
+        var receivers: [RoomClient] = []
+        for n in 0..<10 { receivers.append(try await cluster.join("r\(n)", as: "viewer", on: 1).0) }
+        try await Task.sleep(for: .milliseconds(300))
+        for receiver in receivers { _ = receiver.drain() }
+        let count = 2000
+        let text = String(repeating: "f", count: 1000)
+        try sender.sendTexts((1...count).map {
+            #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
+        })
+        var answered = 0
+        while answered < count, let frame = sender.readFrame(), frame.opcode == 1 {
+            if try JSON.parse(frame.payload)["result"] != nil { answered += 1 }
+        }
+        #expect(answered == count)
+        for receiver in receivers {
+            var got = 0
+            while got < count, let info = try? await receiver.next("on-broadcast", timeout: .seconds(20))["info"] {
+                got += 1
+                if info["message"]?.stringValue != "\(got) \(text)" { break }
+            }
+            var why = ""
+            if got < count { do { _ = try await receiver.next("on-broadcast", timeout: .seconds(1)) } catch { why = "\(error)" } }
+            #expect(got == count, "every broadcast, in order (\(why))")
+            #expect(!receiver.isClosed)
+        }
+    }
+
     @Test func aKilledNodesPeersLeaveAfterTheGraceAndTheOthersGoOn() async throws {
         let cluster = try await Cluster(settings: #"{"room":{"reconnect_grace_s":1}}"#)
         defer { cluster.nats.remove() }

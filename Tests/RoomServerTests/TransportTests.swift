@@ -83,6 +83,47 @@ import Testing
         _ = try await flooder.call("ping")
     }
 
+    @Test func aSenderFasterThanRoomdIsSlowedAndNoReceiverThatReadsIsDropped() async throws {
+        // max_outbound_bytes 16 KiB (high watermark 4 KiB). One write of 300
+        // broadcasts of 1 KB: lws reads 64 KiB at a time, so without flow
+        // control one turn would queue ~60 KB for every receiver and close
+        // them all with 4008. One process: over a cluster, receivers on other
+        // nodes are paused for by a round trip (ClusterRoutingTests).
+        // Flow control stops reading the sender instead: its calls are answered
+        // later, every receiver gets every message, nobody is closed.
+        let daemon = try Daemon.start(settings: """
+            {"limits":{"max_outbound_bytes":16384,"messages_per_second":1000000,"message_burst":1000000}}
+            """, singleProcess: true)
+        var receivers: [RoomClient] = []
+        for n in 0..<10 { receivers.append(try await daemon.join("r\(n)", as: "viewer").client) }
+        let sender = try RawSocket(port: daemon.port, readTimeoutSeconds: 20)
+        let token = try daemon.token(user: "fast", role: "host")
+        try sender.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(token)"}}"#)
+        #expect(try JSON.parse(try #require(sender.readFrame()).payload)["result"]?["peer"] != nil)
+        for receiver in receivers { _ = try await receiver.next("on-peer-join") }
+        let text = String(repeating: "f", count: 1000)
+        try sender.sendTexts((1...300).map {
+            #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
+        })
+        var answered: [Int] = []
+        while answered.count < 300, let frame = sender.readFrame() {
+            #expect(frame.opcode == 1, "the sender is not closed")
+            guard frame.opcode == 1 else { break }
+            let message = try JSON.parse(frame.payload)
+            if let id = message["id"]?.intValue, message["result"] != nil { answered.append(id) }
+        }
+        #expect(answered == Array(1...300))
+        for receiver in receivers {
+            for n in 1...300 {
+                let info = try await receiver.next("on-broadcast", timeout: .seconds(20))["info"]
+                #expect(info?["message"]?.stringValue == "\(n) \(text)")
+                if info?["message"]?.stringValue != "\(n) \(text)" { break }
+            }
+            #expect(!receiver.isClosed)
+        }
+        #expect(try await daemon.metricsText().contains("roomd_slow_consumer_closes_total 0\n"))
+    }
+
     @Test func unresponsiveClientIsDroppedAfterTheIdleTimeout() async throws {
         let daemon = try Daemon.start(settings: #"{"limits":{"idle_timeout_s":2},"room":{"reconnect_grace_s":0}}"#)
         let (host, _) = try await daemon.join("h", as: "host")

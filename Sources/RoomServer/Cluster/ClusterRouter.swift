@@ -71,6 +71,8 @@ final class ClusterRouter {
     private var oversized: Set<String> = []
     /// Remote connections with handled messages to acknowledge at the next flush.
     private var ackDue: [Connection] = []
+    /// Remote connections with messages held while their room was paused.
+    private var held: [Connection] = []
 
     /// A restored room's peers wait at least this long for their clients to attach.
     static let takeoverGraceMillis: Int64 = 5_000
@@ -277,7 +279,10 @@ final class ClusterRouter {
         guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
         logger.notice("cluster: \(reason): its clients' peers enter the reconnect grace",
                       metadata: ["node": "\(node)", "connections": "\(lost.count)"])
-        for connection in lost.values { server.dispatcher.connectionLost(connection) }
+        for connection in lost.values {
+            server.flow.forget(connection)
+            server.dispatcher.connectionLost(connection)
+        }
     }
 
     // MARK: the bus
@@ -331,11 +336,31 @@ final class ClusterRouter {
                         continue
                     }
                 }
-                server.dispatcher.handle(payload, from: connection)
-                connection.handledSinceAck += 1
-                if connection.handledSinceAck == 1 { ackDue.append(connection) }
+                if connection.pausedRoom != nil || !connection.heldWhilePaused.isEmpty {
+                    // Its room is paused by flow control: as lws stops reading a local
+                    // client, the home stops handling this one's messages. They wait
+                    // here (at most the edge's window: acknowledgements are withheld)
+                    // and are handled in order once the room resumes (`flush`).
+                    if connection.heldWhilePaused.isEmpty { held.append(connection) }
+                    connection.heldWhilePaused.append(payload)
+                    continue
+                }
+                handleRemote(payload, on: connection)
+            case .congested(let conn):
+                // The client's queue on its node is behind while its kernel takes every
+                // byte: it counts towards pausing its room here, as a local one would.
+                guard let connection = remotes[from]?[conn], !connection.isClosing, connection.congestedRoom == nil,
+                      !connection.excusedFromFlow else { continue }
+                server.flow.congested(connection, now: monotonicMillis())
+            case .drained(let conn):
+                guard let connection = remotes[from]?[conn] else { continue }
+                connection.excusedFromFlow = false
+                server.flow.drained(connection)
             case .lost(let conn):
-                if let connection = remotes[from]?.removeValue(forKey: conn) { server.dispatcher.connectionLost(connection) }
+                if let connection = remotes[from]?.removeValue(forKey: conn) {
+                    server.flow.forget(connection)
+                    server.dispatcher.connectionLost(connection)
+                }
             case .frame(let conns, let payload):
                 let frame = Frame(wire: payload)
                 for conn in conns {
@@ -565,6 +590,7 @@ final class ClusterRouter {
     /// acknowledgements of the messages handled (none for a client whose
     /// room is paused by flow control: its node stops reading it).
     func flush() {
+        if !held.isEmpty { handleHeld() }
         if !ackDue.isEmpty {
             var waiting: [Connection] = []
             for connection in ackDue {
@@ -579,6 +605,44 @@ final class ClusterRouter {
             ackDue = waiting
         }
         for (to, box) in outboxes where !box.isEmpty { flush(box, to: to) }
+    }
+
+    /// Flow control on the edge: tells the home of `connection`'s room that
+    /// its queue here is congested or drained (FlowControl.report).
+    func reportFlow(_ connection: Connection, congested: Bool) {
+        guard let home = connection.home else { return }
+        let conn = UInt64(connection.id)
+        outbox(home.node).append(congested ? .congested(conn: conn) : .drained(conn: conn))
+    }
+
+    /// Every connection served here for another node's client.
+    var remoteConnections: [Connection] { remotes.values.flatMap(\.values) }
+
+    /// A message of another node's client, handled here like a local one's.
+    private func handleRemote(_ payload: [UInt8], on connection: Connection) {
+        server.dispatcher.handle(payload, from: connection)
+        connection.handledSinceAck += 1
+        if connection.handledSinceAck == 1 { ackDue.append(connection) }
+    }
+
+    /// Handles, in order, what remote clients sent while their room was
+    /// paused, for those whose room runs again (until it pauses again).
+    private func handleHeld() {
+        var still: [Connection] = []
+        for connection in held {
+            guard let link = connection.remote, remotes[link.node]?[link.conn] === connection, !connection.isClosing else {
+                connection.heldWhilePaused = []  // gone meanwhile
+                continue
+            }
+            var next = 0
+            while connection.pausedRoom == nil, next < connection.heldWhilePaused.count {
+                handleRemote(connection.heldWhilePaused[next], on: connection)
+                next += 1
+            }
+            connection.heldWhilePaused.removeFirst(next)
+            if !connection.heldWhilePaused.isEmpty { still.append(connection) }
+        }
+        held = still
     }
 
     private func flush(_ box: Outbox, to: String) {

@@ -66,6 +66,9 @@ package final class Connection {
     var pausedForHome = false
     /// On the home: messages of this remote connection handled since the last acknowledgement.
     var handledSinceAck = 0
+    /// On the home: messages of this remote connection that arrived while its
+    /// room was paused by flow control, handled once it resumes.
+    var heldWhilePaused: [[UInt8]] = []
     /// Flow control (see `FlowControl`): the room this connection's queue
     /// counts as congested in, and the room whose pause stopped its reads.
     var congestedRoom: String?

@@ -48,8 +48,18 @@ final class FlowControl {
         lowWatermark = highWatermark / 4
     }
 
+    /// Cluster (Cluster/): tells the home of a client's room that the client's
+    /// queue here is congested (true) or drained (false); set with a cluster.
+    var report: ((Connection, Bool) -> Void)?
+
     /// `connection`'s queue passed the high watermark.
     func congested(_ connection: Connection, now: Int64) {
+        if let home = connection.home {
+            // Its room lives on another node: the home counts it (a `congested` record).
+            connection.congestedRoom = home.room
+            report?(connection, true)
+            return
+        }
         guard let room = connection.peer?.room else { return }
         connection.congestedRoom = room.id
         var flow = rooms[room.id, default: RoomFlow()]
@@ -72,6 +82,11 @@ final class FlowControl {
 
     /// `connection` drained below the low watermark.
     func drained(_ connection: Connection) {
+        if connection.home != nil, connection.congestedRoom != nil {
+            connection.congestedRoom = nil
+            report?(connection, false)
+            return
+        }
         guard let id = connection.congestedRoom, var flow = rooms[id] else { return }
         connection.congestedRoom = nil
         flow.congested -= 1
@@ -99,7 +114,7 @@ final class FlowControl {
     /// congested are slow clients, not roomd: they stop counting (until they
     /// drain below the low watermark), which resumes their room. Returns them.
     @discardableResult
-    func excuseStalled(now: Int64, among connections: Dictionary<OpaquePointer, Connection>.Values) -> [Connection] {
+    func excuseStalled<Connections: Sequence<Connection>>(now: Int64, among connections: Connections) -> [Connection] {
         let stalledRooms = Set(rooms.filter { ($0.value.pausedSince ?? now) <= now - Self.stallMillis }.keys)
         if stalledRooms.isEmpty { return [] }
         let laggards = connections.filter { connection in
