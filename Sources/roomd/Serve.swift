@@ -54,10 +54,10 @@ struct Serve: ParsableCommand {
         if reusePort, clusterURL == nil {
             fail("--reuse-port: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): nodes sharing a port must share their rooms", code: 64)
         }
-        if threads > 1 || reusePort, ProcessInfo.processInfo.environment["ROOMD_EVENT_LOOP"] == "poll" {
+        let environment = ProcessInfo.processInfo.environment
+        if threads > 1 || reusePort, environment["ROOMD_EVENT_LOOP"] == "poll" {
             fail("\(threads > 1 ? "--threads" : "--reuse-port"): sharing a port needs the libev loop, not ROOMD_EVENT_LOOP=poll", code: 64)
         }
-        let environment = ProcessInfo.processInfo.environment
         var secret: [UInt8]?
         do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
         let devSecret = secret == nil

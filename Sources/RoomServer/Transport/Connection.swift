@@ -260,23 +260,19 @@ package final class Connection {
 struct InFlight {
     private var sizes: [Int] = []
     private var head = 0
-    private(set) var count = 0
     private(set) var bytes = 0
+
+    var count: Int { sizes.count - head }
 
     mutating func sent(_ size: Int) {
         sizes.append(size)
-        count += 1
         bytes += size
     }
 
     mutating func acknowledged(_ messages: Int) {
-        var left = min(messages, count)
-        while left > 0 {
-            bytes -= sizes[head]
-            head += 1
-            count -= 1
-            left -= 1
-        }
+        let end = head + min(messages, count)
+        for index in head..<end { bytes -= sizes[index] }
+        head = end
         if head == sizes.count {
             sizes.removeAll(keepingCapacity: sizes.count <= 1024)
             head = 0
