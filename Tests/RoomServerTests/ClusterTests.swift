@@ -259,6 +259,16 @@ import Testing
         #expect(try Self.answeringNodes(port: a.port, connections: 6) == ["a"])
     }
 
+    @Test func sharingAPortOnThePollLoopIsAUsageError() throws {
+        for flag in [["--threads", "2"], ["--reuse-port"]] {
+            let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0",
+                                                     "--cluster", "nats://127.0.0.1:4222"] + flag,
+                                     environment: ["ROOMD_EVENT_LOOP": "poll"])
+            #expect(run.status == 64, "\(flag): \(run.err)")
+            #expect(run.err.contains("\(flag[0]): sharing a port needs the libev loop"), "\(run.err)")
+        }
+    }
+
     @Test func aBadNatsURLInTheTemplateNamesItsPath() throws {
         let text = try Daemon.mergeSettings(String(contentsOfFile: Daemon.shippedConfig, encoding: .utf8),
                                             #"{"cluster":{"nats_url":"nats:/x"}}"#)
