@@ -47,8 +47,10 @@ final class BenchConn {
     var watchedLastNs: UInt64 = 0
     var watchedMinGapNs: UInt64 = .max
 
-    /// Frames (already masked) waiting for the socket.
+    /// Frames (already masked) waiting for the socket, of which the first
+    /// `sent` bytes are written.
     fileprivate var outgoing: [UInt8] = []
+    fileprivate var sent = 0
     fileprivate var closeAfterFlush = false
     /// The HTTP upgrade request, sent once the TCP connection is up.
     fileprivate var request: [UInt8] = []
@@ -66,7 +68,7 @@ final class BenchConn {
 
     init(index: Int) { self.index = index }
 
-    var queuedBytes: Int { outgoing.count }
+    var queuedBytes: Int { outgoing.count - sent }
 }
 
 /// What one measured window saw (reset by `BenchLoop.resetCounters`).
@@ -419,7 +421,7 @@ final class BenchLoop {
         conn.phase = .open
         openCount += 1
         conn.handshake = []
-        if !conn.outgoing.isEmpty, let wsi = conn.wsi { lws_callback_on_writable(wsi) }
+        if conn.queuedBytes > 0, let wsi = conn.wsi { lws_callback_on_writable(wsi) }
     }
 
     fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
@@ -842,28 +844,48 @@ final class BenchLoop {
         return nil
     }
 
-    /// Writes the upgrade request or every queued frame in one raw write
-    /// (lws keeps whatever the socket does not take and writes it first next time).
+    /// Writes the upgrade request or the queued frames, as much as the socket
+    /// takes now; the rest waits for the next writeable callback. roombench
+    /// writes to the socket itself rather than through `lws_write`: lws keeps
+    /// what the socket does not take (`buflist_out`) and, on a raw socket,
+    /// reads nothing more until that is written ("pending truncated sends have
+    /// uber priority", ops-raw-skt.c). A sender that roomd's flow control had
+    /// stopped reading then stopped reading its own answers for seconds, and
+    /// roomd rightly closed it as a slow consumer (4008). A browser's
+    /// WebSocket reads and writes independently; so does roombench now.
     private func writeable(_ conn: BenchConn, _ wsi: OpaquePointer) -> Int32 {
-        let pre = Int(CWS_PRE)
-        var pending: [UInt8]
         if conn.phase == .connecting {
             guard !conn.request.isEmpty else { return 0 }
-            pending = conn.request
+            conn.outgoing = conn.request + conn.outgoing[conn.sent...]
+            conn.sent = 0
             conn.request = []
-        } else {
-            guard !conn.outgoing.isEmpty else { return conn.closeAfterFlush ? -1 : 0 }
-            pending = conn.outgoing
+        }
+        let fd = lws_get_socket_fd(wsi)
+        while conn.sent < conn.outgoing.count {
+            let written = conn.outgoing.withUnsafeBytes { bytes in
+                Glibc.send(fd, bytes.baseAddress! + conn.sent, bytes.count - conn.sent, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+            }
+            if written > 0 {
+                conn.sent += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                break
+            } else {
+                return -1
+            }
+        }
+        if conn.sent == conn.outgoing.count {
             conn.outgoing.removeAll(keepingCapacity: true)
+            conn.sent = 0
+            return conn.closeAfterFlush && conn.phase != .connecting ? -1 : 0
         }
-        var buffer = [UInt8](repeating: 0, count: pre)
-        buffer.reserveCapacity(pre + pending.count)
-        buffer.append(contentsOf: pending)
-        let written = buffer.withUnsafeMutableBufferPointer { b in
-            lws_write(wsi, b.baseAddress! + pre, b.count - pre, LWS_WRITE_HTTP)  // = LWS_WRITE_RAW (a macro alias Swift does not import)
+        // Drop the written prefix once it is most of the buffer (amortised O(1) per byte).
+        if conn.sent >= 64 * 1024, conn.sent * 2 >= conn.outgoing.count {
+            conn.outgoing.removeFirst(conn.sent)
+            conn.sent = 0
         }
-        if written < 0 { return -1 }
-        if conn.closeAfterFlush { lws_callback_on_writable(wsi) }
+        lws_callback_on_writable(wsi)
         return 0
     }
 }
