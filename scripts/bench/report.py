@@ -591,7 +591,11 @@ class Doc:
             self.add(f"roomd at a multiple of its knee ({fint(rk)} msg/s = {fint(rd)} deliveries/s in median) for the"
                      " given seconds, then a drain window of twice that: what roomd queued or paused arrives late, and"
                      " *loss* counts only what never arrives. *Acked* is the sender's `broadcast` calls answered (flow"
-                     " control answers them later instead of refusing them).")
+                     " control answers them later instead of refusing them). roombench writes to its sockets itself,"
+                     " so its sender reads its answers while roomd is not reading it: lws' own write keeps what the"
+                     " socket does not take and, on a raw socket, reads nothing until that is written. With it the"
+                     " sender stopped reading its answers for seconds whenever roomd paused the room, and roomd closed"
+                     " it with 4008 as a slow consumer (as it must close any client that does not read).")
             self.add()
             self.add("| × knee | msg/s | sent / acked | delivered/s | % of knee | p99 | loss | receivers closed | RSS start → end (peak) |")
             self.add("|---|---|---|---|---|---|---|---|---|")
