@@ -95,8 +95,8 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "RoomClient", "RoomWire", "RoomModel", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ]

@@ -49,4 +49,58 @@ import Testing
         let warnings = daemon.stderr.components(separatedBy: "open-file limit reached").count - 1
         #expect(warnings >= 1 && warnings <= 3, "logged at most once a second: \(warnings)")
     }
+
+    /// The soft open-file limit of `pid` (from /proc, as prlimit would show it).
+    static func softOpenFileLimit(_ pid: Int32) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") }) else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.flatMap { Int($0) }
+    }
+
+    static func setSoftOpenFileLimit(_ pid: Int32, _ limit: Int) throws {
+        let prlimit = Process()
+        prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        prlimit.arguments = ["--pid", "\(pid)", "--nofile=\(limit):"]
+        try prlimit.run()
+        prlimit.waitUntilExit()
+        guard prlimit.terminationStatus == 0 else { throw DaemonError(description: "prlimit failed") }
+    }
+
+    /// The socket budget is fixed at start from the open-file limit, so running
+    /// out of files below it (other files of the process, or an operator
+    /// lowering the limit with prlimit, as here) makes accept() fail with
+    /// EMFILE. roomd must not spin on the ready listener: it stops watching it
+    /// until its once-a-second sweep, keeps serving its peers, and takes the
+    /// waiting connections once files are free again.
+    @Test func outOfFilesBelowTheBudgetPausesAcceptingWithoutSpinningAndResumes() async throws {
+        let daemon = try Daemon.start(singleProcess: true)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let pid = daemon.process.processIdentifier
+        let original = try #require(Self.softOpenFileLimit(pid))
+        let open = Set(try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { Int($0) })
+        let lowestFree = (0...).first { !open.contains($0) }!
+        try Self.setSoftOpenFileLimit(pid, lowestFree)  // no new descriptor fits
+        let waiting = try connectTCP(port: daemon.port)  // the kernel completes it; it waits to be accepted
+        defer { close(waiting) }
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        #expect(request.withUnsafeBytes { send(waiting, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+
+        try await Task.sleep(for: .milliseconds(300))
+        let before = Self.cpuTicks(pid)
+        try await Task.sleep(for: .seconds(1))
+        let used = Self.cpuTicks(pid) - before
+        #expect(used < 30, "no spin on the ready listener: \(used) ticks in 1 s")
+        var poller = pollfd(fd: waiting, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 0) == 0, "not accepted while out of files")
+        #expect(try await host.call("ping")["server_time"] != nil, "existing peers are still served")
+
+        try Self.setSoftOpenFileLimit(pid, original)
+        poller.revents = 0
+        #expect(poll(&poller, 1, 3000) == 1, "accepted within the next sweep once files are free")
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(waiting, &buffer, buffer.count, 0)
+        #expect(String(decoding: buffer[..<max(0, count)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
+        let warnings = daemon.stderr.components(separatedBy: "out of open files").count - 1
+        #expect(warnings >= 1 && warnings <= 4, "logged once per pause, at most once a second: \(warnings)")
+    }
 }
