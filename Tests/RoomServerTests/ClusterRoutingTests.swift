@@ -349,4 +349,62 @@ import Testing
         #expect(leave["peer_id"]?.stringValue == hostID)
         _ = host
     }
+
+    /// A REST call about a room whose home is alive but does not answer (here
+    /// SIGSTOPped) is answered 503 with code 5003 once the forwarded request
+    /// times out (2 s): the node that took it never hangs, and answers again
+    /// once the home does.
+    @Test func restAboutARoomWhoseHomeDoesNotAnswerIs503NotAHang() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        defer { _ = host }
+        let third = cluster.nodes[2]
+        let token = try third.managementToken()
+        #expect(try await http("GET", third, "/v2/active-rooms/room-1", token: token).status == 200)
+        let home = cluster.nodes[0].process.processIdentifier
+        kill(home, SIGSTOP)
+        var continued = false
+        defer { if !continued { kill(home, SIGCONT) } }
+        let asked = Date()
+        let stalled = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
+        let waited = Date().timeIntervalSince(asked)
+        #expect(stalled.status == 503, "\(stalled.body)")
+        #expect(stalled.body["code"] == 5003, "\(stalled.body)")
+        #expect(waited >= 1.5 && waited < 10, "answered after the 2-s request timeout: \(waited) s")
+        #expect(try healthStatusLine(port: third.port) == "HTTP/1.1 200 OK", "the asking node serves on")
+        kill(home, SIGCONT)
+        continued = true
+        let again = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
+        #expect(again.status == 200, "\(again.body)")
+        #expect(again.body["room"]?["peer_count"] == 1, "\(again.body)")
+    }
+
+    /// A room whose state outgrows what the bus stores (1,000 KiB) is not
+    /// saved, and the smaller state saved before is deleted: a takeover must
+    /// not restore an old state as if it were current. The room is lost with
+    /// its home, as the log says: the survivors' clients are closed 1001 and
+    /// join a new room.
+    @Test func aRoomStateOverTheBoundIsNotSavedAndNoOlderStateIsRestored() async throws {
+        let cluster = try await Cluster(settings: #"{"room":{"reconnect_grace_s":1},"limits":{"message_burst":1000}}"#)
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        _ = try await host.call("set-metadata", ["key": "topic", "value": "small"])
+        try await Task.sleep(for: .milliseconds(600))  // saved (every 200 ms)
+        #expect(!cluster.nodes[0].stderr.contains("too large to save"))
+        // 255 more keys of 4,050 bytes: over 1,000 KiB.
+        let value = JSON.string(String(repeating: "x", count: 4050))
+        for key in 0..<255 { _ = try await host.call("set-metadata", ["key": .string("k\(key)"), "value": value]) }
+        try await Task.sleep(for: .milliseconds(600))
+        let logged = cluster.nodes[0].stderr.components(separatedBy: "room state too large to save").count - 1
+        #expect(logged == 1, "logged once: \(logged)")
+
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        #expect(try await guest.closeCode(timeout: .seconds(20)) == 1001, "nothing to take over")
+        let (again, _) = try await cluster.join("g", as: "guest", on: 1)
+        let topic = try await again.call("get-metadata", ["key": "topic"])
+        #expect(topic["value"] == .null, "a new room, not the old saved state: \(topic)")
+        _ = host
+    }
 }

@@ -539,12 +539,16 @@ final class ClusterRouter {
             guard let bytes = try? Array(encoder.encode(snapshot)) else { continue }
             if bytes == lastSaved[roomID] { continue }
             if bytes.count > Int(RoomStates.maxValueBytes) {
-                if lastSaved[roomID] != nil || !oversized.contains(roomID) {
+                // An older, smaller state would be restored as if it were current: it goes too.
+                if oversized.insert(roomID).inserted {
                     logger.warning("cluster: room state too large to save: a takeover would lose it",
                                    metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"])
-                    oversized.insert(roomID)
                 }
+                if lastSaved.removeValue(forKey: roomID) != nil { jobs.saveState(roomID, nil) }
                 continue
+            }
+            if oversized.remove(roomID) != nil {
+                logger.info("cluster: room state saved again", metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"])
             }
             lastSaved[roomID] = bytes
             jobs.saveState(roomID, bytes)
