@@ -79,6 +79,7 @@ import Testing
         let original = try #require(Self.softOpenFileLimit(pid))
         let open = Set(try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").compactMap { Int($0) })
         let lowestFree = (0...).first { !open.contains($0) }!
+        let outOfFiles = Date()
         try Self.setSoftOpenFileLimit(pid, lowestFree)  // no new descriptor fits
         let waiting = try connectTCP(port: daemon.port)  // the kernel completes it; it waits to be accepted
         defer { close(waiting) }
@@ -95,12 +96,13 @@ import Testing
         #expect(try await host.call("ping")["server_time"] != nil, "existing peers are still served")
 
         try Self.setSoftOpenFileLimit(pid, original)
+        let seconds = Int(Date().timeIntervalSince(outOfFiles).rounded(.up))
         poller.revents = 0
         #expect(poll(&poller, 1, 3000) == 1, "accepted within the next sweep once files are free")
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = recv(waiting, &buffer, buffer.count, 0)
         #expect(String(decoding: buffer[..<max(0, count)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
         let warnings = daemon.stderr.components(separatedBy: "out of open files").count - 1
-        #expect(warnings >= 1 && warnings <= 4, "logged once per pause, at most once a second: \(warnings)")
+        #expect(warnings >= 1 && warnings <= seconds + 2, "once per pause, a pause a second: \(warnings) in \(seconds) s")
     }
 }

@@ -10,9 +10,8 @@ package final class Connection {
     var peer: Peer?
 
     // Outbound: frames shared with other connections, counted in bytes.
-    private(set) var outbound: [Frame] = []
-    private var head = 0
-    /// Bytes of `outbound[head]` already written.
+    private var outbound = FrameQueue()
+    /// Bytes of the oldest queued frame already written.
     private var headOffset = 0
     /// The kernel did not take all of the last write (lws kept the rest).
     private var backedUp = false
@@ -183,14 +182,12 @@ package final class Connection {
     /// written: the stream must stay well-formed for the close frame.
     private func dropQueue() {
         if headOffset > 0 {
-            let partial = outbound[head]
-            outbound = [partial]
-            queuedBytes = partial.count - headOffset
+            outbound.removeAll(keepingFirst: true)
+            queuedBytes = outbound.first._withUnsafeGuaranteedRef { $0.count } - headOffset
         } else {
-            outbound.removeAll()
+            outbound.removeAll(keepingFirst: false)
             queuedBytes = 0
         }
-        head = 0
     }
 
     func requestWritable() {
@@ -205,7 +202,7 @@ package final class Connection {
     /// written back to back. Returns -1 to close the connection.
     func writeQueued(into scratch: inout [UInt8], limit fullLimit: Int, backedUpLimit: Int) -> Int32 {
         writableRequested = false
-        if head < outbound.count {
+        if !outbound.isEmpty {
             // At most `limit` bytes per write, possibly ending inside a frame
             // (`headOffset` remembers where): what the kernel does not take,
             // lws keeps in a copy, so this bounds that copy per connection.
@@ -215,14 +212,16 @@ package final class Connection {
             if scratch.count < pre + limit { scratch = [UInt8](repeating: 0, count: pre + limit) }
             var total = 0
             scratch.withUnsafeMutableBytes { buffer in
-                while head < outbound.count, total < limit {
-                    let frame = outbound[head]
-                    let take = min(frame.count - headOffset, limit - total)
-                    frame.copy(from: headOffset, count: take, into: buffer.baseAddress! + pre + total)
-                    total += take
-                    headOffset += take
-                    if headOffset == frame.count {
-                        head += 1
+                while !outbound.isEmpty, total < limit {
+                    let written = outbound.first._withUnsafeGuaranteedRef { frame in
+                        let take = min(frame.count - headOffset, limit - total)
+                        frame.copy(from: headOffset, count: take, into: buffer.baseAddress! + pre + total)
+                        return (take, headOffset + take == frame.count)
+                    }
+                    total += written.0
+                    headOffset += written.0
+                    if written.1 {
+                        outbound.removeFirst()
                         headOffset = 0
                     }
                 }
@@ -236,14 +235,7 @@ package final class Connection {
             // Drained, or the client stopped taking bytes: then it is the slow one.
             if let flow, queuedBytes <= flow.lowWatermark { excusedFromFlow = false }
             if let flow, congestedRoom != nil, queuedBytes <= flow.lowWatermark || backedUp { flow.drained(self) }
-            if head == outbound.count {
-                outbound.removeAll(keepingCapacity: outbound.count <= 64)
-                head = 0
-            } else if head > 1024 {
-                outbound.removeFirst(head)
-                head = 0
-            }
-            if head < outbound.count || closeCode != nil { requestWritable() }
+            if !outbound.isEmpty || closeCode != nil { requestWritable() }
             return 0
         }
         if let code = closeCode {
@@ -305,8 +297,7 @@ extension Connection {
     /// Empties the queue the way `writeQueued` does once everything is
     /// written, without writing (harness only).
     package func discardQueuedForBenchmark() {
-        outbound.removeAll(keepingCapacity: true)
-        head = 0
+        outbound.removeAll(keepingFirst: false)
         headOffset = 0
         queuedBytes = 0
     }

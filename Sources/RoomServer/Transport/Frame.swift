@@ -5,12 +5,23 @@ import RoomWire
 /// and the same object is queued N times; connections copy it into their
 /// write, they never write into it (so no frame header is ever written into
 /// shared bytes, and several queued frames can leave in one `write`).
-package final class Frame: Sendable {
+///
+/// `@unchecked Sendable`: `queuedOn` is read and written only by the service
+/// thread that made the frame, the only one that queues it (a frame never
+/// crosses threads: the bus and a sibling thread get its bytes). The static
+/// `ping`, shared by every service thread, is immortal and never counted.
+package final class Frame: @unchecked Sendable {
     /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
     static let headerRoom = 10
 
     private let storage: [UInt8]
     private let start: Int
+    /// Connection queues holding this frame (`FrameQueue`): they share one
+    /// strong reference, taken by the first and given back by the last, so a
+    /// push to N peers costs one atomic retain and release instead of N.
+    var queuedOn = 0
+    /// Lives as long as the process (static): queues neither count nor retain it.
+    let isImmortal: Bool
 
     /// Builds a frame around a payload that was written after `headerRoom`
     /// reserved bytes (see `Frame.writer()`).
@@ -32,6 +43,7 @@ package final class Frame: Sendable {
         storage.replaceSubrange(start..<Self.headerRoom, with: header)
         self.storage = storage
         self.start = start
+        isImmortal = false
     }
 
     /// A writer whose buffer has the header room reserved.
@@ -45,14 +57,15 @@ package final class Frame: Sendable {
 
     /// A frame already complete on the wire (control frames, and frames a
     /// room's home node sent over the cluster bus).
-    init(wire bytes: [UInt8]) {
+    init(wire bytes: [UInt8], immortal: Bool = false) {
         storage = bytes
         start = 0
+        isImmortal = immortal
     }
 
     /// A WebSocket ping with no payload: server frames are unmasked, so it is
-    /// two bytes, shared by every connection.
-    static let ping = Frame(wire: [0x89, 0x01, 0x6B])
+    /// two bytes, shared by every connection (of every service thread).
+    static let ping = Frame(wire: [0x89, 0x01, 0x6B], immortal: true)
 
     /// Size on the wire.
     package var count: Int { storage.count - start }
