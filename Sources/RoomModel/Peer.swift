@@ -16,7 +16,13 @@ public final class Peer {
     public internal(set) unowned var room: Room
     /// The transport's connection object (or what holds its pushes during
     /// the reconnect grace). Opaque to the model.
-    public var transportHandle: AnyObject?
+    public var transportHandle: AnyObject? {
+        didSet { transportReference = transportHandle.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `transportHandle` without a strong reference, for a server's fan-out
+    /// loop (no reference counting per recipient); valid only while
+    /// `transportHandle` holds the same object.
+    public private(set) var transportReference: Unmanaged<AnyObject>?
     /// Set while the peer's connection is lost: when its reconnect grace ends.
     public internal(set) var graceDeadline: Int64?
     /// The session-store keys this peer listens to (`listen-metadata-change`).
