@@ -1,0 +1,68 @@
+import Testing
+
+@testable import RoomServer
+
+/// A connection's queue of frames (Transport/FrameQueue.swift): a ring of
+/// unmanaged references in which all the queues holding a frame share one
+/// strong reference. What the write path and the memory depend on.
+@Suite struct FrameQueueTests {
+    static func byte(of frame: Unmanaged<Frame>) -> UInt8 {
+        var bytes: [UInt8] = []
+        frame._withUnsafeGuaranteedRef { $0.append(to: &bytes) }
+        return bytes[0]
+    }
+
+    @Test func framesLeaveInTheOrderQueuedAcrossGrowthAndWrapAround() {
+        var queue = FrameQueue()
+        let frames = (0..<200).map { Frame(wire: [UInt8($0)]) }
+        var next = 0
+        var left: [UInt8] = []
+        for _ in 0..<20 {  // 10 in, 5 out: the ring wraps and grows while it holds frames
+            for _ in 0..<10 {
+                queue.append(frames[next])
+                next += 1
+            }
+            for _ in 0..<5 {
+                left.append(Self.byte(of: queue.first))
+                queue.removeFirst()
+            }
+        }
+        #expect(queue.count == 100)
+        while !queue.isEmpty {
+            left.append(Self.byte(of: queue.first))
+            queue.removeFirst()
+        }
+        #expect(left == (0..<200).map { UInt8($0) })
+    }
+
+    @Test func aFrameLivesUntilTheLastQueueHoldingItLetsGo() {
+        weak var watched: Frame?
+        var first = FrameQueue()
+        var second = FrameQueue()
+        do {
+            let frame = Frame(wire: [7])
+            watched = frame
+            first.append(frame)
+            second.append(frame)
+            second.append(Frame(wire: [8]))
+        }
+        #expect(watched?.queuedOn == 2, "queued twice, not freed")
+        first.removeFirst()
+        #expect(watched != nil, "the second queue still holds it")
+        second.removeAll(keepingFirst: true)
+        #expect(second.count == 1 && Self.byte(of: second.first) == 7, "the oldest (partly written) frame stays")
+        second.removeAll(keepingFirst: false)
+        #expect(watched == nil, "freed with the last queue's reference")
+        do {
+            var dropped = FrameQueue()
+            let frame = Frame(wire: [9])
+            watched = frame
+            dropped.append(frame)
+        }
+        #expect(watched == nil, "a queue that goes away lets go of its frames")
+        var pings = FrameQueue()
+        pings.append(Frame.ping)
+        pings.removeFirst()
+        #expect(Frame.ping.queuedOn == 0, "the shared ping is never counted")
+    }
+}
