@@ -2,9 +2,9 @@ import Testing
 
 @testable import RoomServer
 
-/// A connection's queue of frames (Transport/FrameQueue.swift): a ring of
-/// unmanaged references in which all the queues holding a frame share one
-/// strong reference. What the write path and the memory depend on.
+/// A connection's queue of frames (Transport/FrameQueue.swift): unmanaged
+/// references, and all the queues holding a frame share one strong
+/// reference. What the write path and the memory depend on.
 @Suite struct FrameQueueTests {
     static func byte(of frame: Unmanaged<Frame>) -> UInt8 {
         var bytes: [UInt8] = []
@@ -12,12 +12,12 @@ import Testing
         return bytes[0]
     }
 
-    @Test func framesLeaveInTheOrderQueuedAcrossGrowthAndWrapAround() {
+    @Test func framesLeaveInTheOrderQueuedWhileTheQueueGrowsAndDrains() {
         var queue = FrameQueue()
         let frames = (0..<200).map { Frame(wire: [UInt8($0)]) }
         var next = 0
         var left: [UInt8] = []
-        for _ in 0..<20 {  // 10 in, 5 out: the ring wraps and grows while it holds frames
+        for _ in 0..<20 {  // 10 in, 5 out: the queue grows and compacts while it holds frames
             for _ in 0..<10 {
                 queue.append(frames[next])
                 next += 1
