@@ -856,12 +856,21 @@ class Doc:
                                         if r.get("delivered_per_s") and r.get("client_cpu_pct")])
             target = 2 * nd
             self.add()
+            need = target * (server + client)
+            if need > 200:
+                verdict = ("and the machine has 200 %: on this machine the target is out of reach of any server that"
+                           " spends what roomd spends per delivery, however many threads it runs")
+            elif target * server > 100:
+                verdict = ("within the machine's 200 %, but roomd's share alone"
+                           f" ({target * server:.0f} % of a core) is more than its one service thread has; a second"
+                           " thread (h) costs CPU per delivery of its own and shares the cores with roombench")
+            else:
+                verdict = ("within the machine's 200 %, and roomd's share"
+                           f" ({target * server:.0f} % of a core) fits its one service thread")
             self.add(f"**The CPU budget of the target.** 2 × nats-server is {target / 1e6:.1f}M deliveries/s. At (b)'s knee"
                      f" roomd spends {server * 1e4:.3f} µs of CPU per delivery and roombench, receiving, {client * 1e4:.3f} µs:"
-                     f" {target / 1e6:.1f}M/s needs about {target * (server + client):.0f} % of a core for the two together,"
-                     f" and the machine has 200 %: on this machine the target is out of reach of any server that"
-                     f" spends what roomd spends per delivery, however many threads it runs (at nats-server's knee,"
-                     f" nats-server used {fpct(median(nruns, 'server_cpu_pct'))} and roombench"
+                     f" {target / 1e6:.1f}M/s needs about {need:.0f} % of a core for the two together, {verdict}"
+                     f" (at nats-server's knee, nats-server used {fpct(median(nruns, 'server_cpu_pct'))} and roombench"
                      f" {fpct(median(nruns, 'client_cpu_pct'))}).")
         self.add()
 
