@@ -213,14 +213,14 @@ package final class Connection {
             var total = 0
             scratch.withUnsafeMutableBytes { buffer in
                 while !outbound.isEmpty, total < limit {
-                    let written = outbound.first._withUnsafeGuaranteedRef { frame in
+                    let copied = outbound.first._withUnsafeGuaranteedRef { frame in
                         let take = min(frame.count - headOffset, limit - total)
                         frame.copy(from: headOffset, count: take, into: buffer.baseAddress! + pre + total)
-                        return (take, headOffset + take == frame.count)
+                        return (bytes: take, frameDone: headOffset + take == frame.count)
                     }
-                    total += written.0
-                    headOffset += written.0
-                    if written.1 {
+                    total += copied.bytes
+                    headOffset += copied.bytes
+                    if copied.frameDone {
                         outbound.removeFirst()
                         headOffset = 0
                     }
