@@ -176,7 +176,7 @@ final class MicroFixture {
             for i in 0..<recipients {
                 let peer = try registry.join(JoinRequest(roomID: "fanout", userID: "viewer-\(i)", roleName: "viewer",
                                                          name: "viewer-\(i)")).peer
-                let connection = Connection(socketlessForBenchmark: i, maxQueuedBytes: limit)
+                let connection = Connection(discardingFor: i, maxQueuedBytes: limit)
                 peer.transportHandle = connection
                 connections.append(connection)
             }
@@ -234,7 +234,7 @@ final class MicroFixture {
                 for connection in connections { connection.discardQueuedForBenchmark() }
             }
         case "fanout-dispatch":
-            let dispatcher = server!.dispatcher!
+            let dispatcher = server!.dispatcher
             let deliveries = [delivery!]
             let connections = self.connections
             return MicroCase(name: name, what: "Dispatcher.fanOut of one `broadcast` delivery to \(Fmt.int(connections.count)) peers"

@@ -88,7 +88,7 @@ private final class Script {
     func makeConnection(slot: Int) -> Connection {
         nextID += 1
         let limits = template.settings.limits
-        let connection = Connection(socketlessForBenchmark: nextID,
+        let connection = Connection(discardingFor: nextID,
                                     maxQueuedBytes: slot == 3 ? 8 * 1024 : limits.maxOutboundBytes)
         connection.rate = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst,
                                       nowMillis: server.clock.nowMillis())
@@ -103,13 +103,13 @@ private final class Script {
 
     func step(_ line: [UInt8]) {
         if line.starts(with: Array("!lost ".utf8)), line.count == 7, let slot = slot(line[6]) {
-            dispatcher.connectionLost(connections[slot])
+            dispatcher.outbound.connectionLost(connections[slot])
             connections[slot] = makeConnection(slot: slot)
         } else if line == Array("!tick".utf8) {
             dispatcher.fanOut(server.registry.tickActiveSpeakers())
             dispatcher.fanOut(server.registry.tickRoomState())
             dispatcher.apply(server.registry.expireRoleChangeRequests())
-            dispatcher.expireGraces()
+            dispatcher.fanOut(server.registry.expireGraces())
         } else if let first = line.first, let slot = slot(first) {
             send(Array(line.dropFirst()), on: slot)
         } else {
@@ -141,11 +141,11 @@ private final class Script {
     /// and tokens, and replaces closed connections as lws would after the close.
     func settle() {
         for (slot, connection) in connections.enumerated() {
-            for frame in connection.outbound { check(frame) }
+            for frame in connection.queuedFrames { check(frame) }
             if let peer = connection.peer, !peerIDs.contains(peer.id) { peerIDs.append(peer.id) }
             if slot != 3 { connection.discardQueuedForBenchmark() }
             if connection.isClosing {
-                dispatcher.connectionLost(connection)
+                dispatcher.outbound.connectionLost(connection)
                 connections[slot] = makeConnection(slot: slot)
             }
         }

@@ -1,79 +1,131 @@
 import CWebSockets
 import RoomWire
 
-/// A complete HTTP response waiting for its connection to become writable.
-struct HTTPResponse: Equatable {
-    var status: Int
-    var body: [UInt8]
-    var contentType = "application/json"
+/// Plain HTTP on the service thread (anything but the /ws upgrade):
+/// requests are read — headers checked, bodies up to the message limit —
+/// and, once complete, handed back to the caller to be routed; answers are
+/// one body, written when the connection becomes writable, then the
+/// connection closes. Service thread only.
+final class HTTPExchange {
+    /// Request headers over this get 431 (PROTOCOL.md section 1, 1.1).
+    static let maxHeaderBytes = 8192
+    /// lws' header table per request (names and values of every header):
+    /// twice the limit, so that roomd sees and answers requests over it;
+    /// lws closes a request that overflows the table without an answer.
+    static let headerTableBytes = 16384
+    static let bodyTimeoutSeconds = 10
+    private static let close = Array("close".utf8)
 
-    static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
-        HTTPResponse(status: status, body: value.bytes)
+    /// Largest body (`max_message_bytes`).
+    let maxBody: Int
+    private var requests: [OpaquePointer: HTTPRequest] = [:]
+    private var responses: [OpaquePointer: HTTPResponse] = [:]
+
+    init(maxBody: Int) { self.maxBody = maxBody }
+
+    /// What a callback made of a request.
+    enum Progress {
+        /// Its body is on the way (or it was answered already): return this to lws.
+        case waiting(Int32)
+        /// Complete: route it.
+        case complete(HTTPRequest)
     }
-
-    static func json(_ status: Int, encoded: [UInt8]) -> HTTPResponse {
-        HTTPResponse(status: status, body: encoded)
-    }
-
-    static func error(_ status: Int, code: Int, _ message: String) -> HTTPResponse {
-        json(status, ["code": .int(code), "message": .string(message)])
-    }
-}
-
-/// A plain HTTP request being received (anything but the /ws upgrade).
-final class HTTPRequest {
-    enum Method: String { case get = "GET", post = "POST", other = "OTHER" }
-
-    let method: Method
-    let path: String
-    let authorization: String?
-    var body: [UInt8] = []
-    /// The declared `Content-Length`.
-    var expected = 0
-    /// `?name=value` arguments (QueryArguments.swift).
-    var query: [String: String] = [:]
-
-    init(method: Method, path: String, authorization: String?) {
-        self.method = method
-        self.path = path
-        self.authorization = authorization
-    }
-}
-
-/// HTTP on the service thread: requests are read (bodies up to the message
-/// limit), routed once complete, and answered with one JSON body.
-extension RoomServer {
-    var maxHTTPBody: Int { options.template.settings.limits.maxMessageBytes }
 
     /// LWS_CALLBACK_HTTP: the headers are in.
-    func httpRequestStarted(_ wsi: OpaquePointer, path: String) -> Int32 {
+    func started(_ wsi: OpaquePointer, path: String) -> Progress {
         let method: HTTPRequest.Method =
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
         if headerBytes(wsi) > Self.maxHeaderBytes {
-            return respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes"))
+            return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
         }
         let declared: Int
         switch Self.bodyLength(contentLength: header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
-                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING),
-                               limit: maxHTTPBody) {
+                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING), limit: maxBody) {
         case .length(let length): declared = length
-        case .refused(let response): return respond(wsi, response)
+        case .refused(let response): return .waiting(respond(wsi, response))
         }
         if method == .post, declared > 0 {
             request.expected = declared
-            httpRequests[wsi] = request  // the body follows
+            requests[wsi] = request  // the body follows
             // A body that stalls is not waited for longer than a request's headers.
             lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(Self.bodyTimeoutSeconds))
-            return 0
+            return .waiting(0)
         }
-        return answer(wsi, request)
+        return .complete(request)
     }
 
-    static let bodyTimeoutSeconds = 10
-    private static let close = Array("close".utf8)
+    /// LWS_CALLBACK_HTTP_BODY.
+    func bodyReceived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Progress {
+        guard let request = requests[wsi] else { return .waiting(0) }
+        if request.body.count + bytes.count > maxBody {
+            requests.removeValue(forKey: wsi)
+            return .waiting(respond(wsi, .error(413, code: 41300, "body over \(maxBody) bytes")))
+        }
+        request.body.append(contentsOf: bytes)
+        if request.body.count >= request.expected {
+            requests.removeValue(forKey: wsi)
+            return .complete(request)
+        }
+        return .waiting(0)
+    }
+
+    /// LWS_CALLBACK_HTTP_BODY_COMPLETION.
+    func bodyComplete(_ wsi: OpaquePointer) -> Progress {
+        guard let request = requests.removeValue(forKey: wsi) else { return .waiting(0) }
+        return .complete(request)
+    }
+
+    /// LWS_CALLBACK_CLOSED_HTTP.
+    func closed(_ wsi: OpaquePointer) {
+        responses.removeValue(forKey: wsi)
+        requests.removeValue(forKey: wsi)
+    }
+
+    /// The answer comes later (from another node): the connection waits up to `seconds`.
+    func wait(_ wsi: OpaquePointer, seconds: Int) {
+        lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(seconds))
+    }
+
+    /// Writes the headers of `response` and waits to write its body.
+    /// Returns lws' callback result.
+    func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+        var headers = [UInt8](repeating: 0, count: Int(CWS_PRE) + 1024)
+        let ok: Bool = headers.withUnsafeMutableBufferPointer { buffer in
+            let start = buffer.baseAddress! + Int(CWS_PRE)
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            let end = buffer.baseAddress! + buffer.count - 1
+            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
+                                           lws_filepos_t(response.body.count), &cursor, end) != 0 {
+                return false
+            }
+            // Every connection closes after its answer: libwebsockets 4.1.6
+            // spins forever on a pipelined POST whose body was read with the
+            // previous request (see docs/RELIABILITY.md), so roomd never
+            // keeps an HTTP connection alive, and says so.
+            if lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0 {
+                return false
+            }
+            return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
+        }
+        guard ok else { return 1 }
+        responses[wsi] = response
+        lws_callback_on_writable(wsi)
+        return 0
+    }
+
+    /// LWS_CALLBACK_HTTP_WRITEABLE: the body, then the close.
+    func writeBody(_ wsi: OpaquePointer) -> Int32 {
+        guard let response = responses.removeValue(forKey: wsi) else { return 0 }
+        var buffer = [UInt8](repeating: 0, count: Int(CWS_PRE)) + response.body
+        _ = buffer.withUnsafeMutableBufferPointer { pointer in
+            lws_write(wsi, pointer.baseAddress! + Int(CWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
+        }
+        // Close (written or not): libwebsockets flushes what the kernel did not take first.
+        return -1
+    }
 
     /// A complete HTTP/1.1 response written straight to a socket, for
     /// requests libwebsockets refuses before any HTTP callback (a request
@@ -112,102 +164,6 @@ extension RoomServer {
             return .refused(.error(413, code: 41300, "body over \(limit) bytes"))
         }
         return .length(length)
-    }
-
-    /// LWS_CALLBACK_HTTP_BODY.
-    func httpBodyReceived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Int32 {
-        guard let request = httpRequests[wsi] else { return 0 }
-        if request.body.count + bytes.count > maxHTTPBody {
-            httpRequests.removeValue(forKey: wsi)
-            return respond(wsi, .error(413, code: 41300, "body over \(maxHTTPBody) bytes"))
-        }
-        request.body.append(contentsOf: bytes)
-        if request.body.count >= request.expected {
-            httpRequests.removeValue(forKey: wsi)
-            return answer(wsi, request)
-        }
-        return 0
-    }
-
-    /// LWS_CALLBACK_HTTP_BODY_COMPLETION.
-    func httpBodyComplete(_ wsi: OpaquePointer) -> Int32 {
-        guard let request = httpRequests.removeValue(forKey: wsi) else { return 0 }
-        return answer(wsi, request)
-    }
-
-    /// Answers now, or later when the cluster forwards the request to the room's home.
-    private func answer(_ wsi: OpaquePointer, _ request: HTTPRequest) -> Int32 {
-        if let router, router.takesOver(request, wsi: wsi) { return 0 }
-        return respond(wsi, route(request))
-    }
-
-    func route(_ request: HTTPRequest) -> HTTPResponse {
-        switch (request.method, request.path) {
-        case (.get, "/healthz"):
-            // With a cluster: 503 also while the bus is unreachable (section 18).
-            let busDown = clusterStatus.map { !$0.connected } ?? false
-            var members: [JSON.Member] = [
-                JSON.Member("status", .string(draining ? "draining" : busDown ? "cluster unavailable" : "ok")),
-                JSON.Member("rooms", .int(registry.rooms.count)),
-                JSON.Member("peers", .int(registry.peerCount)),
-            ]
-            if let cluster = clusterStatus {
-                members.append(JSON.Member("cluster", [
-                    "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes), "connected": .bool(cluster.connected),
-                ]))
-            }
-            return .json(draining || busDown ? 503 : 200, .object(members))
-        case (.get, "/metrics"):
-            return HTTPResponse(status: 200, body: metrics.exposition(server: self),
-                                contentType: "text/plain; version=0.0.4; charset=utf-8")
-        case (.get, "/client/roomd.js"):
-            return ClientFiles.module
-        case (.get, "/client/"):
-            return ClientFiles.page
-        case (_, "/ws"):
-            return .error(400, code: 400, "/ws expects a WebSocket upgrade")
-        default:
-            if RestAPI.handles(request.path) {
-                defer { router?.touch(RestAPI.roomID(in: request.path)) }
-                return rest.handle(request)
-            }
-            return .error(404, code: 404, "no route for \(request.path)")
-        }
-    }
-
-    func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
-        var headers = [UInt8](repeating: 0, count: Int(CWS_PRE) + 1024)
-        let ok: Bool = headers.withUnsafeMutableBufferPointer { buffer in
-            let start = buffer.baseAddress! + Int(CWS_PRE)
-            var cursor: UnsafeMutablePointer<UInt8>? = start
-            let end = buffer.baseAddress! + buffer.count - 1
-            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
-                                           lws_filepos_t(response.body.count), &cursor, end) != 0 {
-                return false
-            }
-            // Every connection closes after its answer: libwebsockets 4.1.6
-            // spins forever on a pipelined POST whose body was read with the
-            // previous request (see docs/RELIABILITY.md), so roomd never
-            // keeps an HTTP connection alive, and says so.
-            if lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0 {
-                return false
-            }
-            return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
-        }
-        guard ok else { return 1 }
-        httpResponses[wsi] = response
-        lws_callback_on_writable(wsi)
-        return 0
-    }
-
-    func writeHTTPBody(_ wsi: OpaquePointer) -> Int32 {
-        guard let response = httpResponses.removeValue(forKey: wsi) else { return 0 }
-        var buffer = [UInt8](repeating: 0, count: Int(CWS_PRE)) + response.body
-        _ = buffer.withUnsafeMutableBufferPointer { pointer in
-            lws_write(wsi, pointer.baseAddress! + Int(CWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
-        }
-        // Close (written or not): libwebsockets flushes what the kernel did not take first.
-        return -1
     }
 
     private func header(_ wsi: OpaquePointer, _ token: lws_token_indexes) -> String? {

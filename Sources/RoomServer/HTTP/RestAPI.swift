@@ -8,22 +8,37 @@ import RoomWire
 final class RestAPI {
     static let prefix = "/v2/active-rooms/"
 
-    unowned let server: RoomServer
+    let registry: RoomRegistry
+    let fanOut: FanOut
+    let verifier: TokenVerifier
+    let metrics: ServerMetrics
+    let clock: RoomClock
+    let homes: RoomHomes
+    let schedule: Schedule
+    let logger: Logger
     private var limiter: TokenBucket
 
-    init(server: RoomServer) {
-        self.server = server
-        let limits = server.options.template.settings.limits
-        limiter = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: server.clock.nowMillis())
+    init(registry: RoomRegistry, fanOut: FanOut, verifier: TokenVerifier, metrics: ServerMetrics, clock: RoomClock,
+         homes: RoomHomes, schedule: Schedule, logger: Logger) {
+        self.registry = registry
+        self.fanOut = fanOut
+        self.verifier = verifier
+        self.metrics = metrics
+        self.clock = clock
+        self.homes = homes
+        self.schedule = schedule
+        self.logger = logger
+        let limits = registry.settings.limits
+        limiter = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis())
     }
 
-    private var registry: RoomRegistry { server.registry }
-    private var dispatcher: Dispatcher { server.dispatcher }
-
+    /// A request to the REST API, from a client of this node or forwarded
+    /// by another node (the cluster): the room's state may change.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        defer { homes.touch(Self.roomID(in: request.path)) }  // a cluster saves it for a takeover
         do throws(RoomError) {
             try authorize(request)
-            guard limiter.take(nowMillis: server.clock.nowMillis()) else {
+            guard limiter.take(nowMillis: clock.nowMillis()) else {
                 throw RoomError(.rateLimited, "rate limited")
             }
             if request.path == Self.listPath || request.path == Self.prefix {
@@ -52,13 +67,13 @@ final class RestAPI {
             case (.post, "metadata", 2): return try setMetadata(parts[0], try body(request))
             case (.post, "unlock", 2):
                 registry.unlock(parts[0])
-                server.logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
+                logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
                 return .json(200, [:])
             default:
                 return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
             }
         } catch {
-            server.metrics.failed(error.code)
+            metrics.failed(error.code)
             return .error(Self.status(for: error.code), code: error.code.rawValue, error.message)
         }
     }
@@ -82,7 +97,7 @@ final class RestAPI {
             throw RoomError(.tokenInvalid, "Authorization: Bearer <management token> required")
         }
         do throws(RoomError) {
-            try dispatcher.verifier.verifyManagement(String(header.dropFirst("Bearer ".count)))
+            try verifier.verifyManagement(String(header.dropFirst("Bearer ".count)))
         } catch where error.code == .permissionDenied {
             throw error
         } catch {
@@ -132,10 +147,10 @@ final class RestAPI {
         try registry.checkMetadata(name: name, data: data)  // all or nothing: validate before the role changes
         if let role {
             let (_, effects) = try registry.requestRoleChange(by: .server, in: room, targetID: peerID, role: role, force: true)
-            dispatcher.apply(effects)
+            fanOut.apply(effects)
         }
-        dispatcher.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
-        server.logger.info("peer updated", metadata: ["room": "\(roomID)", "peer": "\(peerID)", "by": "rest"])
+        fanOut.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
+        logger.info("peer updated", metadata: ["room": "\(roomID)", "peer": "\(peerID)", "by": "rest"])
         var w = JSONWriter()
         w.peer(peer, withTracks: true)
         return .json(200, encoded: w.bytes)  // the changed Peer itself
@@ -154,9 +169,9 @@ final class RestAPI {
         case (nil, nil): throw .invalidParams("peer_id or role: required")
         }
         for id in targets {
-            dispatcher.apply(try registry.removePeer(by: .server, in: room, targetID: id, reason: reason,
+            fanOut.apply(try registry.removePeer(by: .server, in: room, targetID: id, reason: reason,
                                                      leaveReason: .serverRemoved))
-            server.logger.info("peer removed", metadata: ["room": "\(roomID)", "peer": "\(id)", "by": "rest"])
+            logger.info("peer removed", metadata: ["room": "\(roomID)", "peer": "\(id)", "by": "rest"])
         }
         return .json(200, [:])
     }
@@ -173,7 +188,7 @@ final class RestAPI {
         case (.some, .some): throw .invalidParams("peer_id and role: give one, not both")
         }
         let (chat, deliveries) = try registry.send(from: .server, in: room, message: message, type: type, to: target)
-        dispatcher.fanOut(deliveries)
+        fanOut.fanOut(deliveries)
         return .json(200, encoded: Dispatcher.encode { w in
             w.field("message_id", chat.id)
             w.field("timestamp", chat.timestamp)
@@ -184,8 +199,8 @@ final class RestAPI {
         let room = try room(roomID)
         let reason = try params.requiredString("reason")
         let lock = try params.bool("lock") ?? false
-        dispatcher.apply(try registry.endRoom(by: .server, room, reason: reason, lock: lock))
-        server.logger.info("room ended", metadata: ["room": "\(roomID)", "lock": "\(lock)", "by": "rest"])
+        fanOut.apply(try registry.endRoom(by: .server, room, reason: reason, lock: lock))
+        logger.info("room ended", metadata: ["room": "\(roomID)", "lock": "\(lock)", "by": "rest"])
         return .json(200, [:])
     }
 }

@@ -12,9 +12,9 @@ extension RestAPI {
         let room = try room(roomID)
         let key = try params.requiredString("key")
         guard let value = params.members["value"] else { throw .invalidParams("value: required (null deletes)") }
-        let (entry, deliveries) = try server.registry.setMetadata(by: .server, in: room, key: key, value: value)
-        server.dispatcher.fanOut(deliveries)
-        server.logger.info("session store set", metadata: ["room": "\(roomID)", "key": "\(key)", "by": "rest"])
+        let (entry, deliveries) = try registry.setMetadata(by: .server, in: room, key: key, value: value)
+        fanOut.fanOut(deliveries)
+        logger.info("session store set", metadata: ["room": "\(roomID)", "key": "\(key)", "by": "rest"])
         var w = JSONWriter()
         w.sessionEntry(entry)
         return .json(200, encoded: w.bytes)

@@ -31,7 +31,7 @@ extension RestAPI {
             limit = n
         }
         let start = request.query["start"]
-        var ids = server.registry.rooms.keys.filter { start == nil || $0 > start! }
+        var ids = registry.rooms.keys.filter { start == nil || $0 > start! }
         ids.sort()
         let page = ids.prefix(limit)
         let more = ids.count > limit
@@ -39,7 +39,7 @@ extension RestAPI {
             w.key("rooms")
             w.array { w in
                 for id in page {
-                    w.room(server.registry.rooms[id]!, locked: server.registry.lockedRoomIDs.contains(id), withHLS: false)
+                    w.room(registry.rooms[id]!, locked: registry.lockedRoomIDs.contains(id), withHLS: false)
                 }
             }
             w.key("last")
@@ -49,7 +49,7 @@ extension RestAPI {
 
     /// `GET /v2/active-rooms/{room_id}/peers/{peer_id}` → Peer.
     func getPeer(_ roomID: String, _ peerID: String) throws(RoomError) -> HTTPResponse {
-        guard let room = server.registry.room(roomID) else { throw RoomError(.roomNotFound, "room \"\(roomID)\" is not active") }
+        guard let room = registry.room(roomID) else { throw RoomError(.roomNotFound, "room \"\(roomID)\" is not active") }
         guard let peer = room.peer(peerID) else { throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room") }
         var w = JSONWriter()
         w.peer(peer, withTracks: true)
@@ -59,13 +59,13 @@ extension RestAPI {
     /// `GET …/hls` → HLSState (null before the first start).
     func getLiveStream(_ roomID: String) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
-        return .json(200, encoded: Envelope.encodeLiveStream(server.registry.liveStream(of: room)))
+        return .json(200, encoded: Envelope.encodeLiveStream(registry.liveStream(of: room)))
     }
 
     /// `GET …/hls/daterange` → one EXT-X-DATERANGE tag per live cue, oldest first.
     func dateRanges(_ roomID: String) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
-        let cues = server.registry.liveStream(of: room)?.cues ?? []
+        let cues = registry.liveStream(of: room)?.cues ?? []
         let text = cues.map { DateRange.tag($0) + "\n" }.joined()
         return HTTPResponse(status: 200, body: Array(text.utf8), contentType: "text/plain; charset=utf-8")
     }
@@ -74,30 +74,30 @@ extension RestAPI {
     func startLiveStream(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         let variants = try Dispatcher.variantRequests(params)
-        server.dispatcher.fanOut(try server.registry.startLiveStream(by: .server, in: room, variants: variants))
-        server.logger.info("hls started", metadata: ["room": "\(roomID)", "by": "rest"])
+        fanOut.fanOut(try registry.startLiveStream(by: .server, in: room, variants: variants))
+        logger.info("hls started", metadata: ["room": "\(roomID)", "by": "rest"])
         return .json(200, [:])
     }
 
     /// `POST …/hls/stop` → `{}`.
     func stopLiveStream(_ roomID: String) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
-        server.dispatcher.fanOut(try server.registry.stopLiveStream(by: .server, in: room))
-        server.logger.info("hls stopped", metadata: ["room": "\(roomID)", "by": "rest"])
+        fanOut.fanOut(try registry.stopLiveStream(by: .server, in: room))
+        logger.info("hls stopped", metadata: ["room": "\(roomID)", "by": "rest"])
         return .json(200, [:])
     }
 
     /// `POST …/hls/timed-metadata` `{metadata_objs}` → `{cues}`.
     func addTimedMetadata(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
-        let (cues, deliveries) = try server.registry.addTimedMetadata(by: .server, in: room, try Dispatcher.cueRequests(params))
-        server.dispatcher.fanOut(deliveries)
-        server.scheduleCueExpiry()
+        let (cues, deliveries) = try registry.addTimedMetadata(by: .server, in: room, try Dispatcher.cueRequests(params))
+        fanOut.fanOut(deliveries)
+        schedule.rearm(.cueEnd)
         return .json(200, encoded: Dispatcher.encode { w in w.cues(cues) })
     }
 
     private func activeRoom(_ id: String) throws(RoomError) -> Room {
-        guard let room = server.registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
+        guard let room = registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
         return room
     }
 }

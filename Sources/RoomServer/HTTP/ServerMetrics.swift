@@ -56,27 +56,25 @@ final class ServerMetrics: Sendable {
 
     func failed(_ code: ErrorCode) { errors[code]?.increment() }
 
-    /// Service thread: the gauges read from `server` now.
-    func recordGauges(_ server: RoomServer) {
-        connections.record(server.connections.count)
-        peers.record(server.registry.peerCount)
-        rooms.record(server.registry.rooms.count)
+    /// Service thread: the gauges as they are now.
+    func recordGauges(connections: Int, peers: Int, rooms: Int) {
+        self.connections.record(connections)
+        self.peers.record(peers)
+        self.rooms.record(rooms)
     }
 
-    /// The Prometheus text exposition, with the gauges read from the server
-    /// now. With sibling service threads (`--threads`) it is the whole
-    /// process': every thread's series summed (their gauges as each thread
-    /// last recorded them, at most a second ago), so that whichever thread
-    /// the kernel hands a scrape to answers the same.
-    func exposition(server: RoomServer) -> [UInt8] {
-        recordGauges(server)
+    /// The Prometheus text exposition. With sibling service threads
+    /// (`--threads`) it is the whole process': every thread's series summed
+    /// (their gauges as each thread last recorded them, at most a second
+    /// ago), so that whichever thread the kernel hands a scrape to answers the same.
+    func exposition(siblings: [ServerMetrics]) -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        if server.siblings.isEmpty { return buffer }
+        if siblings.isEmpty { return buffer }
         var all = [buffer]
-        for sibling in server.siblings {
+        for sibling in siblings {
             var theirs: [UInt8] = []
-            sibling.metrics.registry.emit(into: &theirs)  // thread-safe: the registry's own lock, atomic values
+            sibling.registry.emit(into: &theirs)  // thread-safe: the registry's own lock, atomic values
             all.append(theirs)
         }
         return Self.sum(all)

@@ -30,7 +30,7 @@ extension Dispatcher {
                 w.null()
             }
             w.key("policy")
-            w.raw(policies[outcome.role.name]!)
+            w.raw(policies.encoded[outcome.role.name]!)
             w.field("peer_count", outcome.room?.peerCount ?? 0)
         }
     }

@@ -2,8 +2,10 @@ import Logging
 import RoomModel
 import RoomWire
 
-/// decode → RoomModel → encode once → fan out. Runs on the service thread.
-/// (`package`: `roombench micro` measures `fanOut`.)
+/// decode → RoomModel → encode once → fan out: the JSON-RPC pipeline of
+/// one client message (PROTOCOL.md sections 2 and 8), and the table of
+/// methods. Runs on the service thread.
+/// (`package`: the dispatcher fuzzer drives `handle`.)
 package final class Dispatcher {
     typealias Handler = (Dispatcher) -> (Params, Connection) throws(RoomError) -> [UInt8]
 
@@ -16,63 +18,37 @@ package final class Dispatcher {
     /// Consecutive -32700/-32600/42900 errors that close a connection (4029).
     static let maxErrorStreak = 10
 
-    unowned let server: RoomServer
+    let registry: RoomRegistry
+    package let outbound: FanOut
+    let policies: Policies
     let verifier: TokenVerifier
-    var registry: RoomRegistry { server.registry }
-    var logger: Logger { server.logger }
-    /// `Policy` objects are the same for every peer of a role: encoded once.
-    private(set) var policies: [String: [UInt8]]
-    /// `on-policy-change` frames, one per role, shared by every push.
-    private(set) var policyChanges: [String: Frame]
-    private var methods: [String: Method] = [:]
-    /// Set by a handler: close the caller's connection after its response.
-    var closeAfterReply: UInt16?
+    let metrics: ServerMetrics
+    let clock: RoomClock
+    let homes: RoomHomes
+    let schedule: Schedule
+    let logger: Logger
+    private let methods: [String: Method] = Dispatcher.registeredMethods
     /// Set by a resume: held pushes that follow the response (bounded by
     /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
     var replayAfterReply: [Frame] = []
-    /// The connection whose message is being handled. An identity, not a
-    /// weak reference: a weak reference would move every connection's
-    /// reference counting to the slow side-table path.
-    private var current: ObjectIdentifier?
-    /// `fanOut`'s work queue, and whether a `fanOut` is draining it.
-    private var pendingFanOut: [[Delivery]] = []
-    private var fanningOut = false
 
-    init(server: RoomServer) {
-        self.server = server
-        self.verifier = TokenVerifier(secret: server.options.secret, accessKey: server.options.accessKey)
-        (policies, policyChanges) = Self.policies(of: server.options.template)
-        methods = Self.registeredMethods
+    init(registry: RoomRegistry, fanOut: FanOut, policies: Policies, verifier: TokenVerifier, metrics: ServerMetrics,
+         clock: RoomClock, homes: RoomHomes, schedule: Schedule, logger: Logger) {
+        self.registry = registry
+        self.outbound = fanOut
+        self.policies = policies
+        self.verifier = verifier
+        self.metrics = metrics
+        self.clock = clock
+        self.homes = homes
+        self.schedule = schedule
+        self.logger = logger
     }
 
-    /// The `Policy` of every role of `template`, encoded once, and the
-    /// `on-policy-change` frame of each.
-    static func policies(of template: RoleTemplate) -> ([String: [UInt8]], [String: Frame]) {
-        var policies: [String: [UInt8]] = [:]
-        for name in template.roleNames {
-            var w = JSONWriter()
-            w.object { w in
-                w.field("name", name)
-                w.key("known_roles")
-                w.object { w in
-                    for known in template.roleNames {
-                        w.key(known)
-                        w.role(template.roles[known]!)
-                    }
-                }
-            }
-            policies[name] = w.bytes
-        }
-        return (policies, policies.mapValues { Envelope.notification("on-policy-change", params: $0) })
-    }
-
-    /// SIGHUP: the reloaded template's roles from now on. The policies of
-    /// roles that vanished stay, for the peers that still have them.
+    /// SIGHUP: the reloaded template's roles apply to joins and role changes from now on.
     func reload(_ template: RoleTemplate) {
         registry.replaceRoles(with: template)
-        let (fresh, changes) = Self.policies(of: registry.template)
-        policies.merge(fresh) { $1 }
-        policyChanges.merge(changes) { $1 }
+        policies.add(registry.template)
     }
 
     /// The names of `registeredMethods`, sorted.
@@ -96,18 +72,16 @@ package final class Dispatcher {
     // MARK: pipeline
 
     /// Handles one complete text message from `connection`.
-    func handle(_ bytes: [UInt8], from connection: Connection) {
+    package func handle(_ bytes: [UInt8], from connection: Connection) {
         let roomBefore = connection.peer?.room.id
-        defer {
-            if let router = server.router {  // cluster: the room's saved state may be stale now
-                router.touch(roomBefore)
-                router.touch(connection.peer?.room.id)
-            }
+        defer {  // a cluster saves the rooms' states for a takeover: they may be stale now
+            homes.touch(roomBefore)
+            homes.touch(connection.peer?.room.id)
         }
         connection.beginDeferring()
-        closeAfterReply = nil
-        current = ObjectIdentifier(connection)
-        defer { current = nil }
+        outbound.closeCallerAfterReply = nil
+        outbound.caller = ObjectIdentifier(connection)
+        defer { outbound.caller = nil }
         var out = Frame.writer(reserving: 128)
         var replied = false
         do {
@@ -115,7 +89,7 @@ package final class Dispatcher {
             if case .array(let calls) = message {
                 if calls.isEmpty || calls.count > Self.maxBatch {
                     let error = RoomError(.invalidRequest, "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)")
-                    server.metrics.failed(.invalidRequest)
+                    metrics.failed(.invalidRequest)
                     Envelope.response(id: .null, into: &out, error: error)
                     count(error, on: connection)
                     replied = true
@@ -129,7 +103,7 @@ package final class Dispatcher {
             }
         } catch {
             let failure = RoomError(.parseError, "parse error: \(error)")
-            server.metrics.failed(.parseError)
+            metrics.failed(.parseError)
             Envelope.response(id: .null, into: &out, error: failure)
             count(failure, on: connection)
             replied = true
@@ -139,13 +113,13 @@ package final class Dispatcher {
         replayAfterReply = []
         connection.endDeferring()
         if connection.isDroppedAsSlow {
-            dropSlowConsumer(connection)
+            outbound.dropSlowConsumer(connection)
             return
         }
-        if connection.errorLimitReached {
-            logger.info("too many errors in a row, closing", metadata: server.metadata(connection))
+        if connection.errors.limitReached {
+            logger.info("too many errors in a row, closing", metadata: connection.logMetadata)
             connection.close(4029)
-        } else if let code = closeAfterReply {
+        } else if let code = outbound.closeCallerAfterReply {
             connection.close(code)
         }
     }
@@ -159,11 +133,11 @@ package final class Dispatcher {
         default: nil
         }
         let methodName = call["method"]?.stringValue
-        server.metrics.called(methodName)
+        metrics.called(methodName)
         let result = Result { () throws(RoomError) -> [UInt8] in
             // The rate limit is checked right after parsing, before -32600.
-            if methodName != "ping", !connection.rate.take(nowMillis: server.clock.nowMillis()) {
-                throw RoomError(.rateLimited, "rate limited: over \(server.options.template.settings.limits.messagesPerSecond) calls/s")
+            if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
+                throw RoomError(.rateLimited, "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s")
             }
             guard case .object = call, call["jsonrpc"] == .string("2.0"), let methodName,
                   id == nil || validID != nil
@@ -189,15 +163,15 @@ package final class Dispatcher {
         }
         switch result {
         case .success(let bytes):
-            connection.errorStreak = 0
+            connection.errors.count = 0
             guard let validID else { return false }
             Envelope.response(id: validID, into: &out, result: bytes)
             return true
         case .failure(let error):
             count(error, on: connection)
-            server.metrics.failed(error.code)
+            metrics.failed(error.code)
             if error.code == .internalError || error.code == .rateLimited {
-                logger.info("call failed", metadata: server.metadata(connection).merging(
+                logger.info("call failed", metadata: connection.logMetadata.merging(
                     ["method": "\(methodName ?? "?")", "code": "\(error.code.rawValue)"]) { $1 })
             }
             let isNotification = id == nil && methodName != nil && call.objectValue != nil
@@ -217,125 +191,18 @@ package final class Dispatcher {
     private func count(_ error: RoomError, on connection: Connection) {
         switch error.code {
         case .parseError, .invalidRequest, .rateLimited:
-            connection.errorStreak += 1
+            connection.errors.count += 1
             // Ten in a row close the connection, even if a later call of the same batch succeeds.
-            if connection.errorStreak >= Self.maxErrorStreak { connection.errorLimitReached = true }
+            if connection.errors.count >= Self.maxErrorStreak { connection.errors.limitReached = true }
         default: break
         }
     }
 
-    // MARK: fan-out
+    /// Delivers the pushes (FanOut.swift).
+    package func fanOut(_ deliveries: [Delivery]) { outbound.fanOut(deliveries) }
 
-    /// Delivers the pushes, then disconnects the peers the change removed:
-    /// after their pushes, with 4001/4002 (the caller after its response).
-    func apply(_ effects: Effects) {
-        fanOut(effects.deliveries)
-        for disconnect in effects.disconnects {
-            let handle = disconnect.peer.transportHandle
-            disconnect.peer.transportHandle = nil
-            guard let connection = handle as? Connection else { continue }
-            connection.peer = nil
-            let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
-            logger.info("peer disconnected", metadata: [
-                "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)"])
-            if ObjectIdentifier(connection) == current { closeAfterReply = code } else { connection.close(code) }
-        }
-    }
-
-    /// Encodes each delivery once and queues the same frame to every recipient.
-    /// Recipients dropped as slow consumers, and peers whose held pushes
-    /// overflow their reconnect grace, leave the room right after — and
-    /// their leaves are more deliveries, which may end more graces. That
-    /// cascade runs here as a work queue, never as recursion: its length is
-    /// up to the room's size, which clients control.
-    package func fanOut(_ deliveries: [Delivery]) {
-        server.forwardOperatorEvents()  // webhooks: what the change recorded (Webhooks/ServerWebhooks.swift)
-        if deliveries.isEmpty { return }
-        pendingFanOut.append(deliveries)
-        if fanningOut { return }  // the loop below, further up the stack, takes them
-        fanningOut = true
-        defer { fanningOut = false }
-        var next = 0
-        while next < pendingFanOut.count {
-            let batch = pendingFanOut[next]
-            next += 1
-            deliver(batch)
-        }
-        pendingFanOut.removeAll(keepingCapacity: true)
-    }
-
-    /// One batch of `fanOut`: queues the frames, then lets the dropped and
-    /// overflowing peers leave (their deliveries join `pendingFanOut`).
-    private func deliver(_ deliveries: [Delivery]) {
-        var dropped: [Connection] = []
-        var overflowing: [Peer] = []
-        for delivery in deliveries {
-            let frame: Frame
-            if case .policyChange(let role) = delivery.push {
-                frame = policyChanges[role]!
-            } else {
-                frame = Envelope.push(delivery.push)
-            }
-            server.metrics.pushes.increment(by: delivery.recipientCount)
-            // No per-push recipient array, and no reference counting per
-            // recipient: `delivery.audience` owns every peer, and each peer its
-            // connection (`transportHandle`), for the whole loop; nothing in it
-            // changes a handle (the dropped and overflowing are handled after
-            // it). Retain/release here was 16 % of roomd's samples at the
-            // fan-out's knee (docs/BENCHMARKS.md, levers).
-            let excluded = delivery.excluded.map { ObjectIdentifier($0) }
-            delivery.audience.withUnsafeBufferPointer { audience in
-                for index in audience.indices {
-                    unowned(unsafe) let peer = audience[index]
-                    if ObjectIdentifier(peer) == excluded { continue }
-                    guard let reference = peer.transportReference else { continue }
-                    reference._withUnsafeGuaranteedRef { handle in
-                        if type(of: handle) == Connection.self {
-                            let connection = unsafeDowncast(handle, to: Connection.self)
-                            if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
-                        } else if let held = handle as? HeldPushes, !held.hold(frame) {
-                            overflowing.append(peer)
-                        }
-                    }
-                }
-            }
-        }
-        for connection in dropped { dropSlowConsumer(connection) }
-        for peer in overflowing where peer.transportHandle is HeldPushes {
-            logger.info("reconnect grace ended: too many held pushes", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
-            peer.transportHandle = nil
-            fanOut(registry.leave(peer, reason: .websocketClosed))
-        }
-    }
-
-    func dropSlowConsumer(_ connection: Connection) {
-        logger.info("slow consumer dropped", metadata: server.metadata(connection))
-        server.metrics.slowConsumerCloses.increment()
-        connectionLost(connection)
-    }
-
-    /// The connection is gone without `leave`: the peer enters its reconnect
-    /// grace (pushes to it are held), or leaves at once when there is none.
-    func connectionLost(_ connection: Connection) {
-        guard let peer = connection.peer, peer.transportHandle === connection else { return }
-        server.router?.touch(peer.room.id)
-        connection.peer = nil
-        if registry.startGrace(peer) {
-            peer.transportHandle = HeldPushes()
-            server.scheduleGraceExpiry()
-            logger.info("peer disconnected, in reconnect grace", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
-            return
-        }
-        peer.transportHandle = nil
-        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"])
-        fanOut(registry.leave(peer, reason: .websocketClosed))
-    }
-
-    /// Reconnect graces that ran out.
-    func expireGraces() {
-        let deliveries = registry.expireGraces()
-        fanOut(deliveries)
-    }
+    /// Delivers the pushes, then disconnects the peers the change removed (FanOut.swift).
+    func apply(_ effects: Effects) { outbound.apply(effects) }
 
     static func encode(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter()

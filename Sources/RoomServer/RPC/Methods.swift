@@ -6,20 +6,14 @@ import RoomWire
 extension Dispatcher {
     func join(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let started = ContinuousClock.now
-        defer { server.metrics.joinDuration.record(duration: ContinuousClock.now - started) }
+        defer { metrics.joinDuration.record(duration: ContinuousClock.now - started) }
         let token = try params.requiredString("token")
         let name = try params.string("name")
         let data = try params.string("data")
         let roomID = try params.string("room_id")
         let peerID = try params.string("peer_id")
         let grant = try verifier.verifyApp(token)
-        if let cluster = server.clusterStatus, !cluster.connected {
-            throw RoomError(.clusterUnavailable, "cluster unavailable: the message bus (NATS) is unreachable, try again later")
-        }
-        if let router = server.router, !router.isHome(of: grant.roomID) {
-            // The lookup of the room's home failed, or the room moved meanwhile.
-            throw RoomError(.clusterUnavailable, "cluster unavailable: the room's home node cannot be reached, try again")
-        }
+        try homes.admitJoin(grant.roomID)  // a cluster serves a room on its home node only
         let outcome = try registry.join(JoinRequest(
             roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
             name: name ?? grant.name ?? grant.userID, data: data ?? "", viewOnly: grant.viewOnly,
@@ -31,7 +25,7 @@ extension Dispatcher {
         }
         peer.transportHandle = connection
         connection.peer = peer
-        connection.hasJoined = true
+        connection.markJoined()
         // Pushes held during the grace follow the response, in order.
         if let held = outcome.replacedHandle as? HeldPushes { replayAfterReply = held.frames }
         logger.info("peer joined", metadata: [
@@ -46,7 +40,7 @@ extension Dispatcher {
             w.key("room")
             w.room(outcome.room, locked: locked)
             w.key("policy")
-            w.raw(policies[peer.role.name]!)
+            w.raw(policies.encoded[peer.role.name]!)
             w.key("peers")
             w.array { w in
                 for other in outcome.others { w.peer(other.peer, withTracks: other.withTracks) }
@@ -61,7 +55,7 @@ extension Dispatcher {
         connection.peer = nil
         logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "client request"])
         fanOut(registry.leave(peer, reason: .clientRequest))
-        closeAfterReply = 1000
+        outbound.closeCallerAfterReply = 1000
         return Self.encode { _ in }
     }
 
@@ -103,7 +97,7 @@ extension Dispatcher {
         return Self.encode { w in
             w.key("timestamp")
             w.value(timestamp)
-            w.field("server_time", server.clock.nowMillis())
+            w.field("server_time", clock.nowMillis())
         }
     }
 }

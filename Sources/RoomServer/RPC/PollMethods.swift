@@ -80,7 +80,7 @@ extension Dispatcher {
         let (poll, deliveries) = try registry.startPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
         logger.info("poll started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         fanOut(deliveries)
-        server.schedulePollExpiry()
+        schedule.rearm(.pollEnd)
         return Self.encode { w in
             w.field("poll_id", poll.id)
             w.field("duration", poll.duration)
@@ -126,7 +126,7 @@ extension Dispatcher {
         }
         let (poll, outcomes) = try registry.respond(peer, pollID: pollID, inputs)
         let accepted = outcomes.filter { $0.error == nil }.count
-        if accepted > 0 { server.metrics.pollVotes.increment(by: accepted) }
+        if accepted > 0 { metrics.pollVotes.increment(by: accepted) }
         return Self.encode { w in
             w.field("poll_id", poll.id)
             w.key("result")

@@ -83,7 +83,7 @@ extension Dispatcher {
                                                                  role: role, force: force ?? false)
         apply(effects)
         guard case .requested(let token) = outcome else { return Self.empty }
-        server.scheduleRoleChangeExpiry()
+        schedule.rearm(.roleChangeRequest)
         return Self.encode { w in w.field("token", token) }
     }
 
@@ -184,8 +184,8 @@ extension Dispatcher {
     func audioLevel(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         guard let items = params.value("levels") else { throw .invalidParams("levels: required") }
         guard let entries = items.arrayValue else { throw .invalidParams("levels: expected an array, got \(items.typeName)") }
-        if entries.count > server.options.template.settings.limits.maxTracksPerPeer {
-            throw .invalidParams("levels: at most \(server.options.template.settings.limits.maxTracksPerPeer) entries")
+        if entries.count > registry.settings.limits.maxTracksPerPeer {
+            throw .invalidParams("levels: at most \(registry.settings.limits.maxTracksPerPeer) entries")
         }
         var levels: [(trackID: String, level: Int)] = []
         for (index, entry) in entries.enumerated() {

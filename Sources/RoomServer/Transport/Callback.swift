@@ -17,50 +17,41 @@ func roomdCallback(
         return 0
 
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-        return server.admitSocket() ? 0 : 1
+        return server.sockets.admit() ? 0 : 1
 
     case LWS_CALLBACK_WSI_CREATE:
-        server.openSockets += 1
+        server.sockets.open += 1
         return 0
 
     case LWS_CALLBACK_WSI_DESTROY:
-        server.openSockets -= 1
+        server.sockets.open -= 1
         return 0
 
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         // Only RFC 6455 (version 13) upgrades of /ws, and none while draining.
-        if server.draining { return 1 }
-        guard requestPath(wsi) == "/ws", headerBytes(wsi) <= RoomServer.maxHeaderBytes else { return 1 }
+        if server.sockets.draining { return 1 }
+        guard requestPath(wsi) == "/ws", headerBytes(wsi) <= HTTPExchange.maxHeaderBytes else { return 1 }
         return webSocketVersion(wsi) == "13" ? 0 : 1
 
     case LWS_CALLBACK_ESTABLISHED:
-        _ = server.makeConnection(wsi)
+        server.sockets.opened(wsi)
         return 0
 
     case LWS_CALLBACK_RECEIVE_PONG:
-        server.connections[wsi]?.heard(at: monotonicMillis())
+        server.sockets[wsi]?.liveness.heard(at: monotonicMillis())
         return 0
 
     case LWS_CALLBACK_RECEIVE:
-        guard let connection = server.connections[wsi] else { return -1 }
-        connection.heard(at: monotonicMillis())
-        let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-        server.received(bytes, on: connection,
-                        first: lws_is_first_fragment(wsi) != 0,
+        guard let connection = server.sockets[wsi] else { return -1 }
+        connection.liveness.heard(at: monotonicMillis())
+        let fragment = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        server.received(fragment, on: connection, first: lws_is_first_fragment(wsi) != 0,
                         final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
                         binary: lws_frame_is_binary(wsi) != 0)
         return 0
 
     case LWS_CALLBACK_SERVER_WRITEABLE:
-        guard let connection = server.connections[wsi] else { return -1 }
-        let queued = connection.queuedBytes
-        let result = connection.writeQueued(into: &server.writeScratch, limit: RoomServer.writeChunk,
-                                            backedUpLimit: RoomServer.backedUpWriteChunk)
-        if queued > connection.queuedBytes {
-            server.metrics.bytesOut.increment(by: queued - connection.queuedBytes)
-            server.bytesSinceTrim += queued - connection.queuedBytes
-        }
-        return result
+        return server.sockets.write(wsi)
 
     case LWS_CALLBACK_CLOSED:
         server.connectionClosed(wsi)
@@ -68,21 +59,21 @@ func roomdCallback(
 
     case LWS_CALLBACK_HTTP:
         let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-        return server.httpRequestStarted(wsi, path: path)
+        return server.serve(server.http.started(wsi, path: path), on: wsi)
 
     case LWS_CALLBACK_HTTP_BODY:
-        return server.httpBodyReceived(wsi, UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length))
+        let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        return server.serve(server.http.bodyReceived(wsi, bytes), on: wsi)
 
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-        return server.httpBodyComplete(wsi)
+        return server.serve(server.http.bodyComplete(wsi), on: wsi)
 
     case LWS_CALLBACK_HTTP_WRITEABLE:
-        return server.writeHTTPBody(wsi)
+        return server.http.writeBody(wsi)
 
     case LWS_CALLBACK_CLOSED_HTTP:
-        server.httpResponses.removeValue(forKey: wsi)
-        server.httpRequests.removeValue(forKey: wsi)
-        server.router?.httpClosed(wsi)
+        server.http.closed(wsi)
+        server.router.httpClosed(wsi)
         return 0
 
     // A request line libwebsockets cannot parse (an unknown method, not
@@ -96,7 +87,7 @@ func roomdCallback(
 
     case LWS_CALLBACK_RAW_WRITEABLE:
         var bytes = [UInt8](repeating: 0, count: Int(CWS_PRE))
-            + RoomServer.rawResponse(400, reason: "Bad Request", code: 400, "not an HTTP/1.1 request roomd serves")
+            + HTTPExchange.rawResponse(400, reason: "Bad Request", code: 400, "not an HTTP/1.1 request roomd serves")
         _ = bytes.withUnsafeMutableBufferPointer { buffer in
             lws_write(wsi, buffer.baseAddress! + Int(CWS_PRE), buffer.count - Int(CWS_PRE), LWS_WRITE_HTTP)  // = LWS_WRITE_RAW
         }

@@ -1,4 +1,3 @@
-import CWebSockets
 import RoomModel
 
 /// Flow control instead of collapse (PROTOCOL.md section 1): when roomd's
@@ -54,14 +53,14 @@ final class FlowControl {
 
     /// `connection`'s queue passed the high watermark.
     func congested(_ connection: Connection, now: Int64) {
-        if let home = connection.home {
+        if let home = connection.edge?.home {
             // Its room lives on another node: the home counts it (a `congested` record).
-            connection.congestedRoom = home.room
+            connection.flowState.congestedRoom = home.room
             report?(connection, true)
             return
         }
         guard let room = connection.peer?.room else { return }
-        connection.congestedRoom = room.id
+        connection.flowState.congestedRoom = room.id
         var flow = rooms[room.id, default: RoomFlow()]
         flow.congested += 1
         let threshold = max(1, Int((Self.pauseShare * Double(room.peerCount)).rounded(.up)))
@@ -72,8 +71,8 @@ final class FlowControl {
             for peer in room.peersInJoinOrder {
                 guard let member = peer.transportHandle as? Connection, !member.isClosing else { continue }
                 // Another node's client: its node stops reading once acknowledgements stop (Cluster/).
-                if member.remote == nil { lws_rx_flow_control(member.wsi, 0) }
-                member.pausedRoom = room.id
+                member.pauseReading()
+                member.flowState.pausedRoom = room.id
                 flow.paused.append(member)
             }
         }
@@ -82,18 +81,18 @@ final class FlowControl {
 
     /// `connection` drained below the low watermark.
     func drained(_ connection: Connection) {
-        if connection.home != nil, connection.congestedRoom != nil {
-            connection.congestedRoom = nil
+        if connection.edge?.home != nil, connection.flowState.congestedRoom != nil {
+            connection.flowState.congestedRoom = nil
             report?(connection, false)
             return
         }
-        guard let id = connection.congestedRoom, var flow = rooms[id] else { return }
-        connection.congestedRoom = nil
+        guard let id = connection.flowState.congestedRoom, var flow = rooms[id] else { return }
+        connection.flowState.congestedRoom = nil
         flow.congested -= 1
         if flow.pausedSince != nil, flow.congested <= flow.resumeAt {
             for member in flow.paused {
-                member.pausedRoom = nil
-                if !member.isClosing, member.remote == nil { lws_rx_flow_control(member.wsi, 1) }
+                member.flowState.pausedRoom = nil
+                member.resumeReading()
             }
             flow.paused = []
             flow.pausedSince = nil
@@ -103,9 +102,9 @@ final class FlowControl {
 
     /// `connection` is closed: it counts no more, and is never touched again.
     func forget(_ connection: Connection) {
-        if let id = connection.pausedRoom {
+        if let id = connection.flowState.pausedRoom {
             rooms[id]?.paused.removeAll { $0 === connection }
-            connection.pausedRoom = nil
+            connection.flowState.pausedRoom = nil
         }
         drained(connection)
     }
@@ -118,13 +117,24 @@ final class FlowControl {
         let stalledRooms = Set(rooms.filter { ($0.value.pausedSince ?? now) <= now - Self.stallMillis }.keys)
         if stalledRooms.isEmpty { return [] }
         let laggards = connections.filter { connection in
-            guard let id = connection.congestedRoom else { return false }
+            guard let id = connection.flowState.congestedRoom else { return false }
             return stalledRooms.contains(id)
         }
         for connection in laggards {
             drained(connection)
-            connection.excusedFromFlow = true
+            connection.flowState.excused = true
         }
         return laggards
     }
+}
+
+/// What flow control counts a connection as.
+struct FlowState {
+    /// The room this connection's queue counts as congested in.
+    var congestedRoom: String?
+    /// The room whose pause stopped this connection's reads.
+    var pausedRoom: String?
+    /// Stayed behind while its room was paused: a slow client, which no
+    /// longer counts towards pausing until it catches up.
+    var excused = false
 }

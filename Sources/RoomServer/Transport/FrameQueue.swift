@@ -28,6 +28,9 @@ struct FrameQueue: ~Copyable {
     /// Frames queued.
     var count: Int { frames.count - head }
 
+    /// The queued frames, oldest first (for harnesses that check them).
+    var queued: [Frame] { frames[head...].map { $0.takeUnretainedValue() } }
+
     /// Lets go of the oldest frame.
     mutating func removeFirst() {
         Self.letGo(frames[head])

@@ -1,40 +1,57 @@
-extension RoomServer {
-    /// Reassembles one WebSocket message from lws' fragments and hands it to
-    /// the dispatcher. Binary → 1003; over `max_message_bytes` → 1009
-    /// (the limit is ours: lws never caps a message).
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: Connection, first: Bool, final: Bool, binary: Bool) {
-        if connection.isClosing { return }
+import Logging
+
+/// The message being reassembled from lws' fragments.
+struct InboundMessage {
+    var bytes: [UInt8] = []
+    var isBinary = false
+
+    /// Empties the buffer, keeping a capacity of up to 64 KiB for the next message.
+    mutating func reset() { bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024) }
+}
+
+/// What one fragment of a client's message made of it.
+enum InboundProgress {
+    /// More fragments follow.
+    case partial
+    /// A complete text message.
+    case complete([UInt8])
+    /// The message is refused and the connection closes with `code`.
+    case refused(code: UInt16, reason: String)
+}
+
+extension Connection {
+    /// Reassembles one WebSocket message from lws' fragments. Binary → 1003;
+    /// over `limit` (`max_message_bytes`) → 1009 as soon as the limit is
+    /// passed (the limit is ours: lws never caps a message).
+    func receive(_ fragment: UnsafeRawBufferPointer, first: Bool, final: Bool, binary: Bool, limit: Int) -> InboundProgress {
+        if isClosing { return .partial }
         if first {
-            connection.inbound.removeAll(keepingCapacity: connection.inbound.capacity <= 64 * 1024)
-            connection.inboundIsBinary = binary
+            inbound.reset()
+            inbound.isBinary = binary
         }
-        if connection.inboundIsBinary {
-            logger.info("binary message rejected", metadata: metadata(connection))
-            connection.close(1003)
-            return
+        if inbound.isBinary {
+            close(1003)
+            return .refused(code: 1003, reason: "binary message rejected")
         }
-        let limit = options.template.settings.limits.maxMessageBytes
-        if connection.inbound.count + bytes.count > limit {
-            logger.info("message over max_message_bytes", metadata: metadata(connection))
-            connection.inbound = []
-            connection.close(1009)
-            return
+        if inbound.bytes.count + fragment.count > limit {
+            inbound = InboundMessage()
+            close(1009)
+            return .refused(code: 1009, reason: "message over max_message_bytes")
         }
-        connection.inbound.append(contentsOf: bytes)
-        guard final else { return }
-        let message = connection.inbound
-        connection.inbound.removeAll(keepingCapacity: connection.inbound.capacity <= 64 * 1024)
-        if let router { router.inbound(message, on: connection) } else { dispatcher.handle(message, from: connection) }
+        inbound.bytes.append(contentsOf: fragment)
+        guard final else { return .partial }
+        let message = inbound.bytes
+        inbound.reset()
+        return .complete(message)
     }
 
-    func metadata(_ connection: Connection) -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["conn": "\(connection.id)"]
-        if let peer = connection.peer {
+    /// The connection's ids for a log line: `conn`, and `room` and `peer` once joined.
+    var logMetadata: Logger.Metadata {
+        var metadata: Logger.Metadata = ["conn": "\(id)"]
+        if let peer {
             metadata["room"] = "\(peer.room.id)"
             metadata["peer"] = "\(peer.id)"
         }
         return metadata
     }
 }
-
-import Logging

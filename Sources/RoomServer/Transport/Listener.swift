@@ -60,10 +60,10 @@ final class Listener {
         self.loop = loop
     }
 
-    /// Watches the socket; `server.acceptPending()` runs whenever it is readable.
-    func start(_ server: RoomServer) {
+    /// Watches the socket; `loop.acceptPending()` runs whenever it is readable.
+    func start(_ owner: ServiceLoop) {
         guard watcher == nil else { return }
-        watcher = cws_io_start(loop, fd, listenerReadable, Unmanaged.passUnretained(server).toOpaque())
+        watcher = cws_io_start(loop, fd, listenerReadable, Unmanaged.passUnretained(owner).toOpaque())
     }
 
     /// Stops watching (the backlog waits in the kernel until `start` again).
@@ -92,5 +92,5 @@ final class Listener {
 /// function pointer), run on the service thread.
 func listenerReadable(_ data: UnsafeMutableRawPointer?) {
     guard let data else { return }
-    Unmanaged<RoomServer>.fromOpaque(data).takeUnretainedValue().acceptPending()
+    Unmanaged<ServiceLoop>.fromOpaque(data).takeUnretainedValue().acceptPending()
 }

@@ -1,0 +1,265 @@
+import Logging
+import RoomCluster
+import RoomModel
+
+/// The way back to a client of another node, as its room's home serves it:
+/// the `RemoteSink` of the home's `Connection` for that client.
+final class RemoteLink: RemoteSink {
+    let node: String
+    let conn: UInt64
+    private unowned let home: Home
+    /// The batch for `node`, once looked up: a push to many of that node's
+    /// clients appends to it once per client without hashing the node id
+    /// each time (outboxes live as long as the router).
+    var outbox: Outbox?
+    /// Messages of this client handled since the last acknowledgement.
+    var handledSinceAck = 0
+    /// Messages that arrived while its room was paused by flow control,
+    /// handled once it resumes.
+    var heldWhilePaused: [[UInt8]] = []
+
+    init(node: String, conn: UInt64, home: Home) {
+        self.node = node
+        self.conn = conn
+        self.home = home
+    }
+
+    func send(_ frame: Frame, enforcingLimit: Bool) { home.send(frame, to: self, enforcingLimit: enforcingLimit) }
+    func close(code: UInt16) { home.outboxes.outbox(node).append(.close(conn: conn, code: code)) }
+    func joined(peerID: String) { home.outboxes.outbox(node).append(.joined(conn: conn, peer: peerID)) }
+}
+
+/// A client of another node served here: its connection and the way back.
+struct RemoteClient {
+    let connection: Connection
+    let link: RemoteLink
+}
+
+/// A room's home node in a cluster (docs/CLUSTER.md): it runs the messages
+/// of other nodes' clients on a `Connection` of its own per client, exactly
+/// as for a local client — the same dispatcher, rate limit, error streak,
+/// order — and what it queues to that connection goes back to the client's
+/// node. Messages are acknowledged once per turn of the loop (none while
+/// the client's room is paused by flow control: its node stops reading it).
+///
+/// Service thread only.
+final class Home {
+    let outboxes: NodeOutboxes
+    private let homes: RoomHomes
+    private let jobs: ClusterJobs
+    private let dispatcher: Dispatcher
+    private let fanOut: FanOut
+    private let registry: RoomRegistry
+    private let flow: FlowControl
+    private let sockets: Sockets
+    private let clock: RoomClock
+    private let logger: Logger
+    /// Other nodes' clients served here, by node, then connection id.
+    private var remotes: [String: [UInt64: RemoteClient]] = [:]
+    /// Clients with handled messages to acknowledge at the next flush.
+    private var ackDue: [RemoteClient] = []
+    /// Clients with messages held while their room was paused.
+    private var held: [RemoteClient] = []
+
+    init(outboxes: NodeOutboxes, homes: RoomHomes, jobs: ClusterJobs, dispatcher: Dispatcher, fanOut: FanOut,
+         registry: RoomRegistry, flow: FlowControl, sockets: Sockets, clock: RoomClock, logger: Logger) {
+        self.outboxes = outboxes
+        self.homes = homes
+        self.jobs = jobs
+        self.dispatcher = dispatcher
+        self.fanOut = fanOut
+        self.registry = registry
+        self.flow = flow
+        self.sockets = sockets
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Every connection served here for another node's client.
+    var remoteConnections: [Connection] { remotes.values.flatMap { $0.values.map(\.connection) } }
+
+    private func remoteClient(_ node: String, _ conn: UInt64) -> RemoteClient {
+        if let client = remotes[node]?[conn] { return client }
+        let limits = registry.settings.limits
+        let link = RemoteLink(node: node, conn: conn, home: self)
+        let connection = Connection(
+            sink: .remote(link), id: sockets.makeID(), maxQueuedBytes: .max,
+            rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
+            now: monotonicMillis())
+        let client = RemoteClient(connection: connection, link: link)
+        remotes[node, default: [:]][conn] = client
+        return client
+    }
+
+    // MARK: what goes back to an edge
+
+    func send(_ frame: Frame, to link: RemoteLink, enforcingLimit: Bool) {
+        if enforcingLimit {
+            let box: Outbox
+            if let cached = link.outbox, cached.writer.bytes.count < NodeOutboxes.flushBytes {
+                box = cached
+            } else {
+                box = outboxes.outbox(link.node)
+                link.outbox = box
+            }
+            box.append(frame, for: link.conn)
+        } else {
+            var bytes: [UInt8] = []
+            frame.append(to: &bytes)
+            outboxes.outbox(link.node).append(.replay(conn: link.conn, bytes: bytes))
+        }
+    }
+
+    // MARK: records from a client's node
+
+    /// A message of a client of `node`.
+    func data(_ payload: [UInt8], conn: UInt64, from node: String) {
+        let known = remotes[node]?[conn]
+        let target = known?.connection.hasJoined == true ? nil : JoinTarget.of(payload, verifier: dispatcher.verifier)
+        if known == nil, target == nil {
+            // Not a new client (its first message joins or previews): one this node
+            // forgot (it counted the edge out for a while). Its client joins again.
+            outboxes.outbox(node).append(.close(conn: conn, code: 1001))
+            return
+        }
+        let client = remoteClient(node, conn)
+        if !client.connection.hasJoined, let target, target.joins, !homes.isHome(of: target.room) {
+            if jobs.keep(target.room) {
+                homes.claimed(target.room)  // it ended a moment ago: the lease was not given back yet
+            } else {
+                // The room moved (another node took it over): the edge looks again.
+                outboxes.outbox(node).append(.reroute(conn: conn, bytes: payload))
+                return
+            }
+        }
+        if client.connection.flowState.pausedRoom != nil || !client.link.heldWhilePaused.isEmpty {
+            // Its room is paused by flow control: as lws stops reading a local
+            // client, the home stops handling this one's messages. They wait
+            // here (at most the edge's window: acknowledgements are withheld)
+            // and are handled in order once the room resumes (`flushAcknowledgements`).
+            if client.link.heldWhilePaused.isEmpty { held.append(client) }
+            client.link.heldWhilePaused.append(payload)
+            return
+        }
+        handle(payload, from: client)
+    }
+
+    /// The client's queue on its node is behind while its kernel takes every
+    /// byte: it counts towards pausing its room here, as a local one would.
+    func congested(_ conn: UInt64, from node: String) {
+        guard let connection = remotes[node]?[conn]?.connection, !connection.isClosing,
+              connection.flowState.congestedRoom == nil, !connection.flowState.excused else { return }
+        flow.congested(connection, now: monotonicMillis())
+    }
+
+    func drained(_ conn: UInt64, from node: String) {
+        guard let connection = remotes[node]?[conn]?.connection else { return }
+        connection.flowState.excused = false
+        flow.drained(connection)
+    }
+
+    /// The client's connection closed on its node: its peer enters the grace.
+    func lost(_ conn: UInt64, from node: String) {
+        guard let client = remotes[node]?.removeValue(forKey: conn) else { return }
+        flow.forget(client.connection)
+        fanOut.connectionLost(client.connection)
+    }
+
+    /// A client of a room taken over here asks for its peer again.
+    func attach(_ conn: UInt64, peer peerID: String, room roomID: String, from node: String) {
+        let connection = remoteClient(node, conn).connection
+        // A peer waiting for its client, or still bound to this very edge (the edge
+        // counted this node out for a moment: the room never moved).
+        let sameEdge = { (peer: Peer) in
+            guard let bound = peer.transportHandle as? Connection, case .remote(let sink) = bound.sink else { return false }
+            return (sink as? RemoteLink)?.node == node
+        }
+        guard homes.isHome(of: roomID), let room = registry.room(roomID), let peer = room.peer(peerID),
+              peer.graceDeadline != nil || sameEdge(peer)
+        else {
+            logger.info("cluster: a client of a room taken over is not in it: closing (1001, join again)",
+                        metadata: ["room": "\(roomID)", "peer": "\(peerID)", "node": "\(node)"])
+            connection.close(1001)
+            return
+        }
+        bind(peer, to: connection)
+    }
+
+    /// A restored peer takes up a client connection again (local or remote):
+    /// what was pushed to it meanwhile follows.
+    func bind(_ peer: Peer, to connection: Connection) {
+        let held = peer.transportHandle as? HeldPushes
+        if let previous = peer.transportHandle as? Connection, previous !== connection {
+            previous.peer = nil  // the same client's earlier link from the same edge
+            if case .remote(let sink) = previous.sink, let link = sink as? RemoteLink {
+                remotes[link.node]?.removeValue(forKey: link.conn)
+            }
+        }
+        peer.transportHandle = connection
+        connection.peer = peer
+        connection.markJoined()
+        registry.reattach(peer)
+        for frame in held?.frames ?? [] { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
+        logger.info("cluster: peer attached after a takeover", metadata: connection.logMetadata)
+    }
+
+    /// Every client of `node` served here is gone (the node died or restarted):
+    /// their peers enter the reconnect grace, as if their sockets closed.
+    func forgetClients(of node: String, reason: String) {
+        guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
+        logger.notice("cluster: \(reason): its clients' peers enter the reconnect grace",
+                      metadata: ["node": "\(node)", "connections": "\(lost.count)"])
+        for client in lost.values {
+            flow.forget(client.connection)
+            fanOut.connectionLost(client.connection)
+        }
+    }
+
+    // MARK: acknowledgements
+
+    /// A message of another node's client, handled here like a local one's.
+    private func handle(_ payload: [UInt8], from client: RemoteClient) {
+        dispatcher.handle(payload, from: client.connection)
+        client.link.handledSinceAck += 1
+        if client.link.handledSinceAck == 1 { ackDue.append(client) }
+    }
+
+    /// Before the turn's batches leave: what waited for a paused room is
+    /// handled once it runs again, and the handled messages are acknowledged
+    /// (except a paused room's: its clients' nodes stop reading them).
+    func flushAcknowledgements() {
+        if !held.isEmpty { handleHeld() }
+        guard !ackDue.isEmpty else { return }
+        var waiting: [RemoteClient] = []
+        for client in ackDue where client.link.handledSinceAck > 0 {
+            if client.connection.flowState.pausedRoom != nil {
+                waiting.append(client)
+                continue
+            }
+            outboxes.outbox(client.link.node).append(.ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck)))
+            client.link.handledSinceAck = 0
+        }
+        ackDue = waiting
+    }
+
+    /// Handles, in order, what remote clients sent while their room was
+    /// paused, for those whose room runs again (until it pauses again).
+    private func handleHeld() {
+        var still: [RemoteClient] = []
+        for client in held {
+            let link = client.link
+            guard remotes[link.node]?[link.conn]?.connection === client.connection, !client.connection.isClosing else {
+                link.heldWhilePaused = []  // gone meanwhile
+                continue
+            }
+            var next = 0
+            while client.connection.flowState.pausedRoom == nil, next < link.heldWhilePaused.count {
+                handle(link.heldWhilePaused[next], from: client)
+                next += 1
+            }
+            link.heldWhilePaused.removeFirst(next)
+            if !link.heldWhilePaused.isEmpty { still.append(client) }
+        }
+        held = still
+    }
+}

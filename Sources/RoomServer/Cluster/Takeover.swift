@@ -1,0 +1,61 @@
+import RoomCluster
+import RoomModel
+
+/// When a node dies or loses a lease (docs/CLUSTER.md, "takeover"): the
+/// nodes with clients in its rooms race to claim each room (one KV create
+/// wins), the winner restores the saved state, and every client is
+/// attached to its peer again there; rooms that ended give their lease back.
+extension ClusterRouter {
+    /// The alive nodes changed: clients of nodes that died are gone (their
+    /// peers enter the grace); rooms whose home died are taken over.
+    func statusChanged(_ status: ClusterStatus) {
+        let previous = homes.status
+        homes.statusChanged(status)
+        defer { alive = status.alive }
+        guard status.connected, previous?.connected == true else { return }
+        let gone = Set(alive).subtracting(status.alive)
+        for dead in gone where dead != node {
+            home.forgetClients(of: dead, reason: "node left")
+            edge.homeLeft(dead)
+        }
+    }
+
+    /// This node claimed a room that has a saved state: its previous home
+    /// died (or it ended with its node). Every peer waits for its client in
+    /// a grace of at least `takeoverGraceMillis`; pushes meanwhile are held.
+    func restore(_ roomID: String, from bytes: [UInt8]) {
+        guard registry.room(roomID) == nil else { return }
+        let snapshot: RoomSnapshot
+        do { snapshot = try RoomStateSaver.decode(bytes) } catch {
+            logger.error("cluster: a room's saved state cannot be read", metadata: ["room": "\(roomID)", "error": "\(error)"])
+            return
+        }
+        let grace = max(Int64(registry.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
+        guard let room = registry.restore(snapshot, graceMillis: grace) else { return }
+        for peer in room.peersInJoinOrder { peer.transportHandle = HeldPushes() }
+        states.restored(roomID, from: bytes)
+        schedule.rearm(.reconnectGrace)
+        schedule.rearm(.pollEnd)
+        logger.notice("cluster: room taken over from its saved state",
+                      metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"])
+    }
+
+    func leaseLost(_ room: String) {
+        guard homes.released(room) else { return }
+        logger.error("cluster: lost the lease of a room homed here: closing its clients (1001)", metadata: ["room": "\(room)"])
+        guard let live = registry.room(room) else { return }
+        for peer in live.peersInJoinOrder {
+            (peer.transportHandle as? Connection)?.close(1001)
+        }
+    }
+
+    /// Once a second: rooms homed here that ended (and are not locked) give their lease back.
+    func releaseEndedRooms() {
+        for room in homes.homed where registry.room(room) == nil && !registry.lockedRoomIDs.contains(room) {
+            if edge.isClaiming(room) { continue }
+            homes.released(room)
+            states.forget(room)
+            jobs.release(room)
+        }
+    }
+}

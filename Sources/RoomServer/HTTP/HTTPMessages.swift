@@ -1,0 +1,40 @@
+import RoomWire
+
+/// A complete HTTP response waiting for its connection to become writable.
+struct HTTPResponse: Equatable {
+    var status: Int
+    var body: [UInt8]
+    var contentType = "application/json"
+
+    static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
+        HTTPResponse(status: status, body: value.bytes)
+    }
+
+    static func json(_ status: Int, encoded: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, body: encoded)
+    }
+
+    static func error(_ status: Int, code: Int, _ message: String) -> HTTPResponse {
+        json(status, ["code": .int(code), "message": .string(message)])
+    }
+}
+
+/// A plain HTTP request being received (anything but the /ws upgrade).
+final class HTTPRequest {
+    enum Method: String { case get = "GET", post = "POST", other = "OTHER" }
+
+    let method: Method
+    let path: String
+    let authorization: String?
+    var body: [UInt8] = []
+    /// The declared `Content-Length`.
+    var expected = 0
+    /// `?name=value` arguments (QueryArguments.swift).
+    var query: [String: String] = [:]
+
+    init(method: Method, path: String, authorization: String?) {
+        self.method = method
+        self.path = path
+        self.authorization = authorization
+    }
+}

@@ -1,0 +1,61 @@
+import RoomModel
+import RoomWire
+
+/// What plain HTTP serves: /healthz, /metrics, the browser client, and the
+/// REST API (PROTOCOL.md sections 9 and 18). Service thread only.
+final class HTTPRoutes {
+    private let rest: RestAPI
+    private let registry: RoomRegistry
+    private let metrics: ServerMetrics
+    private let homes: RoomHomes
+    private let sockets: Sockets
+    /// The metrics of the other service threads of this process (`--threads`),
+    /// summed into /metrics; set before the loop runs.
+    var siblingMetrics: [ServerMetrics] = []
+
+    init(rest: RestAPI, registry: RoomRegistry, metrics: ServerMetrics, homes: RoomHomes, sockets: Sockets) {
+        self.rest = rest
+        self.registry = registry
+        self.metrics = metrics
+        self.homes = homes
+        self.sockets = sockets
+    }
+
+    func route(_ request: HTTPRequest) -> HTTPResponse {
+        switch (request.method, request.path) {
+        case (.get, "/healthz"):
+            // With a cluster: 503 also while the bus is unreachable (section 18).
+            let busDown = homes.status.map { !$0.connected } ?? false
+            let draining = sockets.draining
+            var members: [JSON.Member] = [
+                JSON.Member("status", .string(draining ? "draining" : busDown ? "cluster unavailable" : "ok")),
+                JSON.Member("rooms", .int(registry.rooms.count)),
+                JSON.Member("peers", .int(registry.peerCount)),
+            ]
+            if let cluster = homes.status {
+                members.append(JSON.Member("cluster", [
+                    "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes), "connected": .bool(cluster.connected),
+                ]))
+            }
+            return .json(draining || busDown ? 503 : 200, .object(members))
+        case (.get, "/metrics"):
+            recordGauges()
+            return HTTPResponse(status: 200, body: metrics.exposition(siblings: siblingMetrics),
+                                contentType: "text/plain; version=0.0.4; charset=utf-8")
+        case (.get, "/client/roomd.js"):
+            return ClientFiles.module
+        case (.get, "/client/"):
+            return ClientFiles.page
+        case (_, "/ws"):
+            return .error(400, code: 400, "/ws expects a WebSocket upgrade")
+        default:
+            if RestAPI.handles(request.path) { return rest.handle(request) }
+            return .error(404, code: 404, "no route for \(request.path)")
+        }
+    }
+
+    /// The gauges as they are now (a scrape; with sibling threads, once a second too).
+    func recordGauges() {
+        metrics.recordGauges(connections: sockets.count, peers: registry.peerCount, rooms: registry.rooms.count)
+    }
+}

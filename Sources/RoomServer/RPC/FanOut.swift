@@ -1,0 +1,146 @@
+import Logging
+import RoomModel
+
+/// Delivers what the model decided: each delivery encoded once and the same
+/// frame queued to every recipient, then the peers a change disconnects,
+/// the slow consumers dropped on the way, and the leaves all that causes.
+/// Used by the dispatcher, the REST API, the timers and the cluster.
+///
+/// Service thread only. (`package`: `roombench micro` measures `fanOut`.)
+package final class FanOut {
+    private let registry: RoomRegistry
+    private let policies: Policies
+    private let metrics: ServerMetrics
+    private let webhooks: WebhookRelay
+    private let schedule: Schedule
+    private let homes: RoomHomes
+    private let logger: Logger
+
+    /// The connection whose message the dispatcher is handling. An identity,
+    /// not a weak reference: a weak reference would move every connection's
+    /// reference counting to the slow side-table path.
+    var caller: ObjectIdentifier?
+    /// Set by `apply`: close the caller's connection with this code after its response.
+    var closeCallerAfterReply: UInt16?
+
+    /// The work queue of `fanOut`, and whether a `fanOut` is draining it.
+    private var pending: [[Delivery]] = []
+    private var fanningOut = false
+
+    init(registry: RoomRegistry, policies: Policies, metrics: ServerMetrics, webhooks: WebhookRelay,
+         schedule: Schedule, homes: RoomHomes, logger: Logger) {
+        self.registry = registry
+        self.policies = policies
+        self.metrics = metrics
+        self.webhooks = webhooks
+        self.schedule = schedule
+        self.homes = homes
+        self.logger = logger
+    }
+
+    /// Delivers the pushes, then disconnects the peers the change removed:
+    /// after their pushes, with 4001/4002 (the caller after its response).
+    func apply(_ effects: Effects) {
+        fanOut(effects.deliveries)
+        for disconnect in effects.disconnects {
+            let handle = disconnect.peer.transportHandle
+            disconnect.peer.transportHandle = nil
+            guard let connection = handle as? Connection else { continue }
+            connection.peer = nil
+            let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
+            logger.info("peer disconnected", metadata: [
+                "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)"])
+            if ObjectIdentifier(connection) == caller { closeCallerAfterReply = code } else { connection.close(code) }
+        }
+    }
+
+    /// Encodes each delivery once and queues the same frame to every recipient.
+    /// Recipients dropped as slow consumers, and peers whose held pushes
+    /// overflow their reconnect grace, leave the room right after — and
+    /// their leaves are more deliveries, which may end more graces. That
+    /// cascade runs here as a work queue, never as recursion: its length is
+    /// up to the room's size, which clients control.
+    package func fanOut(_ deliveries: [Delivery]) {
+        webhooks.forward()  // what the change recorded for the operator
+        if deliveries.isEmpty { return }
+        pending.append(deliveries)
+        if fanningOut { return }  // the loop below, further up the stack, takes them
+        fanningOut = true
+        defer { fanningOut = false }
+        var next = 0
+        while next < pending.count {
+            let batch = pending[next]
+            next += 1
+            deliver(batch)
+        }
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// One batch of `fanOut`: queues the frames, then lets the dropped and
+    /// overflowing peers leave (their deliveries join `pending`).
+    private func deliver(_ deliveries: [Delivery]) {
+        var dropped: [Connection] = []
+        var overflowing: [Peer] = []
+        for delivery in deliveries {
+            let frame: Frame
+            if case .policyChange(let role) = delivery.push {
+                frame = policies.changeFrames[role]!
+            } else {
+                frame = Envelope.push(delivery.push)
+            }
+            metrics.pushes.increment(by: delivery.recipientCount)
+            // No per-push recipient array, and no reference counting per
+            // recipient: `delivery.audience` owns every peer, and each peer its
+            // connection (`transportHandle`), for the whole loop; nothing in it
+            // changes a handle (the dropped and overflowing are handled after
+            // it). Retain/release here was 16 % of roomd's samples at the
+            // fan-out's knee (docs/BENCHMARKS.md, levers).
+            let excluded = delivery.excluded.map { ObjectIdentifier($0) }
+            delivery.audience.withUnsafeBufferPointer { audience in
+                for index in audience.indices {
+                    unowned(unsafe) let peer = audience[index]
+                    if ObjectIdentifier(peer) == excluded { continue }
+                    guard let reference = peer.transportReference else { continue }
+                    reference._withUnsafeGuaranteedRef { handle in
+                        if type(of: handle) == Connection.self {
+                            let connection = unsafeDowncast(handle, to: Connection.self)
+                            if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
+                        } else if let held = handle as? HeldPushes, !held.hold(frame) {
+                            overflowing.append(peer)
+                        }
+                    }
+                }
+            }
+        }
+        for connection in dropped { dropSlowConsumer(connection) }
+        for peer in overflowing where peer.transportHandle is HeldPushes {
+            logger.info("reconnect grace ended: too many held pushes", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            peer.transportHandle = nil
+            fanOut(registry.leave(peer, reason: .websocketClosed))
+        }
+    }
+
+    /// A connection closed by the slow-consumer rule: its peer goes now, not when the socket closes.
+    func dropSlowConsumer(_ connection: Connection) {
+        logger.info("slow consumer dropped", metadata: connection.logMetadata)
+        metrics.slowConsumerCloses.increment()
+        connectionLost(connection)
+    }
+
+    /// The connection is gone without `leave`: the peer enters its reconnect
+    /// grace (pushes to it are held), or leaves at once when there is none.
+    func connectionLost(_ connection: Connection) {
+        guard let peer = connection.peer, peer.transportHandle === connection else { return }
+        homes.touch(peer.room.id)
+        connection.peer = nil
+        if registry.startGrace(peer) {
+            peer.transportHandle = HeldPushes()
+            schedule.rearm(.reconnectGrace)
+            logger.info("peer disconnected, in reconnect grace", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            return
+        }
+        peer.transportHandle = nil
+        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"])
+        fanOut(registry.leave(peer, reason: .websocketClosed))
+    }
+}

@@ -1,0 +1,152 @@
+import CWebSockets
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import RoomModel
+
+/// The client connections of a service thread, by lws handle: their ids,
+/// the open-file budget new sockets are admitted by, the write path, and
+/// the keepalive sweep (pings, the join deadline, idle peers). Service
+/// thread only.
+final class Sockets {
+    private(set) var connections: [OpaquePointer: Connection] = [:]
+    private var lastID = 0
+    /// Sockets lws holds (WSI_CREATE minus WSI_DESTROY), and how many it
+    /// may hold: the open-file limit less a reserve for everything else the
+    /// process opens. At the budget new connections are refused at once —
+    /// so `accept` never fails with EMFILE, which lws would retry in a spin.
+    var open = 0
+    let budget: Int
+    static let reservedFiles = 64
+    /// Shutting down: no new connection, /healthz says so.
+    var draining = false
+
+    /// Bytes handed to lws per write. Several queued frames leave in one
+    /// write; lws copies what the kernel does not take, so this also bounds
+    /// that copy per connection — and a connection whose last write was
+    /// partial gets the smaller chunk until it catches up.
+    static let writeChunk = 64 * 1024
+    static let backedUpWriteChunk = 16 * 1024
+    /// Reused buffer for coalesced writes.
+    private var writeScratch: [UInt8] = []
+    /// Bytes written since the heap was last trimmed (see `sweep`).
+    private var bytesSinceTrim = 0
+    private var lastTrim: Int64 = 0
+    private var lastRefusalLog: Int64 = 0
+    private var refusedSinceLog = 0
+
+    private let limits: LimitSettings
+    private let flow: FlowControl
+    private let clock: RoomClock
+    private let metrics: ServerMetrics
+    private let logger: Logger
+
+    /// `servers`: service threads in this process (`--threads`); each may hold its share of sockets.
+    init(limits: LimitSettings, servers: Int, flow: FlowControl, clock: RoomClock, metrics: ServerMetrics, logger: Logger) {
+        self.limits = limits
+        self.flow = flow
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        let soft = Int(clamping: min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is UInt.max
+        let servers = max(1, servers)
+        budget = max(8, (soft - Self.reservedFiles * servers) / servers)
+    }
+
+    var count: Int { connections.count }
+
+    subscript(wsi: OpaquePointer) -> Connection? { connections[wsi] }
+
+    /// A new connection id (also for other nodes' clients served here).
+    func makeID() -> Int {
+        lastID += 1
+        return lastID
+    }
+
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open.
+    @discardableResult
+    func opened(_ wsi: OpaquePointer) -> Connection {
+        let connection = Connection(
+            sink: .socket(wsi), id: makeID(), maxQueuedBytes: limits.maxOutboundBytes,
+            rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
+            now: monotonicMillis())
+        connection.flow = flow
+        connections[wsi] = connection
+        return connection
+    }
+
+    /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
+    func closed(_ wsi: OpaquePointer) -> Connection? { connections.removeValue(forKey: wsi) }
+
+    /// Whether another socket may be opened (LWS_CALLBACK_FILTER_NETWORK_CONNECTION,
+    /// and roomd's own accept). Refusals are logged at most once a second, counted always.
+    func admit() -> Bool {
+        if open < budget { return true }
+        metrics.acceptErrors.increment()
+        refusedSinceLog += 1
+        let now = monotonicMillis()
+        if now - lastRefusalLog >= 1000 {
+            logger.warning("open-file limit reached: refusing new connections", metadata: [
+                "open": "\(open)", "budget": "\(budget)", "refused": "\(refusedSinceLog)"])
+            lastRefusalLog = now
+            refusedSinceLog = 0
+        }
+        return false
+    }
+
+    /// LWS_CALLBACK_SERVER_WRITEABLE: as much of the queue as one write takes.
+    func write(_ wsi: OpaquePointer) -> Int32 {
+        guard let connection = connections[wsi] else { return -1 }
+        let queued = connection.queuedBytes
+        let result = connection.writeQueued(to: wsi, into: &writeScratch, limit: Self.writeChunk,
+                                            backedUpLimit: Self.backedUpWriteChunk)
+        if queued > connection.queuedBytes {
+            metrics.bytesOut.increment(by: queued - connection.queuedBytes)
+            bytesSinceTrim += queued - connection.queuedBytes
+        }
+        return result
+    }
+
+    /// Closes every connection with `code` (shutdown: 1001).
+    func closeAll(_ code: UInt16) {
+        for connection in connections.values { connection.close(code) }
+    }
+
+    /// Keepalive, once a second: a connection silent for a third of
+    /// `idle_timeout_s` gets a ping (leaving the answer two thirds of the
+    /// window); one silent for all of it is dropped (its peer enters the
+    /// reconnect grace); one that has not joined by `join_timeout_s` is
+    /// closed with 1008. One pass over the connections per second, instead
+    /// of lws' per-connection validity timers, whose sorted list makes a
+    /// round of n pings cost O(n²).
+    func sweep(now: Int64) {
+        let idle = Int64(limits.idleTimeoutS) * 1000
+        let joinDeadline = Int64(limits.joinTimeoutS) * 1000
+        // After heavy traffic (a join storm, a large fan-out) glibc keeps the
+        // freed heap: give it back, at most every 10 s (it measured 380 MB →
+        // 96 MB for 10,000 idle peers).
+        if bytesSinceTrim >= 16 << 20, now - lastTrim >= 10_000 {
+            malloc_trim(0)
+            bytesSinceTrim = 0
+            lastTrim = now
+        }
+        for connection in connections.values where !connection.isClosing {
+            let silent = now - connection.liveness.lastHeard
+            if !connection.hasJoined, now - connection.liveness.openedAt >= joinDeadline {
+                // An unauthenticated socket may not hold a file descriptor for long.
+                logger.info("no join in time, closing", metadata: connection.logMetadata)
+                metrics.joinTimeouts.increment()
+                connection.close(1008)
+            } else if silent >= idle {
+                logger.info("idle connection dropped", metadata: connection.logMetadata)
+                connection.cutOff()
+            } else if silent >= idle / 3, !connection.liveness.pinged {
+                connection.liveness.pinged = true
+                connection.enqueue(Frame.ping)
+            }
+        }
+    }
+}

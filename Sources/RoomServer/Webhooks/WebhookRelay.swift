@@ -1,0 +1,47 @@
+import Logging
+import Metrics
+import Prometheus
+import RoomModel
+
+/// The server's side of webhooks: after each change the events the model
+/// recorded are encoded once and handed to the sender (which delivers them
+/// off the service thread). Without `settings.webhooks` nothing is recorded
+/// and `forward` does nothing. Service thread only.
+final class WebhookRelay {
+    private let registry: RoomRegistry
+    private let sender: WebhookSender?
+
+    init(registry: RoomRegistry, settings: WebhookSettings?, secret: [UInt8], metrics: ServerMetrics, logger: Logger) {
+        self.registry = registry
+        // The counters exist (at 0) without webhooks too: /metrics always lists them.
+        let factory = PrometheusMetricsFactory(registry: metrics.registry)
+        let label = "roomd_webhook_deliveries_total"
+        let webhookMetrics = WebhookMetrics(
+            delivered: Metrics.Counter(label: label, dimensions: [("result", "delivered")], factory: factory),
+            retried: Metrics.Counter(label: label, dimensions: [("result", "retried")], factory: factory),
+            failed: Metrics.Counter(label: label, dimensions: [("result", "failed")], factory: factory),
+            dropped: Metrics.Counter(label: "roomd_webhook_dropped_total", factory: factory))
+        guard let settings else {
+            sender = nil
+            return
+        }
+        registry.recordsOperatorEvents = true
+        sender = WebhookSender(settings: settings, secret: secret, metrics: webhookMetrics, logger: logger)
+        logger.info("webhooks on", metadata: ["events": "\(settings.events.count)"])
+    }
+
+    /// After each change: the events it recorded go to the queue.
+    func forward() {
+        guard let sender else { return }
+        for event in registry.takeOperatorEvents() {
+            sender.enqueue(WebhookEvent(event, id: WebhookEvent.makeID()))
+        }
+    }
+
+    /// At the end of the process: keep delivering for up to `timeout`.
+    func drain(timeout: Duration) {
+        guard let sender else { return }
+        forward()
+        sender.drain(timeout: timeout)
+    }
+}
