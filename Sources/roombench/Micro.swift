@@ -186,7 +186,7 @@ final class MicroFixture {
                 throw BenchError("micro: the broadcast did not reach the \(recipients) recipients")
             }
             self.delivery = delivery
-            frame = Envelope.push(delivery.push)
+            frame = Envelope.push(delivery.push, policyChanges: [:])
         } catch let error as RoomError {
             throw BenchError("micro: setting up the room failed: \(error.message)")
         }
@@ -223,7 +223,7 @@ final class MicroFixture {
         case "encode-broadcast":
             let push = delivery!.push
             return MicroCase(name: name, what: "Envelope.push(.broadcast) → Frame (`on-broadcast`)", bytes: frame!.count) {
-                microSink &+= Envelope.push(push).count
+                microSink &+= Envelope.push(push, policyChanges: [:]).count
             }
         case "fanout-enqueue":
             let frame = self.frame!

@@ -58,16 +58,15 @@ package final class Dispatcher {
     /// `method` labels of `roomd_calls_total` (`ServerMetrics`), so the two
     /// cannot disagree. docs/openrpc.json documents each of them.
     static var registeredMethods: [String: Method] {
-        [
-            "join": Method(needsJoin: false, handler: Dispatcher.join),
-            "ping": Method(needsJoin: false, handler: Dispatcher.ping),
-            "leave": Method(needsJoin: true, handler: Dispatcher.leave),
-            "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
-            "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
-        ].merging(Self.roomMethods) { $1 }.merging(Self.searchMethods) { $1 }
-            .merging(Self.audienceMethods) { $1 }.merging(Self.pollMethods) { $1 }
-            .merging(Self.hlsMethods) { $1 }
+        let tables = [
+            joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
+            searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods,
+        ]
+        return tables.reduce(into: [:]) { all, table in all.merge(table) { _, _ in preconditionFailure("a method twice") } }
     }
+
+    /// The result `{}`.
+    static let empty: [UInt8] = Array("{}".utf8)
 
     // MARK: pipeline
 

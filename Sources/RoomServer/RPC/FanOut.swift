@@ -82,12 +82,7 @@ package final class FanOut {
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
         for delivery in deliveries {
-            let frame: Frame
-            if case .policyChange(let role) = delivery.push {
-                frame = policies.changeFrames[role]!
-            } else {
-                frame = Envelope.push(delivery.push)
-            }
+            let frame = Envelope.push(delivery.push, policyChanges: policies.changeFrames)
             metrics.pushes.increment(by: delivery.recipientCount)
             // No per-push recipient array, and no reference counting per
             // recipient: `delivery.audience` owns every peer, and each peer its

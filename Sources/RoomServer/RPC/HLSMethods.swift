@@ -63,20 +63,3 @@ extension Dispatcher {
         return cues
     }
 }
-
-extension Params {
-    /// An array of objects, each read with the path `key[i]`; nil when absent.
-    func objectArray(_ key: String) throws(RoomError) -> [Params]? {
-        let name = path.isEmpty ? key : "\(path).\(key)"
-        guard let value = value(key) else { return nil }
-        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
-        var objects: [Params] = []
-        for (index, item) in items.enumerated() {
-            guard case .object = item else {
-                throw .invalidParams("\(name)[\(index)]: expected an object, got \(item.typeName)")
-            }
-            objects.append(Params(item, path: "\(name)[\(index)]"))
-        }
-        return objects
-    }
-}

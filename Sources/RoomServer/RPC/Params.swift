@@ -1,4 +1,5 @@
 import RoomModel
+import RoomTokens
 import RoomWire
 
 /// Typed access to a call's `params` object. A member given as `null` counts
@@ -73,5 +74,45 @@ struct Params {
     func requiredObject(_ key: String) throws(RoomError) -> Params {
         guard let object = try object(key) else { throw .invalidParams("\(name(key)): required") }
         return object
+    }
+}
+
+/// The shape of every id: `[A-Za-z0-9_-]{1,64}` (room ids, track ids, groups).
+func isValidID(_ id: String) -> Bool { TokenMinter.isValidRoomID(id) }
+
+extension Params {
+    /// A client-chosen id (`[A-Za-z0-9_-]{1,64}`).
+    func id(_ key: String, required: Bool = false) throws(RoomError) -> String? {
+        guard let value = required ? try requiredString(key) : try string(key) else { return nil }
+        guard isValidID(value) else { throw .invalidParams("\(key): must match [A-Za-z0-9_-]{1,64}") }
+        return value
+    }
+
+    /// One of an enum's raw values.
+    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type, required: Bool = false) throws(RoomError)
+        -> T? where T.RawValue == String
+    {
+        guard let value = required ? try requiredString(key) : try string(key) else { return nil }
+        guard let choice = T(rawValue: value) else {
+            throw .invalidParams("\(key): expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(value)\"")
+        }
+        return choice
+    }
+}
+
+extension Params {
+    /// An array of objects, each read with the path `key[i]`; nil when absent.
+    func objectArray(_ key: String) throws(RoomError) -> [Params]? {
+        let name = path.isEmpty ? key : "\(path).\(key)"
+        guard let value = value(key) else { return nil }
+        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
+        var objects: [Params] = []
+        for (index, item) in items.enumerated() {
+            guard case .object = item else {
+                throw .invalidParams("\(name)[\(index)]: expected an object, got \(item.typeName)")
+            }
+            objects.append(Params(item, path: "\(name)[\(index)]"))
+        }
+        return objects
     }
 }

@@ -2,8 +2,17 @@ import Logging
 import RoomModel
 import RoomWire
 
-/// The handlers of PROTOCOL.md section 4 (connection-level and messaging).
+/// `join`, `leave`, `peer-update` and `ping` (PROTOCOL.md sections 4 and 7).
 extension Dispatcher {
+    static var joinMethods: [String: Method] {
+        [
+            "join": Method(needsJoin: false, handler: Dispatcher.join),
+            "ping": Method(needsJoin: false, handler: Dispatcher.ping),
+            "leave": Method(needsJoin: true, handler: Dispatcher.leave),
+            "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
+        ]
+    }
+
     func join(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let started = ContinuousClock.now
         defer { metrics.joinDuration.record(duration: ContinuousClock.now - started) }
@@ -67,28 +76,6 @@ extension Dispatcher {
         return Self.encode { w in
             w.key("peer")
             w.peer(peer, withTracks: true)
-        }
-    }
-
-    func broadcast(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        let info = try params.requiredObject("info")
-        let message = try info.requiredString("message")
-        let type = try info.string("type") ?? "chat"
-        let target: RoomRegistry.MessageTarget
-        switch (try params.string("peer_id"), try params.stringArray("roles")) {
-        case (.some, .some): throw .invalidParams("peer_id and roles: give one, not both")
-        case (let id?, nil): target = .peer(id)
-        case (nil, let roles?):
-            if roles.isEmpty { throw .invalidParams("roles: must not be empty") }
-            target = .roles(roles)
-        case (nil, nil): target = .everyone
-        }
-        let (chat, deliveries) = try registry.broadcast(from: peer, message: message, type: type, to: target)
-        fanOut(deliveries)
-        return Self.encode { w in
-            w.field("message_id", chat.id)
-            w.field("timestamp", chat.timestamp)
         }
     }
 

@@ -1,23 +1,9 @@
 import RoomModel
 import RoomWire
 
-/// Wire shapes of PROTOCOL.md sections 14 and 15: session-store entries,
-/// PollInfo, questions, PollResult, responses and leaderboard entries.
+/// Wire shapes of PROTOCOL.md section 15: PollInfo, questions, PollResult,
+/// responses and leaderboard entries.
 extension JSONWriter {
-    /// Entry `{key, value, version, updated_by, updated_at}`.
-    mutating func sessionEntry(_ entry: SessionEntry) {
-        object { w in
-            w.field("key", entry.key)
-            w.key("value")
-            w.raw(entry.value)
-            w.field("version", entry.version)
-            w.key("updated_by")
-            if let actor = entry.updatedBy { w.actorRef(actor) } else { w.null() }
-            w.key("updated_at")
-            if let at = entry.updatedAt { w.int(at) } else { w.null() }
-        }
-    }
-
     private mutating func optional(_ name: String, _ value: String?) {
         key(name)
         if let value { string(value) } else { null() }
@@ -135,35 +121,6 @@ extension JSONWriter {
                 w.key("peer")
                 w.actorRef(record.peer)
             }
-        }
-    }
-}
-
-extension Envelope {
-    /// The pushes of sections 14 and 15 (called from `push(_:)`).
-    static func audiencePush(_ push: Push) -> Frame {
-        switch push {
-        case .metadataChange(let entry):
-            return notification("on-metadata-change") { w in
-                w.key("entries")
-                w.array { w in w.sessionEntry(entry) }
-            }
-        case .pollStart(let poll, let withAnswers):
-            return notification("on-poll-start") { w in
-                w.key("polls")
-                w.array { w in w.pollInfo(poll, questions: true, withAnswers: withAnswers) }
-            }
-        case .pollStop(let poll):
-            return notification("on-poll-stop") { w in
-                w.key("polls")
-                w.array { w in w.pollInfo(poll, questions: poll.type == .quiz, withAnswers: true) }
-            }
-        case .pollStats(let poll, let maxUser, let withCorrect):
-            return notification("on-poll-stats") { w in
-                w.pollResultFields(poll, maxUser: maxUser, withCorrect: withCorrect)
-            }
-        default:
-            preconditionFailure("not a section 14/15 push")
         }
     }
 }

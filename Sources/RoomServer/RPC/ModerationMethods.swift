@@ -1,0 +1,53 @@
+import RoomModel
+import RoomWire
+
+/// Moderation: muting others, removing peers, ending the room (PROTOCOL.md section 6).
+extension Dispatcher {
+    static var moderationMethods: [String: Method] {
+        [
+            "track-update-request": Method(needsJoin: true, handler: Dispatcher.trackUpdateRequest),
+            "change-track-mute-state-request": Method(needsJoin: true, handler: Dispatcher.changeTrackMuteState),
+            "peer-leave-request": Method(needsJoin: true, handler: Dispatcher.peerLeaveRequest),
+            "end-room": Method(needsJoin: true, handler: Dispatcher.endRoom),
+        ]
+    }
+
+    func trackUpdateRequest(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let target = try params.requiredString("requested_for")
+        let track = try params.requiredString("track_id")
+        guard let mute = try params.bool("mute") else { throw .invalidParams("mute: required") }
+        apply(try registry.requestTrackUpdate(by: .peer(peer), in: peer.room, targetID: target, trackID: track, mute: mute))
+        return Self.empty
+    }
+
+    func changeTrackMuteState(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        guard let value = try params.bool("value") else { throw .invalidParams("value: required") }
+        let filter = TrackFilter(roles: try params.stringArray("roles"),
+                                 kind: try params.choice("type", Track.Kind.self),
+                                 source: try params.choice("source", Track.Source.self))
+        let (affected, effects) = try registry.changeTrackMuteState(by: .peer(peer), in: peer.room, value: value,
+                                                                     filter: filter)
+        apply(effects)
+        return Self.encode { w in w.field("tracks_affected", affected) }
+    }
+
+    func peerLeaveRequest(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let target = try params.requiredString("requested_for")
+        let reason = try params.string("reason") ?? ""
+        apply(try registry.removePeer(by: .peer(peer), in: peer.room, targetID: target, reason: reason))
+        return Self.empty
+    }
+
+    func endRoom(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let reason = try params.string("reason") ?? ""
+        let lock = try params.bool("lock") ?? false
+        let room = peer.room
+        apply(try registry.endRoom(by: .peer(peer), room, reason: reason, lock: lock))
+        logger.info("room ended", metadata: ["room": "\(room.id)", "peer": "\(peer.id)", "lock": "\(lock)"])
+        return Self.empty
+    }
+}

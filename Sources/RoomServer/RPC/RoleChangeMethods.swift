@@ -1,0 +1,51 @@
+import RoomModel
+import RoomWire
+
+/// Role changes: polite, forced and bulk (PROTOCOL.md section 6).
+extension Dispatcher {
+    static var roleChangeMethods: [String: Method] {
+        [
+            "role-change-request": Method(needsJoin: true, handler: Dispatcher.roleChangeRequest),
+            "role-change": Method(needsJoin: true, handler: Dispatcher.roleChange),
+            "role-change-reject": Method(needsJoin: true, handler: Dispatcher.roleChangeReject),
+        ]
+    }
+
+    func roleChangeRequest(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let role = try params.requiredString("role")
+        let force = try params.bool("force")
+        if let roles = try params.stringArray("roles") {
+            if params.has("requested_for") { throw .invalidParams("requested_for and roles: give one, not both") }
+            if roles.isEmpty { throw .invalidParams("roles: must not be empty") }
+            if force == false { throw .invalidParams("force: a bulk role change (roles) is always forced") }
+            let (changed, effects) = try registry.bulkRoleChange(by: .peer(peer), in: peer.room, roles: roles, to: role)
+            apply(effects)
+            return Self.encode { w in
+                w.key("changed")
+                w.strings(changed.map(\.id))
+            }
+        }
+        let target = try params.requiredString("requested_for")
+        let (outcome, effects) = try registry.requestRoleChange(by: .peer(peer), in: peer.room, targetID: target,
+                                                                 role: role, force: force ?? false)
+        apply(effects)
+        guard case .requested(let token) = outcome else { return Self.empty }
+        schedule.rearm(.roleChangeRequest)
+        return Self.encode { w in w.field("token", token) }
+    }
+
+    func roleChange(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        apply(try registry.acceptRoleChange(peer, token: try params.requiredString("token")))
+        return Self.encode { w in
+            w.key("peer")
+            w.peer(peer, withTracks: true)
+        }
+    }
+
+    func roleChangeReject(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        apply(try registry.rejectRoleChange(connection.peer!, token: try params.requiredString("token")))
+        return Self.empty
+    }
+}

@@ -1,0 +1,170 @@
+import RoomModel
+import RoomWire
+
+/// Wire shapes of PROTOCOL.md section 3, written straight from model objects.
+extension JSONWriter {
+    mutating func peer(_ peer: Peer, withTracks: Bool) {
+        object { w in
+            w.field("peer_id", peer.id)
+            w.field("role", peer.role.name)
+            w.field("joined_at", peer.joinedAt)
+            w.key("groups")
+            w.strings(peer.groups)
+            w.key("tracks")
+            w.object { w in
+                if withTracks {
+                    for track in peer.tracks {
+                        w.key(track.id)
+                        w.track(track)
+                    }
+                }
+            }
+            w.key("info")
+            w.object { w in
+                w.field("name", peer.name)
+                w.field("data", peer.data)
+                w.field("user_id", peer.userID)
+                w.field("type", "regular")
+            }
+        }
+    }
+
+    mutating func track(_ track: Track) {
+        object { w in
+            w.field("track_id", track.id)
+            w.field("type", track.kind.rawValue)
+            w.field("source", track.source.rawValue)
+            w.field("mute", track.mute)
+            w.field("description", track.description)
+        }
+    }
+
+    /// Who asked: a peer, or the REST API's `{"peer_id":null,"role":null,"info":{"name":"server"}}`.
+    mutating func peerRef(_ initiator: Initiator) {
+        switch initiator {
+        case .peer(let peer): peerRef(peer)
+        case .server:
+            object { w in
+                w.key("peer_id")
+                w.null()
+                w.key("role")
+                w.null()
+                w.key("info")
+                w.object { w in w.field("name", "server") }
+            }
+        }
+    }
+
+    /// Who did something.
+    mutating func peerRef(_ peer: Peer) {
+        object { w in
+            w.field("peer_id", peer.id)
+            w.field("role", peer.role.name)
+            w.key("info")
+            w.object { w in
+                w.field("name", peer.name)
+                w.field("user_id", peer.userID)
+            }
+        }
+    }
+
+    /// The Room object; `join`, `preview` and REST carry `hls` (HLSState or
+    /// null), the REST room list leaves it out (`withHLS: false`).
+    mutating func room(_ room: Room, locked: Bool, withHLS: Bool = true) {
+        object { w in
+            w.field("room_id", room.id)
+            w.field("session_id", room.sessionID)
+            w.field("started_at", room.startedAt)
+            w.field("peer_count", room.peerCount)
+            w.field("locked", locked)
+            if withHLS {
+                w.key("hls")
+                w.liveStream(room.liveStream)  // HLSEncoding.swift
+            }
+        }
+    }
+
+    /// A template role with its name added (the `known_roles` entries).
+    mutating func role(_ role: Role) {
+        object { w in
+            w.field("name", role.name)
+            w.field("priority", role.priority)
+            w.field("maxPeerCount", role.maxPeerCount)
+            w.key("publishParams")
+            w.object { w in
+                w.key("allowed")
+                w.strings(role.publishParams.allowed.map(\.rawValue))
+                w.key("audio")
+                w.object { w in
+                    w.field("bitRate", role.publishParams.audio.bitRate)
+                    w.field("codec", role.publishParams.audio.codec)
+                }
+                w.key("video")
+                w.video(role.publishParams.video)
+                w.key("screen")
+                w.video(role.publishParams.screen)
+            }
+            w.key("subscribeParams")
+            w.object { w in
+                w.key("subscribeToRoles")
+                w.strings(role.subscribeParams.subscribeToRoles)
+                w.field("maxSubsBitRate", role.subscribeParams.maxSubsBitRate)
+            }
+            w.key("permissions")
+            w.object { w in
+                for name in Permissions.names { w.field(name, role.permissions[name] ?? false) }
+            }
+        }
+    }
+
+    private mutating func video(_ video: VideoParams) {
+        object { w in
+            w.field("bitRate", video.bitRate)
+            w.field("codec", video.codec)
+            w.field("frameRate", video.frameRate)
+            w.field("width", video.width)
+            w.field("height", video.height)
+        }
+    }
+
+    /// The members of an `on-broadcast` (written inside an open object).
+    mutating func chatFields(_ chat: ChatMessage) {
+        field("message_id", chat.id)
+        field("timestamp", chat.timestamp)
+        key("sender")
+        peerRef(chat.sender)
+        key("recipient")
+        object { w in
+            switch chat.recipient {
+            case .broadcast:
+                w.field("type", "broadcast")
+            case .peer(let id):
+                w.field("type", "peer")
+                w.field("peer_id", id)
+            case .roles(let roles):
+                w.field("type", "roles")
+                w.key("roles")
+                w.strings(roles)
+            }
+        }
+        key("info")
+        object { w in
+            w.field("message", chat.message)
+            w.field("type", chat.type)
+        }
+    }
+
+    /// Entry `{key, value, version, updated_by, updated_at}`.
+    mutating func sessionEntry(_ entry: SessionEntry) {
+        object { w in
+            w.field("key", entry.key)
+            w.key("value")
+            w.raw(entry.value)
+            w.field("version", entry.version)
+            w.key("updated_by")
+            if let actor = entry.updatedBy { w.actorRef(actor) } else { w.null() }
+            w.key("updated_at")
+            if let at = entry.updatedAt { w.int(at) } else { w.null() }
+        }
+    }
+}
