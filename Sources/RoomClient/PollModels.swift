@@ -1,57 +1,7 @@
 import RoomWire
 
-// The objects of PROTOCOL.md sections 13–15 (preview, session store, polls
-// and quizzes), decoded from RoomWire `JSON`. Same conventions as Models.swift.
-
-/// `preview`'s result: the room's session now (nil when it has none), the
-/// caller's Policy, and the number of peers.
-public struct PreviewResult: Sendable, Equatable {
-    /// Nil when the room has no session now.
-    public var room: Room?
-    /// The Policy the token's role would get.
-    public var policy: Policy
-    /// Peers in the room now (0 without a session).
-    public var peerCount: Int
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        room = r.has("room") ? try Room(r.child("room")) : nil
-        policy = try Policy(r.child("policy"))
-        peerCount = try r.int("peer_count")
-    }
-}
-
-/// A session-store entry: `{key, value, version, updated_by, updated_at}`.
-public struct MetadataEntry: Sendable, Equatable {
-    /// The key, `[A-Za-z0-9_.-]{1,64}`.
-    public var key: String
-    /// Any JSON value; `.null` when unset or deleted.
-    public var value: JSON
-    /// 0 when never set; grows by 1 per set of the key (a delete included).
-    public var version: Int
-    /// Who set it last; nil for a never-set or deleted key on read.
-    public var updatedBy: PeerRef?
-    /// When, ms since the epoch; nil for a never-set or deleted key on read.
-    public var updatedAt: Int64?
-
-    /// Builds an entry, e.g. an expected value in a test.
-    public init(key: String, value: JSON, version: Int, updatedBy: PeerRef? = nil, updatedAt: Int64? = nil) {
-        self.key = key
-        self.value = value
-        self.version = version
-        self.updatedBy = updatedBy
-        self.updatedAt = updatedAt
-    }
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        key = try r.string("key")
-        value = r.child("value").json ?? .null
-        version = try r.int("version")
-        updatedBy = r.has("updated_by") ? try PeerRef(r.child("updated_by")) : nil
-        updatedAt = r.has("updated_at") ? try r.int64("updated_at") : nil
-    }
-}
+// The objects of polls and quizzes (PROTOCOL.md section 15), decoded from
+// RoomWire `JSON`. Same conventions as Models.swift.
 
 /// `"poll"` or `"quiz"`.
 public enum PollType: String, Sendable, Equatable, CaseIterable { case poll, quiz }

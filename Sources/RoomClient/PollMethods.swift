@@ -1,67 +1,10 @@
 import RoomWire
 
-// Typed calls of PROTOCOL.md sections 13–15: preview, the session store,
-// polls and quizzes. Same conventions as Methods.swift (nil optionals are
-// left out, `timeout` defaults to 5 s, protocol errors are `rpc`).
+// Typed calls of polls and quizzes (PROTOCOL.md section 15). Same
+// conventions as Methods.swift (nil optionals are left out, `timeout`
+// defaults to 5 s, protocol errors are `rpc`).
 
 extension RoomClient {
-    // MARK: - Preview
-
-    /// Checks a token and its room without joining (`preview {token}`).
-    ///
-    /// Allowed before `join`, any number of times; nothing is pushed to anyone.
-    ///
-    /// - Returns: The room's session (nil when the room has none now), the
-    ///   Policy of the token's role, and the peer count.
-    /// - Throws: `rpc` with the codes of ``join(token:name:data:roomID:peerID:timeout:)``
-    ///   (2004, 40100–40109, 40001, 40002, 40003, 40900, 40901), and 5001 after `join`.
-    public func preview(token: String, roomID: String? = nil, timeout: Duration = .seconds(5)) async throws
-        -> PreviewResult
-    {
-        let result = try await call(
-            "preview", params(["token": .string(token), "room_id": roomID.map(JSON.string)]), timeout: timeout)
-        return try decode("preview", result) { try PreviewResult(WireReader($0, path: "")) }
-    }
-
-    // MARK: - Session store
-
-    /// Sets a session-store key (`set-metadata {key, value}`); `.null` deletes it.
-    ///
-    /// Every peer listening to the key, this one included, gets
-    /// ``RoomEvent/metadataChanged(_:)``.
-    ///
-    /// - Returns: The entry with its new version.
-    /// - Throws: `rpc` with 40300 (`view_and_polls_only`), 41300 (value over
-    ///   `max_session_value_bytes`), 40907 (over `max_session_keys`), -32602 (bad key).
-    @discardableResult
-    public func setMetadata(_ key: String, value: JSON, timeout: Duration = .seconds(5)) async throws -> MetadataEntry {
-        let result = try await call("set-metadata", .object([.init("key", .string(key)), .init("value", value)]),
-                                    timeout: timeout)
-        return try decode("set-metadata", result) { try MetadataEntry(WireReader($0, path: "")) }
-    }
-
-    /// Reads one key (`get-metadata {key}`): version 0 and `.null` if never set.
-    public func metadata(_ key: String, timeout: Duration = .seconds(5)) async throws -> MetadataEntry {
-        let result = try await call("get-metadata", ["key": .string(key)], timeout: timeout)
-        return try decode("get-metadata", result) { try MetadataEntry(WireReader($0, path: "")) }
-    }
-
-    /// Every key that has a value (`get-metadata {}`), sorted by key.
-    public func allMetadata(timeout: Duration = .seconds(5)) async throws -> [MetadataEntry] {
-        let result = try await call("get-metadata", timeout: timeout)
-        return try decode("get-metadata", result) { try WireReader($0, path: "").elements("entries").map { try MetadataEntry($0) } }
-    }
-
-    /// Replaces the keys this peer listens to (`listen-metadata-change {keys}`):
-    /// `["*"]` is every key, `[]` none. Listening pushes nothing by itself.
-    ///
-    /// - Returns: The keys now listened to.
-    @discardableResult
-    public func listenMetadata(_ keys: [String], timeout: Duration = .seconds(5)) async throws -> [String] {
-        let result = try await call("listen-metadata-change", ["keys": .array(keys.map(JSON.string))], timeout: timeout)
-        return try decode("listen-metadata-change", result) { try WireReader($0, path: "").strings("keys") }
-    }
-
     // MARK: - Polls and quizzes: writing (pollWrite)
 
     /// Creates a poll or quiz, or edits one still `created` (`poll-info-set`).
