@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// Per-room active-speaker state.
 ///
 /// A tick must cost time in proportion to the tracks that reported, not to

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// Large rooms (PROTOCOL.md section 12): above `large_room_threshold` peers,
 /// joins and leaves of peers whose role may not publish are batched into a
 /// periodic `room-state` — `{peer_count}` for everyone, the lists only for

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// A participant of a room. Owned by its `Room`; the server only reads it and
 /// keeps its connection in `transportHandle`, which the model never inspects.
 public final class Peer {

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// `preview` (PROTOCOL.md section 13): the token and room checks of `join`,
 /// without joining. Nothing changes and nothing is pushed.
 extension RoomRegistry {

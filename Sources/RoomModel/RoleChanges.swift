@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// A polite role-change request waiting for its target's answer.
 public struct RoleChangeRequest {
     public var token: String

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// One room session: created on its first join, destroyed with its last peer.
 public final class Room {
     public let id: String

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// Every room of the daemon and the rules that change them.
 ///
 /// Synchronous and single-threaded by design: the server calls it from its

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// `track-add` / `track-update` / `track-remove` (PROTOCOL.md sections 4 and 6).
 extension RoomRegistry {
     public func addTrack(_ peer: Peer, id: String?, kind: Track.Kind, source: Track.Source = .regular,

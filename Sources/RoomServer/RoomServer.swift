@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Logging
 import RoomCluster
+import RoomConfig
 import RoomModel
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Foundation
+import RoomConfig
 import Testing
 @testable import RoomModel
 
