@@ -59,9 +59,9 @@ public final class Peer {
 }
 
 /// Published track state (signalling only: no media).
-public struct Track: Sendable, Equatable, Codable {
-    public enum Kind: String, Sendable, CaseIterable, Codable { case audio, video }
-    public enum Source: String, Sendable, CaseIterable, Codable { case regular, screen, plugin }
+public struct Track: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case audio, video }
+    public enum Source: String, Sendable, CaseIterable { case regular, screen, plugin }
 
     public var id: String
     public var kind: Kind

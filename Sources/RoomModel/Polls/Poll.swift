@@ -88,11 +88,11 @@ public final class Poll {
     }
 }
 
-public enum PollType: String, Sendable, CaseIterable, Codable { case poll, quiz }
+public enum PollType: String, Sendable, CaseIterable { case poll, quiz }
 
-public enum PollState: String, Sendable, CaseIterable, Codable { case created, started, stopped }
+public enum PollState: String, Sendable, CaseIterable { case created, started, stopped }
 
-public enum QuestionType: String, Sendable, CaseIterable, Codable {
+public enum QuestionType: String, Sendable, CaseIterable {
     case singleChoice = "single-choice"
     case multipleChoice = "multiple-choice"
     case shortAnswer = "short-answer"
@@ -103,7 +103,7 @@ public enum QuestionType: String, Sendable, CaseIterable, Codable {
 
 /// One question as stored: 1-based `index`, option texts in order, and for a
 /// quiz the correct option indexes (sorted).
-public struct PollQuestion: Sendable, Equatable, Codable {
+public struct PollQuestion: Sendable, Equatable {
     public var index: Int
     public var text: String
     public var type: QuestionType
@@ -116,7 +116,7 @@ public struct PollQuestion: Sendable, Equatable, Codable {
 }
 
 /// Running counts of one question.
-public struct QuestionTally: Sendable, Equatable, Codable {
+public struct QuestionTally: Sendable, Equatable {
     /// Answers per option (index 0 is option 1).
     public var optionCounts: [Int]
     public var skipped = 0
@@ -129,7 +129,7 @@ public struct QuestionTally: Sendable, Equatable, Codable {
 }
 
 /// One user's standing in a poll.
-public struct PollVoter: Sendable, Equatable, Codable {
+public struct PollVoter: Sendable, Equatable {
     public var userID: String
     /// The peer of the user's latest answer.
     public var peer: ActorRef
@@ -145,7 +145,7 @@ public struct PollVoter: Sendable, Equatable, Codable {
 }
 
 /// One accepted answer (or skip).
-public struct PollRecord: Sendable, Equatable, Codable {
+public struct PollRecord: Sendable, Equatable {
     public var question: Int
     public var options: [Int]
     public var text: String?

@@ -499,7 +499,7 @@ final class ClusterRouter {
     private func restore(_ roomID: String, from bytes: [UInt8]) {
         guard server.registry.room(roomID) == nil else { return }
         let snapshot: RoomSnapshot
-        do { snapshot = try JSONDecoder().decode(RoomSnapshot.self, from: Data(bytes)) } catch {
+        do { snapshot = try RoomSnapshot(json: bytes) } catch {
             logger.error("cluster: a room's saved state cannot be read", metadata: ["room": "\(roomID)", "error": "\(error)"])
             return
         }
@@ -526,7 +526,6 @@ final class ClusterRouter {
     /// Every 200 ms: the rooms homed here that changed are saved.
     func saveDirtyRooms() {
         guard !dirty.isEmpty else { return }
-        let encoder = JSONEncoder()
         for roomID in dirty where homed.contains(roomID) {
             let snapshot: RoomSnapshot
             if let room = server.registry.room(roomID) {
@@ -536,7 +535,7 @@ final class ClusterRouter {
             } else {
                 continue  // ended: its state goes with its lease (releaseEndedRooms)
             }
-            guard let bytes = try? Array(encoder.encode(snapshot)) else { continue }
+            let bytes = snapshot.encodeJSON()
             if bytes == lastSaved[roomID] { continue }
             if bytes.count > Int(RoomStates.maxValueBytes) {
                 // An older, smaller state would be restored as if it were current: it goes too.
