@@ -21,7 +21,7 @@ extension RoomRegistry {
         if role.maxPeerCount == -1 {
             throw RoomError(.roleClaimInvalid, "role \"\(role.name)\" may not join (maxPeerCount -1)")
         }
-        if lockedRoomIDs.contains(request.roomID) {
+        if locks.contains(request.roomID) {
             throw RoomError(.roomLocked, "room \"\(request.roomID)\" is locked")
         }
         let existing = rooms[request.roomID]

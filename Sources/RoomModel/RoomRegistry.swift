@@ -5,31 +5,33 @@ import RoomConfig
 /// Synchronous and single-threaded by design: the server calls it from its
 /// one service thread. Every mutating method returns the deliveries it
 /// caused; it never talks to the network itself.
+///
+/// The registry holds the rooms and one object per feature that keeps
+/// state across rooms (each in the file named after it, its state private
+/// to it); the registry's operations coordinate them — a leave, for one,
+/// tells role changes, peer search and reconnect graces to forget the peer.
 public final class RoomRegistry {
     public private(set) var template: RoleTemplate
     public var settings: Settings { template.settings }
     let clock: RoomClock
     let ids: IDGenerator
     public internal(set) var rooms: [String: Room] = [:]
-    /// Room ids ended with `lock: true`; survives the room itself.
-    public internal(set) var lockedRoomIDs: Set<String> = []
-    /// Polite role-change requests by token.
-    var roleChangeRequests: [String: RoleChangeRequest] = [:]
+    /// Room ids ended with `lock: true` (RoomLocks.swift).
+    var locks = RoomLocks()
+    /// Polite role-change requests waiting for an answer (RoleChangeRequests.swift).
+    var roleChanges = RoleChangeRequests()
     /// Rooms whose active-speaker state needs ticks.
     var activeSpeakerRooms: Set<String> = []
     /// Large rooms with joins or leaves waiting for the next `room-state`.
     var roomStateRooms: Set<String> = []
-    /// Peers in their reconnect grace, by deadline (a FIFO: all graces are equally long).
-    var graceQueue = GraceQueue()
-    /// `find-peer` iterators by id.
-    var peerIterators: [String: PeerIterator] = [:]
-    var iteratorSerial = 0
+    /// Peers in their reconnect grace (ReconnectGraces.swift).
+    var graces = ReconnectGraces()
+    /// `find-peer` iterators (PeerSearch.swift).
+    var peerSearch = PeerSearch()
     /// Polls waiting for their next `on-poll-stats` or for their `duration` to end.
     var pollSchedule = PollSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
-    var operatorEvents: [TimedOperatorEvent] = []
-    /// Whether events are recorded at all (the server sets it when webhooks are configured).
-    public var recordsOperatorEvents = false
+    var eventLog = OperatorEventLog()
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -51,6 +53,9 @@ public final class RoomRegistry {
 
     public func room(_ id: String) -> Room? { rooms[id] }
 
+    /// Room ids ended with `lock: true`; a lock survives the room itself.
+    public var lockedRoomIDs: Set<String> { locks.ids }
+
     // MARK: join / leave
 
     public func join(_ request: JoinRequest) throws(RoomError) -> JoinOutcome {
@@ -65,7 +70,7 @@ public final class RoomRegistry {
         }
         try checkSize(request.name, field: "name", limit: settings.limits.maxNameBytes)
         try checkSize(request.data, field: "data", limit: settings.limits.maxMetadataBytes)
-        if lockedRoomIDs.contains(request.roomID) {
+        if locks.contains(request.roomID) {
             throw RoomError(.roomLocked, "room \"\(request.roomID)\" is locked")
         }
         let existing = rooms[request.roomID]
@@ -116,7 +121,7 @@ public final class RoomRegistry {
         }
         let replaced = peer.transportHandle
         peer.transportHandle = nil
-        endGraceState(peer)
+        graces.end(peer)
         room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
@@ -130,9 +135,7 @@ public final class RoomRegistry {
         guard room.peer(peer.id) === peer else { return [] }
         let quietly = isLarge(room) && !peer.role.publishParams.canPublish
         room.remove(peer)
-        forgetRequests(for: peer)
-        forgetIterators(of: peer)
-        endGraceState(peer)
+        forget(peer)
         record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
@@ -152,6 +155,14 @@ public final class RoomRegistry {
         }
         room.announcedPeerCount = room.peerCount  // everyone sees this leave
         return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
+    }
+
+    /// What the features keep for a peer that is gone: its pending role
+    /// changes, its `find-peer` iterators, its reconnect grace.
+    func forget(_ peer: Peer) {
+        roleChanges.forget(peer)
+        peerSearch.forget(peer)
+        graces.end(peer)
     }
 
     // MARK: metadata
@@ -253,6 +264,15 @@ public final class RoomRegistry {
         splitBySubscription(peer.room.peersInJoinOrder, publisher: peer) {
             .peerUpdate(peer, changed: changed, withTracks: $0)
         }
+    }
+
+    /// A peer's permission for a call; the REST API (`.server`) may do anything.
+    func requirePermission(_ initiator: Initiator, _ permission: KeyPath<Permissions, Bool>, _ name: String)
+        throws(RoomError)
+    {
+        guard case .peer(let peer) = initiator else { return }
+        try peer.requireUnrestricted(name)
+        if !peer.role.permissions[keyPath: permission] { throw RoomError.denied(name) }
     }
 
     /// One delivery for the recipients that see `publisher`'s tracks, one for

@@ -7,7 +7,7 @@ extension RoomRegistry {
     public func snapshot(of room: Room) -> RoomSnapshot {
         RoomSnapshot(
             id: room.id, sessionID: room.sessionID, startedAt: room.startedAt, nextSequence: room.sequenceCounter,
-            locked: lockedRoomIDs.contains(room.id),
+            locked: locks.contains(room.id),
             peers: room.peersInJoinOrder.map { peer in
                 PeerSnapshot(id: peer.id, userID: peer.userID, joinedAt: peer.joinedAt, sequence: peer.sequence,
                              role: peer.role.name, name: peer.name, data: peer.data, groups: peer.groups,
@@ -33,7 +33,7 @@ extension RoomRegistry {
     /// snapshot with no peers (an ended room: only its lock is restored).
     @discardableResult
     public func restore(_ snapshot: RoomSnapshot, graceMillis: Int64) -> Room? {
-        if snapshot.locked { lockedRoomIDs.insert(snapshot.id) }
+        if snapshot.locked { locks.lock(snapshot.id) }
         guard !snapshot.peers.isEmpty, rooms[snapshot.id] == nil else { return rooms[snapshot.id] }
         let room = Room(id: snapshot.id, sessionID: snapshot.sessionID, startedAt: snapshot.startedAt)
         room.sequenceCounter = snapshot.nextSequence
@@ -47,8 +47,7 @@ extension RoomRegistry {
             peer.groups = saved.groups
             peer.metadataListening = saved.metadataListening
             room.speakers.joined(peer)
-            peer.graceDeadline = deadline
-            graceQueue.append((peer, deadline))
+            graces.start(peer, until: deadline)
         }
         room.sessionStore = snapshot.sessionStore
         room.polls.serialCounter = snapshot.pollSerial
@@ -79,6 +78,6 @@ extension RoomRegistry {
     /// A restored peer whose client is still connected takes it up again:
     /// its grace ends; nobody is told anything (for them it never left).
     public func reattach(_ peer: Peer) {
-        endGraceState(peer)
+        graces.end(peer)
     }
 }
