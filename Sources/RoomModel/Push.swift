@@ -135,13 +135,6 @@ public struct TrackFilter: Sendable, Equatable {
     }
 }
 
-/// One entry of an `active-speakers` list.
-public struct Speaker: Sendable, Equatable {
-    public var peerID: String
-    public var trackID: String
-    public var level: Int
-}
-
 /// A chat message as delivered (`on-broadcast`).
 public struct ChatMessage {
     public enum Recipient: Equatable {

@@ -20,15 +20,15 @@ public final class RoomRegistry {
     var locks = RoomLocks()
     /// Polite role-change requests waiting for an answer (RoleChangeRequests.swift).
     var roleChanges = RoleChangeRequests()
-    /// Rooms whose active-speaker state needs ticks.
-    var activeSpeakerRooms: Set<String> = []
-    /// Large rooms with joins or leaves waiting for the next `room-state`.
-    var roomStateRooms: Set<String> = []
+    /// Rooms whose active-speaker state needs ticks (ActiveSpeakers.swift).
+    var activeSpeakers = ActiveSpeakers()
+    /// Large rooms waiting for their next `room-state` (RoomStateBatch.swift).
+    var roomStates = RoomStateSchedule()
     /// Peers in their reconnect grace (ReconnectGraces.swift).
     var graces = ReconnectGraces()
     /// `find-peer` iterators (PeerSearch.swift).
     var peerSearch = PeerSearch()
-    /// Polls waiting for their next `on-poll-stats` or for their `duration` to end.
+    /// Timed polls and polls with stats to send (Polls/PollSchedule.swift).
     var pollSchedule = PollSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
@@ -100,12 +100,11 @@ public final class RoomRegistry {
         let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         var deliveries: [Delivery] = []
         if large, !peer.role.publishParams.canPublish {
-            room.pendingJoins.append(peer)  // announced in the next room-state
-            room.roomStateChanged = true
-            roomStateRooms.insert(room.id)
+            room.roomState.joinedQuietly(peer)  // announced in the next room-state
+            roomStates.schedule(room)
         } else {
             deliveries = splitBySubscription(room.others(than: peer), publisher: peer) { .peerJoin(peer, withTracks: $0) }
-            room.announcedPeerCount = room.peerCount  // everyone saw this join
+            room.roomState.announced(room.peerCount)  // everyone saw this join
         }
         return JoinOutcome(peer: peer, room: room, others: listed.map { ($0, peer.sees(tracksOf: $0)) },
                            resumed: false, replacedHandle: nil, deliveries: deliveries)
@@ -144,16 +143,13 @@ public final class RoomRegistry {
             return []
         }
         // A join still waiting for its room-state is withdrawn, whatever happens next.
-        let wasPending = room.pendingJoins.firstIndex { $0 === peer }.map { room.pendingJoins.remove(at: $0) } != nil
+        let wasPending = room.roomState.withdrawJoin(of: peer)
         if quietly {
-            room.roomStateChanged = true  // the count changed either way
-            roomStateRooms.insert(room.id)
-            if !wasPending {  // came and went between two room-states: never mentioned by id
-                room.pendingLeaves.append(peer.id)
-            }
+            room.roomState.leftQuietly(peer.id, joinWasPending: wasPending)
+            roomStates.schedule(room)
             return []
         }
-        room.announcedPeerCount = room.peerCount  // everyone sees this leave
+        room.roomState.announced(room.peerCount)  // everyone sees this leave
         return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
     }
 

@@ -155,10 +155,7 @@ extension RoomRegistry {
         poll.startedAt = clock.nowMillis()
         record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
-        if poll.deadline != nil {
-            pollSchedule.timed.removeAll { $0.room == nil || $0.state != .started }  // ended sessions, stopped polls
-            pollSchedule.timed.append(poll)
-        }
+        if poll.deadline != nil { pollSchedule.time(poll) }
         var writers: [Peer] = []
         var readers: [Peer] = []
         for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
@@ -194,27 +191,14 @@ extension RoomRegistry {
     /// Stops the polls whose `duration` is over (`stopped_by` null). Returns
     /// the polls it stopped (one `poll.stopped` event each, for webhooks) and the pushes.
     public func expirePolls() -> (stopped: [Poll], deliveries: [Delivery]) {
-        let now = clock.nowMillis()
-        var stopped: [Poll] = []
+        let stopped = pollSchedule.takeDue(now: clock.nowMillis())
         var deliveries: [Delivery] = []
-        var pending: [Poll] = []
-        for poll in pollSchedule.timed where poll.room != nil {
-            guard let deadline = poll.deadline else { continue }
-            if deadline <= now {
-                deliveries += stop(poll, by: nil)
-                stopped.append(poll)
-            } else {
-                pending.append(poll)
-            }
-        }
-        pollSchedule.timed = pending
+        for poll in stopped { deliveries += stop(poll, by: nil) }
         return (stopped, deliveries)
     }
 
     /// When the next timed poll ends (for the server's timer).
-    public var nextPollDeadline: Int64? {
-        pollSchedule.timed.lazy.filter { $0.room != nil }.compactMap(\.deadline).min()
-    }
+    public var nextPollDeadline: Int64? { pollSchedule.nextDeadline }
 
     // MARK: listing
 
@@ -224,15 +208,4 @@ extension RoomRegistry {
             (state == nil || poll.state == state) && mayRead(peer, poll)
         }
     }
-}
-
-/// Polls the server's timers look after; entries of ended room sessions
-/// (their `room` is nil) are dropped as they are met.
-struct PollSchedule {
-    /// Started polls with a `duration`.
-    var timed: [Poll] = []
-    /// Polls with changes that some stats slice has not been sent yet.
-    var dirty: [Poll] = []
-    /// Stats timer ticks so far (the slice of a tick is `ticks % slices`).
-    var statsTicks = 0
 }

@@ -34,7 +34,7 @@ extension RoomRegistry {
         if accepted {
             voter.peer = ActorRef(peer)
             poll.voters[peer.userID] = voter
-            markStatsDirty(poll)
+            pollSchedule.statsChanged(poll)
         }
         return (poll, outcomes)
     }
@@ -184,14 +184,6 @@ extension RoomRegistry {
         return (settings.polls.statsIntervalMs + slices - 1) / slices
     }
 
-    func markStatsDirty(_ poll: Poll) {
-        poll.statsVersion += 1
-        if !poll.statsPending {
-            poll.statsPending = true
-            pollSchedule.dirty.append(poll)
-        }
-    }
-
     /// One stats tick (the server calls this every `pollStatsTickMs`): for
     /// each poll with votes its slice has not heard of, one `on-poll-stats`
     /// to that slice's `pollWrite` peers (with `correct`) and, with
@@ -199,39 +191,22 @@ extension RoomRegistry {
     /// delivery is encoded once for all its recipients.
     public func tickPollStats() -> [Delivery] {
         let slices = pollStatsSlices
-        let slice = pollSchedule.statsTicks % slices
-        pollSchedule.statsTicks += 1
         var deliveries: [Delivery] = []
-        var pending: [Poll] = []
-        for poll in pollSchedule.dirty {
-            guard let room = poll.room else {
-                poll.statsPending = false
-                continue
-            }
-            if poll.slicesSent.count != slices { poll.slicesSent = Array(repeating: 0, count: slices) }
-            if poll.slicesSent[slice] < poll.statsVersion {
-                poll.slicesSent[slice] = poll.statsVersion
-                var writers: [Peer] = []
-                var readers: [Peer] = []
-                for peer in room.peersInJoinOrder where peer.sequence % slices == slice {
-                    if canWritePolls(peer) {
-                        writers.append(peer)
-                    } else if poll.visibility, mayRead(peer, poll) {
-                        readers.append(peer)
-                    }
+        pollSchedule.tickStats(slices: slices) { poll, room, slice in
+            var writers: [Peer] = []
+            var readers: [Peer] = []
+            for peer in room.peersInJoinOrder where peer.sequence % slices == slice {
+                if canWritePolls(peer) {
+                    writers.append(peer)
+                } else if poll.visibility, mayRead(peer, poll) {
+                    readers.append(peer)
                 }
-                let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
-                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
-                // The quiz's correct counts would hint at the answers: others see them once it stopped.
-                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
             }
-            if poll.slicesSent.contains(where: { $0 < poll.statsVersion }) {
-                pending.append(poll)
-            } else {
-                poll.statsPending = false
-            }
+            let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
+            deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
+            // The quiz's correct counts would hint at the answers: others see them once it stopped.
+            deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
         }
-        pollSchedule.dirty = pending
         return deliveries.nonEmpty
     }
 }

@@ -67,10 +67,10 @@ extension RoomRegistry {
             poll.records = saved.records
             poll.totalResponses = saved.totalResponses
             room.polls.add(poll)
-            if poll.state == .started, poll.deadline != nil { pollSchedule.timed.append(poll) }
+            if poll.state == .started, poll.deadline != nil { pollSchedule.time(poll) }
         }
         room.liveStream = snapshot.liveStream
-        room.announcedPeerCount = room.peerCount
+        room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room
     }
