@@ -59,35 +59,11 @@ public final class RoomRegistry {
     // MARK: join / leave
 
     public func join(_ request: JoinRequest) throws(RoomError) -> JoinOutcome {
-        if let requested = request.requestedRoomID, requested != request.roomID {
-            throw RoomError(.roomIDMismatch, "room_id \"\(requested)\" differs from the token's room_id")
-        }
-        guard let role = template.role(request.roleName) else {
-            throw RoomError(.roleClaimInvalid, "role \"\(request.roleName)\" is not in the template")
-        }
-        if role.maxPeerCount == -1 {
-            throw RoomError(.roleClaimInvalid, "role \"\(role.name)\" may not join (maxPeerCount -1)")
-        }
-        try checkSize(request.name, field: "name", limit: settings.limits.maxNameBytes)
-        try checkSize(request.data, field: "data", limit: settings.limits.maxMetadataBytes)
-        if locks.contains(request.roomID) {
-            throw RoomError(.roomLocked, "room \"\(request.roomID)\" is locked")
-        }
-        let existing = rooms[request.roomID]
-        if existing == nil, !settings.room.autoCreate, !settings.room.predefined.contains(request.roomID) {
-            throw RoomError(.roomNotFound, "room \"\(request.roomID)\" does not exist")
-        }
         if let resumeID = request.resumePeerID {
+            let (_, existing) = try admit(request, for: .resume)
             return try resume(resumeID, in: existing, request: request)
         }
-        if let room = existing {
-            if settings.room.maxPeers > 0, room.peerCount >= settings.room.maxPeers {
-                throw RoomError(.roomFull, "room \"\(room.id)\" is full (max_peers \(settings.room.maxPeers))")
-            }
-            if role.maxPeerCount > 0, room.count(ofRole: role.name) >= role.maxPeerCount {
-                throw RoomError(.roleLimitReached, "role \"\(role.name)\" is full (maxPeerCount \(role.maxPeerCount))")
-            }
-        }
+        let (role, existing) = try admit(request, for: .join)
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
         room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
