@@ -99,3 +99,20 @@ extension RoomRegistry {
         locks.unlock(roomID)
     }
 }
+
+/// `roles` / `type` / `source` filters of `change-track-mute-state-request`.
+public struct TrackFilter: Sendable, Equatable {
+    public var roles: [String]?
+    public var kind: Track.Kind?
+    public var source: Track.Source?
+
+    public init(roles: [String]? = nil, kind: Track.Kind? = nil, source: Track.Source? = nil) {
+        self.roles = roles
+        self.kind = kind
+        self.source = source
+    }
+
+    func matches(_ track: Track) -> Bool {
+        (kind == nil || track.kind == kind) && (source == nil || track.source == source)
+    }
+}

@@ -1,49 +1,10 @@
-/// Polls and quizzes (PROTOCOL.md section 15): authoring, permissions,
-/// start and stop. Voting and results are in PollVoting.swift.
+/// Writing polls and quizzes (PROTOCOL.md section 15): their info and
+/// questions, while they are `created`. Who may is in PollAccess.swift.
 extension RoomRegistry {
     public static let maxQuestionsPerPoll = 20
     public static let maxOptionsPerQuestion = 10
     public static let maxPollTextBytes = 1024
     public static let maxPollDurationS = 86_400
-
-    // MARK: who may do what
-
-    /// `pollWrite` of a peer's role; a `view_and_polls_only` peer never has it.
-    public func canWritePolls(_ peer: Peer) -> Bool { peer.role.permissions.pollWrite && !peer.viewOnly }
-
-    public func mayVote(_ peer: Peer, in poll: Poll) -> Bool { poll.allowsVote(role: peer.role.name) }
-
-    /// `pollRead`, `pollWrite` or may vote. Polls still being written
-    /// (`created`) are seen by `pollWrite` peers only.
-    public func mayRead(_ peer: Peer, _ poll: Poll) -> Bool {
-        if canWritePolls(peer) { return true }
-        if poll.state == .created { return false }
-        return peer.role.permissions.pollRead || mayVote(peer, in: poll)
-    }
-
-    /// Whether `peer` sees the quiz answers: `pollWrite`, or the poll has stopped.
-    public func seesAnswers(_ peer: Peer, _ poll: Poll) -> Bool { canWritePolls(peer) || poll.answersPublic }
-
-    /// The poll `id` as `peer` may read it: 40404 when unknown (or a draft it
-    /// may not see), 40300 when it may neither read nor vote.
-    public func readablePoll(_ peer: Peer, _ id: String) throws(RoomError) -> Poll {
-        guard let poll = peer.room.polls[id], canWritePolls(peer) || poll.state != .created else {
-            throw RoomError(.pollNotFound, "poll_id: no poll \"\(id)\"")
-        }
-        guard mayRead(peer, poll) else {
-            throw RoomError(.permissionDenied, "permission denied: role lacks pollRead and may not vote in this poll")
-        }
-        return poll
-    }
-
-    private func writablePoll(_ peer: Peer, _ id: String, call: String) throws(RoomError) -> Poll {
-        try peer.requireUnrestricted(call)
-        try requirePermission(.peer(peer), \.pollWrite, "pollWrite")
-        guard let poll = peer.room.polls[id] else { throw RoomError(.pollNotFound, "poll_id: no poll \"\(id)\"") }
-        return poll
-    }
-
-    // MARK: authoring
 
     /// `poll-info-set`: creates a poll (with `pollID`, or a new id) or
     /// replaces the info of one still `created`.
@@ -136,76 +97,5 @@ extension RoomRegistry {
         return PollQuestion(index: index, text: input.text, type: input.type, skippable: input.skippable,
                             weight: input.weight, answerMinLen: input.answerMinLen, answerMaxLen: input.answerMaxLen,
                             options: input.options, answer: answer)
-    }
-
-    // MARK: start and stop
-
-    /// `poll-start`: every peer that may read or vote gets `on-poll-start`
-    /// (`pollWrite` peers with the quiz answers). A poll starts only here and
-    /// stops only in `stopPoll` or `expirePolls`: the places for `poll.started`
-    /// / `poll.stopped` events (webhooks).
-    public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID, call: "poll-start")
-        guard poll.state == .created else {
-            throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a created poll can start")
-        }
-        if poll.questions.isEmpty { throw RoomError(.wrongState, "poll \"\(pollID)\" has no questions") }
-        poll.state = .started
-        poll.startedBy = peer.id
-        poll.startedAt = clock.nowMillis()
-        record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
-        poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
-        if poll.deadline != nil { pollSchedule.time(poll) }
-        var writers: [Peer] = []
-        var readers: [Peer] = []
-        for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
-            if canWritePolls(other) { writers.append(other) } else { readers.append(other) }
-        }
-        let withAnswers = poll.type == .quiz
-        var deliveries = [Delivery(.pollStart(poll, withAnswers: withAnswers), to: writers)]
-        deliveries.append(Delivery(.pollStart(poll, withAnswers: false), to: readers))
-        return (poll, deliveries.filter { !$0.recipients.isEmpty })
-    }
-
-    /// `poll-stop` by a peer.
-    public func stopPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID, call: "poll-stop")
-        guard poll.state == .started else {
-            throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a started poll can stop")
-        }
-        return (poll, stop(poll, by: peer.id))
-    }
-
-    /// Stops a started poll (by a peer, or by its timer with `by` nil): the
-    /// peers that may read or vote get `on-poll-stop`.
-    func stop(_ poll: Poll, by peerID: String?) -> [Delivery] {
-        poll.state = .stopped
-        poll.stoppedBy = peerID
-        poll.stoppedAt = clock.nowMillis()
-        guard let room = poll.room else { return [] }
-        record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: peerID.flatMap(room.peer).map(ActorRef.init)))
-        let recipients = room.peersInJoinOrder.filter { mayRead($0, poll) }
-        return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
-    }
-
-    /// Stops the polls whose `duration` is over (`stopped_by` null). Returns
-    /// the polls it stopped (one `poll.stopped` event each, for webhooks) and the pushes.
-    public func expirePolls() -> (stopped: [Poll], deliveries: [Delivery]) {
-        let stopped = pollSchedule.takeDue(now: clock.nowMillis())
-        var deliveries: [Delivery] = []
-        for poll in stopped { deliveries += stop(poll, by: nil) }
-        return (stopped, deliveries)
-    }
-
-    /// When the next timed poll ends (for the server's timer).
-    public var nextPollDeadline: Int64? { pollSchedule.nextDeadline }
-
-    // MARK: listing
-
-    /// `poll-list {state?}`: the polls `peer` may read, newest first.
-    public func listPolls(for peer: Peer, state: PollState?) -> [Poll] {
-        peer.room.polls.ordered.reversed().filter { poll in
-            (state == nil || poll.state == state) && mayRead(peer, poll)
-        }
     }
 }
