@@ -3,9 +3,9 @@
 /// publish come and go quietly, and the moderators get them a page at a time.
 struct RoomStateBatch {
     /// Non-publishers that joined since the last `room-state`, in join order.
-    private(set) var pendingJoins: [Peer] = []
+    private var pendingJoins: [Peer] = []
     /// Ids of non-publishers that left since the last `room-state`.
-    private(set) var pendingLeaves: [String] = []
+    private var pendingLeaves: [String] = []
     /// A join or leave happened since the last `room-state` (pending entries
     /// alone are only the moderators' next page).
     private var changed = false

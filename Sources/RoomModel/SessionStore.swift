@@ -41,7 +41,7 @@ public struct SessionStore: Sendable, Equatable {
 
     init() {}
 
-    /// A store as a snapshot saved it (RoomSnapshot.swift): `entries` with unique keys.
+    /// A store as a snapshot saved it (Snapshot/RoomSnapshotDecoding.swift): `entries` with unique keys.
     init(entries: [SessionEntry], tombstones: [String]) {
         for entry in entries {
             self.entries[entry.key] = entry

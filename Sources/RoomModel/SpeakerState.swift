@@ -10,11 +10,11 @@ import RoomConfig
 /// Peers that join or change role start `personal` until they match again.
 struct SpeakerState {
     /// Highest level per track since the last tick.
-    var levels: [String: (peer: Peer, level: Int)] = [:]
+    private var levels: [String: (peer: Peer, level: Int)] = [:]
     /// The list last sent to the non-personal peers of each role.
-    var roleLists: [String: [Speaker]] = [:]
+    private var roleLists: [String: [Speaker]] = [:]
     /// Peers whose last list may differ from their role's, with that list.
-    var personal: [ObjectIdentifier: (peer: Peer, last: [Speaker])] = [:]
+    private var personal: [ObjectIdentifier: (peer: Peer, last: [Speaker])] = [:]
 
     /// Nothing pending and nothing shown: ticks can skip the room.
     var isIdle: Bool { levels.isEmpty && personal.isEmpty && roleLists.values.allSatisfy(\.isEmpty) }
