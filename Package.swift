@@ -32,8 +32,10 @@ let package = Package(
             pkgConfig: "libnats",
             providers: [.apt(["libnats-dev"])]
         ),
-        // The domain: pure, synchronous, deterministic. No sockets; JSON only to read the template.
-        .target(name: "RoomModel", dependencies: ["RoomWire"]),
+        // The domain: pure, synchronous, deterministic. No sockets, no files, no transport settings.
+        .target(name: "RoomModel", dependencies: ["RoomConfig", "RoomWire"]),
+        // The role template document (`--config roles.json`): roles, permissions, settings, and reading the file.
+        .target(name: "RoomConfig", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
         .target(name: "RoomWire"),
         // Minting tokens like an app backend: roomd token, RoomdTesting, tests.
@@ -53,7 +55,7 @@ let package = Package(
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomModel", "RoomWire", "RoomTokens", "CWebSockets", "RoomCluster",
+                "RoomModel", "RoomConfig", "RoomWire", "RoomTokens", "CWebSockets", "RoomCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -74,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "roomd",
             dependencies: [
-                "RoomServer", "RoomModel", "RoomTokens", "RoomClient", "RoomWire", "RoomCluster",
+                "RoomServer", "RoomModel", "RoomConfig", "RoomTokens", "RoomClient", "RoomWire", "RoomCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -84,18 +86,19 @@ let package = Package(
         .executableTarget(
             name: "roombench",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomTokens",
+                "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomConfig", "RoomTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
-        .testTarget(name: "RoomModelTests", dependencies: ["RoomModel"]),
+        .testTarget(name: "RoomConfigTests", dependencies: ["RoomConfig"]),
+        .testTarget(name: "RoomModelTests", dependencies: ["RoomModel", "RoomConfig", "RoomWire"]),
         .testTarget(name: "RoomClusterTests", dependencies: ["RoomCluster", "RoomdTesting"]),
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomModel", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
+                "RoomClient", "RoomWire", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,15 +117,15 @@ if Context.environment["ROOMD_FUZZ"] == "1" {
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "RoomWire"],
                           path: "Fuzz/Sources/FuzzJSON", swiftSettings: asLibrary),
         .executableTarget(name: "FuzzTemplate", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomServer", "RoomWire",
+                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomWire",
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzTemplate", swiftSettings: asLibrary),
         .executableTarget(name: "FuzzDispatcher", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomServer", "RoomTokens", "RoomWire",
+                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomWire",
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzDispatcher", swiftSettings: asLibrary),
         .executableTarget(name: "FuzzHTTP", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomServer", "RoomTokens",
+                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens",
                               .product(name: "Logging", package: "swift-log"),
                           ], path: "Fuzz/Sources/FuzzHTTP", swiftSettings: asLibrary),
     ]

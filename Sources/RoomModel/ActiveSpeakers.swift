@@ -1,44 +1,27 @@
-/// Per-room active-speaker state.
-///
-/// A tick must cost time in proportion to the tracks that reported, not to
-/// the peers in the room. Lists are therefore kept per role: every peer of a
-/// role sees the same list, except peers that own a speaking track (their own
-/// tracks are always included). Invariant: a peer that is not `personal`
-/// was last sent exactly `roleLists[its role]` (nothing sent counts as empty).
-/// Peers that join or change role start `personal` until they match again.
-struct SpeakerState {
-    /// Highest level per track since the last tick.
-    var levels: [String: (peer: Peer, level: Int)] = [:]
-    /// The list last sent to the non-personal peers of each role.
-    var roleLists: [String: [Speaker]] = [:]
-    /// Peers whose last list may differ from their role's, with that list.
-    var personal: [ObjectIdentifier: (peer: Peer, last: [Speaker])] = [:]
+import RoomConfig
 
-    /// Nothing pending and nothing shown: ticks can skip the room.
-    var isIdle: Bool { levels.isEmpty && personal.isEmpty && roleLists.values.allSatisfy(\.isEmpty) }
+/// The rooms whose active-speaker state needs ticks (PROTOCOL.md section
+/// 7): a room comes in with a level report and goes once it is idle, so
+/// quiet rooms cost the ticks nothing. Each room's lists are its
+/// `SpeakerState`.
+struct ActiveSpeakers {
+    private(set) var roomIDs: Set<String> = []
 
-    mutating func report(_ peer: Peer, trackID: String, level: Int) {
-        if let current = levels[trackID], current.level >= level { return }
-        levels[trackID] = (peer, level)
-    }
+    mutating func reported(in room: Room) { roomIDs.insert(room.id) }
 
-    /// A newcomer was sent nothing: it is personal while its role's list is not empty.
-    mutating func joined(_ peer: Peer) {
-        if !(roleLists[peer.role.name] ?? []).isEmpty { personal[ObjectIdentifier(peer)] = (peer, []) }
-    }
-
-    mutating func roleChanged(_ peer: Peer) {
-        if personal[ObjectIdentifier(peer)] == nil {
-            personal[ObjectIdentifier(peer)] = (peer, roleLists[peer.role.name] ?? [])
+    /// One tick of every room that needs one; rooms that ended or went idle leave the set.
+    mutating func tick(_ rooms: [String: Room], template: RoleTemplate) -> [Delivery] {
+        var deliveries: [Delivery] = []
+        for id in roomIDs {
+            guard let room = rooms[id] else {
+                roomIDs.remove(id)
+                continue
+            }
+            deliveries += room.speakers.tick(room, template: template, config: template.settings.activeSpeakers)
+            if room.speakers.isIdle { roomIDs.remove(id) }
         }
+        return deliveries
     }
-
-    mutating func forget(_ peer: Peer) {
-        personal.removeValue(forKey: ObjectIdentifier(peer))
-        for track in peer.tracks { levels.removeValue(forKey: track.id) }
-    }
-
-    mutating func forget(trackID: String) { levels.removeValue(forKey: trackID) }
 }
 
 extension RoomRegistry {
@@ -54,75 +37,11 @@ extension RoomRegistry {
         for (trackID, level) in levels {
             room.speakers.report(peer, trackID: trackID, level: peer.track(trackID)!.mute ? 0 : level)
         }
-        activeSpeakerRooms.insert(room.id)
+        activeSpeakers.reported(in: room)
     }
 
     /// One active-speaker tick for every room that needs one.
     public func tickActiveSpeakers() -> [Delivery] {
-        var deliveries: [Delivery] = []
-        for id in activeSpeakerRooms {
-            guard let room = rooms[id] else {
-                activeSpeakerRooms.remove(id)
-                continue
-            }
-            deliveries += tick(room)
-            if room.speakers.isIdle { activeSpeakerRooms.remove(id) }
-        }
-        return deliveries
-    }
-
-    private func tick(_ room: Room) -> [Delivery] {
-        let config = settings.activeSpeakers
-        var speakers: [(peer: Peer, speaker: Speaker)] = []
-        for (trackID, entry) in room.speakers.levels where entry.level >= config.threshold {
-            speakers.append((entry.peer, Speaker(peerID: entry.peer.id, trackID: trackID, level: entry.level)))
-        }
-        room.speakers.levels.removeAll(keepingCapacity: true)
-        speakers.sort { a, b in
-            if a.speaker.level != b.speaker.level { return a.speaker.level > b.speaker.level }
-            if a.speaker.peerID != b.speaker.peerID { return a.speaker.peerID < b.speaker.peerID }
-            return a.speaker.trackID < b.speaker.trackID
-        }
-        func list(for role: Role, owner: Peer?) -> [Speaker] {
-            var result: [Speaker] = []
-            for entry in speakers where entry.peer === owner || role.subscribes(to: entry.peer.role.name) {
-                result.append(entry.speaker)
-                if result.count == config.maxSpeakers { break }
-            }
-            return result
-        }
-
-        // Owners of speaking tracks get their own list this tick.
-        for entry in speakers where room.speakers.personal[ObjectIdentifier(entry.peer)] == nil {
-            room.speakers.personal[ObjectIdentifier(entry.peer)] = (entry.peer, room.speakers.roleLists[entry.peer.role.name] ?? [])
-        }
-        var deliveries: [Delivery] = []
-        // Roles whose list changed: every non-personal peer of the role gets it.
-        var roleNames = Set(room.speakers.roleLists.keys)
-        if !speakers.isEmpty { roleNames.formUnion(template.roleNames) }
-        var newLists: [String: [Speaker]] = [:]
-        for name in roleNames {
-            guard let role = template.role(name) else { continue }
-            let new = list(for: role, owner: nil)
-            newLists[name] = new
-            if new != room.speakers.roleLists[name, default: []] {
-                let recipients = room.peers(withRole: name).filter { room.speakers.personal[ObjectIdentifier($0)] == nil }
-                if !recipients.isEmpty { deliveries.append(Delivery(.activeSpeakers(new), to: recipients)) }
-            }
-        }
-        room.speakers.roleLists = newLists.filter { !$0.value.isEmpty }
-        // Personal peers: compare with what they last got.
-        for (key, entry) in room.speakers.personal {
-            let new = list(for: entry.peer.role, owner: entry.peer)
-            if new != entry.last, !(new.isEmpty && entry.last.isEmpty) {
-                deliveries.append(Delivery(.activeSpeakers(new), to: [entry.peer]))
-            }
-            if new == room.speakers.roleLists[entry.peer.role.name, default: []] {
-                room.speakers.personal.removeValue(forKey: key)
-            } else {
-                room.speakers.personal[key] = (entry.peer, new)
-            }
-        }
-        return deliveries
+        activeSpeakers.tick(rooms, template: template)
     }
 }

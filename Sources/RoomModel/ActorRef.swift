@@ -1,7 +1,13 @@
+/// Who asked for a change: a peer, or the server's REST API.
+public enum Initiator {
+    case peer(Peer)
+    case server
+}
+
 /// Who did something, as it was at that moment (a PeerRef that outlives
 /// later renames, role changes and leaves): the wire's PeerRef, or the REST
 /// API's server PeerRef (`peerID` and `role` nil, `name` "server").
-public struct ActorRef: Sendable, Equatable, Codable {
+public struct ActorRef: Sendable, Equatable {
     public var peerID: String?
     public var role: String?
     public var name: String

@@ -1,10 +1,13 @@
+import RoomConfig
+
 /// Large rooms (PROTOCOL.md section 12): above `large_room_threshold` peers,
 /// joins and leaves of peers whose role may not publish are batched into a
 /// periodic `room-state` — `{peer_count}` for everyone, the lists only for
 /// the roles that moderate, at most 100 entries per list per push — and
 /// `join` lists only the publishers plus up to 100 peers of the caller's own
 /// role. So a join costs the same in a room of 10,000 viewers as in a room of
-/// ten, and bringing N viewers in costs O(N) bytes, not O(N²).
+/// ten, and bringing N viewers in costs O(N) bytes, not O(N²). Each room's
+/// batch is its `RoomStateBatch`; the rooms due are the `RoomStateSchedule`.
 extension RoomRegistry {
     public static let largeRoomOwnRoleListing = 100
     /// Entries per list per `room-state` push.
@@ -37,35 +40,23 @@ extension RoomRegistry {
     /// moderators the next page (and the others nothing, unless more changed).
     public func tickRoomState() -> [Delivery] {
         var deliveries: [Delivery] = []
-        var again: Set<String> = []
-        for id in roomStateRooms.sorted() {
+        for id in roomStates.take() {
             guard let room = rooms[id] else { continue }
             var moderators: [Peer] = []
             var others: [Peer] = []
             for peer in room.peersInJoinOrder {
                 if Self.moderates(peer.role) { moderators.append(peer) } else { others.append(peer) }
             }
-            let countChanged = room.roomStateChanged && room.peerCount != room.announcedPeerCount
-            room.announcedPeerCount = room.peerCount
+            let (countChanged, joined, left) = room.roomState.nextPage(peerCount: room.peerCount, size: Self.roomStatePage,
+                                                                       moderated: !moderators.isEmpty)
             if countChanged, !others.isEmpty {
                 deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: nil, left: nil), to: others))
             }
-            let joined = Array(room.pendingJoins.prefix(Self.roomStatePage))
-            let left = Array(room.pendingLeaves.prefix(Self.roomStatePage))
             if !moderators.isEmpty, countChanged || !joined.isEmpty || !left.isEmpty {
                 deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: joined, left: left), to: moderators))
             }
-            if moderators.isEmpty {  // nobody to page to: nothing to keep
-                room.pendingJoins.removeAll()
-                room.pendingLeaves.removeAll()
-            } else {
-                room.pendingJoins.removeFirst(joined.count)
-                room.pendingLeaves.removeFirst(left.count)
-            }
-            room.roomStateChanged = false
-            if !(room.pendingJoins.isEmpty && room.pendingLeaves.isEmpty) { again.insert(id) }
+            if room.roomState.hasPending { roomStates.schedule(room) }
         }
-        roomStateRooms = again
         return deliveries
     }
 }

@@ -1,5 +1,5 @@
 /// One output of the stream (`variants[]` of HLSState).
-public struct HLSVariant: Sendable, Equatable, Codable {
+public struct HLSVariant: Sendable, Equatable {
     public var url: String
     public var meetingURL: String?
     public var metadata: String?
@@ -7,7 +7,7 @@ public struct HLSVariant: Sendable, Equatable, Codable {
 }
 
 /// A timed-metadata cue: shown to HLS viewers from `startDate` to `endDate` (ms).
-public struct HLSCue: Sendable, Equatable, Codable {
+public struct HLSCue: Sendable, Equatable {
     public var id: String
     public var payload: String
     public var startDate: Int64
@@ -39,7 +39,7 @@ public struct HLSCueRequest: Sendable, Equatable {
 /// HLSState of a room session (PROTOCOL.md section 16). A room has none
 /// before its first `hls-start`; after a stop it keeps who started and
 /// stopped the last run, with no variants and no cues.
-public struct LiveStream: Sendable, Equatable, Codable {
+public struct LiveStream: Sendable, Equatable {
     public internal(set) var running: Bool
     public internal(set) var startedAt: Int64?
     public internal(set) var startedBy: ActorRef?

@@ -85,12 +85,10 @@ extension RoomRegistry {
             record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: "room ended"))
             effects.disconnects.append(Disconnect(peer: peer, reason: .roomEnded))
             room.remove(peer)
-            forgetRequests(for: peer)
-            forgetIterators(of: peer)
-            endGraceState(peer)
+            forget(peer)
         }
         rooms.removeValue(forKey: room.id)
-        if lock { lockedRoomIDs.insert(room.id) }
+        if lock { locks.lock(room.id) }
         record(.sessionClosed(room: RoomRef(room)))
         record(.roomEnded(room: RoomRef(room), by: ActorRef(initiator), reason: reason, lock: lock))
         return effects
@@ -98,6 +96,23 @@ extension RoomRegistry {
 
     /// REST `unlock`: a room id that is not locked is fine too.
     public func unlock(_ roomID: String) {
-        lockedRoomIDs.remove(roomID)
+        locks.unlock(roomID)
+    }
+}
+
+/// `roles` / `type` / `source` filters of `change-track-mute-state-request`.
+public struct TrackFilter: Sendable, Equatable {
+    public var roles: [String]?
+    public var kind: Track.Kind?
+    public var source: Track.Source?
+
+    public init(roles: [String]? = nil, kind: Track.Kind? = nil, source: Track.Source? = nil) {
+        self.roles = roles
+        self.kind = kind
+        self.source = source
+    }
+
+    func matches(_ track: Track) -> Bool {
+        (kind == nil || track.kind == kind) && (source == nil || track.source == source)
     }
 }

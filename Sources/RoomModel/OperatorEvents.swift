@@ -1,18 +1,4 @@
-/// The webhook event names (PROTOCOL.md section 17, 100ms names).
-public enum WebhookEventKind: String, Sendable, CaseIterable {
-    case sessionOpen = "session.open.success"
-    case sessionClose = "session.close.success"
-    case peerJoin = "peer.join.success"
-    case peerLeave = "peer.leave.success"
-    case roleChange = "role.change.success"
-    case hlsStarted = "hls.started.success"
-    case hlsStopped = "hls.stopped.success"
-    /// Fired by polls (section 15) once they exist in this build.
-    case pollStarted = "poll.started"
-    /// Fired by polls (section 15) once they exist in this build.
-    case pollStopped = "poll.stopped"
-    case roomEnd = "room.end.success"
-}
+import RoomConfig
 
 /// A room session, as it was when something happened.
 public struct RoomRef: Sendable, Equatable {
@@ -79,15 +65,39 @@ public struct TimedOperatorEvent: Sendable, Equatable {
     public var at: Int64
 }
 
+/// The webhook events recorded since the server last took them, oldest
+/// first. Nothing is recorded unless someone listens (`isRecording`: the
+/// server sets it when webhooks are configured).
+struct OperatorEventLog {
+    var isRecording = false
+    private var events: [TimedOperatorEvent] = []
+
+    /// Records `event` at `time` (read only when recording).
+    mutating func record(_ event: OperatorEvent, at time: @autoclosure () -> Int64) {
+        if isRecording { events.append(TimedOperatorEvent(event: event, at: time())) }
+    }
+
+    /// The events recorded since the last call, oldest first.
+    mutating func take() -> [TimedOperatorEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+}
+
 extension RoomRegistry {
+    /// Whether events are recorded at all (the server sets it when webhooks are configured).
+    public var recordsOperatorEvents: Bool {
+        get { eventLog.isRecording }
+        set { eventLog.isRecording = newValue }
+    }
+
     /// Takes the events recorded since the last call, oldest first.
     public func takeOperatorEvents() -> [TimedOperatorEvent] {
-        defer { operatorEvents.removeAll(keepingCapacity: true) }
-        return operatorEvents
+        eventLog.take()
     }
 
     /// Records `event` when someone listens (`recordsOperatorEvents`).
     public func record(_ event: OperatorEvent, at time: Int64? = nil) {
-        if recordsOperatorEvents { operatorEvents.append(TimedOperatorEvent(event: event, at: time ?? clock.nowMillis())) }
+        eventLog.record(event, at: time ?? clock.nowMillis())
     }
 }

@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// A participant of a room. Owned by its `Room`; the server only reads it and
 /// keeps its connection in `transportHandle`, which the model never inspects.
 public final class Peer {
@@ -53,25 +55,5 @@ public final class Peer {
     /// others or changes the room throws 40300 for it, whatever its role.
     public func requireUnrestricted(_ call: String) throws(RoomError) {
         if viewOnly { throw RoomError.restricted(call) }
-    }
-}
-
-/// Published track state (signalling only: no media).
-public struct Track: Sendable, Equatable, Codable {
-    public enum Kind: String, Sendable, CaseIterable, Codable { case audio, video }
-    public enum Source: String, Sendable, CaseIterable, Codable { case regular, screen, plugin }
-
-    public var id: String
-    public var kind: Kind
-    public var source: Source
-    public var mute: Bool
-    public var description: String
-
-    public init(id: String, kind: Kind, source: Source = .regular, mute: Bool = false, description: String = "") {
-        self.id = id
-        self.kind = kind
-        self.source = source
-        self.mute = mute
-        self.description = description
     }
 }

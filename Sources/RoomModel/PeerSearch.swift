@@ -1,58 +1,61 @@
 /// `find-peer` / `peer-iter-next`: paging through a room's peers in join
 /// order (PROTOCOL.md section 12). Iterators live on the server, a few per
 /// peer (the oldest is dropped), and die with their peer or at eof.
-struct PeerIterator {
-    var owner: Peer
-    var role: String?
-    var group: String?
-    /// Join sequence of the last peer returned.
-    var after: Int
-    var total: Int
-    var created: Int
-}
+struct PeerSearch {
+    static let maxIteratorsPerPeer = 8
 
-/// One page of `find-peer` / `peer-iter-next`.
-public struct PeerPage {
-    public var iterator: String?
-    public var total: Int
-    public var eof: Bool
-    public var peers: [(peer: Peer, withTracks: Bool)]
-}
+    private var iterators: [String: Iterator] = [:]
+    /// Creation counter of the iterators, for dropping the oldest.
+    private var serial = 0
 
-extension RoomRegistry {
-    public static let maxIteratorsPerPeer = 8
-    public static let maxPageSize = 100
-
-    /// `find-peer {role?, group?, limit}`: filters combine with AND; the caller is included.
-    public func findPeers(_ caller: Peer, role: String?, group: String?, limit: Int) throws(RoomError) -> PeerPage {
-        if let role, template.role(role) == nil { throw RoomError(.roleNotFound, "role: no role named \"\(role)\"") }
-        let matches = caller.room.peersInJoinOrder.filter { Self.matches($0, role: role, group: group) }
-        var iterator = PeerIterator(owner: caller, role: role, group: group, after: 0, total: matches.count,
-                                    created: nextIteratorSerial())
-        return page(caller, &iterator, candidates: matches, limit: limit)
+    private struct Iterator {
+        var owner: Peer
+        var role: String?
+        var group: String?
+        /// Join sequence of the last peer returned.
+        var after: Int
+        var total: Int
+        var created: Int
     }
 
-    /// `peer-iter-next {iterator, limit}`.
-    public func nextPeers(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
-        guard var iterator = peerIterators[id], iterator.owner === caller else {
+    var iteratorCount: Int { iterators.count }
+
+    /// The first page of the caller's room's peers with `role` and in `group` (AND; nil: any), the caller included.
+    mutating func find(_ caller: Peer, role: String?, group: String?, limit: Int, ids: IDGenerator) -> PeerPage {
+        let matches = caller.room.peersInJoinOrder.filter { Self.matches($0, role: role, group: group) }
+        serial += 1
+        var iterator = Iterator(owner: caller, role: role, group: group, after: 0, total: matches.count, created: serial)
+        return page(caller, &iterator, candidates: matches, limit: limit) { ids.next(.iterator) }
+    }
+
+    /// The next page of iterator `id`, which only its owner may use.
+    mutating func next(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
+        guard var iterator = iterators[id], iterator.owner === caller else {
             throw .invalidParams("iterator: unknown or finished iterator")
         }
-        peerIterators.removeValue(forKey: id)
+        iterators.removeValue(forKey: id)
         let candidates = caller.room.peersInJoinOrder.filter {
             $0.sequence > iterator.after && Self.matches($0, role: iterator.role, group: iterator.group)
         }
-        return page(caller, &iterator, candidates: candidates, limit: limit, reuse: id)
+        return page(caller, &iterator, candidates: candidates, limit: limit) { id }
     }
 
-    private func page(_ caller: Peer, _ iterator: inout PeerIterator, candidates: [Peer], limit: Int,
-                      reuse id: String? = nil) -> PeerPage {
+    /// The iterators of a peer that left go with it.
+    mutating func forget(_ peer: Peer) {
+        for (key, iterator) in iterators where iterator.owner === peer { iterators.removeValue(forKey: key) }
+    }
+
+    /// Up to `limit` of `candidates`; unless that is all of them, the
+    /// iterator is kept (under `key()`) for the next page.
+    private mutating func page(_ caller: Peer, _ iterator: inout Iterator, candidates: [Peer], limit: Int,
+                               key: () -> String) -> PeerPage {
         let slice = candidates.prefix(limit)
         let eof = candidates.count <= limit
         var token: String?
         if !eof {
             iterator.after = slice.last!.sequence
-            let key = id ?? ids.next(.iterator)
-            peerIterators[key] = iterator
+            let key = key()
+            iterators[key] = iterator
             token = key
             dropOldIterators(of: caller)
         }
@@ -64,20 +67,35 @@ extension RoomRegistry {
         (role == nil || peer.role.name == role) && (group == nil || peer.groups.contains(group!))
     }
 
-    private func dropOldIterators(of peer: Peer) {
-        let owned = peerIterators.filter { $0.value.owner === peer }
+    private mutating func dropOldIterators(of peer: Peer) {
+        let owned = iterators.filter { $0.value.owner === peer }
         guard owned.count > Self.maxIteratorsPerPeer else { return }
         for (key, _) in owned.sorted(by: { $0.value.created < $1.value.created }).prefix(owned.count - Self.maxIteratorsPerPeer) {
-            peerIterators.removeValue(forKey: key)
+            iterators.removeValue(forKey: key)
         }
     }
+}
 
-    func forgetIterators(of peer: Peer) {
-        for (key, iterator) in peerIterators where iterator.owner === peer { peerIterators.removeValue(forKey: key) }
+/// One page of `find-peer` / `peer-iter-next`.
+public struct PeerPage {
+    public var iterator: String?
+    public var total: Int
+    public var eof: Bool
+    public var peers: [(peer: Peer, withTracks: Bool)]
+}
+
+extension RoomRegistry {
+    public static let maxIteratorsPerPeer = PeerSearch.maxIteratorsPerPeer
+    public static let maxPageSize = 100
+
+    /// `find-peer {role?, group?, limit}`: filters combine with AND; the caller is included.
+    public func findPeers(_ caller: Peer, role: String?, group: String?, limit: Int) throws(RoomError) -> PeerPage {
+        if let role, template.role(role) == nil { throw RoomError(.roleNotFound, "role: no role named \"\(role)\"") }
+        return peerSearch.find(caller, role: role, group: group, limit: limit, ids: ids)
     }
 
-    private func nextIteratorSerial() -> Int {
-        iteratorSerial += 1
-        return iteratorSerial
+    /// `peer-iter-next {iterator, limit}`.
+    public func nextPeers(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
+        try peerSearch.next(caller, iterator: id, limit: limit)
     }
 }

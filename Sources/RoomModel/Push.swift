@@ -45,64 +45,6 @@ public enum Push {
     case hlsTimedMetadata([HLSCue])
 }
 
-public struct Delivery {
-    /// Who gets the push: `audience` without `excluded`. A broadcast passes
-    /// the room's own join-order array (no copy: it is copy-on-write) and its
-    /// sender, so no array of recipients is built per push; the transport
-    /// skips `excluded` (always one of `audience`) by identity while it fans out.
-    public var audience: [Peer]
-    public var excluded: Peer?
-    public var push: Push
-
-    public init(_ push: Push, to recipients: [Peer]) {
-        self.audience = recipients
-        self.excluded = nil
-        self.push = push
-    }
-
-    public init(_ push: Push, to audience: [Peer], excluding excluded: Peer) {
-        self.audience = audience
-        self.excluded = excluded
-        self.push = push
-    }
-
-    /// The recipients as an array (built when `excluded` is set: for tests and cold paths).
-    public var recipients: [Peer] {
-        guard let excluded else { return audience }
-        return audience.filter { $0 !== excluded }
-    }
-
-    public var recipientCount: Int { excluded == nil ? audience.count : audience.count - 1 }
-}
-
-/// Who asked for a change: a peer, or the server's REST API.
-public enum Initiator {
-    case peer(Peer)
-    case server
-}
-
-/// A peer whose connection must close after its pushes (`peer-leave-request`, `end-room`).
-public struct Disconnect {
-    public enum Reason: Sendable { case removed, roomEnded }
-    public var peer: Peer
-    public var reason: Reason
-}
-
-/// The deliveries a change caused, and the peers it disconnects.
-public struct Effects {
-    public var deliveries: [Delivery] = []
-    public var disconnects: [Disconnect] = []
-
-    public init(deliveries: [Delivery] = [], disconnects: [Disconnect] = []) {
-        self.deliveries = deliveries
-        self.disconnects = disconnects
-    }
-
-    mutating func send(_ push: Push, to recipients: [Peer]) {
-        if !recipients.isEmpty { deliveries.append(Delivery(push, to: recipients)) }
-    }
-}
-
 public enum LeaveReason: String, Sendable {
     case clientRequest = "client request"
     case peerKicked = "peer kicked"
@@ -116,44 +58,4 @@ public enum RejectReason: String, Sendable {
 
 public enum PeerField: String, Sendable {
     case name, data, role, groups
-}
-
-/// `roles` / `type` / `source` filters of `change-track-mute-state-request`.
-public struct TrackFilter: Sendable, Equatable {
-    public var roles: [String]?
-    public var kind: Track.Kind?
-    public var source: Track.Source?
-
-    public init(roles: [String]? = nil, kind: Track.Kind? = nil, source: Track.Source? = nil) {
-        self.roles = roles
-        self.kind = kind
-        self.source = source
-    }
-
-    func matches(_ track: Track) -> Bool {
-        (kind == nil || track.kind == kind) && (source == nil || track.source == source)
-    }
-}
-
-/// One entry of an `active-speakers` list.
-public struct Speaker: Sendable, Equatable {
-    public var peerID: String
-    public var trackID: String
-    public var level: Int
-}
-
-/// A chat message as delivered (`on-broadcast`).
-public struct ChatMessage {
-    public enum Recipient: Equatable {
-        case broadcast
-        case peer(String)
-        case roles([String])
-    }
-
-    public var id: String
-    public var timestamp: Int64
-    public var sender: Initiator
-    public var recipient: Recipient
-    public var message: String
-    public var type: String
 }

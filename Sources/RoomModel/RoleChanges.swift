@@ -1,11 +1,4 @@
-/// A polite role-change request waiting for its target's answer.
-public struct RoleChangeRequest {
-    public var token: String
-    public var requester: Initiator
-    public var target: Peer
-    public var role: String
-    public var expiresAt: Int64
-}
+import RoomConfig
 
 /// The result of `role-change-request` for one peer.
 public enum RoleChangeOutcome {
@@ -17,7 +10,8 @@ public enum RoleChangeOutcome {
     case requested(token: String)
 }
 
-/// Role changes (PROTOCOL.md section 6).
+/// Role changes (PROTOCOL.md section 6). Pending polite requests are kept
+/// by `RoleChangeRequests`.
 extension RoomRegistry {
     /// `role-change-request` for one peer (`requested_for`).
     public func requestRoleChange(by initiator: Initiator, in room: Room, targetID: String, role roleName: String,
@@ -31,9 +25,8 @@ extension RoomRegistry {
         try checkRoleLimit(role, in: room, adding: 1)
         if force { return (.applied, applyRole(role, to: target)) }
         let token = ids.next(.roleChange)
-        let request = RoleChangeRequest(token: token, requester: initiator, target: target, role: role.name,
-                                        expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000)
-        roleChangeRequests[token] = request
+        roleChanges.add(RoleChangeRequest(token: token, requester: initiator, target: target, role: role.name,
+                                          expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000))
         var effects = Effects()
         effects.send(.roleChangeRequest(requestedBy: initiator, role: role.name, token: token), to: [target])
         return (.requested(token: token), effects)
@@ -41,13 +34,13 @@ extension RoomRegistry {
 
     /// `role-change` by the target: applies the request behind `token`.
     public func acceptRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
-        let request = try takeRequest(token, for: peer)
+        let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
         guard let role = template.role(request.role) else { throw RoomError(.roleNotFound, "role \"\(request.role)\" is gone") }
         if peer.role.name == role.name { return Effects() }
         do {
             try checkRoleLimit(role, in: peer.room, adding: 1)
         } catch {
-            roleChangeRequests[token] = request  // still answerable (e.g. with role-change-reject)
+            roleChanges.putBack(request)  // still answerable (e.g. with role-change-reject)
             throw error
         }
         return applyRole(role, to: peer)
@@ -55,23 +48,21 @@ extension RoomRegistry {
 
     /// `role-change-reject` by the target: the requester is told.
     public func rejectRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
-        let request = try takeRequest(token, for: peer)
+        let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
         return rejected(request, reason: .rejected)
     }
 
     /// Expires the requests whose time is up; their requesters are told.
     public func expireRoleChangeRequests() -> Effects {
-        let now = clock.nowMillis()
         var effects = Effects()
-        for (token, request) in roleChangeRequests where request.expiresAt <= now {
-            roleChangeRequests.removeValue(forKey: token)
+        for request in roleChanges.takeExpired(now: clock.nowMillis()) {
             effects.deliveries += rejected(request, reason: .expired).deliveries
         }
         return effects
     }
 
     /// When the next pending request expires (for the server's timer).
-    public var nextRoleChangeExpiry: Int64? { roleChangeRequests.values.map(\.expiresAt).min() }
+    public var nextRoleChangeExpiry: Int64? { roleChanges.nextExpiry }
 
     /// Bulk `role-change-request` (`roles` + `role`): every peer whose role is
     /// listed, the caller included; all or nothing.
@@ -146,16 +137,6 @@ extension RoomRegistry {
 
     // MARK: helpers
 
-    private func takeRequest(_ token: String, for peer: Peer) throws(RoomError) -> RoleChangeRequest {
-        guard let request = roleChangeRequests[token], request.target === peer,
-              request.expiresAt > clock.nowMillis()
-        else {
-            throw RoomError(.roleChangeRequestNotFound, "token: no pending role change request for you")
-        }
-        roleChangeRequests.removeValue(forKey: token)
-        return request
-    }
-
     private func rejected(_ request: RoleChangeRequest, reason: RejectReason) -> Effects {
         var effects = Effects()
         guard case .peer(let requester) = request.requester, requester.room.peer(requester.id) === requester else {
@@ -173,21 +154,6 @@ extension RoomRegistry {
         }
         if role.maxPeerCount > 0, room.count(ofRole: role.name) + adding > role.maxPeerCount {
             throw RoomError(.roleLimitReached, "role \"\(role.name)\" is full (maxPeerCount \(role.maxPeerCount))")
-        }
-    }
-
-    func requirePermission(_ initiator: Initiator, _ permission: KeyPath<Permissions, Bool>, _ name: String)
-        throws(RoomError)
-    {
-        guard case .peer(let peer) = initiator else { return }  // the REST API may do anything
-        try peer.requireUnrestricted(name)
-        if !peer.role.permissions[keyPath: permission] { throw RoomError.denied(name) }
-    }
-
-    /// Drops the requests addressed to a peer that left.
-    func forgetRequests(for peer: Peer) {
-        for (token, request) in roleChangeRequests where request.target === peer {
-            roleChangeRequests.removeValue(forKey: token)
         }
     }
 }

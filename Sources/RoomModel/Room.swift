@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// One room session: created on its first join, destroyed with its last peer.
 public final class Room {
     public let id: String
@@ -9,16 +11,10 @@ public final class Room {
     private var nextSequence = 0
     /// Track ids are unique within the room.
     private(set) var trackOwners: [String: Peer] = [:]
-    /// Active-speaker state of this room (see ActiveSpeakers.swift).
+    /// Active-speaker state of this room (SpeakerState.swift).
     var speakers = SpeakerState()
-    /// Large rooms: non-publishers that joined / left since the last `room-state`.
-    var pendingJoins: [Peer] = []
-    var pendingLeaves: [String] = []
-    /// A join or leave happened since the last `room-state` (pending entries
-    /// alone are only the moderators' next page).
-    var roomStateChanged = false
-    /// The `peer_count` of the last `room-state`: no push repeats it.
-    var announcedPeerCount: Int?
+    /// Large rooms: joins and leaves waiting for the next `room-state` (RoomStateBatch.swift).
+    var roomState = RoomStateBatch()
     /// The session store (section 14): belongs to this session.
     public internal(set) var sessionStore = SessionStore()
     /// Polls and quizzes of this session (section 15).
@@ -47,7 +43,7 @@ public final class Room {
     /// Every peer but `excluded`, in join order.
     public func others(than excluded: Peer) -> [Peer] { peersInJoinOrder.filter { $0 !== excluded } }
 
-    /// The next join's sequence (a snapshot carries it, RoomSnapshot.swift).
+    /// The next join's sequence (a snapshot carries it, Takeover.swift).
     var sequenceCounter: Int {
         get { nextSequence }
         set { nextSequence = newValue }

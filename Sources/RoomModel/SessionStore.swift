@@ -1,7 +1,7 @@
 import RoomWire
 
 /// One key of the session store: `{key, value, version, updated_by, updated_at}`.
-public struct SessionEntry: Sendable, Equatable, Codable {
+public struct SessionEntry: Sendable, Equatable {
     public var key: String
     /// The compact JSON encoding of the value (`null` when unset or deleted).
     public var value: [UInt8]
@@ -13,7 +13,7 @@ public struct SessionEntry: Sendable, Equatable, Codable {
 }
 
 /// Which keys a peer listens to (`listen-metadata-change`).
-public enum MetadataListening: Sendable, Equatable, Codable {
+public enum MetadataListening: Sendable, Equatable {
     case keys(Set<String>)
     case all
 
@@ -31,13 +31,27 @@ public enum MetadataListening: Sendable, Equatable, Codable {
 /// store). Deleted keys keep their version (a tombstone) so that versions
 /// never go back; tombstones are bounded too: beyond `max_session_keys` of
 /// them the oldest is forgotten (its key then reads as never set).
-public struct SessionStore: Sendable, Codable {
+public struct SessionStore: Sendable, Equatable {
     static let null: [UInt8] = Array("null".utf8)
     private(set) var entries: [String: SessionEntry] = [:]
     /// Keys whose value is not null.
     private(set) var liveCount = 0
     /// Deleted keys, oldest deletion first (may hold keys set again since: skipped when evicting).
-    private var tombstones: [String] = []
+    private(set) var tombstones: [String] = []
+
+    init() {}
+
+    /// A store as a snapshot saved it (Snapshot/RoomSnapshotDecoding.swift): `entries` with unique keys.
+    init(entries: [SessionEntry], tombstones: [String]) {
+        for entry in entries {
+            self.entries[entry.key] = entry
+            if !entry.isNull { liveCount += 1 }
+        }
+        self.tombstones = tombstones
+    }
+
+    /// Two stores are equal when their entries are (tombstones are bookkeeping).
+    public static func == (a: SessionStore, b: SessionStore) -> Bool { a.entries == b.entries }
 
     /// The entry of `key`; a never-set key reads as version 0, and a deleted
     /// one as its last version, both with `updated_by`/`updated_at` null.

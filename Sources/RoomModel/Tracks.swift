@@ -1,3 +1,5 @@
+import RoomConfig
+
 /// `track-add` / `track-update` / `track-remove` (PROTOCOL.md sections 4 and 6).
 extension RoomRegistry {
     public func addTrack(_ peer: Peer, id: String?, kind: Track.Kind, source: Track.Source = .regular,
@@ -58,7 +60,22 @@ extension RoomRegistry {
     }
 }
 
-extension Array where Element == Delivery {
-    /// Drops deliveries that reach nobody.
-    var nonEmpty: [Delivery] { filter { $0.recipientCount > 0 } }
+/// Published track state (signalling only: no media).
+public struct Track: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case audio, video }
+    public enum Source: String, Sendable, CaseIterable { case regular, screen, plugin }
+
+    public var id: String
+    public var kind: Kind
+    public var source: Source
+    public var mute: Bool
+    public var description: String
+
+    public init(id: String, kind: Kind, source: Source = .regular, mute: Bool = false, description: String = "") {
+        self.id = id
+        self.kind = kind
+        self.source = source
+        self.mute = mute
+        self.description = description
+    }
 }

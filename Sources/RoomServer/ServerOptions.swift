@@ -1,3 +1,4 @@
+import RoomConfig
 import RoomModel
 
 /// How the daemon is configured at start.

@@ -2,6 +2,7 @@ import RoomTokens
 import ArgumentParser
 import Foundation
 import Logging
+import RoomConfig
 import RoomModel
 import RoomServer
 import RoomWire

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RoomConfig
 import RoomModel
 
 struct CheckConfig: ParsableCommand {

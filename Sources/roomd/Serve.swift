@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RoomCluster
+import RoomConfig
 import RoomModel
 import RoomServer
 

@@ -1,4 +1,5 @@
 import Foundation
+import RoomConfig
 import RoomModel
 import RoomServer
 

@@ -1,3 +1,4 @@
+import RoomConfig
 import Testing
 @testable import RoomModel
 
@@ -105,7 +106,7 @@ import Testing
     @Test func aQuietRoomCostsNothing() throws {
         for index in 0..<50 { _ = try registry.join(Fixtures.request("x\(index)", role: "viewer")) }
         #expect(registry.tickActiveSpeakers().isEmpty)
-        #expect(registry.activeSpeakerRooms.isEmpty, "no reports, no room to tick")
+        #expect(registry.activeSpeakers.roomIDs.isEmpty, "no reports, no room to tick")
         try registry.reportAudioLevels(host, [("h-mic", 50)])
         let first = registry.tickActiveSpeakers()
         #expect(first.count == 4, "one delivery per role (guest, viewer, moderator) plus the speaking host's own, not one per peer")

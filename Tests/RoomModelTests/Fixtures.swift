@@ -1,3 +1,4 @@
+import RoomConfig
 @testable import RoomModel
 
 /// The guest call-in template, built in code so model tests don't read files.

@@ -42,10 +42,10 @@ import Testing
         for _ in 0..<(RoomRegistry.maxIteratorsPerPeer + 2) {
             iterators.append(try #require(try registry.findPeers(host, role: nil, group: nil, limit: 1).iterator))
         }
-        #expect(registry.peerIterators.count == RoomRegistry.maxIteratorsPerPeer)
+        #expect(registry.peerSearch.iteratorCount == RoomRegistry.maxIteratorsPerPeer)
         #expect(code { _ = try registry.nextPeers(host, iterator: iterators[0], limit: 1) } == .invalidParams, "oldest dropped")
         #expect(code { _ = try registry.nextPeers(host, iterator: iterators.last!, limit: 1) } == nil)
         _ = registry.leave(host, reason: .clientRequest)
-        #expect(registry.peerIterators.isEmpty)
+        #expect(registry.peerSearch.iteratorCount == 0)
     }
 }

@@ -1,3 +1,4 @@
+import RoomConfig
 import Testing
 @testable import RoomModel
 

@@ -1,3 +1,4 @@
+import RoomConfig
 import RoomWire
 import Testing
 @testable import RoomModel

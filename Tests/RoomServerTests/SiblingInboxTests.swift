@@ -1,5 +1,6 @@
 import Logging
 import RoomCluster
+import RoomConfig
 import RoomModel
 import Testing
 

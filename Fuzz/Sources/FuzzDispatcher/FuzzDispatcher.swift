@@ -2,6 +2,7 @@ import FuzzSupport
 import Foundation
 import Logging
 @testable import RoomServer
+import RoomConfig
 import RoomModel
 import RoomTokens
 import RoomWire

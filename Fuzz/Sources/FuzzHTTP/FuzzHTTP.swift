@@ -1,6 +1,7 @@
 import FuzzSupport
 import Foundation
 import Logging
+import RoomConfig
 import RoomModel
 import RoomTokens
 import RoomServer

@@ -1,5 +1,6 @@
 import FuzzSupport
 import Logging
+import RoomConfig
 import RoomModel
 import RoomServer
 import RoomWire

@@ -1,4 +1,5 @@
-/// Voting, results, responses and the quiz leaderboard (PROTOCOL.md section 15).
+/// Voting (PROTOCOL.md section 15): one answer per user per question,
+/// counted as it comes. Results are read in PollResults.swift.
 extension RoomRegistry {
     /// `poll-response`: one answer per user per question. Each entry is
     /// judged on its own: a second answer to a question is 40906 in that
@@ -34,7 +35,7 @@ extension RoomRegistry {
         if accepted {
             voter.peer = ActorRef(peer)
             poll.voters[peer.userID] = voter
-            markStatsDirty(poll)
+            pollSchedule.statsChanged(poll)
         }
         return (poll, outcomes)
     }
@@ -113,139 +114,4 @@ extension RoomRegistry {
         }
         return correct
     }
-
-    // MARK: reading results
-
-    /// `poll-result`: `pollWrite`; anyone who may read or vote once
-    /// `visibility` is true or the poll has stopped.
-    public func requireResultAccess(_ peer: Peer, _ poll: Poll) throws(RoomError) {
-        if canWritePolls(peer) { return }
-        if poll.visibility || poll.state == .stopped { return }
-        throw RoomError(.permissionDenied, "permission denied: results of poll \"\(poll.id)\" are not visible yet")
-    }
-
-    /// `poll-responses`: a page of answers (`own`: the caller's user only).
-    public func pollResponses(_ peer: Peer, _ poll: Poll, own: Bool, index: Int, count: Int) throws(RoomError)
-        -> (records: [PollRecord], last: Bool)
-    {
-        if own {
-            guard mayVote(peer, in: poll) || canWritePolls(peer) else {
-                throw RoomError(.permissionDenied, "permission denied: role \"\(peer.role.name)\" may not vote in this poll")
-            }
-            let mine = poll.voters[peer.userID]?.records ?? []
-            let page = mine.dropFirst(index).prefix(count).map { poll.records[$0] }
-            return (page, mine.count - min(index, mine.count) <= count)  // no overflow for any index
-        }
-        let allowed = canWritePolls(peer) || (poll.responses?.contains(peer.role.name) ?? false)
-        guard allowed else {
-            throw RoomError(.permissionDenied, "permission denied: role lacks pollWrite and is not in the poll's responses roles")
-        }
-        let page = Array(poll.records.dropFirst(index).prefix(count))
-        return (page, poll.records.count - min(index, poll.records.count) <= count)
-    }
-
-    /// `poll-leaderboard`: quizzes only; `pollWrite`, or anyone who may read once stopped.
-    public func leaderboard(_ peer: Peer, _ poll: Poll, offset: Int, count: Int) throws(RoomError) -> Leaderboard {
-        guard poll.type == .quiz else { throw .invalidParams("poll_id: poll \"\(poll.id)\" is not a quiz") }
-        guard canWritePolls(peer) || poll.state == .stopped else {
-            throw RoomError(.permissionDenied, "permission denied: the leaderboard is shown once the quiz has stopped")
-        }
-        let graded = poll.questions.filter { $0.answer != nil }.count
-        let ranked = poll.voters.values.sorted { a, b in
-            if a.score != b.score { return a.score > b.score }
-            if a.duration != b.duration { return a.duration < b.duration }
-            return (a.peer.peerID ?? "", a.userID) < (b.peer.peerID ?? "", b.userID)
-        }
-        let room = poll.room ?? peer.room
-        let entries = ranked.enumerated().dropFirst(offset).prefix(count).map { position, voter in
-            LeaderboardEntry(position: position + 1, voter: voter)
-        }
-        return Leaderboard(totalUsers: poll.eligibleVoterCount(in: room, roleNames: template.roleNames),
-                           votedUsers: ranked.count,
-                           correctUsers: ranked.filter { graded > 0 && $0.correctResponses == graded }.count,
-                           entries: entries, last: ranked.count - min(offset, ranked.count) <= count)
-    }
-
-    // MARK: on-poll-stats
-
-    /// The stats interval is served in slices: every peer belongs to one
-    /// slice (by join order), and each timer tick serves one slice, so that a
-    /// poll in a room of 10,000 sends ~500 pushes every twentieth of the
-    /// interval instead of 10,000 at once (a burst that would hold up the votes
-    /// behind it). A peer's slice comes round once per interval: at most one
-    /// push per poll per peer per interval, and only when a vote counted since
-    /// its slice's last push. At most 20 slices, each at least 50 ms apart.
-    public var pollStatsSlices: Int { max(1, min(20, settings.polls.statsIntervalMs / 50)) }
-
-    /// The stats timer's period: the interval divided by the slices, rounded
-    /// up (so that a slice comes round no sooner than once per interval).
-    public var pollStatsTickMs: Int {
-        let slices = pollStatsSlices
-        return (settings.polls.statsIntervalMs + slices - 1) / slices
-    }
-
-    func markStatsDirty(_ poll: Poll) {
-        poll.statsVersion += 1
-        if !poll.statsPending {
-            poll.statsPending = true
-            pollSchedule.dirty.append(poll)
-        }
-    }
-
-    /// One stats tick (the server calls this every `pollStatsTickMs`): for
-    /// each poll with votes its slice has not heard of, one `on-poll-stats`
-    /// to that slice's `pollWrite` peers (with `correct`) and, with
-    /// `visibility`, to its other peers that may read the poll. Each
-    /// delivery is encoded once for all its recipients.
-    public func tickPollStats() -> [Delivery] {
-        let slices = pollStatsSlices
-        let slice = pollSchedule.statsTicks % slices
-        pollSchedule.statsTicks += 1
-        var deliveries: [Delivery] = []
-        var pending: [Poll] = []
-        for poll in pollSchedule.dirty {
-            guard let room = poll.room else {
-                poll.statsPending = false
-                continue
-            }
-            if poll.slicesSent.count != slices { poll.slicesSent = Array(repeating: 0, count: slices) }
-            if poll.slicesSent[slice] < poll.statsVersion {
-                poll.slicesSent[slice] = poll.statsVersion
-                var writers: [Peer] = []
-                var readers: [Peer] = []
-                for peer in room.peersInJoinOrder where peer.sequence % slices == slice {
-                    if canWritePolls(peer) {
-                        writers.append(peer)
-                    } else if poll.visibility, mayRead(peer, poll) {
-                        readers.append(peer)
-                    }
-                }
-                let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
-                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
-                // The quiz's correct counts would hint at the answers: others see them once it stopped.
-                deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
-            }
-            if poll.slicesSent.contains(where: { $0 < poll.statsVersion }) {
-                pending.append(poll)
-            } else {
-                poll.statsPending = false
-            }
-        }
-        pollSchedule.dirty = pending
-        return deliveries.nonEmpty
-    }
-}
-
-/// `poll-leaderboard`'s result.
-public struct Leaderboard: Sendable {
-    public var totalUsers: Int
-    public var votedUsers: Int
-    public var correctUsers: Int
-    public var entries: [LeaderboardEntry]
-    public var last: Bool
-}
-
-public struct LeaderboardEntry: Sendable {
-    public var position: Int
-    public var voter: PollVoter
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import RoomCluster
 import RoomModel
@@ -35,7 +34,7 @@ final class RoomStateSaver {
             } else {
                 continue  // ended: its state goes with its lease (`forget`)
             }
-            let bytes = Self.encode(snapshot)
+            let bytes = snapshot.encodeJSON()
             if bytes == lastSaved[roomID] { continue }
             if bytes.count > Int(RoomStates.maxValueBytes) {
                 // An older, smaller state would be restored as if it were current: it goes too.
@@ -64,11 +63,4 @@ final class RoomStateSaver {
         jobs.saveState(room, nil)
     }
 
-    static func encode(_ snapshot: RoomSnapshot) -> [UInt8] {
-        (try? Array(JSONEncoder().encode(snapshot))) ?? []
-    }
-
-    static func decode(_ bytes: [UInt8]) throws -> RoomSnapshot {
-        try JSONDecoder().decode(RoomSnapshot.self, from: Data(bytes))
-    }
 }

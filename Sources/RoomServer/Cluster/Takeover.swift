@@ -26,7 +26,7 @@ extension ClusterRouter {
     func restore(_ roomID: String, from bytes: [UInt8]) {
         guard registry.room(roomID) == nil else { return }
         let snapshot: RoomSnapshot
-        do { snapshot = try RoomStateSaver.decode(bytes) } catch {
+        do { snapshot = try RoomSnapshot(json: bytes) } catch {
             logger.error("cluster: a room's saved state cannot be read", metadata: ["room": "\(roomID)", "error": "\(error)"])
             return
         }

@@ -1,4 +1,5 @@
 import Logging
+import RoomConfig
 import RoomModel
 import RoomWire
 

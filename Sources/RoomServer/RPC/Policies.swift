@@ -1,3 +1,4 @@
+import RoomConfig
 import RoomModel
 import RoomWire
 

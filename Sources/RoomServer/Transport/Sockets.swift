@@ -3,6 +3,7 @@ import CWebSockets
 import Glibc
 #endif
 import Logging
+import RoomConfig
 import RoomModel
 
 /// The client connections of a service thread, by lws handle: their ids,

@@ -1,6 +1,7 @@
 import Logging
 import Metrics
 import Prometheus
+import RoomConfig
 import RoomModel
 
 /// The server's side of webhooks: after each change the events the model

@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import Metrics
 import NIOCore
+import RoomConfig
 import RoomModel
 
 /// Delivers webhooks (PROTOCOL.md section 17) off the service thread: the

@@ -1,5 +1,5 @@
 import Testing
-@testable import RoomModel
+@testable import RoomConfig
 
 /// `config/roles.json` of this repository (three levels above this file).
 private let shippedTemplatePath =

@@ -1,77 +1,13 @@
-/// A room's lasting state as one value (PROTOCOL.md section 18, docs/CLUSTER.md):
-/// the room's home node stores it on the bus after changes; a node that
-/// takes the room over when its home died restores it. What it leaves out
-/// is what a restart of the room's timers rebuilds or what expires anyway:
-/// active speakers, pending role-change requests, `find-peer` iterators,
-/// large-room `room-state` bookkeeping, and the peers' connections.
-public struct RoomSnapshot: Codable, Sendable, Equatable {
-    public var id: String
-    public var sessionID: String
-    public var startedAt: Int64
-    public var nextSequence: Int
-    public var locked: Bool
-    public var peers: [PeerSnapshot]
-    public var sessionStore: SessionStore
-    public var pollSerial: Int
-    public var polls: [PollSnapshot]
-    public var liveStream: LiveStream?
-
-    /// An ended room whose id stays locked: the lock alone.
-    public static func lockedOnly(_ id: String) -> RoomSnapshot {
-        RoomSnapshot(id: id, sessionID: "", startedAt: 0, nextSequence: 0, locked: true, peers: [],
-                     sessionStore: SessionStore(), pollSerial: 0, polls: [], liveStream: nil)
-    }
-}
-
-public struct PeerSnapshot: Codable, Sendable, Equatable {
-    public var id: String
-    public var userID: String
-    public var joinedAt: Int64
-    public var sequence: Int
-    public var role: String
-    public var name: String
-    public var data: String
-    public var groups: [String]
-    public var tracks: [Track]
-    public var viewOnly: Bool
-    public var metadataListening: MetadataListening
-}
-
-public struct PollSnapshot: Codable, Sendable, Equatable {
-    var id: String
-    var createdBy: String?
-    var createdAt: Int64
-    var sequence: Int
-    var title: String
-    var type: PollType
-    var duration: Int
-    var anonymous: Bool
-    var visibility: Bool
-    var vote: [String]?
-    var responses: [String]?
-    var state: PollState
-    var startedBy: String?
-    var stoppedBy: String?
-    var startedAt: Int64?
-    var stoppedAt: Int64?
-    var questions: [PollQuestion]
-    var tallies: [QuestionTally]
-    var voters: [String: PollVoter]
-    var records: [PollRecord]
-    var totalResponses: Int
-}
-
-extension SessionStore: Equatable {
-    public static func == (a: SessionStore, b: SessionStore) -> Bool { a.entries == b.entries }
-}
-
+/// Cluster takeover (PROTOCOL.md section 18, docs/CLUSTER.md): a room as
+/// a `RoomSnapshot`, and a room restored from one on the node that takes it
+/// over, its peers waiting for their clients in a reconnect grace.
 extension RoomRegistry {
     /// `room` as a value; `locked` when the room id is locked (a locked room
     /// that ended is `locked` with no peers).
     public func snapshot(of room: Room) -> RoomSnapshot {
         RoomSnapshot(
             id: room.id, sessionID: room.sessionID, startedAt: room.startedAt, nextSequence: room.sequenceCounter,
-            locked: lockedRoomIDs.contains(room.id),
+            locked: locks.contains(room.id),
             peers: room.peersInJoinOrder.map { peer in
                 PeerSnapshot(id: peer.id, userID: peer.userID, joinedAt: peer.joinedAt, sequence: peer.sequence,
                              role: peer.role.name, name: peer.name, data: peer.data, groups: peer.groups,
@@ -97,7 +33,7 @@ extension RoomRegistry {
     /// snapshot with no peers (an ended room: only its lock is restored).
     @discardableResult
     public func restore(_ snapshot: RoomSnapshot, graceMillis: Int64) -> Room? {
-        if snapshot.locked { lockedRoomIDs.insert(snapshot.id) }
+        if snapshot.locked { locks.lock(snapshot.id) }
         guard !snapshot.peers.isEmpty, rooms[snapshot.id] == nil else { return rooms[snapshot.id] }
         let room = Room(id: snapshot.id, sessionID: snapshot.sessionID, startedAt: snapshot.startedAt)
         room.sequenceCounter = snapshot.nextSequence
@@ -111,8 +47,7 @@ extension RoomRegistry {
             peer.groups = saved.groups
             peer.metadataListening = saved.metadataListening
             room.speakers.joined(peer)
-            peer.graceDeadline = deadline
-            graceQueue.append((peer, deadline))
+            graces.start(peer, until: deadline)
         }
         room.sessionStore = snapshot.sessionStore
         room.polls.serialCounter = snapshot.pollSerial
@@ -132,10 +67,10 @@ extension RoomRegistry {
             poll.records = saved.records
             poll.totalResponses = saved.totalResponses
             room.polls.add(poll)
-            if poll.state == .started, poll.deadline != nil { pollSchedule.timed.append(poll) }
+            if poll.state == .started, poll.deadline != nil { pollSchedule.time(poll) }
         }
         room.liveStream = snapshot.liveStream
-        room.announcedPeerCount = room.peerCount
+        room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room
     }
@@ -143,6 +78,6 @@ extension RoomRegistry {
     /// A restored peer whose client is still connected takes it up again:
     /// its grace ends; nobody is told anything (for them it never left).
     public func reattach(_ peer: Peer) {
-        endGraceState(peer)
+        graces.end(peer)
     }
 }

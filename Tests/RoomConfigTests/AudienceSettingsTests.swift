@@ -1,5 +1,5 @@
 import Testing
-@testable import RoomModel
+@testable import RoomConfig
 
 /// `settings.polls` and the session-store limits are validated like every setting (PATH: PROBLEM).
 @Suite struct AudienceSettingsTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import RoomModel
+@testable import RoomConfig
 
 /// `settings.hls` and `settings.webhooks` (1.1): defaults, ranges, URLs.
 @Suite struct OperatorSettingsTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import RoomModel
+@testable import RoomConfig
 
 /// `settings.cluster.nats_url` (section 18): what the template accepts.
 @Suite struct ClusterSettingsTests {

@@ -1,0 +1,40 @@
+/// `settings.room`
+public struct RoomSettings: Sendable, Equatable {
+    /// `auto_create`: a join creates the room; when false only `predefined` rooms exist.
+    public var autoCreate: Bool = true
+    /// `predefined`: room ids, each `[A-Za-z0-9_-]{1,64}`.
+    public var predefined: [String] = []
+    /// `max_peers`: 0 = no limit.
+    public var maxPeers: Int = 0
+    /// `reconnect_grace_s`, 0...3600.
+    public var reconnectGraceS: Int = 20
+    /// `large_room_threshold`
+    public var largeRoomThreshold: Int = 1000
+    /// `room_state_interval_ms`
+    public var roomStateIntervalMs: Int = 2000
+
+    public init(autoCreate: Bool = true, predefined: [String] = [], maxPeers: Int = 0, reconnectGraceS: Int = 20,
+                largeRoomThreshold: Int = 1000, roomStateIntervalMs: Int = 2000) {
+        self.autoCreate = autoCreate
+        self.predefined = predefined
+        self.maxPeers = maxPeers
+        self.reconnectGraceS = reconnectGraceS
+        self.largeRoomThreshold = largeRoomThreshold
+        self.roomStateIntervalMs = roomStateIntervalMs
+    }
+}
+
+extension RoomSettings {
+    init(_ c: TemplateCursor) throws(TemplateError) {
+        self.init()
+        autoCreate = try c.bool("auto_create", default: autoCreate)
+        predefined = try c.stringArray("predefined")
+        for (i, id) in predefined.enumerated() where !TemplateIdentifier.isValid(id) {
+            c.report(c.path("predefined", i), "invalid room id \"\(id)\", expected \(TemplateIdentifier.rule)")
+        }
+        maxPeers = try c.int("max_peers", default: maxPeers, atLeast: 0)
+        reconnectGraceS = try c.int("reconnect_grace_s", default: reconnectGraceS, in: 0...3600)
+        largeRoomThreshold = try c.int("large_room_threshold", default: largeRoomThreshold, atLeast: 1)
+        roomStateIntervalMs = try c.int("room_state_interval_ms", default: roomStateIntervalMs, atLeast: 1)
+    }
+}

@@ -1,0 +1,45 @@
+/// The template's `settings` object: daemon tunables, grouped as in the JSON.
+public struct Settings: Sendable, Equatable {
+    /// `room`
+    public var room = RoomSettings()
+    /// `active_speakers`
+    public var activeSpeakers = ActiveSpeakerSettings()
+    /// `role_change`
+    public var roleChange = RoleChangeSettings()
+    /// `limits`
+    public var limits = LimitSettings()
+    /// `polls`
+    public var polls = PollSettings()
+    /// `hls` (1.1, HLSSettings.swift)
+    public var hls = HLSSettings()
+    /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
+    public var webhooks: WebhookSettings?
+    /// `cluster` (1.1, section 18)
+    public var cluster = ClusterSettings()
+
+    public init(room: RoomSettings = RoomSettings(), activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
+                roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings(),
+                polls: PollSettings = PollSettings(), cluster: ClusterSettings = ClusterSettings()) {
+        self.room = room
+        self.activeSpeakers = activeSpeakers
+        self.roleChange = roleChange
+        self.limits = limits
+        self.polls = polls
+        self.cluster = cluster
+    }
+}
+
+// Reading from the template; absent fields keep their defaults.
+extension Settings {
+    init(_ c: TemplateCursor) throws(TemplateError) {
+        self.init()
+        room = try c.object("room", RoomSettings.init) ?? room
+        activeSpeakers = try c.object("active_speakers", ActiveSpeakerSettings.init) ?? activeSpeakers
+        roleChange = try c.object("role_change", RoleChangeSettings.init) ?? roleChange
+        limits = try c.object("limits", LimitSettings.init) ?? limits
+        polls = try c.object("polls", PollSettings.init) ?? polls
+        hls = try c.object("hls", HLSSettings.init) ?? hls
+        webhooks = try c.object("webhooks", WebhookSettings.init)
+        cluster = try c.object("cluster", ClusterSettings.init) ?? cluster
+    }
+}

@@ -1,0 +1,15 @@
+/// The webhook event names (PROTOCOL.md section 17, 100ms names).
+public enum WebhookEventKind: String, Sendable, CaseIterable {
+    case sessionOpen = "session.open.success"
+    case sessionClose = "session.close.success"
+    case peerJoin = "peer.join.success"
+    case peerLeave = "peer.leave.success"
+    case roleChange = "role.change.success"
+    case hlsStarted = "hls.started.success"
+    case hlsStopped = "hls.stopped.success"
+    /// Fired by polls (section 15) once they exist in this build.
+    case pollStarted = "poll.started"
+    /// Fired by polls (section 15) once they exist in this build.
+    case pollStopped = "poll.stopped"
+    case roomEnd = "room.end.success"
+}

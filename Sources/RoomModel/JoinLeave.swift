@@ -1,0 +1,89 @@
+/// `join` and leaving (PROTOCOL.md sections 4 and 7): a room is created by
+/// its first join and goes with its last peer.
+extension RoomRegistry {
+    public func join(_ request: JoinRequest) throws(RoomError) -> JoinOutcome {
+        if let resumeID = request.resumePeerID {
+            let (_, existing) = try admit(request, for: .resume)
+            return try resume(resumeID, in: existing, request: request)
+        }
+        let (role, existing) = try admit(request, for: .join)
+        let now = clock.nowMillis()
+        let room = existing ?? makeRoom(request.roomID, at: now)
+        room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
+        let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
+                        role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
+        room.add(peer)
+        room.speakers.joined(peer)
+        record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
+        let large = isLarge(room)
+        let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
+        var deliveries: [Delivery] = []
+        if large, !peer.role.publishParams.canPublish {
+            room.roomState.joinedQuietly(peer)  // announced in the next room-state
+            roomStates.schedule(room)
+        } else {
+            deliveries = splitBySubscription(room.others(than: peer), publisher: peer) { .peerJoin(peer, withTracks: $0) }
+            room.roomState.announced(room.peerCount)  // everyone saw this join
+        }
+        return JoinOutcome(peer: peer, room: room, others: listed.map { ($0, peer.sees(tracksOf: $0)) },
+                           resumed: false, replacedHandle: nil, deliveries: deliveries)
+    }
+
+    /// `join` with `peer_id`: take over a peer that is still in the room.
+    private func resume(_ peerID: String, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
+        guard let room, let peer = room.peer(peerID), (peer.graceDeadline ?? .max) > clock.nowMillis() else {
+            throw RoomError(.peerGone, "peer \"\(peerID)\" is gone")
+        }
+        guard peer.userID == request.userID else {
+            throw RoomError(.peerIDOfOtherUser, "peer \"\(peerID)\" belongs to another user")
+        }
+        let replaced = peer.transportHandle
+        peer.transportHandle = nil
+        graces.end(peer)
+        room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
+        let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
+        let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
+        return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
+                           deliveries: [])
+    }
+
+    /// Removes `peer`; the others are told why. The room goes with its last peer.
+    public func leave(_ peer: Peer, reason: LeaveReason) -> [Delivery] {
+        let room = peer.room
+        guard room.peer(peer.id) === peer else { return [] }
+        let quietly = isLarge(room) && !peer.role.publishParams.canPublish
+        room.remove(peer)
+        forget(peer)
+        record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
+        if room.peerCount == 0 {
+            rooms.removeValue(forKey: room.id)
+            endLiveStream(room, by: nil, reason: "room ended")
+            record(.sessionClosed(room: RoomRef(room)))
+            return []
+        }
+        // A join still waiting for its room-state is withdrawn, whatever happens next.
+        let wasPending = room.roomState.withdrawJoin(of: peer)
+        if quietly {
+            room.roomState.leftQuietly(peer.id, joinWasPending: wasPending)
+            roomStates.schedule(room)
+            return []
+        }
+        room.roomState.announced(room.peerCount)  // everyone sees this leave
+        return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
+    }
+
+    /// What the features keep for a peer that is gone: its pending role
+    /// changes, its `find-peer` iterators, its reconnect grace.
+    func forget(_ peer: Peer) {
+        roleChanges.forget(peer)
+        peerSearch.forget(peer)
+        graces.end(peer)
+    }
+
+    private func makeRoom(_ id: String, at now: Int64) -> Room {
+        let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
+        rooms[id] = room
+        record(.sessionOpened(room: RoomRef(room)), at: now)
+        return room
+    }
+}

@@ -1,0 +1,68 @@
+/// Chat messages (`broadcast`, REST `send-message`; PROTOCOL.md section 5).
+extension RoomRegistry {
+    public enum MessageTarget: Equatable {
+        case everyone
+        case peer(String)
+        case roles([String])
+    }
+
+    /// `broadcast` by a peer: returns the message (id, timestamp) and its deliveries.
+    public func broadcast(from sender: Peer, message: String, type: String, to target: MessageTarget)
+        throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
+    {
+        try sender.requireUnrestricted("broadcast")
+        return try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
+    }
+
+    /// A message from a peer or from the server (REST `send-message`); never
+    /// delivered back to a sending peer except as an explicit direct message.
+    public func send(from sender: Initiator, in room: Room, message: String, type: String, to target: MessageTarget)
+        throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
+    {
+        try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
+        var sendingPeer: Peer?
+        if case .peer(let peer) = sender { sendingPeer = peer }
+        let everyone = room.peersInJoinOrder
+        let recipients: [Peer]
+        let recipient: ChatMessage.Recipient
+        switch target {
+        case .everyone:
+            recipients = everyone  // the sender is skipped by the delivery, not by a copy
+            recipient = .broadcast
+        case .peer(let id):
+            guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room") }
+            recipients = [peer]
+            recipient = .peer(id)
+        case .roles(let names):
+            if names.isEmpty { throw .invalidParams("roles: must not be empty") }
+            for name in names where template.role(name) == nil {
+                throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
+            }
+            let wanted = Set(names)
+            recipients = everyone.filter { $0 !== sendingPeer && wanted.contains($0.role.name) }
+            recipient = .roles(names)
+        }
+        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
+                               recipient: recipient, message: message, type: type)
+        if target == .everyone, let sendingPeer {
+            return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
+        }
+        return (chat, [Delivery(.broadcast(chat), to: recipients)].nonEmpty)
+    }
+}
+
+/// A chat message as delivered (`on-broadcast`).
+public struct ChatMessage {
+    public enum Recipient: Equatable {
+        case broadcast
+        case peer(String)
+        case roles([String])
+    }
+
+    public var id: String
+    public var timestamp: Int64
+    public var sender: Initiator
+    public var recipient: Recipient
+    public var message: String
+    public var type: String
+}

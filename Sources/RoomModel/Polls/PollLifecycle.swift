@@ -1,0 +1,71 @@
+/// A poll's life after its authoring (PROTOCOL.md section 15): start, stop
+/// (by a peer or by its `duration`) and listing. Voting is in
+/// PollVoting.swift; the timed polls are kept by `PollSchedule`.
+extension RoomRegistry {
+    /// `poll-start`: every peer that may read or vote gets `on-poll-start`
+    /// (`pollWrite` peers with the quiz answers). A poll starts only here and
+    /// stops only in `stopPoll` or `expirePolls`: the places for `poll.started`
+    /// / `poll.stopped` events (webhooks).
+    public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
+        let poll = try writablePoll(peer, pollID, call: "poll-start")
+        guard poll.state == .created else {
+            throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a created poll can start")
+        }
+        if poll.questions.isEmpty { throw RoomError(.wrongState, "poll \"\(pollID)\" has no questions") }
+        poll.state = .started
+        poll.startedBy = peer.id
+        poll.startedAt = clock.nowMillis()
+        record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
+        poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
+        if poll.deadline != nil { pollSchedule.time(poll) }
+        var writers: [Peer] = []
+        var readers: [Peer] = []
+        for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
+            if canWritePolls(other) { writers.append(other) } else { readers.append(other) }
+        }
+        let withAnswers = poll.type == .quiz
+        var deliveries = [Delivery(.pollStart(poll, withAnswers: withAnswers), to: writers)]
+        deliveries.append(Delivery(.pollStart(poll, withAnswers: false), to: readers))
+        return (poll, deliveries.filter { !$0.recipients.isEmpty })
+    }
+
+    /// `poll-stop` by a peer.
+    public func stopPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
+        let poll = try writablePoll(peer, pollID, call: "poll-stop")
+        guard poll.state == .started else {
+            throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a started poll can stop")
+        }
+        return (poll, stop(poll, by: peer.id))
+    }
+
+    /// Stops a started poll (by a peer, or by its timer with `by` nil): the
+    /// peers that may read or vote get `on-poll-stop`.
+    func stop(_ poll: Poll, by peerID: String?) -> [Delivery] {
+        poll.state = .stopped
+        poll.stoppedBy = peerID
+        poll.stoppedAt = clock.nowMillis()
+        guard let room = poll.room else { return [] }
+        record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: peerID.flatMap(room.peer).map(ActorRef.init)))
+        let recipients = room.peersInJoinOrder.filter { mayRead($0, poll) }
+        return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
+    }
+
+    /// Stops the polls whose `duration` is over (`stopped_by` null). Returns
+    /// the polls it stopped (one `poll.stopped` event each, for webhooks) and the pushes.
+    public func expirePolls() -> (stopped: [Poll], deliveries: [Delivery]) {
+        let stopped = pollSchedule.takeDue(now: clock.nowMillis())
+        var deliveries: [Delivery] = []
+        for poll in stopped { deliveries += stop(poll, by: nil) }
+        return (stopped, deliveries)
+    }
+
+    /// When the next timed poll ends (for the server's timer).
+    public var nextPollDeadline: Int64? { pollSchedule.nextDeadline }
+
+    /// `poll-list {state?}`: the polls `peer` may read, newest first.
+    public func listPolls(for peer: Peer, state: PollState?) -> [Poll] {
+        peer.room.polls.ordered.reversed().filter { poll in
+            (state == nil || poll.state == state) && mayRead(peer, poll)
+        }
+    }
+}

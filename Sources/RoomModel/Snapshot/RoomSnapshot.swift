@@ -1,0 +1,83 @@
+/// A room's lasting state as one value (PROTOCOL.md section 18, docs/CLUSTER.md):
+/// the room's home node stores it on the bus after changes; a node that
+/// takes the room over when its home died restores it (Takeover.swift).
+/// What it leaves out is what a restart of the room's timers rebuilds or
+/// what expires anyway: active speakers, pending role-change requests,
+/// `find-peer` iterators, large-room `room-state` bookkeeping, and the
+/// peers' connections.
+///
+/// On the bus it is RoomWire JSON (`encodeJSON()`, `init(json:)`), one
+/// object with every field present (null where a value is absent),
+/// snake_case keys, and no other keys:
+///
+///     {"format":1, "id", "session_id", "started_at", "next_sequence", "locked",
+///      "peers":[{"id", "user_id", "joined_at", "sequence", "role", "name", "data",
+///                "groups":[…], "view_only", "metadata_listening": "*" or [keys],
+///                "tracks":[{"id", "kind", "source", "mute", "description"}]}],
+///      "session_store":{"entries":[{"key", "value": <the JSON value>, "version",
+///                                   "updated_by": ActorRef|null, "updated_at"}],
+///                       "tombstones":[keys]},
+///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null}
+///
+/// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
+/// model's order; what the model keeps unordered (session-store entries,
+/// poll voters, listened keys) is sorted, so that an unchanged room encodes
+/// to the same bytes (the server saves a room only when they differ).
+public struct RoomSnapshot: Sendable, Equatable {
+    public var id: String
+    public var sessionID: String
+    public var startedAt: Int64
+    public var nextSequence: Int
+    public var locked: Bool
+    public var peers: [PeerSnapshot]
+    public var sessionStore: SessionStore
+    public var pollSerial: Int
+    public var polls: [PollSnapshot]
+    public var liveStream: LiveStream?
+
+    /// An ended room whose id stays locked: the lock alone.
+    public static func lockedOnly(_ id: String) -> RoomSnapshot {
+        RoomSnapshot(id: id, sessionID: "", startedAt: 0, nextSequence: 0, locked: true, peers: [],
+                     sessionStore: SessionStore(), pollSerial: 0, polls: [], liveStream: nil)
+    }
+}
+
+public struct PeerSnapshot: Sendable, Equatable {
+    public var id: String
+    public var userID: String
+    public var joinedAt: Int64
+    public var sequence: Int
+    public var role: String
+    public var name: String
+    public var data: String
+    public var groups: [String]
+    public var tracks: [Track]
+    public var viewOnly: Bool
+    public var metadataListening: MetadataListening
+}
+
+/// A poll with its questions and results: every stored field of `Poll`
+/// but the stats bookkeeping (`on-poll-stats` starts over on the new node).
+public struct PollSnapshot: Sendable, Equatable {
+    var id: String
+    var createdBy: String?
+    var createdAt: Int64
+    var sequence: Int
+    var title: String
+    var type: PollType
+    var duration: Int
+    var anonymous: Bool
+    var visibility: Bool
+    var vote: [String]?
+    var responses: [String]?
+    var state: PollState
+    var startedBy: String?
+    var stoppedBy: String?
+    var startedAt: Int64?
+    var stoppedAt: Int64?
+    var questions: [PollQuestion]
+    var tallies: [QuestionTally]
+    var voters: [String: PollVoter]
+    var records: [PollRecord]
+    var totalResponses: Int
+}

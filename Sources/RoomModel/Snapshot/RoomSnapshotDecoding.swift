@@ -1,0 +1,162 @@
+import RoomWire
+
+/// `RoomSnapshot` from RoomWire JSON (the format is described at
+/// `RoomSnapshot`). Strict: a missing, unknown or mistyped field, or
+/// state that could not have been saved (duplicate ids, results that point
+/// past their poll's questions or records), throws an error naming the field.
+extension RoomSnapshot {
+    /// How deep a snapshot nests: session-store values nest at most 64
+    /// levels (RoomWire's bound for a request, which they came in) and sit
+    /// 4 levels deep in a snapshot.
+    static let maxDepth = 64 + 4
+
+    public init(json bytes: [UInt8]) throws(RoomSnapshotError) {
+        let root: JSON
+        do {
+            // Not `rejectDuplicateKeys`: a session-store value may repeat a key
+            // (requests let the last one win); the snapshot's own objects are
+            // checked by SnapshotReader.
+            root = try JSON.parse(bytes, maxDepth: Self.maxDepth)
+        } catch {
+            throw RoomSnapshotError(path: "", problem: "invalid JSON: \(error)")
+        }
+        self = try SnapshotReader.read(root, at: "") { r throws(RoomSnapshotError) in
+            let format = try r.int("format")
+            if format != Self.format {
+                throw r.failure("format", "this build reads format \(Self.format), got \(format)")
+            }
+            let snapshot = try RoomSnapshot(
+                id: r.string("id"), sessionID: r.string("session_id"), startedAt: r.int64("started_at"),
+                nextSequence: r.int("next_sequence"), locked: r.bool("locked"), peers: r.objects("peers", PeerSnapshot.init),
+                sessionStore: r.object("session_store", SessionStore.init), pollSerial: r.int("poll_serial"),
+                polls: r.objects("polls", PollSnapshot.init),
+                liveStream: r.nullable("live_stream") { key throws(RoomSnapshotError) in try r.object(key, LiveStream.init) })
+            try snapshot.check()
+            return snapshot
+        }
+    }
+
+    /// What restoring relies on: peers in join order with unique ids, polls with unique ids.
+    private func check() throws(RoomSnapshotError) {
+        var peerIDs: Set<String> = []
+        var previous = 0
+        for (i, peer) in peers.enumerated() {
+            if !peerIDs.insert(peer.id).inserted {
+                throw RoomSnapshotError(path: "peers[\(i)].id", problem: "duplicate peer id \"\(peer.id)\"")
+            }
+            if peer.sequence <= previous || peer.sequence > nextSequence {
+                throw RoomSnapshotError(path: "peers[\(i)].sequence", problem:
+                    "expected above the previous peer's (\(previous)) and at most next_sequence (\(nextSequence)), got \(peer.sequence)")
+            }
+            previous = peer.sequence
+        }
+        var pollIDs: Set<String> = []
+        for (i, poll) in polls.enumerated() where !pollIDs.insert(poll.id).inserted {
+            throw RoomSnapshotError(path: "polls[\(i)].id", problem: "duplicate poll id \"\(poll.id)\"")
+        }
+    }
+}
+
+extension PeerSnapshot {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        try self.init(
+            id: r.string("id"), userID: r.string("user_id"), joinedAt: r.int64("joined_at"), sequence: r.int("sequence"),
+            role: r.string("role"), name: r.string("name"), data: r.string("data"), groups: r.strings("groups"),
+            tracks: r.objects("tracks") { t throws(RoomSnapshotError) in
+                try Track(id: t.string("id"), kind: t.oneOf("kind", Track.Kind.self),
+                          source: t.oneOf("source", Track.Source.self), mute: t.bool("mute"),
+                          description: t.string("description"))
+            },
+            viewOnly: r.bool("view_only"), metadataListening: MetadataListening(r, "metadata_listening"))
+    }
+}
+
+extension MetadataListening {
+    /// `"*"` or an array of keys.
+    fileprivate init(_ r: SnapshotReader, _ key: String) throws(RoomSnapshotError) {
+        if case .string(let s) = try r.value(key) {
+            guard s == "*" else { throw r.failure(key, "expected \"*\" or an array of keys, got \"\(s)\"") }
+            self = .all
+        } else {
+            self = .keys(Set(try r.strings(key)))
+        }
+    }
+}
+
+extension SessionStore {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        var keys: Set<String> = []
+        let entries = try r.objects("entries") { e throws(RoomSnapshotError) in
+            let key = try e.string("key")
+            if !keys.insert(key).inserted { throw e.failure("key", "duplicate key \"\(key)\"") }
+            return try SessionEntry(key: key, value: compactJSON(e.value("value")), version: e.int("version"),
+                                    updatedBy: e.nullable("updated_by") { k throws(RoomSnapshotError) in try e.object(k, ActorRef.init) },
+                                    updatedAt: e.nullable("updated_at", e.int64))
+        }
+        self.init(entries: entries, tombstones: try r.strings("tombstones"))
+    }
+}
+
+extension ActorRef {
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        try self.init(peerID: r.nullable("peer_id", r.string), role: r.nullable("role", r.string), name: r.string("name"),
+                      userID: r.nullable("user_id", r.string))
+    }
+}
+
+extension LiveStream {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        try self.init(
+            running: r.bool("running"),
+            startedAt: r.nullable("started_at", r.int64),
+            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            stoppedAt: r.nullable("stopped_at", r.int64),
+            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            variants: r.objects("variants") { v throws(RoomSnapshotError) in
+                try HLSVariant(url: v.string("url"), meetingURL: v.nullable("meeting_url", v.string),
+                               metadata: v.nullable("metadata", v.string), startedAt: v.int64("started_at"))
+            },
+            cues: r.objects("cues") { c throws(RoomSnapshotError) in
+                try HLSCue(id: c.string("id"), payload: c.string("payload"), startDate: c.int64("start_date"),
+                           endDate: c.int64("end_date"))
+            })
+    }
+}
+
+/// A JSON value as compact bytes, written with an explicit stack (no
+/// recursion, however deep the value): byte for byte what `JSON.bytes`
+/// writes, so a session-store value comes back exactly as it was saved.
+func compactJSON(_ root: JSON) -> [UInt8] {
+    enum Step {
+        case value(JSON)
+        case member(JSON.Member)
+        case endArray, endObject
+    }
+    var writer = JSONWriter()
+    var stack: [Step] = [.value(root)]
+    while let step = stack.popLast() {
+        switch step {
+        case .endArray: writer.endArray()
+        case .endObject: writer.endObject()
+        case .member(let member):
+            writer.key(member.key)
+            stack.append(.value(member.value))
+        case .value(let value):
+            switch value {
+            case .null: writer.null()
+            case .bool(let b): writer.bool(b)
+            case .number(let text): writer.raw(text.utf8)
+            case .string(let s): writer.string(s)
+            case .array(let items):
+                writer.beginArray()
+                stack.append(.endArray)
+                stack.append(contentsOf: items.reversed().lazy.map(Step.value))
+            case .object(let members):
+                writer.beginObject()
+                stack.append(.endObject)
+                stack.append(contentsOf: members.reversed().lazy.map(Step.member))
+            }
+        }
+    }
+    return writer.bytes
+}
