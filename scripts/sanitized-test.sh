@@ -38,9 +38,9 @@ log=$scratch/test.log
 suites=$(run list 2>/dev/null | sed -E 's|/.*||' | sort -u)
 [ -n "$suites" ] || { echo "no tests found in $scratch (build with --build-tests first)"; exit 1; }
 failed=()
-run --filter '^(RoomWireTests|RoomModelTests)\.' >>"$log" 2>&1 || failed+=("RoomWireTests RoomModelTests")
+run --filter '^(RoomWireTests|RoomConfigTests|RoomModelTests)\.' >>"$log" 2>&1 || failed+=("RoomWireTests RoomConfigTests RoomModelTests")
 count=0
-for suite in $(grep -v -E '^(RoomWireTests|RoomModelTests)\.' <<<"$suites"); do
+for suite in $(grep -v -E '^(RoomWireTests|RoomConfigTests|RoomModelTests)\.' <<<"$suites"); do
   count=$((count + 1))
   if ! run --filter "^${suite}/" >>"$log" 2>&1; then failed+=("$suite"); fi
 done
