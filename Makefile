@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak
+.PHONY: deps client-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -25,14 +25,26 @@ run: build
 cluster: build
 	CONFIG=$(CONFIG) PORT=$(PORT) scripts/cluster.sh
 
-# Builds roomd itself too: the integration tests run the real binary. Then
-# the README's Swift snippet, built and run in a package of its own.
-test: deps
+# Lint first (a finding fails the run, so it fails CI). Builds roomd itself
+# too: the integration tests run the real binary. Then the README's Swift
+# snippet, built and run in a package of its own.
+test: lint deps
 	swift build --build-tests
 	swift test
 	$(MAKE) test-cluster
 	scripts/readme-snippet-test.sh
 	$(MAKE) test-clients
+
+# swift-format (the toolchain's `swift format`) with the rules in .swift-format
+# (CONTRIBUTING.md). `make format` rewrites the files in place; `make lint`
+# changes nothing and exits non-zero on any finding.
+SWIFT_FORMAT ?= swift format
+FORMAT_PATHS := Sources Tests Fuzz Package.swift
+format:
+	$(SWIFT_FORMAT) format --recursive --in-place $(FORMAT_PATHS)
+
+lint:
+	$(SWIFT_FORMAT) lint --strict --recursive $(FORMAT_PATHS)
 
 # The server integration tests again, each daemon a 3-node cluster on its own nats-server
 # (peers of a room spread round-robin over the nodes; docs/CLUSTER.md). Eight tests at a
