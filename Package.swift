@@ -98,7 +98,8 @@ let package = Package(
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomdTesting", "RoomCluster",
+                "RoomClient", "RoomWire", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomdTesting",
+                "RoomCluster",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,19 +115,38 @@ if Context.environment["ROOMD_FUZZ"] == "1" {
     let asLibrary: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
     package.targets += [
         .target(name: "FuzzSupport", path: "Fuzz/Sources/FuzzSupport"),
-        .executableTarget(name: "FuzzJSON", dependencies: ["FuzzSupport", "RoomWire"],
-                          path: "Fuzz/Sources/FuzzJSON", swiftSettings: asLibrary),
-        .executableTarget(name: "FuzzTemplate", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomWire",
-                              .product(name: "Logging", package: "swift-log"),
-                          ], path: "Fuzz/Sources/FuzzTemplate", swiftSettings: asLibrary),
-        .executableTarget(name: "FuzzDispatcher", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomWire",
-                              .product(name: "Logging", package: "swift-log"),
-                          ], path: "Fuzz/Sources/FuzzDispatcher", swiftSettings: asLibrary),
-        .executableTarget(name: "FuzzHTTP", dependencies: [
-                              "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens",
-                              .product(name: "Logging", package: "swift-log"),
-                          ], path: "Fuzz/Sources/FuzzHTTP", swiftSettings: asLibrary),
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["FuzzSupport", "RoomWire"],
+            path: "Fuzz/Sources/FuzzJSON",
+            swiftSettings: asLibrary
+        ),
+        .executableTarget(
+            name: "FuzzTemplate",
+            dependencies: [
+                "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomWire",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Fuzz/Sources/FuzzTemplate",
+            swiftSettings: asLibrary
+        ),
+        .executableTarget(
+            name: "FuzzDispatcher",
+            dependencies: [
+                "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomWire",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Fuzz/Sources/FuzzDispatcher",
+            swiftSettings: asLibrary
+        ),
+        .executableTarget(
+            name: "FuzzHTTP",
+            dependencies: [
+                "FuzzSupport", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Fuzz/Sources/FuzzHTTP",
+            swiftSettings: asLibrary
+        ),
     ]
 }

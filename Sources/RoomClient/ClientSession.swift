@@ -235,7 +235,9 @@ final class ClientSession: Sendable {
             switch waiter.kind {
             case .close: waiter.continuation.resume(returning: .int(code))
             case .connect:
-                waiter.continuation.resume(throwing: RoomClientError.connectFailed(connectError ?? "connection closed during the handshake"))
+                waiter.continuation.resume(
+                    throwing: RoomClientError.connectFailed(connectError ?? "connection closed during the handshake")
+                )
             case .call, .message, .event: waiter.continuation.resume(throwing: error)
             }
         }

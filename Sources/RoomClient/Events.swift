@@ -45,7 +45,12 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-change-track-mute-state-request {requested_by, roles?, type?, source?, value}`,
     /// one per affected owner; the filters are nil when the request had none.
     case changeTrackMuteStateRequest(
-        requestedBy: PeerRef, roles: [String]?, type: TrackType?, source: TrackSource?, value: Bool)
+        requestedBy: PeerRef,
+        roles: [String]?,
+        type: TrackType?,
+        source: TrackSource?,
+        value: Bool
+    )
     /// `on-peer-leave-request {requested_by, reason, room_end}`: this peer
     /// was removed (then close 4001) or the room ended (`roomEnd`, then close 4002).
     case peerLeaveRequest(requestedBy: PeerRef, reason: String, roomEnd: Bool)
@@ -110,7 +115,8 @@ public enum RoomEvent: Sendable, Equatable {
         guard case .object = push, push["id"] == nil, let method = push["method"]?.stringValue else { return nil }
         let params = push["params"] ?? .object([])
         do {
-            return try decode(method: method, WireReader(params, path: method)) ?? .unknown(method: method, params: params)
+            return try decode(method: method, WireReader(params, path: method))
+                ?? .unknown(method: method, params: params)
         } catch {
             return .unknown(method: method, params: params)
         }
@@ -137,32 +143,45 @@ public enum RoomEvent: Sendable, Equatable {
             return .policyChange(try Policy(p))
         case "on-role-change-request":
             return .roleChangeRequest(
-                requestedBy: try PeerRef(p.child("requested_by")), role: try p.string("role"),
-                token: try p.string("token"))
+                requestedBy: try PeerRef(p.child("requested_by")),
+                role: try p.string("role"),
+                token: try p.string("token")
+            )
         case "on-role-change-rejected":
             return .roleChangeRejected(
-                token: try p.string("token"), requestedFor: try p.string("requested_for"),
-                role: try p.string("role"), reason: try p.string("reason"))
+                token: try p.string("token"),
+                requestedFor: try p.string("requested_for"),
+                role: try p.string("role"),
+                reason: try p.string("reason")
+            )
         case "on-track-update-request":
             return .trackUpdateRequest(
-                requestedBy: try PeerRef(p.child("requested_by")), trackID: try p.string("track_id"),
-                mute: try p.bool("mute"))
+                requestedBy: try PeerRef(p.child("requested_by")),
+                trackID: try p.string("track_id"),
+                mute: try p.bool("mute")
+            )
         case "on-change-track-mute-state-request":
             return .changeTrackMuteStateRequest(
                 requestedBy: try PeerRef(p.child("requested_by")),
                 roles: p.has("roles") ? try p.strings("roles") : nil,
-                type: try p.optionalChoice("type"), source: try p.optionalChoice("source"),
-                value: try p.bool("value"))
+                type: try p.optionalChoice("type"),
+                source: try p.optionalChoice("source"),
+                value: try p.bool("value")
+            )
         case "on-peer-leave-request":
             return .peerLeaveRequest(
-                requestedBy: try PeerRef(p.child("requested_by")), reason: try p.string("reason"),
-                roomEnd: try p.bool("room_end"))
+                requestedBy: try PeerRef(p.child("requested_by")),
+                reason: try p.string("reason"),
+                roomEnd: try p.bool("room_end")
+            )
         case "active-speakers":
             return .activeSpeakers(try p.elements("speaker-list").map { try Speaker($0) })
         case "room-state":
             return .roomState(
-                peerCount: try p.int("peer_count"), joined: try p.elements("joined").map { try PeerRef($0) },
-                left: try p.strings("left"))
+                peerCount: try p.int("peer_count"),
+                joined: try p.elements("joined").map { try PeerRef($0) },
+                left: try p.strings("left")
+            )
         case "on-error":
             return .error(code: try p.int("code"), message: try p.string("message"), method: try p.string("method"))
         case "on-metadata-change":
@@ -218,7 +237,8 @@ extension RoomClient {
     /// - Throws: ``RoomClientError/timeout``, or ``RoomClientError/closed(code:reason:)``
     ///   once the connection is closed and no matching push is left.
     public func next<T>(
-        _ extract: @escaping @Sendable (RoomEvent) -> T?, timeout: Duration = .seconds(5)
+        _ extract: @escaping @Sendable (RoomEvent) -> T?,
+        timeout: Duration = .seconds(5)
     ) async throws -> T {
         while true {
             let event = try await waitForEvent(timeout: timeout) { extract($0) != nil }
@@ -249,7 +269,10 @@ extension RoomClient {
         })
     }
 
-    private func waitForEvent(timeout: Duration?, where test: @escaping @Sendable (RoomEvent) -> Bool) async throws
+    private func waitForEvent(
+        timeout: Duration?,
+        where test: @escaping @Sendable (RoomEvent) -> Bool
+    ) async throws
         -> RoomEvent
     {
         let push = try await session.wait(timeout: timeout) { state in
@@ -262,6 +285,7 @@ extension RoomClient {
             return .pending(.event(test))
         }
         // Only pushes reach here (the test ran on their decoded form).
-        return RoomEvent.decode(push) ?? .unknown(method: push["method"]?.stringValue ?? "", params: push["params"] ?? .null)
+        return RoomEvent.decode(push)
+            ?? .unknown(method: push["method"]?.stringValue ?? "", params: push["params"] ?? .null)
     }
 }

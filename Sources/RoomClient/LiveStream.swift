@@ -112,10 +112,21 @@ extension RoomClient {
     public func startHLSStreaming(variants: [HLSVariantRequest]? = nil, timeout: Duration = .seconds(5)) async throws {
         var members: [JSON.Member] = []
         if let variants {
-            members.append(.init("variants", .array(variants.map { variant in
-                .object([variant.meetingURL.map { .init("meeting_url", .string($0)) },
-                         variant.metadata.map { .init("metadata", .string($0)) }].compactMap { $0 })
-            })))
+            members.append(
+                .init(
+                    "variants",
+                    .array(
+                        variants.map { variant in
+                            .object(
+                                [
+                                    variant.meetingURL.map { .init("meeting_url", .string($0)) },
+                                    variant.metadata.map { .init("metadata", .string($0)) },
+                                ].compactMap { $0 }
+                            )
+                        }
+                    )
+                )
+            )
         }
         _ = try await call("hls-start", .object(members), timeout: timeout)
     }
@@ -140,11 +151,20 @@ extension RoomClient {
     ///   live cues in the room), 41300 (payload over 4096 bytes), -32602
     ///   (count, duration outside 1...3600).
     @discardableResult
-    public func sendHLSTimedMetadata(_ metadata: [HLSTimedMetadata], timeout: Duration = .seconds(5)) async throws
+    public func sendHLSTimedMetadata(
+        _ metadata: [HLSTimedMetadata],
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> [HLSCue]
     {
-        let objects: [JSON] = metadata.map { .object([.init("payload", .string($0.payload)), .init("duration", .int($0.duration))]) }
-        let result = try await call("hls-timed-metadata", .object([.init("metadata_objs", .array(objects))]), timeout: timeout)
+        let objects: [JSON] = metadata.map {
+            .object([.init("payload", .string($0.payload)), .init("duration", .int($0.duration))])
+        }
+        let result = try await call(
+            "hls-timed-metadata",
+            .object([.init("metadata_objs", .array(objects))]),
+            timeout: timeout
+        )
         do {
             return try WireReader(result, path: "").elements("cues").map { try HLSCue($0) }
         } catch RoomClientError.invalidPayload(let problem) {

@@ -73,8 +73,14 @@ public struct Message: Sendable, Equatable, Hashable {
     public var type: String
 
     /// Builds a message, e.g. an expected value in a test.
-    public init(messageID: String, timestamp: Int64, sender: PeerRef, recipient: Recipient, message: String,
-                type: String = "chat") {
+    public init(
+        messageID: String,
+        timestamp: Int64,
+        sender: PeerRef,
+        recipient: Recipient,
+        message: String,
+        type: String = "chat"
+    ) {
         self.messageID = messageID
         self.timestamp = timestamp
         self.sender = sender

@@ -40,14 +40,21 @@ extension RoomClient {
     ///   too long), -32602.
     @discardableResult
     public func join(
-        token: String, name: String? = nil, data: String? = nil, roomID: String? = nil, peerID: String? = nil,
+        token: String,
+        name: String? = nil,
+        data: String? = nil,
+        roomID: String? = nil,
+        peerID: String? = nil,
         timeout: Duration = .seconds(5)
     ) async throws -> JoinResult {
         let result = try await call(
             "join",
-            params(["token": .string(token), "name": name.map(JSON.string), "data": data.map(JSON.string),
-                    "room_id": roomID.map(JSON.string), "peer_id": peerID.map(JSON.string)]),
-            timeout: timeout)
+            params([
+                "token": .string(token), "name": name.map(JSON.string), "data": data.map(JSON.string),
+                "room_id": roomID.map(JSON.string), "peer_id": peerID.map(JSON.string),
+            ]),
+            timeout: timeout
+        )
         return try decode("join", result) { try JoinResult(WireReader($0, path: "")) }
     }
 
@@ -71,11 +78,18 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 41300 (too
     ///   long), -32602.
     @discardableResult
-    public func updatePeer(name: String? = nil, data: String? = nil, timeout: Duration = .seconds(5)) async throws
+    public func updatePeer(
+        name: String? = nil,
+        data: String? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> Peer
     {
         let result = try await call(
-            "peer-update", params(["name": name.map(JSON.string), "data": data.map(JSON.string)]), timeout: timeout)
+            "peer-update",
+            params(["name": name.map(JSON.string), "data": data.map(JSON.string)]),
+            timeout: timeout
+        )
         return try decode("peer-update", result) { try Peer(WireReader($0["peer"], path: "peer")) }
     }
 
@@ -98,15 +112,22 @@ extension RoomClient {
     ///   41300, -32602 (bad id).
     @discardableResult
     public func addTrack(
-        id: String? = nil, type: TrackType, source: TrackSource? = nil, mute: Bool? = nil,
-        description: String? = nil, timeout: Duration = .seconds(5)
+        id: String? = nil,
+        type: TrackType,
+        source: TrackSource? = nil,
+        mute: Bool? = nil,
+        description: String? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> Track {
         let result = try await call(
             "track-add",
-            params(["track_id": id.map(JSON.string), "type": .string(type.rawValue),
-                    "source": source.map { .string($0.rawValue) }, "mute": mute.map(JSON.bool),
-                    "description": description.map(JSON.string)]),
-            timeout: timeout)
+            params([
+                "track_id": id.map(JSON.string), "type": .string(type.rawValue),
+                "source": source.map { .string($0.rawValue) }, "mute": mute.map(JSON.bool),
+                "description": description.map(JSON.string),
+            ]),
+            timeout: timeout
+        )
         return try decode("track-add", result) { try Track(WireReader($0["track"], path: "track")) }
     }
 
@@ -118,13 +139,19 @@ extension RoomClient {
     /// - Throws: `rpc` with 40401 (not this peer's track), 41300, -32602.
     @discardableResult
     public func updateTrack(
-        id: String, mute: Bool? = nil, description: String? = nil, timeout: Duration = .seconds(5)
+        id: String,
+        mute: Bool? = nil,
+        description: String? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> Track {
         let result = try await call(
             "track-update",
-            params(["track_id": .string(id), "mute": mute.map(JSON.bool),
-                    "description": description.map(JSON.string)]),
-            timeout: timeout)
+            params([
+                "track_id": .string(id), "mute": mute.map(JSON.bool),
+                "description": description.map(JSON.string),
+            ]),
+            timeout: timeout
+        )
         return try decode("track-update", result) { try Track(WireReader($0["track"], path: "track")) }
     }
 
@@ -147,7 +174,11 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 41300
     ///   (message over `max_chat_bytes`), -32602.
     @discardableResult
-    public func broadcast(_ message: String, type: String = "chat", timeout: Duration = .seconds(5)) async throws
+    public func broadcast(
+        _ message: String,
+        type: String = "chat",
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> MessageReceipt
     {
         try await send(message, type: type, to: [], timeout: timeout)
@@ -161,7 +192,10 @@ extension RoomClient {
     /// - Throws: `rpc` with 40400 (no such peer in the room), 40300, 41300, -32602.
     @discardableResult
     public func sendDirect(
-        _ message: String, to peerID: String, type: String = "chat", timeout: Duration = .seconds(5)
+        _ message: String,
+        to peerID: String,
+        type: String = "chat",
+        timeout: Duration = .seconds(5)
     ) async throws -> MessageReceipt {
         try await send(message, type: type, to: [.init("peer_id", .string(peerID))], timeout: timeout)
     }
@@ -175,12 +209,20 @@ extension RoomClient {
     /// - Throws: `rpc` with -32602 (`roles` empty), 40300, 41300.
     @discardableResult
     public func sendToRoles(
-        _ message: String, roles: [String], type: String = "chat", timeout: Duration = .seconds(5)
+        _ message: String,
+        roles: [String],
+        type: String = "chat",
+        timeout: Duration = .seconds(5)
     ) async throws -> MessageReceipt {
         try await send(message, type: type, to: [.init("roles", .array(roles.map(JSON.string)))], timeout: timeout)
     }
 
-    private func send(_ message: String, type: String, to target: [JSON.Member], timeout: Duration) async throws
+    private func send(
+        _ message: String,
+        type: String,
+        to target: [JSON.Member],
+        timeout: Duration
+    ) async throws
         -> MessageReceipt
     {
         let info = JSON.object([.init("message", .string(message)), .init("type", .string(type))])
@@ -206,11 +248,16 @@ extension RoomClient {
     ///   40402 (role not in the template), 40900 (role limit), -32602.
     @discardableResult
     public func requestRoleChange(
-        for peerID: String, to role: String, force: Bool = false, timeout: Duration = .seconds(5)
+        for peerID: String,
+        to role: String,
+        force: Bool = false,
+        timeout: Duration = .seconds(5)
     ) async throws -> String? {
         let result = try await call(
             "role-change-request",
-            ["requested_for": .string(peerID), "role": .string(role), "force": .bool(force)], timeout: timeout)
+            ["requested_for": .string(peerID), "role": .string(role), "force": .bool(force)],
+            timeout: timeout
+        )
         return try decode("role-change-request", result) { try WireReader($0, path: "").optionalString("token") }
     }
 
@@ -222,12 +269,18 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300, 40402, 40900 (role limit), 40902 (`role`
     ///   is one of `roles`), -32602 (`roles` empty).
     @discardableResult
-    public func changeRoles(_ roles: [String], to role: String, timeout: Duration = .seconds(5)) async throws
+    public func changeRoles(
+        _ roles: [String],
+        to role: String,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> [String]
     {
         let result = try await call(
             "role-change-request",
-            ["roles": .array(roles.map(JSON.string)), "role": .string(role), "force": true], timeout: timeout)
+            ["roles": .array(roles.map(JSON.string)), "role": .string(role), "force": true],
+            timeout: timeout
+        )
         return try decode("role-change-request", result) { try WireReader($0, path: "").strings("changed") }
     }
 
@@ -266,11 +319,16 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300, 40400 (no such peer), 40401 (no such
     ///   track of that peer), -32602.
     public func requestTrackUpdate(
-        for peerID: String, trackID: String, mute: Bool, timeout: Duration = .seconds(5)
+        for peerID: String,
+        trackID: String,
+        mute: Bool,
+        timeout: Duration = .seconds(5)
     ) async throws {
         _ = try await call(
             "track-update-request",
-            ["requested_for": .string(peerID), "track_id": .string(trackID), "mute": .bool(mute)], timeout: timeout)
+            ["requested_for": .string(peerID), "track_id": .string(trackID), "mute": .bool(mute)],
+            timeout: timeout
+        )
     }
 
     /// Mutes (or asks to unmute) every matching track of every other peer
@@ -286,14 +344,20 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300, -32602.
     @discardableResult
     public func changeTrackMuteState(
-        mute value: Bool, roles: [String]? = nil, type: TrackType? = nil, source: TrackSource? = nil,
+        mute value: Bool,
+        roles: [String]? = nil,
+        type: TrackType? = nil,
+        source: TrackSource? = nil,
         timeout: Duration = .seconds(5)
     ) async throws -> Int {
         let result = try await call(
             "change-track-mute-state-request",
-            params(["value": .bool(value), "roles": roles.map { .array($0.map(JSON.string)) },
-                    "type": type.map { .string($0.rawValue) }, "source": source.map { .string($0.rawValue) }]),
-            timeout: timeout)
+            params([
+                "value": .bool(value), "roles": roles.map { .array($0.map(JSON.string)) },
+                "type": type.map { .string($0.rawValue) }, "source": source.map { .string($0.rawValue) },
+            ]),
+            timeout: timeout
+        )
         return try decode("change-track-mute-state-request", result) {
             try WireReader($0, path: "").int("tracks_affected")
         }
@@ -308,8 +372,10 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
     public func removePeer(_ peerID: String, reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
         _ = try await call(
-            "peer-leave-request", params(["requested_for": .string(peerID), "reason": reason.map(JSON.string)]),
-            timeout: timeout)
+            "peer-leave-request",
+            params(["requested_for": .string(peerID), "reason": reason.map(JSON.string)]),
+            timeout: timeout
+        )
     }
 
     /// Ends the room for everyone (`end-room {reason?, lock}`). Needs `endRoom`.
@@ -321,7 +387,10 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300.
     public func endRoom(reason: String? = nil, lock: Bool = false, timeout: Duration = .seconds(5)) async throws {
         _ = try await call(
-            "end-room", params(["reason": reason.map(JSON.string), "lock": .bool(lock)]), timeout: timeout)
+            "end-room",
+            params(["reason": reason.map(JSON.string), "lock": .bool(lock)]),
+            timeout: timeout
+        )
     }
 
     // MARK: - Groups
@@ -353,7 +422,11 @@ extension RoomClient {
     /// - Returns: The target's groups.
     /// - Throws: `rpc` with 40300, 40400 (no such peer), 40903, -32602.
     @discardableResult
-    public func addToGroup(_ name: String, peer peerID: String, timeout: Duration = .seconds(5)) async throws
+    public func addToGroup(
+        _ name: String,
+        peer peerID: String,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> [String]
     {
         try await groups("group-add", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
@@ -364,7 +437,11 @@ extension RoomClient {
     /// - Returns: The target's groups.
     /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
     @discardableResult
-    public func removeFromGroup(_ name: String, peer peerID: String, timeout: Duration = .seconds(5)) async throws
+    public func removeFromGroup(
+        _ name: String,
+        peer peerID: String,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> [String]
     {
         try await groups("group-remove", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
@@ -402,7 +479,10 @@ extension RoomClient {
     /// - Parameter levels: Levels 0...100, at most `max_tracks_per_peer` entries.
     /// - Throws: `rpc` with 40401 (not this peer's track), -32602 (level out
     ///   of range, too many entries).
-    public func reportAudioLevels(_ levels: [(trackID: String, level: Int)], timeout: Duration = .seconds(5))
+    public func reportAudioLevels(
+        _ levels: [(trackID: String, level: Int)],
+        timeout: Duration = .seconds(5)
+    )
         async throws
     {
         let entries: [JSON] = levels.map { .obj(["track_id": .string($0.trackID), "level": .int($0.level)]) }
@@ -418,12 +498,16 @@ extension RoomClient {
     /// - Returns: A page; pass its `iterator` to ``nextPeers(iterator:limit:timeout:)``.
     /// - Throws: `rpc` with -32602.
     public func findPeers(
-        role: String? = nil, group: String? = nil, limit: Int? = nil, timeout: Duration = .seconds(5)
+        role: String? = nil,
+        group: String? = nil,
+        limit: Int? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> PeerPage {
         let result = try await call(
             "find-peer",
             params(["role": role.map(JSON.string), "group": group.map(JSON.string), "limit": limit.map { .int($0) }]),
-            timeout: timeout)
+            timeout: timeout
+        )
         return try decode("find-peer", result) { try PeerPage(WireReader($0, path: "")) }
     }
 
@@ -431,12 +515,18 @@ extension RoomClient {
     /// (`peer-iter-next {iterator, limit?}`).
     ///
     /// - Throws: `rpc` with -32602 (unknown iterator).
-    public func nextPeers(iterator: String, limit: Int? = nil, timeout: Duration = .seconds(5)) async throws
+    public func nextPeers(
+        iterator: String,
+        limit: Int? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> PeerPage
     {
         let result = try await call(
-            "peer-iter-next", params(["iterator": .string(iterator), "limit": limit.map { .int($0) }]),
-            timeout: timeout)
+            "peer-iter-next",
+            params(["iterator": .string(iterator), "limit": limit.map { .int($0) }]),
+            timeout: timeout
+        )
         return try decode("peer-iter-next", result) { try PeerPage(WireReader($0, path: "")) }
     }
 
@@ -448,7 +538,10 @@ extension RoomClient {
     /// - Returns: The echoed `timestamp` (`.null` if none was sent) and the
     ///   server's clock in ms since the epoch.
     @discardableResult
-    public func ping(timestamp: JSON? = nil, timeout: Duration = .seconds(5)) async throws
+    public func ping(
+        timestamp: JSON? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> (timestamp: JSON, serverTime: Int64)
     {
         let result = try await call("ping", params(["timestamp": timestamp]), timeout: timeout)

@@ -39,8 +39,13 @@ public struct Track: Sendable, Equatable, Hashable {
     public var description: String
 
     /// Builds a track, e.g. an expected value in a test.
-    public init(trackID: String, type: TrackType, source: TrackSource = .regular, mute: Bool = false,
-                description: String = "") {
+    public init(
+        trackID: String,
+        type: TrackType,
+        source: TrackSource = .regular,
+        mute: Bool = false,
+        description: String = ""
+    ) {
         self.trackID = trackID
         self.type = type
         self.source = source
@@ -110,8 +115,14 @@ public struct Peer: Sendable, Equatable, Hashable {
     public var info: PeerInfo
 
     /// Builds a peer, e.g. an expected value in a test.
-    public init(peerID: String, role: String, joinedAt: Int64, groups: [String] = [], tracks: [String: Track] = [:],
-                info: PeerInfo) {
+    public init(
+        peerID: String,
+        role: String,
+        joinedAt: Int64,
+        groups: [String] = [],
+        tracks: [String: Track] = [:],
+        info: PeerInfo
+    ) {
         self.peerID = peerID
         self.role = role
         self.joinedAt = joinedAt
@@ -199,8 +210,14 @@ public struct Room: Sendable, Equatable, Hashable {
     public var hls: HLSState?
 
     /// Builds a room, e.g. an expected value in a test.
-    public init(roomID: String, sessionID: String, startedAt: Int64, peerCount: Int, locked: Bool = false,
-                hls: HLSState? = nil) {
+    public init(
+        roomID: String,
+        sessionID: String,
+        startedAt: Int64,
+        peerCount: Int,
+        locked: Bool = false,
+        hls: HLSState? = nil
+    ) {
         self.roomID = roomID
         self.sessionID = sessionID
         self.startedAt = startedAt

@@ -18,15 +18,26 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300, 40904 (not `created`), 40907 (`max_polls`), 41300 (title), 40402, -32602.
     @discardableResult
     public func setPollInfo(
-        pollID: String? = nil, title: String, type: PollType, duration: Int? = nil, anonymous: Bool? = nil,
-        visibility: Bool? = nil, vote: [String]? = nil, responses: [String]? = nil, timeout: Duration = .seconds(5)
+        pollID: String? = nil,
+        title: String,
+        type: PollType,
+        duration: Int? = nil,
+        anonymous: Bool? = nil,
+        visibility: Bool? = nil,
+        vote: [String]? = nil,
+        responses: [String]? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> String {
-        let result = try await call("poll-info-set", params([
-            "poll_id": pollID.map(JSON.string), "title": .string(title), "type": .string(type.rawValue),
-            "duration": duration.map { .int($0) }, "anonymous": anonymous.map(JSON.bool),
-            "visibility": visibility.map(JSON.bool), "vote": vote.map { .array($0.map(JSON.string)) },
-            "responses": responses.map { .array($0.map(JSON.string)) },
-        ]), timeout: timeout)
+        let result = try await call(
+            "poll-info-set",
+            params([
+                "poll_id": pollID.map(JSON.string), "title": .string(title), "type": .string(type.rawValue),
+                "duration": duration.map { .int($0) }, "anonymous": anonymous.map(JSON.bool),
+                "visibility": visibility.map(JSON.bool), "vote": vote.map { .array($0.map(JSON.string)) },
+                "responses": responses.map { .array($0.map(JSON.string)) },
+            ]),
+            timeout: timeout
+        )
         return try decode("poll-info-set", result) { try WireReader($0, path: "").string("poll_id") }
     }
 
@@ -35,11 +46,18 @@ extension RoomClient {
     /// - Returns: The number of questions.
     /// - Throws: `rpc` with 40300, 40404, 40904, 40907 (> 20 questions or > 10 options), 41300, -32602.
     @discardableResult
-    public func setPollQuestions(pollID: String, _ questions: [PollQuestionDraft], timeout: Duration = .seconds(5))
+    public func setPollQuestions(
+        pollID: String,
+        _ questions: [PollQuestionDraft],
+        timeout: Duration = .seconds(5)
+    )
         async throws -> Int
     {
         let result = try await call(
-            "poll-questions-set", ["poll_id": .string(pollID), "questions": .array(questions.map(\.json))], timeout: timeout)
+            "poll-questions-set",
+            ["poll_id": .string(pollID), "questions": .array(questions.map(\.json))],
+            timeout: timeout
+        )
         return try decode("poll-questions-set", result) { try WireReader($0, path: "").int("total_questions") }
     }
 
@@ -65,12 +83,21 @@ extension RoomClient {
     /// 40906 in its entry, a malformed one -32602, the others still count.
     ///
     /// - Throws: `rpc` with 40300 (may not vote), 40404, 40904 (not started), -32602.
-    public func respondToPoll(pollID: String, _ answers: [PollAnswer], timeout: Duration = .seconds(5)) async throws
+    public func respondToPoll(
+        pollID: String,
+        _ answers: [PollAnswer],
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> [PollAnswerOutcome]
     {
         let result = try await call(
-            "poll-response", ["poll_id": .string(pollID), "responses": .array(answers.map(\.json))], timeout: timeout)
-        return try decode("poll-response", result) { try WireReader($0, path: "").elements("result").map { try PollAnswerOutcome($0) } }
+            "poll-response",
+            ["poll_id": .string(pollID), "responses": .array(answers.map(\.json))],
+            timeout: timeout
+        )
+        return try decode("poll-response", result) {
+            try WireReader($0, path: "").elements("result").map { try PollAnswerOutcome($0) }
+        }
     }
 
     // MARK: - Reading
@@ -82,12 +109,21 @@ extension RoomClient {
     }
 
     /// A page of questions (`poll-questions-get {poll_id, index, count}`); `last` when none follow.
-    public func pollQuestions(_ pollID: String, index: Int? = nil, count: Int? = nil, timeout: Duration = .seconds(5))
+    public func pollQuestions(
+        _ pollID: String,
+        index: Int? = nil,
+        count: Int? = nil,
+        timeout: Duration = .seconds(5)
+    )
         async throws -> (questions: [PollQuestion], last: Bool)
     {
-        let result = try await call("poll-questions-get", params([
-            "poll_id": .string(pollID), "index": index.map { .int($0) }, "count": count.map { .int($0) },
-        ]), timeout: timeout)
+        let result = try await call(
+            "poll-questions-get",
+            params([
+                "poll_id": .string(pollID), "index": index.map { .int($0) }, "count": count.map { .int($0) },
+            ]),
+            timeout: timeout
+        )
         return try decode("poll-questions-get", result) { json in
             let r = WireReader(json, path: "")
             return (try r.elements("questions").map { try PollQuestion($0) }, try r.bool("last"))
@@ -96,8 +132,14 @@ extension RoomClient {
 
     /// The polls this peer may see, newest first (`poll-list {state?}`).
     public func polls(state: PollState? = nil, timeout: Duration = .seconds(5)) async throws -> [PollInfo] {
-        let result = try await call("poll-list", params(["state": state.map { .string($0.rawValue) }]), timeout: timeout)
-        return try decode("poll-list", result) { try WireReader($0, path: "").elements("polls").map { try PollInfo($0) } }
+        let result = try await call(
+            "poll-list",
+            params(["state": state.map { .string($0.rawValue) }]),
+            timeout: timeout
+        )
+        return try decode("poll-list", result) {
+            try WireReader($0, path: "").elements("polls").map { try PollInfo($0) }
+        }
     }
 
     /// The counts (`poll-result`): `pollWrite`, or anyone who may read once
@@ -110,11 +152,20 @@ extension RoomClient {
     /// A page of answers (`poll-responses`): `own` = this user's only (anyone
     /// who may vote); else every answer (`pollWrite` or the poll's `responses` roles).
     public func pollResponses(
-        _ pollID: String, own: Bool = false, index: Int? = nil, count: Int? = nil, timeout: Duration = .seconds(5)
+        _ pollID: String,
+        own: Bool = false,
+        index: Int? = nil,
+        count: Int? = nil,
+        timeout: Duration = .seconds(5)
     ) async throws -> (responses: [PollResponse], last: Bool) {
-        let result = try await call("poll-responses", params([
-            "poll_id": .string(pollID), "self": .bool(own), "index": index.map { .int($0) }, "count": count.map { .int($0) },
-        ]), timeout: timeout)
+        let result = try await call(
+            "poll-responses",
+            params([
+                "poll_id": .string(pollID), "self": .bool(own), "index": index.map { .int($0) },
+                "count": count.map { .int($0) },
+            ]),
+            timeout: timeout
+        )
         return try decode("poll-responses", result) { json in
             let r = WireReader(json, path: "")
             return (try r.elements("responses").map { try PollResponse($0) }, try r.bool("last"))
@@ -125,12 +176,21 @@ extension RoomClient {
     /// stopped. Score desc, then total duration asc, then peer id.
     ///
     /// - Throws: `rpc` with -32602 (not a quiz), 40300, 40404.
-    public func pollLeaderboard(_ pollID: String, offset: Int? = nil, count: Int? = nil, timeout: Duration = .seconds(5))
+    public func pollLeaderboard(
+        _ pollID: String,
+        offset: Int? = nil,
+        count: Int? = nil,
+        timeout: Duration = .seconds(5)
+    )
         async throws -> PollLeaderboard
     {
-        let result = try await call("poll-leaderboard", params([
-            "poll_id": .string(pollID), "offset": offset.map { .int($0) }, "count": count.map { .int($0) },
-        ]), timeout: timeout)
+        let result = try await call(
+            "poll-leaderboard",
+            params([
+                "poll_id": .string(pollID), "offset": offset.map { .int($0) }, "count": count.map { .int($0) },
+            ]),
+            timeout: timeout
+        )
         return try decode("poll-leaderboard", result) { try PollLeaderboard(WireReader($0, path: "")) }
     }
 }

@@ -52,10 +52,13 @@ public struct PollQuestion: Sendable, Equatable {
         options = try r.elements("options").map { try $0.string("text") }
         if r.has("answer") {
             let a = r.child("answer")
-            answer = a.has("option") ? [try a.int("option")] : try a.elements("options").map { item in
-                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-                return n
-            }
+            answer =
+                a.has("option")
+                ? [try a.int("option")]
+                : try a.elements("options").map { item in
+                    guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+                    return n
+                }
         }
     }
 }
@@ -80,8 +83,16 @@ public struct PollQuestionDraft: Sendable, Equatable {
     public var answer: [Int]?
 
     /// Builds a question; `answer` is required for a quiz's choice questions.
-    public init(_ text: String, type: PollQuestionType, options: [String] = [], answer: [Int]? = nil,
-                skippable: Bool = false, weight: Int = 1, answerMinLen: Int? = nil, answerMaxLen: Int? = nil) {
+    public init(
+        _ text: String,
+        type: PollQuestionType,
+        options: [String] = [],
+        answer: [Int]? = nil,
+        skippable: Bool = false,
+        weight: Int = 1,
+        answerMinLen: Int? = nil,
+        answerMaxLen: Int? = nil
+    ) {
         self.text = text
         self.type = type
         self.options = options
@@ -93,15 +104,22 @@ public struct PollQuestionDraft: Sendable, Equatable {
     }
 
     var json: JSON {
-        var question: [JSON.Member] = [.init("text", .string(text)), .init("type", .string(type.rawValue)),
-                                       .init("skippable", .bool(skippable)), .init("weight", .int(weight))]
+        var question: [JSON.Member] = [
+            .init("text", .string(text)), .init("type", .string(type.rawValue)),
+            .init("skippable", .bool(skippable)), .init("weight", .int(weight)),
+        ]
         if let answerMinLen { question.append(.init("answer_min_len", .int(answerMinLen))) }
         if let answerMaxLen { question.append(.init("answer_max_len", .int(answerMaxLen))) }
         var members: [JSON.Member] = [.init("question", .object(question))]
         if !options.isEmpty { members.append(.init("options", .array(options.map { ["text": .string($0)] }))) }
         if let answer {
-            members.append(.init("answer", type == .singleChoice && answer.count == 1
-                ? ["option": .int(answer[0])] : ["options": .array(answer.map { .int($0) })]))
+            members.append(
+                .init(
+                    "answer",
+                    type == .singleChoice && answer.count == 1
+                        ? ["option": .int(answer[0])] : ["options": .array(answer.map { .int($0) })]
+                )
+            )
         }
         return .object(members)
     }
@@ -179,8 +197,14 @@ public struct PollAnswer: Sendable, Equatable {
     public var duration: Int?
 
     /// Builds one answer.
-    public init(question: Int, option: Int? = nil, options: [Int]? = nil, text: String? = nil, skipped: Bool = false,
-                duration: Int? = nil) {
+    public init(
+        question: Int,
+        option: Int? = nil,
+        options: [Int]? = nil,
+        text: String? = nil,
+        skipped: Bool = false,
+        duration: Int? = nil
+    ) {
         self.question = question
         self.option = option
         self.options = options
@@ -259,13 +283,17 @@ public struct PollResult: Sendable, Equatable {
         totalResponse = try r.int("total_response")
         questions = try r.elements("questions").map { q in
             try q.requireObject()
-            return Question(question: try q.int("question"), type: try q.choice("type"),
-                            options: try q.elements("options").map { item in
-                                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-                                return n
-                            },
-                            skipped: try q.int("skipped"), total: try q.int("total"),
-                            correct: q.has("correct") ? try q.int("correct") : nil)
+            return Question(
+                question: try q.int("question"),
+                type: try q.choice("type"),
+                options: try q.elements("options").map { item in
+                    guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+                    return n
+                },
+                skipped: try q.int("skipped"),
+                total: try q.int("total"),
+                correct: q.has("correct") ? try q.int("correct") : nil
+            )
         }
     }
 }
@@ -289,10 +317,12 @@ public struct PollResponse: Sendable, Equatable {
         try r.requireObject()
         question = try r.int("question")
         option = r.has("option") ? try r.int("option") : nil
-        options = r.has("options") ? try r.elements("options").map { item in
-            guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-            return n
-        } : nil
+        options =
+            r.has("options")
+            ? try r.elements("options").map { item in
+                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
+                return n
+            } : nil
         text = try r.optionalString("text")
         skipped = try r.bool("skipped")
         peer = r.has("peer") ? try PeerRef(r.child("peer")) : nil
@@ -336,9 +366,14 @@ public struct PollLeaderboard: Sendable, Equatable {
         correctUsers = try r.int("correct_users")
         entries = try r.elements("entries").map { e in
             try e.requireObject()
-            return Entry(position: try e.int("position"), score: try e.int("score"),
-                         correctResponses: try e.int("correct_responses"), totalResponses: try e.int("total_responses"),
-                         duration: try e.int64("duration"), peer: e.has("peer") ? try PeerRef(e.child("peer")) : nil)
+            return Entry(
+                position: try e.int("position"),
+                score: try e.int("score"),
+                correctResponses: try e.int("correct_responses"),
+                totalResponses: try e.int("total_responses"),
+                duration: try e.int64("duration"),
+                peer: e.has("peer") ? try PeerRef(e.child("peer")) : nil
+            )
         }
         last = try r.bool("last")
     }

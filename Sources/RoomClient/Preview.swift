@@ -14,11 +14,18 @@ extension RoomClient {
     ///   Policy of the token's role, and the peer count.
     /// - Throws: `rpc` with the codes of ``join(token:name:data:roomID:peerID:timeout:)``
     ///   (2004, 40100–40109, 40001, 40002, 40003, 40900, 40901), and 5001 after `join`.
-    public func preview(token: String, roomID: String? = nil, timeout: Duration = .seconds(5)) async throws
+    public func preview(
+        token: String,
+        roomID: String? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws
         -> PreviewResult
     {
         let result = try await call(
-            "preview", params(["token": .string(token), "room_id": roomID.map(JSON.string)]), timeout: timeout)
+            "preview",
+            params(["token": .string(token), "room_id": roomID.map(JSON.string)]),
+            timeout: timeout
+        )
         return try decode("preview", result) { try PreviewResult(WireReader($0, path: "")) }
     }
 }

@@ -82,8 +82,13 @@ public final class RoomClient: Sendable {
             throw RoomClientError.connectFailed("not a ws:// URL: \(url)")
         }
         return try await connect(
-            host: target.host, port: target.port, path: target.path, loop: loop, timeout: timeout,
-            protocolName: protocolName)
+            host: target.host,
+            port: target.port,
+            path: target.path,
+            loop: loop,
+            timeout: timeout,
+            protocolName: protocolName
+        )
     }
 
     /// Connects to `ws://host:port/path` (`path` defaults to roomd's `/ws`).
@@ -102,7 +107,11 @@ public final class RoomClient: Sendable {
         guard (1...65535).contains(port) else { throw RoomClientError.connectFailed("bad port \(port)") }
         let session = ClientSession(id: loop.makeSessionID())
         let target = ConnectTarget(
-            host: host, port: port, path: path.hasPrefix("/") ? path : "/" + path, protocolName: protocolName)
+            host: host,
+            port: port,
+            path: path.hasPrefix("/") ? path : "/" + path,
+            protocolName: protocolName
+        )
         do {
             _ = try await session.wait(timeout: timeout) { state in
                 if state.established { return .done(.success(.null)) }
@@ -150,7 +159,8 @@ public final class RoomClient: Sendable {
             throw RoomClientError.rpc(
                 code: error["code"]?.intValue ?? 0,
                 message: error["message"]?.stringValue ?? error.text,
-                data: error["data"])
+                data: error["data"]
+            )
         }
         return response["result"] ?? .null
     }

@@ -157,7 +157,9 @@ public final class RoomClientLoop: @unchecked Sendable {
         lws_context_destroy(context)
         let remaining = wires
         wires.removeAll()
-        for wire in remaining.values { finish(wire, code: 1006, reason: "", connectError: "the client loop is shut down") }
+        for wire in remaining.values {
+            finish(wire, code: 1006, reason: "", connectError: "the client loop is shut down")
+        }
         finished.signal()
     }
 
@@ -237,7 +239,10 @@ public final class RoomClientLoop: @unchecked Sendable {
     }
 
     fileprivate func handle(
-        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int
+        _ wsi: OpaquePointer,
+        _ reason: lws_callback_reasons,
+        _ input: UnsafeMutableRawPointer?,
+        _ length: Int
     ) -> Int32 {
         switch reason {
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -280,7 +285,8 @@ public final class RoomClientLoop: @unchecked Sendable {
             guard let wire = unregister(wsi) else { return 0 }
             var why = "connection error"
             if let input {
-                let text = length > 0
+                let text =
+                    length > 0
                     ? String(decoding: UnsafeRawBufferPointer(start: input, count: length), as: UTF8.self)
                     : String(cString: input.assumingMemoryBound(to: CChar.self))
                 if !text.isEmpty { why = text }
@@ -366,8 +372,11 @@ public final class RoomClientLoop: @unchecked Sendable {
 /// The lws protocol callback. A plain top-level function: lws calls it
 /// with a C calling convention; it finds its loop via the context user.
 private func roomClientLWSCallback(
-    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-    _ input: UnsafeMutableRawPointer?, _ length: Int
+    _ wsi: OpaquePointer?,
+    _ reason: lws_callback_reasons,
+    _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?,
+    _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
     let loop = Unmanaged<RoomClientLoop>.fromOpaque(raw).takeUnretainedValue()

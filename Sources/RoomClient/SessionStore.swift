@@ -16,8 +16,11 @@ extension RoomClient {
     ///   `max_session_value_bytes`), 40907 (over `max_session_keys`), -32602 (bad key).
     @discardableResult
     public func setMetadata(_ key: String, value: JSON, timeout: Duration = .seconds(5)) async throws -> MetadataEntry {
-        let result = try await call("set-metadata", .object([.init("key", .string(key)), .init("value", value)]),
-                                    timeout: timeout)
+        let result = try await call(
+            "set-metadata",
+            .object([.init("key", .string(key)), .init("value", value)]),
+            timeout: timeout
+        )
         return try decode("set-metadata", result) { try MetadataEntry(WireReader($0, path: "")) }
     }
 
@@ -30,7 +33,9 @@ extension RoomClient {
     /// Every key that has a value (`get-metadata {}`), sorted by key.
     public func allMetadata(timeout: Duration = .seconds(5)) async throws -> [MetadataEntry] {
         let result = try await call("get-metadata", timeout: timeout)
-        return try decode("get-metadata", result) { try WireReader($0, path: "").elements("entries").map { try MetadataEntry($0) } }
+        return try decode("get-metadata", result) {
+            try WireReader($0, path: "").elements("entries").map { try MetadataEntry($0) }
+        }
     }
 
     /// Replaces the keys this peer listens to (`listen-metadata-change {keys}`):

@@ -65,7 +65,8 @@ struct WireReader {
         let text = try string(key)
         guard let value = T(rawValue: text) else {
             throw child(key).fail(
-                "expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\"")
+                "expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(text)\""
+            )
         }
         return value
     }

@@ -15,8 +15,14 @@ public struct ClusterConfig: Sendable, Equatable {
     /// Wait between reconnect attempts while the bus is unreachable.
     public var reconnectWaitMillis: Int64
 
-    public init(natsURL: String, nodeID: String, heartbeatMillis: Int64 = 1000, leaseTTLMillis: Int64 = 3000,
-                requestTimeoutMillis: Int64 = 2000, reconnectWaitMillis: Int64 = 250) {
+    public init(
+        natsURL: String,
+        nodeID: String,
+        heartbeatMillis: Int64 = 1000,
+        leaseTTLMillis: Int64 = 3000,
+        requestTimeoutMillis: Int64 = 2000,
+        reconnectWaitMillis: Int64 = 250
+    ) {
         self.natsURL = natsURL
         self.nodeID = nodeID
         self.heartbeatMillis = heartbeatMillis
@@ -52,7 +58,8 @@ public struct ClusterConfig: Sendable, Equatable {
     static func isIdentifierByte(_ b: UInt8) -> Bool {
         switch b {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
         default: false
         }
     }

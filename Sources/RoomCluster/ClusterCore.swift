@@ -46,8 +46,13 @@ final class ClusterCore: Sendable {
     let closed = DispatchSemaphore(value: 0)
     let unsubscribed = DispatchSemaphore(value: 0)
 
-    init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void,
-         onMessage: @escaping @Sendable ([UInt8]) -> Void, onRequest: @escaping @Sendable ([UInt8], String) -> Void) {
+    init(
+        config: ClusterConfig,
+        logger: Logger,
+        onStatus: @escaping @Sendable (ClusterStatus) -> Void,
+        onMessage: @escaping @Sendable ([UInt8]) -> Void,
+        onRequest: @escaping @Sendable ([UInt8], String) -> Void
+    ) {
         self.config = config
         incarnation = String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(to: 16)
         var logger = logger
@@ -64,8 +69,11 @@ final class ClusterCore: Sendable {
             throw ClusterError(operation: "send", status: "invalid node id", detail: String(node.prefix(100)))
         }
         guard payload.count <= RoomCluster.maxMessageBytes else {
-            throw ClusterError(operation: "send", status: "too large",
-                               detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)")
+            throw ClusterError(
+                operation: "send",
+                status: "too large",
+                detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)"
+            )
         }
         let status: natsStatus? = link.withLock { link in
             guard let link else { return nil }
@@ -82,20 +90,31 @@ final class ClusterCore: Sendable {
             throw ClusterError(operation: "request", status: "invalid node id", detail: String(node.prefix(100)))
         }
         guard payload.count <= RoomCluster.maxMessageBytes else {
-            throw ClusterError(operation: "request", status: "too large",
-                               detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)")
+            throw ClusterError(
+                operation: "request",
+                status: "too large",
+                detail: "\(payload.count) bytes, at most \(RoomCluster.maxMessageBytes)"
+            )
         }
         // The connection is used outside the lock (the C client locks it):
         // `run()` destroys it only after `link` is cleared and the close waited for.
-        guard let link = link.withLock({ link -> Link? in
-            if link != nil { requestsInFlight.add(1, ordering: .relaxed) }
-            return link
-        }) else { throw ClusterError(operation: "request", status: "not started", detail: "") }
+        guard
+            let link = link.withLock({ link -> Link? in
+                if link != nil { requestsInFlight.add(1, ordering: .relaxed) }
+                return link
+            })
+        else { throw ClusterError(operation: "request", status: "not started", detail: "") }
         defer { requestsInFlight.subtract(1, ordering: .releasing) }
         var reply: OpaquePointer?
         let status = payload.withUnsafeBytes {
-            natsConnection_Request(&reply, link.connection, RoomCluster.requestSubject(of: node), $0.baseAddress,
-                                   Int32($0.count), timeoutMillis)
+            natsConnection_Request(
+                &reply,
+                link.connection,
+                RoomCluster.requestSubject(of: node),
+                $0.baseAddress,
+                Int32($0.count),
+                timeoutMillis
+            )
         }
         guard status == NATS_OK, let reply else { throw natsError("request to \(node)", status) }
         defer { natsMsg_Destroy(reply) }
@@ -121,8 +140,10 @@ final class ClusterCore: Sendable {
                 return now - state.lastDuplicateWarning >= 10_000
             }
             if warn {
-                logger.error("cluster: another process uses this node id: give every node its own --node-id",
-                             metadata: ["other": "\(from.prefix(16))"])
+                logger.error(
+                    "cluster: another process uses this node id: give every node its own --node-id",
+                    metadata: ["other": "\(from.prefix(16))"]
+                )
             }
             return
         }

@@ -29,52 +29,88 @@ extension ClusterCore {
         // A half-open connection is noticed within about 3 pings.
         _ = natsOptions_SetPingInterval(options, 2000)
         _ = natsOptions_SetMaxPingsOut(options, 2)
-        _ = natsOptions_SetDisconnectedCB(options, { _, closure in
-            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("disconnected")
-        }, me)
-        _ = natsOptions_SetReconnectedCB(options, { _, closure in
-            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("reconnected")
-        }, me)
-        _ = natsOptions_SetClosedCB(options, { _, closure in
-            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().closed.signal()
-        }, me)
+        _ = natsOptions_SetDisconnectedCB(
+            options,
+            { _, closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("disconnected")
+            },
+            me
+        )
+        _ = natsOptions_SetReconnectedCB(
+            options,
+            { _, closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("reconnected")
+            },
+            me
+        )
+        _ = natsOptions_SetClosedCB(
+            options,
+            { _, closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().closed.signal()
+            },
+            me
+        )
         // The first connect retries in the background like a reconnect.
-        _ = natsOptions_SetRetryOnFailedConnect(options, true, { _, closure in
-            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("connected")
-        }, me)
+        _ = natsOptions_SetRetryOnFailedConnect(
+            options,
+            true,
+            { _, closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().connectionChanged("connected")
+            },
+            me
+        )
 
         var connection: OpaquePointer?
         while true {
             let status = natsConnection_Connect(&connection, options)
             if status == NATS_OK || status == NATS_NOT_YET_CONNECTED, connection != nil { break }
-            logger.error("cluster: cannot connect", metadata: ["url": "\(config.natsURL)", "error": "\(natsError("connect", status))"])
+            logger.error(
+                "cluster: cannot connect",
+                metadata: ["url": "\(config.natsURL)", "error": "\(natsError("connect", status))"]
+            )
             if wait(millis: 1000) { return }
         }
         guard let connection else { return }
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED { connectionChanged("connected") }
 
         link.withLock { $0 = Link(connection: connection) }
-        let inbound = subscribe(connection, RoomCluster.subject(of: config.nodeID),
-                                pending: (RoomCluster.maxPendingMessages, RoomCluster.maxPendingBytes)) { _, _, message, closure in
+        let inbound = subscribe(
+            connection,
+            RoomCluster.subject(of: config.nodeID),
+            pending: (RoomCluster.maxPendingMessages, RoomCluster.maxPendingBytes)
+        ) { _, _, message, closure in
             guard let message else { return }
             let payload = ClusterCore.payload(of: message)
             natsMsg_Destroy(message)
             Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onMessage(payload)
         }
-        let requests = subscribe(connection, RoomCluster.requestSubject(of: config.nodeID),
-                                 pending: (4096, RoomCluster.maxPendingBytes)) { _, _, message, closure in
+        let requests = subscribe(
+            connection,
+            RoomCluster.requestSubject(of: config.nodeID),
+            pending: (4096, RoomCluster.maxPendingBytes)
+        ) { _, _, message, closure in
             guard let message else { return }
             let payload = ClusterCore.payload(of: message)
             let reply = natsMsg_GetReply(message).map { String(cString: $0) } ?? ""
             natsMsg_Destroy(message)
-            if !reply.isEmpty { Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onRequest(payload, reply) }
+            if !reply.isEmpty {
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().onRequest(payload, reply)
+            }
         }
-        let subscription = subscribe(connection, RoomCluster.nodesSubject + ".*", pending: nil) { _, _, message, closure in
+        let subscription = subscribe(connection, RoomCluster.nodesSubject + ".*", pending: nil) {
+            _,
+            _,
+            message,
+            closure in
             guard let message else { return }
             let subject = String(cString: natsMsg_GetSubject(message))
             let length = Int(natsMsg_GetDataLength(message))
-            let body = length > 0 && length <= 64
-                ? String(decoding: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length), as: UTF8.self) : ""
+            let body =
+                length > 0 && length <= 64
+                ? String(
+                    decoding: UnsafeRawBufferPointer(start: natsMsg_GetData(message), count: length),
+                    as: UTF8.self
+                ) : ""
             natsMsg_Destroy(message)
             Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().heard(subject: subject, body: body)
         }
@@ -89,7 +125,11 @@ extension ClusterCore {
 
         // Leaving: say so (the others drop this node at once), then close.
         if natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED {
-            _ = natsConnection_PublishString(connection, "\(RoomCluster.nodesSubject).\(config.nodeID)", "leave \(incarnation)")
+            _ = natsConnection_PublishString(
+                connection,
+                "\(RoomCluster.nodesSubject).\(config.nodeID)",
+                "leave \(incarnation)"
+            )
             _ = natsConnection_FlushTimeout(connection, 500)
         }
         var drained = true
@@ -121,20 +161,29 @@ extension ClusterCore {
     /// object) to `subject`, with the given pending limits (messages, bytes);
     /// `unsubscribed` is signalled when the subscription is done. Nil (logged)
     /// when the subscription fails.
-    private func subscribe(_ connection: OpaquePointer, _ subject: String, pending: (messages: Int, bytes: Int)?,
-                           _ handler: natsMsgHandler) -> OpaquePointer? {
+    private func subscribe(
+        _ connection: OpaquePointer,
+        _ subject: String,
+        pending: (messages: Int, bytes: Int)?,
+        _ handler: natsMsgHandler
+    ) -> OpaquePointer? {
         let me = Unmanaged.passUnretained(self).toOpaque()
         var subscription: OpaquePointer?
-        guard natsConnection_Subscribe(&subscription, connection, subject, handler, me) == NATS_OK, let subscription else {
+        guard natsConnection_Subscribe(&subscription, connection, subject, handler, me) == NATS_OK, let subscription
+        else {
             logger.error("cluster: cannot subscribe to \(subject)")
             return nil
         }
         if let pending {
             _ = natsSubscription_SetPendingLimits(subscription, Int32(pending.messages), Int32(pending.bytes))
         }
-        _ = natsSubscription_SetOnCompleteCB(subscription, { closure in
-            Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
-        }, me)
+        _ = natsSubscription_SetOnCompleteCB(
+            subscription,
+            { closure in
+                Unmanaged<ClusterCore>.fromOpaque(closure!).takeUnretainedValue().unsubscribed.signal()
+            },
+            me
+        )
         return subscription
     }
 
@@ -151,7 +200,10 @@ extension ClusterCore {
         let subject = "\(RoomCluster.nodesSubject).\(config.nodeID)"
         while true {
             let (stopping, announce, rebind) = state.withLock { state in
-                defer { state.announce = false; state.rebind = false }
+                defer {
+                    state.announce = false
+                    state.rebind = false
+                }
                 return (state.stopping, state.announce, state.rebind || state.leases == nil)
             }
             if stopping { return }
@@ -164,7 +216,9 @@ extension ClusterCore {
                         $0.leases = leases
                         $0.states = states
                     }
-                    if !lastBindError.isEmpty { logger.notice("cluster: lease bucket bound", metadata: ["bucket": "\(RoomLeases.bucket)"]) }
+                    if !lastBindError.isEmpty {
+                        logger.notice("cluster: lease bucket bound", metadata: ["bucket": "\(RoomLeases.bucket)"])
+                    }
                     lastBindError = ""
                 } catch {
                     state.withLock {
@@ -172,8 +226,10 @@ extension ClusterCore {
                         $0.states = nil
                     }
                     if error.description != lastBindError {
-                        logger.error("cluster: cannot bind the lease bucket (is JetStream on? nats-server -js)",
-                                     metadata: ["bucket": "\(RoomLeases.bucket)", "error": "\(error)"])
+                        logger.error(
+                            "cluster: cannot bind the lease bucket (is JetStream on? nats-server -js)",
+                            metadata: ["bucket": "\(RoomLeases.bucket)", "error": "\(error)"]
+                        )
                         lastBindError = error.description
                     }
                 }
@@ -205,7 +261,9 @@ extension ClusterCore {
                 config.Bucket = name
                 return js_CreateKeyValue(&kv, js, &config)
             }
-            if status == NATS_OK { logger.notice("cluster: created the lease bucket", metadata: ["bucket": "\(RoomLeases.bucket)"]) }
+            if status == NATS_OK {
+                logger.notice("cluster: created the lease bucket", metadata: ["bucket": "\(RoomLeases.bucket)"])
+            }
         }
         guard status == NATS_OK, let kv else { throw natsError("bind \(RoomLeases.bucket)", status) }
         var ttl = config.leaseTTLMillis
@@ -214,8 +272,10 @@ extension ClusterCore {
             let actual = kvStatus_TTL(kvStatus) / 1_000_000
             kvStatus_Destroy(kvStatus)
             if actual > 0, actual != ttl {
-                logger.warning("cluster: the lease bucket has another TTL than configured: using it",
-                               metadata: ["ttl_ms": "\(actual)", "configured_ms": "\(ttl)"])
+                logger.warning(
+                    "cluster: the lease bucket has another TTL than configured: using it",
+                    metadata: ["ttl_ms": "\(actual)", "configured_ms": "\(ttl)"]
+                )
                 ttl = actual
             }
         }
@@ -248,8 +308,12 @@ extension ClusterCore {
             state.seen = state.seen.filter { $0.key == config.nodeID || now - $0.value <= config.aliveWindowMillis }
             let others = state.seen.keys.filter { $0 != config.nodeID }.sorted()
             let alive = forceNodes == nil ? (others + [config.nodeID]).sorted() : [config.nodeID]
-            let status = ClusterStatus(nodeID: config.nodeID, nodes: forceNodes ?? others.count + 1, connected: connected,
-                                       alive: alive)
+            let status = ClusterStatus(
+                nodeID: config.nodeID,
+                nodes: forceNodes ?? others.count + 1,
+                connected: connected,
+                alive: alive
+            )
             defer { state.reported = status }
             return (status, state.reported)
         }
@@ -261,7 +325,10 @@ extension ClusterCore {
                 logger.warning("cluster: bus unreachable", metadata: ["url": "\(config.natsURL)"])
             }
         } else {
-            logger.info("cluster: nodes alive changed", metadata: ["nodes": "\(status.nodes)", "was": "\(previous.nodes)"])
+            logger.info(
+                "cluster: nodes alive changed",
+                metadata: ["nodes": "\(status.nodes)", "was": "\(previous.nodes)"]
+            )
         }
         onStatus(status)
     }

@@ -73,7 +73,7 @@ public struct ClusterMessage: Equatable, Sendable {
     public static func decode(_ bytes: [UInt8]) -> ClusterMessage? {
         var reader = ClusterReader(bytes)
         guard reader.byte() == version, let node = reader.string(), let incarnation = reader.string(),
-              ClusterConfig.isValidNodeID(node)
+            ClusterConfig.isValidNodeID(node)
         else { return nil }
         var records: [ClusterRecord] = []
         while !reader.atEnd {
@@ -96,15 +96,24 @@ public struct ClusterMessage: Equatable, Sendable {
                 guard let bytes = reader.block() else { return nil }
                 records.append(.frame(conns: conns, bytes: bytes))
             case 4:
-                guard let conn = reader.varint(), let code = reader.varint(), code <= UInt64(UInt16.max) else { return nil }
+                guard let conn = reader.varint(), let code = reader.varint(), code <= UInt64(UInt16.max) else {
+                    return nil
+                }
                 records.append(.close(conn: conn, code: UInt16(code)))
             case 5:
                 guard let conn = reader.varint(), let peer = reader.block() else { return nil }
                 records.append(.joined(conn: conn, peer: String(decoding: peer, as: UTF8.self)))
             case 9:
-                guard let conn = reader.varint(), let peer = reader.block(), let room = reader.block() else { return nil }
-                records.append(.attach(conn: conn, peer: String(decoding: peer, as: UTF8.self),
-                                       room: String(decoding: room, as: UTF8.self)))
+                guard let conn = reader.varint(), let peer = reader.block(), let room = reader.block() else {
+                    return nil
+                }
+                records.append(
+                    .attach(
+                        conn: conn,
+                        peer: String(decoding: peer, as: UTF8.self),
+                        room: String(decoding: room, as: UTF8.self)
+                    )
+                )
             case 8:
                 guard let conn = reader.varint(), let count = reader.varint() else { return nil }
                 records.append(.ack(conn: conn, count: count))

@@ -1,4 +1,5 @@
 import CNats
+
 #if canImport(Glibc)
 import Glibc
 #endif

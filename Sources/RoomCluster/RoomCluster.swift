@@ -37,10 +37,20 @@ public final class RoomCluster: Sendable {
     let core: ClusterCore
 
     /// `onRequest` gets a request's payload and the subject to `reply(to:_:)` on.
-    public init(config: ClusterConfig, logger: Logger, onStatus: @escaping @Sendable (ClusterStatus) -> Void = { _ in },
-                onMessage: @escaping @Sendable ([UInt8]) -> Void = { _ in },
-                onRequest: @escaping @Sendable ([UInt8], String) -> Void = { _, _ in }) {
-        core = ClusterCore(config: config, logger: logger, onStatus: onStatus, onMessage: onMessage, onRequest: onRequest)
+    public init(
+        config: ClusterConfig,
+        logger: Logger,
+        onStatus: @escaping @Sendable (ClusterStatus) -> Void = { _ in },
+        onMessage: @escaping @Sendable ([UInt8]) -> Void = { _ in },
+        onRequest: @escaping @Sendable ([UInt8], String) -> Void = { _, _ in }
+    ) {
+        core = ClusterCore(
+            config: config,
+            logger: logger,
+            onStatus: onStatus,
+            onMessage: onMessage,
+            onRequest: onRequest
+        )
     }
 
     /// This run of the node: 16 hex digits, new for every process.

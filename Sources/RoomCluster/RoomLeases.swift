@@ -98,7 +98,11 @@ public final class RoomLeases: @unchecked Sendable {
             }
         }
         if let current = try holder(of: room) { return .held(current) }
-        throw ClusterError(operation: "claim \(key)", status: "contended", detail: "the lease changed hands three times during the claim")
+        throw ClusterError(
+            operation: "claim \(key)",
+            status: "contended",
+            detail: "the lease changed hands three times during the claim"
+        )
     }
 
     /// Renews a lease this node holds: the renewed lease, or nil when it was

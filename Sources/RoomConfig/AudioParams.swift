@@ -12,7 +12,9 @@ public struct AudioParams: Sendable, Equatable {
 extension AudioParams {
     init(_ c: TemplateCursor) throws(TemplateError) {
         let d = AudioParams()
-        try self.init(bitRate: c.int("bitRate", default: d.bitRate, atLeast: 1),
-                      codec: c.string("codec", default: d.codec))
+        try self.init(
+            bitRate: c.int("bitRate", default: d.bitRate, atLeast: 1),
+            codec: c.string("codec", default: d.codec)
+        )
     }
 }

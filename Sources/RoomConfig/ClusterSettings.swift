@@ -17,23 +17,29 @@ public struct ClusterSettings: Sendable, Equatable {
         guard url.hasPrefix("nats://"), url.utf8.count <= 300 else { return expected }
         let rest = url.dropFirst("nats://".count)
         guard let colon = rest.lastIndex(of: ":") else { return expected }
-        let host = rest[..<colon], port = rest[rest.index(after: colon)...]
+        let host = rest[..<colon]
+        let port = rest[rest.index(after: colon)...]
         let hostOK: Bool
         if host.hasPrefix("[") {
-            hostOK = host.count > 2 && host.hasSuffix("]")
+            hostOK =
+                host.count > 2 && host.hasSuffix("]")
                 && host.dropFirst().dropLast().allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
         } else {
-            hostOK = !host.isEmpty && host.utf8.allSatisfy { b in
-                switch b {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"): true
-                default: false
+            hostOK =
+                !host.isEmpty
+                && host.utf8.allSatisfy { b in
+                    switch b {
+                    case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                        true
+                    default: false
+                    }
                 }
-            }
         }
         guard hostOK else { return expected }
         guard !port.isEmpty, port.count <= 5, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber),
-              let number = Int(port), (1...65535).contains(number) else {
+            let number = Int(port), (1...65535).contains(number)
+        else {
             return "port: must be between 1 and 65535 in \"\(url.prefix(200))\""
         }
         return nil

@@ -20,8 +20,10 @@ extension HLSSettings {
         playlistURL = try c.string("playlist_url", default: playlistURL)
         let isPath = playlistURL.hasPrefix("/") && WebURL.isPrintable(playlistURL)
         if playlistURL.utf8.count > 2048 || (!isPath && WebURL(playlistURL) == nil) {
-            c.report(c.path("playlist_url"),
-                     "expected an absolute path or an http(s) URL of at most 2048 bytes, got \"\(playlistURL)\"")
+            c.report(
+                c.path("playlist_url"),
+                "expected an absolute path or an http(s) URL of at most 2048 bytes, got \"\(playlistURL)\""
+            )
         }
         maxLiveCues = try c.int("max_live_cues", default: maxLiveCues, in: 1...1000)
     }

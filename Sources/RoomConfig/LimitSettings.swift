@@ -25,10 +25,19 @@ public struct LimitSettings: Sendable, Equatable {
     /// `max_session_keys`: session-store keys per room.
     public var maxSessionKeys: Int = 256
 
-    public init(maxMessageBytes: Int = 65536, idleTimeoutS: Int = 60, maxOutboundBytes: Int = 1_048_576,
-                maxTracksPerPeer: Int = 8, maxChatBytes: Int = 4096, messagesPerSecond: Int = 100,
-                messageBurst: Int = 200, maxNameBytes: Int = 256, maxMetadataBytes: Int = 4096,
-                maxSessionValueBytes: Int = 4096, maxSessionKeys: Int = 256) {
+    public init(
+        maxMessageBytes: Int = 65536,
+        idleTimeoutS: Int = 60,
+        maxOutboundBytes: Int = 1_048_576,
+        maxTracksPerPeer: Int = 8,
+        maxChatBytes: Int = 4096,
+        messagesPerSecond: Int = 100,
+        messageBurst: Int = 200,
+        maxNameBytes: Int = 256,
+        maxMetadataBytes: Int = 4096,
+        maxSessionValueBytes: Int = 4096,
+        maxSessionKeys: Int = 256
+    ) {
         self.maxMessageBytes = maxMessageBytes
         self.idleTimeoutS = idleTimeoutS
         self.maxOutboundBytes = maxOutboundBytes

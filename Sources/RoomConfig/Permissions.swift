@@ -3,9 +3,18 @@ public struct Permissions: Sendable, Equatable {
     public var endRoom, removeOthers, mute, unmute, changeRole: Bool
     public var hlsStreaming, rtmpStreaming, browserRecording, pollRead, pollWrite: Bool
 
-    public init(endRoom: Bool = false, removeOthers: Bool = false, mute: Bool = false, unmute: Bool = false,
-                changeRole: Bool = false, hlsStreaming: Bool = false, rtmpStreaming: Bool = false,
-                browserRecording: Bool = false, pollRead: Bool = false, pollWrite: Bool = false) {
+    public init(
+        endRoom: Bool = false,
+        removeOthers: Bool = false,
+        mute: Bool = false,
+        unmute: Bool = false,
+        changeRole: Bool = false,
+        hlsStreaming: Bool = false,
+        rtmpStreaming: Bool = false,
+        browserRecording: Bool = false,
+        pollRead: Bool = false,
+        pollWrite: Bool = false
+    ) {
         self.endRoom = endRoom
         self.removeOthers = removeOthers
         self.mute = mute
@@ -19,9 +28,18 @@ public struct Permissions: Sendable, Equatable {
     }
 
     /// Every permission granted.
-    public static let all = Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true,
-                                        changeRole: true, hlsStreaming: true, rtmpStreaming: true,
-                                        browserRecording: true, pollRead: true, pollWrite: true)
+    public static let all = Permissions(
+        endRoom: true,
+        removeOthers: true,
+        mute: true,
+        unmute: true,
+        changeRole: true,
+        hlsStreaming: true,
+        rtmpStreaming: true,
+        browserRecording: true,
+        pollRead: true,
+        pollWrite: true
+    )
 
     /// The JSON names, in declaration order.
     public static let names: [String] = fields.map(\.name)

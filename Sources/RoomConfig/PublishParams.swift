@@ -6,8 +6,12 @@ public struct PublishParams: Sendable, Equatable {
     public var video: VideoParams
     public var screen: VideoParams
 
-    public init(allowed: [PublishKind] = [], audio: AudioParams = AudioParams(),
-                video: VideoParams = .defaultVideo, screen: VideoParams = .defaultScreen) {
+    public init(
+        allowed: [PublishKind] = [],
+        audio: AudioParams = AudioParams(),
+        video: VideoParams = .defaultVideo,
+        screen: VideoParams = .defaultScreen
+    ) {
         self.allowed = allowed
         self.audio = audio
         self.video = video
@@ -34,7 +38,9 @@ extension PublishParams {
             allowed.append(kind)
         }
         audio = try c.object("audio", AudioParams.init) ?? audio
-        video = try c.object("video") { c throws(TemplateError) in try VideoParams(c, defaults: .defaultVideo) } ?? video
-        screen = try c.object("screen") { c throws(TemplateError) in try VideoParams(c, defaults: .defaultScreen) } ?? screen
+        video =
+            try c.object("video") { c throws(TemplateError) in try VideoParams(c, defaults: .defaultVideo) } ?? video
+        screen =
+            try c.object("screen") { c throws(TemplateError) in try VideoParams(c, defaults: .defaultScreen) } ?? screen
     }
 }

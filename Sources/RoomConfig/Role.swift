@@ -9,10 +9,14 @@ public struct Role: Sendable, Equatable {
     public var subscribeParams: SubscribeParams
     public var permissions: Permissions
 
-    public init(name: String, priority: Int = 1, maxPeerCount: Int = 0,
-                publishParams: PublishParams = PublishParams(),
-                subscribeParams: SubscribeParams = SubscribeParams(),
-                permissions: Permissions = Permissions()) {
+    public init(
+        name: String,
+        priority: Int = 1,
+        maxPeerCount: Int = 0,
+        publishParams: PublishParams = PublishParams(),
+        subscribeParams: SubscribeParams = SubscribeParams(),
+        permissions: Permissions = Permissions()
+    ) {
         self.name = name
         self.priority = priority
         self.maxPeerCount = maxPeerCount
@@ -41,6 +45,7 @@ extension Role {
             subscribeParams: c.object("subscribeParams") { c throws(TemplateError) in
                 try SubscribeParams(c, roleNames: roleNames)
             } ?? SubscribeParams(),
-            permissions: c.object("permissions", Permissions.init) ?? Permissions())
+            permissions: c.object("permissions", Permissions.init) ?? Permissions()
+        )
     }
 }

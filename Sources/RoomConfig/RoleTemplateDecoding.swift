@@ -6,7 +6,10 @@ extension RoleTemplate {
     /// in `more`. Unknown keys do not fail: they come back as warnings
     /// `PATH: unknown key ignored`, sorted — unless `strict`, where they are
     /// problems too (`PATH: unknown key, did you mean KEY?`).
-    public static func decode(_ data: [UInt8], strict: Bool = false) throws(TemplateError)
+    public static func decode(
+        _ data: [UInt8],
+        strict: Bool = false
+    ) throws(TemplateError)
         -> (template: RoleTemplate, warnings: [String])
     {
         let root: JSON
@@ -36,7 +39,10 @@ extension RoleTemplate {
     }
 
     /// `decode` of the file at `path`.
-    public static func load(path: String, strict: Bool = false) throws(TemplateError)
+    public static func load(
+        path: String,
+        strict: Bool = false
+    ) throws(TemplateError)
         -> (template: RoleTemplate, warnings: [String])
     {
         try decode(TemplateFile.read(path), strict: strict)

@@ -13,8 +13,14 @@ public struct RoomSettings: Sendable, Equatable {
     /// `room_state_interval_ms`
     public var roomStateIntervalMs: Int = 2000
 
-    public init(autoCreate: Bool = true, predefined: [String] = [], maxPeers: Int = 0, reconnectGraceS: Int = 20,
-                largeRoomThreshold: Int = 1000, roomStateIntervalMs: Int = 2000) {
+    public init(
+        autoCreate: Bool = true,
+        predefined: [String] = [],
+        maxPeers: Int = 0,
+        reconnectGraceS: Int = 20,
+        largeRoomThreshold: Int = 1000,
+        roomStateIntervalMs: Int = 2000
+    ) {
         self.autoCreate = autoCreate
         self.predefined = predefined
         self.maxPeers = maxPeers

@@ -17,9 +17,14 @@ public struct Settings: Sendable, Equatable {
     /// `cluster` (1.1, section 18)
     public var cluster = ClusterSettings()
 
-    public init(room: RoomSettings = RoomSettings(), activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
-                roleChange: RoleChangeSettings = RoleChangeSettings(), limits: LimitSettings = LimitSettings(),
-                polls: PollSettings = PollSettings(), cluster: ClusterSettings = ClusterSettings()) {
+    public init(
+        room: RoomSettings = RoomSettings(),
+        activeSpeakers: ActiveSpeakerSettings = ActiveSpeakerSettings(),
+        roleChange: RoleChangeSettings = RoleChangeSettings(),
+        limits: LimitSettings = LimitSettings(),
+        polls: PollSettings = PollSettings(),
+        cluster: ClusterSettings = ClusterSettings()
+    ) {
         self.room = room
         self.activeSpeakers = activeSpeakers
         self.roleChange = roleChange

@@ -22,7 +22,12 @@ final class TemplateCursor {
     /// Unknown keys are problems, not warnings (`--strict`).
     let strict: Bool
 
-    init(_ value: JSON, path: String, problems: TemplateProblems = TemplateProblems(), strict: Bool = false)
+    init(
+        _ value: JSON,
+        path: String,
+        problems: TemplateProblems = TemplateProblems(),
+        strict: Bool = false
+    )
         throws(TemplateError)
     {
         guard case .object(let members) = value else {
@@ -50,7 +55,9 @@ final class TemplateCursor {
         guard let value = take(key) else { return `default` }
         guard let n = value.templateInteger else { return mismatch(key, "integer", value, `default`) }
         guard range.contains(n) else {
-            let bounds = range.upperBound == .max ? "at least \(range.lowerBound)"
+            let bounds =
+                range.upperBound == .max
+                ? "at least \(range.lowerBound)"
                 : "between \(range.lowerBound) and \(range.upperBound)"
             report(path(key), "must be \(bounds), got \(n)")
             return `default`

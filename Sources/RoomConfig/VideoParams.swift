@@ -24,10 +24,12 @@ public struct VideoParams: Sendable, Equatable {
 extension VideoParams {
     /// Reads the object; absent fields keep the value in `d`.
     init(_ c: TemplateCursor, defaults d: VideoParams) throws(TemplateError) {
-        try self.init(bitRate: c.int("bitRate", default: d.bitRate, atLeast: 1),
-                      codec: c.string("codec", default: d.codec),
-                      frameRate: c.int("frameRate", default: d.frameRate, atLeast: 1),
-                      width: c.int("width", default: d.width, atLeast: 1),
-                      height: c.int("height", default: d.height, atLeast: 1))
+        try self.init(
+            bitRate: c.int("bitRate", default: d.bitRate, atLeast: 1),
+            codec: c.string("codec", default: d.codec),
+            frameRate: c.int("frameRate", default: d.frameRate, atLeast: 1),
+            width: c.int("width", default: d.width, atLeast: 1),
+            height: c.int("height", default: d.height, atLeast: 1)
+        )
     }
 }

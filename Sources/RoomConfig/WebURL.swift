@@ -29,7 +29,8 @@ public struct WebURL: Sendable, Equatable {
         }
         if let port, !(1...65535).contains(port) { return nil }
         let hostCharacters = host.hasPrefix("[") ? host.dropFirst().dropLast() : host
-        guard !hostCharacters.isEmpty, hostCharacters.allSatisfy({ $0.isLetter || $0.isNumber || "-._~%:".contains($0) })
+        guard !hostCharacters.isEmpty,
+            hostCharacters.allSatisfy({ $0.isLetter || $0.isNumber || "-._~%:".contains($0) })
         else { return nil }
         self.scheme = scheme
         self.host = String(host)

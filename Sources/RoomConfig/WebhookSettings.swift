@@ -11,8 +11,13 @@ public struct WebhookSettings: Sendable, Equatable {
     /// `queue_limit`, 1...1000000: waiting events; a full queue drops the oldest.
     public var queueLimit: Int = 10000
 
-    public init(url: String, events: [WebhookEventKind] = WebhookEventKind.allCases, timeoutMs: Int = 5000,
-                maxAttempts: Int = 6, queueLimit: Int = 10000) {
+    public init(
+        url: String,
+        events: [WebhookEventKind] = WebhookEventKind.allCases,
+        timeoutMs: Int = 5000,
+        maxAttempts: Int = 6,
+        queueLimit: Int = 10000
+    ) {
         self.url = url
         self.events = events
         self.timeoutMs = timeoutMs
@@ -39,8 +44,11 @@ extension WebhookSettings {
             var kinds: [WebhookEventKind] = []
             for (i, name) in names.enumerated() {
                 guard let kind = WebhookEventKind(rawValue: name) else {
-                    c.report(c.path("events", i), "unknown event \"\(name)\", expected one of "
-                        + WebhookEventKind.allCases.map(\.rawValue).joined(separator: ", "))
+                    c.report(
+                        c.path("events", i),
+                        "unknown event \"\(name)\", expected one of "
+                            + WebhookEventKind.allCases.map(\.rawValue).joined(separator: ", ")
+                    )
                     continue
                 }
                 if !kinds.contains(kind) { kinds.append(kind) }

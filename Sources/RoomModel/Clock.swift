@@ -33,7 +33,10 @@ public protocol IDGenerator: AnyObject {
 }
 
 public enum IDKind: String, Sendable {
-    case peer, session, message, track, roleChange = "rc", iterator = "it", poll, cue
+    case peer, session, message, track
+    case roleChange = "rc"
+    case iterator = "it"
+    case poll, cue
 }
 
 /// Random 128-bit ids as 32 lowercase hex digits.

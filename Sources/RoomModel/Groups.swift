@@ -31,7 +31,8 @@ extension RoomRegistry {
     }
 
     /// `group-leave` (self) / `group-remove` (others, needs `changeRole`).
-    public func removeFromGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery] {
+    public func removeFromGroup(by initiator: Initiator, _ target: Peer, group: String) throws(RoomError) -> [Delivery]
+    {
         if case .peer(let caller) = initiator {
             if caller === target {
                 try caller.requireUnrestricted("group-leave")

@@ -10,8 +10,17 @@ extension RoomRegistry {
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
         room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
-        let peer = Peer(id: ids.next(.peer), userID: request.userID, joinedAt: now, sequence: room.makeSequence(),
-                        role: role, name: request.name, data: request.data, viewOnly: request.viewOnly, room: room)
+        let peer = Peer(
+            id: ids.next(.peer),
+            userID: request.userID,
+            joinedAt: now,
+            sequence: room.makeSequence(),
+            role: role,
+            name: request.name,
+            data: request.data,
+            viewOnly: request.viewOnly,
+            room: room
+        )
         room.add(peer)
         room.speakers.joined(peer)
         record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
@@ -22,11 +31,19 @@ extension RoomRegistry {
             room.roomState.joinedQuietly(peer)  // announced in the next room-state
             roomStates.schedule(room)
         } else {
-            deliveries = splitBySubscription(room.others(than: peer), publisher: peer) { .peerJoin(peer, withTracks: $0) }
+            deliveries = splitBySubscription(room.others(than: peer), publisher: peer) {
+                .peerJoin(peer, withTracks: $0)
+            }
             room.roomState.announced(room.peerCount)  // everyone saw this join
         }
-        return JoinOutcome(peer: peer, room: room, others: listed.map { ($0, peer.sees(tracksOf: $0)) },
-                           resumed: false, replacedHandle: nil, deliveries: deliveries)
+        return JoinOutcome(
+            peer: peer,
+            room: room,
+            others: listed.map { ($0, peer.sees(tracksOf: $0)) },
+            resumed: false,
+            replacedHandle: nil,
+            deliveries: deliveries
+        )
     }
 
     /// `join` with `peer_id`: take over a peer that is still in the room.
@@ -43,8 +60,14 @@ extension RoomRegistry {
         room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
-        return JoinOutcome(peer: peer, room: room, others: others, resumed: true, replacedHandle: replaced,
-                           deliveries: [])
+        return JoinOutcome(
+            peer: peer,
+            room: room,
+            others: others,
+            resumed: true,
+            replacedHandle: replaced,
+            deliveries: []
+        )
     }
 
     /// Removes `peer`; the others are told why. The room goes with its last peer.

@@ -18,7 +18,8 @@ struct JoinOrder {
 
     /// The first position whose sequence is not below `sequence`.
     private func index(of sequence: Int) -> Int {
-        var low = 0, high = peers.count
+        var low = 0
+        var high = peers.count
         while low < high {
             let mid = (low + high) / 2
             if peers[mid].sequence < sequence { low = mid + 1 } else { high = mid }

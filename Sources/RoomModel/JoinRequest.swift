@@ -13,8 +13,16 @@ public struct JoinRequest: Sendable {
     /// `peer_id` param: resume that peer.
     public var resumePeerID: String?
 
-    public init(roomID: String, requestedRoomID: String? = nil, userID: String, roleName: String, name: String,
-                data: String = "", viewOnly: Bool = false, resumePeerID: String? = nil) {
+    public init(
+        roomID: String,
+        requestedRoomID: String? = nil,
+        userID: String,
+        roleName: String,
+        name: String,
+        data: String = "",
+        viewOnly: Bool = false,
+        resumePeerID: String? = nil
+    ) {
         self.roomID = roomID
         self.requestedRoomID = requestedRoomID
         self.userID = userID

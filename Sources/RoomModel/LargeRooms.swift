@@ -28,7 +28,9 @@ extension RoomRegistry {
         }
         listed.sort { $0.sequence < $1.sequence }
         if !peer.role.publishParams.canPublish {
-            listed += room.peers(withRole: peer.role.name).lazy.filter { $0 !== peer }.prefix(Self.largeRoomOwnRoleListing)
+            listed += room.peers(withRole: peer.role.name).lazy.filter { $0 !== peer }.prefix(
+                Self.largeRoomOwnRoleListing
+            )
         }
         return listed
     }
@@ -47,13 +49,18 @@ extension RoomRegistry {
             for peer in room.peersInJoinOrder {
                 if Self.moderates(peer.role) { moderators.append(peer) } else { others.append(peer) }
             }
-            let (countChanged, joined, left) = room.roomState.nextPage(peerCount: room.peerCount, size: Self.roomStatePage,
-                                                                       moderated: !moderators.isEmpty)
+            let (countChanged, joined, left) = room.roomState.nextPage(
+                peerCount: room.peerCount,
+                size: Self.roomStatePage,
+                moderated: !moderators.isEmpty
+            )
             if countChanged, !others.isEmpty {
                 deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: nil, left: nil), to: others))
             }
             if !moderators.isEmpty, countChanged || !joined.isEmpty || !left.isEmpty {
-                deliveries.append(Delivery(.roomState(peerCount: room.peerCount, joined: joined, left: left), to: moderators))
+                deliveries.append(
+                    Delivery(.roomState(peerCount: room.peerCount, joined: joined, left: left), to: moderators)
+                )
             }
             if room.roomState.hasPending { roomStates.schedule(room) }
         }

@@ -74,7 +74,11 @@ extension RoomRegistry {
     }
 
     /// `hls-start` (or REST `…/hls/start`): every peer gets `on-hls-update`.
-    public func startLiveStream(by initiator: Initiator, in room: Room, variants requested: [HLSVariantRequest]?)
+    public func startLiveStream(
+        by initiator: Initiator,
+        in room: Room,
+        variants requested: [HLSVariantRequest]?
+    )
         throws(RoomError) -> [Delivery]
     {
         let requested = requested ?? [HLSVariantRequest()]
@@ -94,9 +98,16 @@ extension RoomRegistry {
         let now = clock.nowMillis()
         let url = playlistURL(for: room)
         room.liveStream = LiveStream(
-            running: true, startedAt: now, startedBy: ActorRef(initiator), stoppedAt: nil, stoppedBy: nil,
-            variants: requested.map { HLSVariant(url: url, meetingURL: $0.meetingURL, metadata: $0.metadata, startedAt: now) },
-            cues: [])
+            running: true,
+            startedAt: now,
+            startedBy: ActorRef(initiator),
+            stoppedAt: nil,
+            stoppedBy: nil,
+            variants: requested.map {
+                HLSVariant(url: url, meetingURL: $0.meetingURL, metadata: $0.metadata, startedAt: now)
+            },
+            cues: []
+        )
         record(.hlsStarted(room: RoomRef(room), by: ActorRef(initiator), urls: [url]), at: now)
         return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
     }
@@ -111,7 +122,11 @@ extension RoomRegistry {
 
     /// `hls-timed-metadata`: each object becomes a cue from now to now + duration;
     /// every peer gets `on-hls-timed-metadata {cues}`. All or nothing.
-    public func addTimedMetadata(by initiator: Initiator, in room: Room, _ requests: [HLSCueRequest])
+    public func addTimedMetadata(
+        by initiator: Initiator,
+        in room: Room,
+        _ requests: [HLSCueRequest]
+    )
         throws(RoomError) -> (cues: [HLSCue], deliveries: [Delivery])
     {
         if requests.isEmpty || requests.count > Self.maxCuesPerCall {
@@ -120,7 +135,9 @@ extension RoomRegistry {
         for (i, request) in requests.enumerated() {
             try checkSize(request.payload, field: "metadata_objs[\(i)].payload", limit: Self.maxCuePayloadBytes)
             if !Self.cueDurationRange.contains(request.durationS) {
-                throw .invalidParams("metadata_objs[\(i)].duration: must be between 1 and 3600 s, got \(request.durationS)")
+                throw .invalidParams(
+                    "metadata_objs[\(i)].duration: must be between 1 and 3600 s, got \(request.durationS)"
+                )
             }
         }
         try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
@@ -129,7 +146,10 @@ extension RoomRegistry {
         room.liveStream!.prune(now: now)
         let limit = settings.hls.maxLiveCues
         if room.liveStream!.cues.count + requests.count > limit {
-            throw RoomError(.tooMany, "metadata_objs: at most \(limit) live cues per room (settings.hls.max_live_cues), \(room.liveStream!.cues.count) live")
+            throw RoomError(
+                .tooMany,
+                "metadata_objs: at most \(limit) live cues per room (settings.hls.max_live_cues), \(room.liveStream!.cues.count) live"
+            )
         }
         let cues = requests.map {
             HLSCue(id: ids.next(.cue), payload: $0.payload, startDate: now, endDate: now + Int64($0.durationS) * 1000)

@@ -7,7 +7,12 @@ extension RoomRegistry {
     }
 
     /// `broadcast` by a peer: returns the message (id, timestamp) and its deliveries.
-    public func broadcast(from sender: Peer, message: String, type: String, to target: MessageTarget)
+    public func broadcast(
+        from sender: Peer,
+        message: String,
+        type: String,
+        to target: MessageTarget
+    )
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
         try sender.requireUnrestricted("broadcast")
@@ -16,7 +21,13 @@ extension RoomRegistry {
 
     /// A message from a peer or from the server (REST `send-message`); never
     /// delivered back to a sending peer except as an explicit direct message.
-    public func send(from sender: Initiator, in room: Room, message: String, type: String, to target: MessageTarget)
+    public func send(
+        from sender: Initiator,
+        in room: Room,
+        message: String,
+        type: String,
+        to target: MessageTarget
+    )
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
         try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
@@ -30,7 +41,9 @@ extension RoomRegistry {
             recipients = everyone  // the sender is skipped by the delivery, not by a copy
             recipient = .broadcast
         case .peer(let id):
-            guard let peer = room.peer(id) else { throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room") }
+            guard let peer = room.peer(id) else {
+                throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room")
+            }
             recipients = [peer]
             recipient = .peer(id)
         case .roles(let names):
@@ -42,8 +55,14 @@ extension RoomRegistry {
             recipients = everyone.filter { $0 !== sendingPeer && wanted.contains($0.role.name) }
             recipient = .roles(names)
         }
-        let chat = ChatMessage(id: ids.next(.message), timestamp: clock.nowMillis(), sender: sender,
-                               recipient: recipient, message: message, type: type)
+        let chat = ChatMessage(
+            id: ids.next(.message),
+            timestamp: clock.nowMillis(),
+            sender: sender,
+            recipient: recipient,
+            message: message,
+            type: type
+        )
         if target == .everyone, let sendingPeer {
             return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
         }

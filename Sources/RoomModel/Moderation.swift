@@ -2,8 +2,13 @@
 extension RoomRegistry {
     /// `track-update-request`: mute is enforced (needs `mute`); unmute is only
     /// asked of the owner (needs `unmute`).
-    public func requestTrackUpdate(by initiator: Initiator, in room: Room, targetID: String, trackID: String,
-                                   mute: Bool) throws(RoomError) -> Effects {
+    public func requestTrackUpdate(
+        by initiator: Initiator,
+        in room: Room,
+        targetID: String,
+        trackID: String,
+        mute: Bool
+    ) throws(RoomError) -> Effects {
         if mute {
             try requirePermission(initiator, \.mute, "mute")
         } else {
@@ -27,7 +32,12 @@ extension RoomRegistry {
     /// `change-track-mute-state-request`: every matching track of every other
     /// peer. Returns how many tracks were muted (`value` true: those that were
     /// unmuted) or asked to unmute (`value` false: those that are muted).
-    public func changeTrackMuteState(by initiator: Initiator, in room: Room, value: Bool, filter: TrackFilter)
+    public func changeTrackMuteState(
+        by initiator: Initiator,
+        in room: Room,
+        value: Bool,
+        filter: TrackFilter
+    )
         throws(RoomError) -> (tracksAffected: Int, effects: Effects)
     {
         try requirePermission(initiator, value ? \.mute : \.unmute, value ? "mute" : "unmute")
@@ -43,7 +53,8 @@ extension RoomRegistry {
             if case .peer(let caller) = initiator, caller === peer { continue }
             if let roles, !roles.contains(peer.role.name) { continue }
             var touched = false
-            for index in peer.tracks.indices where filter.matches(peer.tracks[index]) && peer.tracks[index].mute != value {
+            for index in peer.tracks.indices
+            where filter.matches(peer.tracks[index]) && peer.tracks[index].mute != value {
                 touched = true
                 affected += 1
                 if value {
@@ -52,7 +63,10 @@ extension RoomRegistry {
                 }
             }
             if touched {
-                effects.send(.changeTrackMuteStateRequest(requestedBy: initiator, filter: filter, value: value), to: [peer])
+                effects.send(
+                    .changeTrackMuteStateRequest(requestedBy: initiator, filter: filter, value: value),
+                    to: [peer]
+                )
             }
         }
         return (affected, effects)
@@ -60,8 +74,13 @@ extension RoomRegistry {
 
     /// `peer-leave-request`: the target is told and disconnected (4001); the
     /// others see it leave with reason "peer kicked".
-    public func removePeer(by initiator: Initiator, in room: Room, targetID: String, reason: String,
-                           leaveReason: LeaveReason = .peerKicked) throws(RoomError) -> Effects {
+    public func removePeer(
+        by initiator: Initiator,
+        in room: Room,
+        targetID: String,
+        reason: String,
+        leaveReason: LeaveReason = .peerKicked
+    ) throws(RoomError) -> Effects {
         try requirePermission(initiator, \.removeOthers, "removeOthers")
         guard let target = room.peer(targetID) else {
             throw RoomError(.peerNotFound, "requested_for: peer \"\(targetID)\" is not in the room")
@@ -75,7 +94,8 @@ extension RoomRegistry {
 
     /// `end-room`: every peer, the caller included, is told and disconnected
     /// (4002); with `lock` later joins to this room id fail with 40003.
-    public func endRoom(by initiator: Initiator, _ room: Room, reason: String, lock: Bool) throws(RoomError) -> Effects {
+    public func endRoom(by initiator: Initiator, _ room: Room, reason: String, lock: Bool) throws(RoomError) -> Effects
+    {
         try requirePermission(initiator, \.endRoom, "endRoom")
         var effects = Effects()
         let everyone = room.peersInJoinOrder

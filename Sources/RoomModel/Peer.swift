@@ -30,8 +30,17 @@ public final class Peer {
     /// The session-store keys this peer listens to (`listen-metadata-change`).
     public internal(set) var metadataListening: MetadataListening = .none
 
-    init(id: String, userID: String, joinedAt: Int64, sequence: Int, role: Role, name: String, data: String,
-         viewOnly: Bool, room: Room) {
+    init(
+        id: String,
+        userID: String,
+        joinedAt: Int64,
+        sequence: Int,
+        role: Role,
+        name: String,
+        data: String,
+        viewOnly: Bool,
+        room: Room
+    ) {
         self.id = id
         self.userID = userID
         self.joinedAt = joinedAt

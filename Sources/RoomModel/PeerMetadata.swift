@@ -2,7 +2,12 @@
 extension RoomRegistry {
     /// `peer-update` (or a REST update): nil leaves a field as it is.
     /// Nothing changed → no delivery.
-    public func updatePeer(_ peer: Peer, name: String?, data: String?, by initiator: Initiator? = nil)
+    public func updatePeer(
+        _ peer: Peer,
+        name: String?,
+        data: String?,
+        by initiator: Initiator? = nil
+    )
         throws(RoomError) -> [Delivery]
     {
         if initiator == nil { try peer.requireUnrestricted("peer-update") }

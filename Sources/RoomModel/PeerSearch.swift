@@ -24,7 +24,14 @@ struct PeerSearch {
     mutating func find(_ caller: Peer, role: String?, group: String?, limit: Int, ids: IDGenerator) -> PeerPage {
         let matches = caller.room.peersInJoinOrder.filter { Self.matches($0, role: role, group: group) }
         serial += 1
-        var iterator = Iterator(owner: caller, role: role, group: group, after: 0, total: matches.count, created: serial)
+        var iterator = Iterator(
+            owner: caller,
+            role: role,
+            group: group,
+            after: 0,
+            total: matches.count,
+            created: serial
+        )
         return page(caller, &iterator, candidates: matches, limit: limit) { ids.next(.iterator) }
     }
 
@@ -47,8 +54,13 @@ struct PeerSearch {
 
     /// Up to `limit` of `candidates`; unless that is all of them, the
     /// iterator is kept (under `key()`) for the next page.
-    private mutating func page(_ caller: Peer, _ iterator: inout Iterator, candidates: [Peer], limit: Int,
-                               key: () -> String) -> PeerPage {
+    private mutating func page(
+        _ caller: Peer,
+        _ iterator: inout Iterator,
+        candidates: [Peer],
+        limit: Int,
+        key: () -> String
+    ) -> PeerPage {
         let slice = candidates.prefix(limit)
         let eof = candidates.count <= limit
         var token: String?
@@ -59,8 +71,12 @@ struct PeerSearch {
             token = key
             dropOldIterators(of: caller)
         }
-        return PeerPage(iterator: token, total: iterator.total, eof: eof,
-                        peers: slice.map { ($0, $0 === caller || caller.sees(tracksOf: $0)) })
+        return PeerPage(
+            iterator: token,
+            total: iterator.total,
+            eof: eof,
+            peers: slice.map { ($0, $0 === caller || caller.sees(tracksOf: $0)) }
+        )
     }
 
     private static func matches(_ peer: Peer, role: String?, group: String?) -> Bool {
@@ -70,7 +86,9 @@ struct PeerSearch {
     private mutating func dropOldIterators(of peer: Peer) {
         let owned = iterators.filter { $0.value.owner === peer }
         guard owned.count > Self.maxIteratorsPerPeer else { return }
-        for (key, _) in owned.sorted(by: { $0.value.created < $1.value.created }).prefix(owned.count - Self.maxIteratorsPerPeer) {
+        for (key, _) in owned.sorted(by: { $0.value.created < $1.value.created }).prefix(
+            owned.count - Self.maxIteratorsPerPeer
+        ) {
             iterators.removeValue(forKey: key)
         }
     }

@@ -14,10 +14,17 @@ public enum RoleChangeOutcome {
 /// by `RoleChangeRequests`.
 extension RoomRegistry {
     /// `role-change-request` for one peer (`requested_for`).
-    public func requestRoleChange(by initiator: Initiator, in room: Room, targetID: String, role roleName: String,
-                                  force: Bool) throws(RoomError) -> (RoleChangeOutcome, Effects) {
+    public func requestRoleChange(
+        by initiator: Initiator,
+        in room: Room,
+        targetID: String,
+        role roleName: String,
+        force: Bool
+    ) throws(RoomError) -> (RoleChangeOutcome, Effects) {
         try requirePermission(initiator, \.changeRole, "changeRole")
-        guard let role = template.role(roleName) else { throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"") }
+        guard let role = template.role(roleName) else {
+            throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"")
+        }
         guard let target = room.peer(targetID) else {
             throw RoomError(.peerNotFound, "requested_for: peer \"\(targetID)\" is not in the room")
         }
@@ -25,8 +32,15 @@ extension RoomRegistry {
         try checkRoleLimit(role, in: room, adding: 1)
         if force { return (.applied, applyRole(role, to: target)) }
         let token = ids.next(.roleChange)
-        roleChanges.add(RoleChangeRequest(token: token, requester: initiator, target: target, role: role.name,
-                                          expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000))
+        roleChanges.add(
+            RoleChangeRequest(
+                token: token,
+                requester: initiator,
+                target: target,
+                role: role.name,
+                expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000
+            )
+        )
         var effects = Effects()
         effects.send(.roleChangeRequest(requestedBy: initiator, role: role.name, token: token), to: [target])
         return (.requested(token: token), effects)
@@ -35,7 +49,9 @@ extension RoomRegistry {
     /// `role-change` by the target: applies the request behind `token`.
     public func acceptRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
         let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
-        guard let role = template.role(request.role) else { throw RoomError(.roleNotFound, "role \"\(request.role)\" is gone") }
+        guard let role = template.role(request.role) else {
+            throw RoomError(.roleNotFound, "role \"\(request.role)\" is gone")
+        }
         if peer.role.name == role.name { return Effects() }
         do {
             try checkRoleLimit(role, in: peer.room, adding: 1)
@@ -66,11 +82,18 @@ extension RoomRegistry {
 
     /// Bulk `role-change-request` (`roles` + `role`): every peer whose role is
     /// listed, the caller included; all or nothing.
-    public func bulkRoleChange(by initiator: Initiator, in room: Room, roles: [String], to roleName: String)
+    public func bulkRoleChange(
+        by initiator: Initiator,
+        in room: Room,
+        roles: [String],
+        to roleName: String
+    )
         throws(RoomError) -> (changed: [Peer], effects: Effects)
     {
         try requirePermission(initiator, \.changeRole, "changeRole")
-        guard let role = template.role(roleName) else { throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"") }
+        guard let role = template.role(roleName) else {
+            throw RoomError(.roleNotFound, "role: no role named \"\(roleName)\"")
+        }
         for name in roles where template.role(name) == nil {
             throw RoomError(.roleNotFound, "roles: no role named \"\(name)\"")
         }
@@ -98,7 +121,8 @@ extension RoomRegistry {
         let oldRole = target.role
         // 1. Tracks the new role may not publish.
         let subscribersBefore = room.subscribers(of: target)
-        for track in target.tracks where !role.publishParams.allows(Self.publishKind(kind: track.kind, source: track.source)) {
+        for track in target.tracks
+        where !role.publishParams.allows(Self.publishKind(kind: track.kind, source: track.source)) {
             _ = room.removeTrack(track.id, from: target)
             effects.send(.trackRemove(peerID: target.id, track), to: subscribersBefore)
         }
@@ -113,8 +137,10 @@ extension RoomRegistry {
             let seesNow = role.subscribes(to: other.role.name)
             if sawBefore == seesNow { continue }
             for track in other.tracks {
-                effects.send(seesNow ? .trackAdd(peerID: other.id, track) : .trackRemove(peerID: other.id, track),
-                             to: [target])
+                effects.send(
+                    seesNow ? .trackAdd(peerID: other.id, track) : .trackRemove(peerID: other.id, track),
+                    to: [target]
+                )
             }
         }
         // 4. Who sees the target's (remaining) tracks now.
@@ -142,8 +168,15 @@ extension RoomRegistry {
         guard case .peer(let requester) = request.requester, requester.room.peer(requester.id) === requester else {
             return effects
         }
-        effects.send(.roleChangeRejected(token: request.token, requestedFor: request.target.id, role: request.role,
-                                         reason: reason), to: [requester])
+        effects.send(
+            .roleChangeRejected(
+                token: request.token,
+                requestedFor: request.target.id,
+                role: request.role,
+                reason: reason
+            ),
+            to: [requester]
+        )
         return effects
     }
 

@@ -89,7 +89,11 @@ public final class RoomRegistry {
     }
 
     /// A peer's permission for a call; the REST API (`.server`) may do anything.
-    func requirePermission(_ initiator: Initiator, _ permission: KeyPath<Permissions, Bool>, _ name: String)
+    func requirePermission(
+        _ initiator: Initiator,
+        _ permission: KeyPath<Permissions, Bool>,
+        _ name: String
+    )
         throws(RoomError)
     {
         guard case .peer(let peer) = initiator else { return }

@@ -45,7 +45,11 @@ struct RoomStateBatch {
     /// count changed since the last one announced, and the moderators' next
     /// page (at most `size` joins and `size` leaves), taken. Without
     /// moderators nobody is paged to: every entry goes.
-    mutating func nextPage(peerCount: Int, size: Int, moderated: Bool)
+    mutating func nextPage(
+        peerCount: Int,
+        size: Int,
+        moderated: Bool
+    )
         -> (countChanged: Bool, joined: [Peer], left: [String])
     {
         let countChanged = changed && peerCount != announcedPeerCount

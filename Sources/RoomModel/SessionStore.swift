@@ -59,7 +59,9 @@ public struct SessionStore: Sendable, Equatable {
         guard let entry = entries[key] else {
             return SessionEntry(key: key, value: Self.null, version: 0, updatedBy: nil, updatedAt: nil)
         }
-        if entry.isNull { return SessionEntry(key: key, value: Self.null, version: entry.version, updatedBy: nil, updatedAt: nil) }
+        if entry.isNull {
+            return SessionEntry(key: key, value: Self.null, version: entry.version, updatedBy: nil, updatedAt: nil)
+        }
         return entry
     }
 
@@ -68,7 +70,13 @@ public struct SessionStore: Sendable, Equatable {
         entries.values.filter { !$0.isNull }.sorted { $0.key < $1.key }
     }
 
-    mutating func set(_ key: String, value: [UInt8], by actor: ActorRef, at now: Int64, maxKeys: Int)
+    mutating func set(
+        _ key: String,
+        value: [UInt8],
+        by actor: ActorRef,
+        at now: Int64,
+        maxKeys: Int
+    )
         throws(RoomError) -> SessionEntry
     {
         let previous = entries[key]
@@ -77,8 +85,13 @@ public struct SessionStore: Sendable, Equatable {
         if isLive, !wasLive, liveCount >= maxKeys {
             throw RoomError(.tooMany, "key: the room already has \(maxKeys) session-store keys (max_session_keys)")
         }
-        let entry = SessionEntry(key: key, value: value, version: (previous?.version ?? 0) + 1, updatedBy: actor,
-                                 updatedAt: now)
+        let entry = SessionEntry(
+            key: key,
+            value: value,
+            version: (previous?.version ?? 0) + 1,
+            updatedBy: actor,
+            updatedAt: now
+        )
         entries[key] = entry
         if isLive, !wasLive { liveCount += 1 }
         if !isLive, wasLive { liveCount -= 1 }
@@ -119,7 +132,12 @@ extension RoomRegistry {
 
     /// `set-metadata` (or REST): `value` null deletes. Every peer listening
     /// to the key, the setter included, gets `on-metadata-change`.
-    public func setMetadata(by initiator: Initiator, in room: Room, key: String, value: JSON)
+    public func setMetadata(
+        by initiator: Initiator,
+        in room: Room,
+        key: String,
+        value: JSON
+    )
         throws(RoomError) -> (entry: SessionEntry, deliveries: [Delivery])
     {
         // Params first, then permissions, then limits (PROTOCOL.md section 2's order).
@@ -128,10 +146,18 @@ extension RoomRegistry {
         let encoded = value.bytes
         let limit = settings.limits.maxSessionValueBytes
         if encoded.count > limit {
-            throw RoomError(.tooLarge, "value: \(encoded.count) bytes is over the limit of \(limit) (max_session_value_bytes)")
+            throw RoomError(
+                .tooLarge,
+                "value: \(encoded.count) bytes is over the limit of \(limit) (max_session_value_bytes)"
+            )
         }
-        let entry = try room.sessionStore.set(key, value: encoded, by: ActorRef(initiator), at: clock.nowMillis(),
-                                              maxKeys: settings.limits.maxSessionKeys)
+        let entry = try room.sessionStore.set(
+            key,
+            value: encoded,
+            by: ActorRef(initiator),
+            at: clock.nowMillis(),
+            maxKeys: settings.limits.maxSessionKeys
+        )
         let listeners = room.peersInJoinOrder.filter { $0.metadataListening.covers(key) }
         return (entry, [Delivery(.metadataChange(entry), to: listeners)].nonEmpty)
     }
@@ -140,7 +166,9 @@ extension RoomRegistry {
     /// `["*"]` is every key, `[]` none. Returns the keys as stored (deduplicated, sorted).
     public func listenMetadata(_ peer: Peer, keys: [String]) throws(RoomError) -> [String] {
         let limit = settings.limits.maxSessionKeys
-        if keys.count > limit { throw .invalidParams("keys: at most \(limit) keys (max_session_keys), got \(keys.count)") }
+        if keys.count > limit {
+            throw .invalidParams("keys: at most \(limit) keys (max_session_keys), got \(keys.count)")
+        }
         for (index, key) in keys.enumerated() where key != "*" && !Self.isValidMetadataKey(key) {
             throw .invalidParams("keys[\(index)]: must be \"*\" or match [A-Za-z0-9_.-]{1,64}")
         }

@@ -2,8 +2,14 @@ import RoomConfig
 
 /// `track-add` / `track-update` / `track-remove` (PROTOCOL.md sections 4 and 6).
 extension RoomRegistry {
-    public func addTrack(_ peer: Peer, id: String?, kind: Track.Kind, source: Track.Source = .regular,
-                         mute: Bool = false, description: String = "") throws(RoomError) -> (Track, [Delivery]) {
+    public func addTrack(
+        _ peer: Peer,
+        id: String?,
+        kind: Track.Kind,
+        source: Track.Source = .regular,
+        mute: Bool = false,
+        description: String = ""
+    ) throws(RoomError) -> (Track, [Delivery]) {
         try peer.requireUnrestricted("track-add")
         let needed = Self.publishKind(kind: kind, source: source)
         guard peer.role.publishParams.allows(needed) else {
@@ -24,7 +30,12 @@ extension RoomRegistry {
     }
 
     /// `mute` / `description`: nil leaves the field. Nothing changed → no push.
-    public func updateTrack(_ peer: Peer, id: String, mute: Bool?, description: String?) throws(RoomError)
+    public func updateTrack(
+        _ peer: Peer,
+        id: String,
+        mute: Bool?,
+        description: String?
+    ) throws(RoomError)
         -> (Track, [Delivery])
     {
         try peer.requireUnrestricted("track-update")

@@ -62,20 +62,55 @@ public final class RoomServer: @unchecked Sendable {
         let registry = RoomRegistry(template: template)
         let clock = SystemClock()
         let flow = FlowControl(maxOutboundBytes: limits.maxOutboundBytes)
-        let sockets = Sockets(limits: limits, servers: options.serversInProcess, flow: flow, clock: clock,
-                              metrics: metrics, logger: logger)
+        let sockets = Sockets(
+            limits: limits,
+            servers: options.serversInProcess,
+            flow: flow,
+            clock: clock,
+            metrics: metrics,
+            logger: logger
+        )
         let homes = RoomHomes(clustered: options.clusterURL != nil)
         let schedule = Schedule(registry: registry, clock: clock)
-        let webhooks = WebhookRelay(registry: registry, settings: template.settings.webhooks,
-                                    secret: options.webhookSecret ?? options.secret, metrics: metrics, logger: logger)
+        let webhooks = WebhookRelay(
+            registry: registry,
+            settings: template.settings.webhooks,
+            secret: options.webhookSecret ?? options.secret,
+            metrics: metrics,
+            logger: logger
+        )
         let policies = Policies(template: template)
         let verifier = TokenVerifier(secret: options.secret, accessKey: options.accessKey)
-        let fanOut = FanOut(registry: registry, policies: policies, metrics: metrics, webhooks: webhooks,
-                            schedule: schedule, homes: homes, logger: logger)
-        let dispatcher = Dispatcher(registry: registry, fanOut: fanOut, policies: policies, verifier: verifier,
-                                    metrics: metrics, clock: clock, homes: homes, schedule: schedule, logger: logger)
-        let rest = RestAPI(registry: registry, fanOut: fanOut, verifier: verifier, metrics: metrics, clock: clock,
-                           homes: homes, schedule: schedule, logger: logger)
+        let fanOut = FanOut(
+            registry: registry,
+            policies: policies,
+            metrics: metrics,
+            webhooks: webhooks,
+            schedule: schedule,
+            homes: homes,
+            logger: logger
+        )
+        let dispatcher = Dispatcher(
+            registry: registry,
+            fanOut: fanOut,
+            policies: policies,
+            verifier: verifier,
+            metrics: metrics,
+            clock: clock,
+            homes: homes,
+            schedule: schedule,
+            logger: logger
+        )
+        let rest = RestAPI(
+            registry: registry,
+            fanOut: fanOut,
+            verifier: verifier,
+            metrics: metrics,
+            clock: clock,
+            homes: homes,
+            schedule: schedule,
+            logger: logger
+        )
         let http = HTTPExchange(maxBody: limits.maxMessageBytes)
         let routes = HTTPRoutes(rest: rest, registry: registry, metrics: metrics, homes: homes, sockets: sockets)
         self.registry = registry
@@ -100,18 +135,40 @@ public final class RoomServer: @unchecked Sendable {
     public func start(port requestedPort: Int? = nil) throws -> Int {
         LWSLog.install(LWSLog(logger: logger))
         let maxMessageBytes = options.template.settings.limits.maxMessageBytes
-        let port = try loop.open(host: options.host, port: requestedPort ?? options.port, shared: options.reusePort,
-                                 rxBufferSize: max(64 * 1024, min(maxMessageBytes, 1 << 20)),
-                                 user: Unmanaged.passUnretained(self).toOpaque())
-        schedule.start(context: loop.context!, fired: { [unowned self] in deadlinePassed($0) },
-                       tick: { [unowned self] in tick($0) })
+        let port = try loop.open(
+            host: options.host,
+            port: requestedPort ?? options.port,
+            shared: options.reusePort,
+            rxBufferSize: max(64 * 1024, min(maxMessageBytes, 1 << 20)),
+            user: Unmanaged.passUnretained(self).toOpaque()
+        )
+        schedule.start(
+            context: loop.context!,
+            fired: { [unowned self] in deadlinePassed($0) },
+            tick: { [unowned self] in tick($0) }
+        )
         if let url = options.clusterURL {
             router = ClusterRouter.join(
-                url: url, nodeID: options.nodeID, serviceThread: options.serviceThread, port: port,
+                url: url,
+                nodeID: options.nodeID,
+                serviceThread: options.serviceThread,
+                port: port,
                 parts: ClusterRouter.Parts(
-                    registry: registry, dispatcher: dispatcher, fanOut: fanOut, rest: rest, http: http, routes: routes,
-                    homes: homes, flow: flow, sockets: sockets, schedule: schedule, clock: clock, logger: logger),
-                post: { [weak self] input in self?.post(.cluster(input)) })
+                    registry: registry,
+                    dispatcher: dispatcher,
+                    fanOut: fanOut,
+                    rest: rest,
+                    http: http,
+                    routes: routes,
+                    homes: homes,
+                    flow: flow,
+                    sockets: sockets,
+                    schedule: schedule,
+                    clock: clock,
+                    logger: logger
+                ),
+                post: { [weak self] input in self?.post(.cluster(input)) }
+            )
         }
         return port
     }
@@ -183,8 +240,13 @@ public final class RoomServer: @unchecked Sendable {
             case .shutdown: beginDrain()
             case .reload(let template):
                 dispatcher.reload(template)
-                logger.notice("template reloaded", metadata: [
-                    "template": "\(template.name)", "roles": "\(registry.template.roleNames.joined(separator: ","))"])
+                logger.notice(
+                    "template reloaded",
+                    metadata: [
+                        "template": "\(template.name)",
+                        "roles": "\(registry.template.roleNames.joined(separator: ","))",
+                    ]
+                )
                 if template.settings != options.template.settings {
                     logger.warning("template reloaded: settings changes apply after a restart")
                 }
@@ -224,7 +286,10 @@ public final class RoomServer: @unchecked Sendable {
         if !siblings.isEmpty { routes.recordGauges() }  // what a sibling's scrape reads
         if !sockets.draining { loop.resumeListening() }
         for connection in flow.excuseStalled(now: now, among: sockets.connections.values) {
-            logger.debug("behind while its room was paused: held to the slow-consumer rule", metadata: connection.logMetadata)
+            logger.debug(
+                "behind while its room was paused: held to the slow-consumer rule",
+                metadata: connection.logMetadata
+            )
         }
         sockets.sweep(now: now)
     }
@@ -247,9 +312,15 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     /// A complete client message (lws' fragments put together).
-    func received(_ fragment: UnsafeRawBufferPointer, on connection: Connection, first: Bool, final: Bool, binary: Bool) {
-        switch connection.receive(fragment, first: first, final: final, binary: binary,
-                                  limit: options.template.settings.limits.maxMessageBytes) {
+    func received(_ fragment: UnsafeRawBufferPointer, on connection: Connection, first: Bool, final: Bool, binary: Bool)
+    {
+        switch connection.receive(
+            fragment,
+            first: first,
+            final: final,
+            binary: binary,
+            limit: options.template.settings.limits.maxMessageBytes
+        ) {
         case .partial: break
         case .complete(let message): router.inbound(message, on: connection)
         case .refused(_, let reason): logger.info("\(reason)", metadata: connection.logMetadata)

@@ -30,8 +30,15 @@ public struct ServerOptions: Sendable {
     /// its cluster node id gets `-tN` appended.
     public var serviceThread: Int?
 
-    public init(host: String = "127.0.0.1", port: Int = 7880, template: RoleTemplate, secret: [UInt8],
-                accessKey: String? = nil, clusterURL: String? = nil, nodeID: String? = nil) {
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 7880,
+        template: RoleTemplate,
+        secret: [UInt8],
+        accessKey: String? = nil,
+        clusterURL: String? = nil,
+        nodeID: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.template = template

@@ -9,10 +9,11 @@ public struct TokenMinter: Sendable {
     /// Whether `join` accepts this `room_id` claim: `[A-Za-z0-9_-]{1,64}`.
     public static func isValidRoomID(_ id: String) -> Bool {
         let utf8 = id.utf8
-        return !utf8.isEmpty && utf8.count <= 64 && utf8.allSatisfy { byte in
-            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        return !utf8.isEmpty && utf8.count <= 64
+            && utf8.allSatisfy { byte in
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 
     /// Whether `join` accepts this `user_id` claim: any non-empty string.
@@ -28,24 +29,48 @@ public struct TokenMinter: Sendable {
     }
 
     /// An app token for `join`.
-    public func appToken(room: String, user: String, role: String, name: String? = nil,
-                         ttl: TimeInterval = 24 * 3600, restrictions: String? = nil,
-                         accessKey: String? = nil, now: Date = Date()) throws -> String {
+    public func appToken(
+        room: String,
+        user: String,
+        role: String,
+        name: String? = nil,
+        ttl: TimeInterval = 24 * 3600,
+        restrictions: String? = nil,
+        accessKey: String? = nil,
+        now: Date = Date()
+    ) throws -> String {
         let now = Self.wholeSeconds(now)
-        return try sign(MintedClaims(
-            type: "app", version: 2, room_id: room, user_id: user, role: role, name: name,
-            user_restrictions: restrictions, access_key: accessKey,
-            iat: IssuedAtClaim(value: now), nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
-            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString)))
+        return try sign(
+            MintedClaims(
+                type: "app",
+                version: 2,
+                room_id: room,
+                user_id: user,
+                role: role,
+                name: name,
+                user_restrictions: restrictions,
+                access_key: accessKey,
+                iat: IssuedAtClaim(value: now),
+                nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
+                exp: ExpirationClaim(value: now.addingTimeInterval(ttl)),
+                jti: IDClaim(value: UUID().uuidString)
+            )
+        )
     }
 
     /// A management token for the REST API.
     public func managementToken(ttl: TimeInterval = 24 * 3600, now: Date = Date()) throws -> String {
         let now = Self.wholeSeconds(now)
-        return try sign(MintedClaims(
-            type: "management", version: 2, iat: IssuedAtClaim(value: now),
-            nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
-            exp: ExpirationClaim(value: now.addingTimeInterval(ttl)), jti: IDClaim(value: UUID().uuidString)))
+        return try sign(
+            MintedClaims(
+                type: "management",
+                version: 2,
+                iat: IssuedAtClaim(value: now),
+                nbf: NotBeforeClaim(value: now.addingTimeInterval(-1)),
+                exp: ExpirationClaim(value: now.addingTimeInterval(ttl)),
+                jti: IDClaim(value: UUID().uuidString)
+            )
+        )
     }
 
     private func sign(_ claims: MintedClaims) throws -> String {
@@ -65,6 +90,8 @@ public struct TokenMinter: Sendable {
     }
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// The properties are the token's JSON claim names.
 struct MintedClaims: JWTPayload {
     var type: String
     var version: Int

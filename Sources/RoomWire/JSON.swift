@@ -80,7 +80,11 @@ public enum JSON: Sendable {
 
     /// Parses one JSON value.
     /// `rejectDuplicateKeys`: a key twice in one object is an error (else the last one counts).
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64, rejectDuplicateKeys: Bool = false)
+    public static func parse(
+        _ bytes: [UInt8],
+        maxDepth: Int = 64,
+        rejectDuplicateKeys: Bool = false
+    )
         throws(JSONParseError) -> JSON
     {
         let result: Result<JSON, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
@@ -125,7 +129,8 @@ extension JSON: Equatable {
         case (.string(let a), .string(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.object, .object):
-            let left = lhs.members, right = rhs.members
+            let left = lhs.members
+            let right = rhs.members
             guard left.count == right.count else { return false }
             return left.allSatisfy { key, value in right[key] == value }
         default: return false

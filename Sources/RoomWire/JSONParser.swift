@@ -40,7 +40,8 @@ struct JSONParser {
     /// What is at the current position, for problems.
     private var found: String {
         guard let byte = current else { return "the end of the input" }
-        return (0x21..<0x7F).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'"
+        return (0x21..<0x7F).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'"
             : "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
 
@@ -79,9 +80,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail("expected a value, found \(found)")
         }

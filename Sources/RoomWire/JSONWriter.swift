@@ -19,10 +19,24 @@ public struct JSONWriter {
         needsComma = true
     }
 
-    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); needsComma = false }
-    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma = true }
-    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); needsComma = false }
-    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma = true }
+    public mutating func beginObject() {
+        separate()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+    public mutating func endObject() {
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+    public mutating func beginArray() {
+        separate()
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
 
     public mutating func key(_ key: String) {
         separate()
@@ -44,28 +58,57 @@ public struct JSONWriter {
         endArray()
     }
 
-    public mutating func string(_ value: String) { separate(); appendQuoted(value) }
-    public mutating func int<I: BinaryInteger>(_ value: I) { separate(); bytes.append(contentsOf: String(value).utf8) }
-    public mutating func bool(_ value: Bool) { separate(); bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
-    public mutating func null() { separate(); bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C]) }
+    public mutating func string(_ value: String) {
+        separate()
+        appendQuoted(value)
+    }
+    public mutating func int<I: BinaryInteger>(_ value: I) {
+        separate()
+        bytes.append(contentsOf: String(value).utf8)
+    }
+    public mutating func bool(_ value: Bool) {
+        separate()
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+    public mutating func null() {
+        separate()
+        bytes.append(contentsOf: [0x6E, 0x75, 0x6C, 0x6C])
+    }
 
     /// Splices already-encoded JSON (for example a cached role policy).
-    public mutating func raw(_ encoded: some Collection<UInt8>) { separate(); bytes.append(contentsOf: encoded) }
+    public mutating func raw(_ encoded: some Collection<UInt8>) {
+        separate()
+        bytes.append(contentsOf: encoded)
+    }
 
     public mutating func strings(_ values: some Sequence<String>) {
         array { writer in for value in values { writer.string(value) } }
     }
 
-    public mutating func field(_ name: String, _ value: String) { key(name); string(value) }
-    public mutating func field(_ name: String, _ value: Int) { key(name); int(value) }
-    public mutating func field(_ name: String, _ value: Int64) { key(name); int(value) }
-    public mutating func field(_ name: String, _ value: Bool) { key(name); bool(value) }
+    public mutating func field(_ name: String, _ value: String) {
+        key(name)
+        string(value)
+    }
+    public mutating func field(_ name: String, _ value: Int) {
+        key(name)
+        int(value)
+    }
+    public mutating func field(_ name: String, _ value: Int64) {
+        key(name)
+        int(value)
+    }
+    public mutating func field(_ name: String, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
 
     public mutating func value(_ value: JSON) {
         switch value {
         case .null: null()
         case .bool(let b): bool(b)
-        case .number(let text): separate(); bytes.append(contentsOf: text.utf8)
+        case .number(let text):
+            separate()
+            bytes.append(contentsOf: text.utf8)
         case .string(let s): string(s)
         case .array(let items):
             beginArray()
@@ -87,11 +130,21 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(0x5C); bytes.append(0x22)
-            case UInt8(ascii: "\\"): bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(0x5C); bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(0x5C); bytes.append(UInt8(ascii: "t"))
+            case UInt8(ascii: "\""):
+                bytes.append(0x5C)
+                bytes.append(0x22)
+            case UInt8(ascii: "\\"):
+                bytes.append(0x5C)
+                bytes.append(0x5C)
+            case 0x0A:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "n"))
+            case 0x0D:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "r"))
+            case 0x09:
+                bytes.append(0x5C)
+                bytes.append(UInt8(ascii: "t"))
             case 0x00..<0x20:
                 bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30])
                 bytes.append(Self.hex[Int(byte >> 4)])

@@ -32,8 +32,12 @@ public final class NatsServerProcess: Sendable {
         // Free ports can be taken between the probe and the bind: a few tries.
         var lastError: Error?
         for _ in 0..<3 {
-            let server = NatsServerProcess(binary: executable, port: try freePort(), monitorPort: try freePort(),
-                                           directory: directory)
+            let server = NatsServerProcess(
+                binary: executable,
+                port: try freePort(),
+                monitorPort: try freePort(),
+                directory: directory
+            )
             do {
                 try server.start(timeout: timeout)
                 return server
@@ -63,12 +67,17 @@ public final class NatsServerProcess: Sendable {
     public func start(timeout: Double = 10) throws {
         if isRunning { return }
         let log = directory.appendingPathComponent("nats-server.log")
-        if !FileManager.default.fileExists(atPath: log.path) { _ = FileManager.default.createFile(atPath: log.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log.path) {
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.appendingPathComponent("store").path, "-m", "\(monitorPort)"]
+        process.arguments = [
+            "-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.appendingPathComponent("store").path, "-m",
+            "\(monitorPort)",
+        ]
         // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to
         // processes started on several threads at once crashed `Process.run`.
         let null = FileHandle(forReadingAtPath: "/dev/null")
@@ -85,7 +94,9 @@ public final class NatsServerProcess: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if !process.isRunning {
-                throw RoomdProcessError(description: "nats-server exited (\(process.terminationStatus)): \(self.log.suffix(2000))")
+                throw RoomdProcessError(
+                    description: "nats-server exited (\(process.terminationStatus)): \(self.log.suffix(2000))"
+                )
             }
             if let (status, _) = httpGet(port: monitorPort, path: "/healthz"), status == 200 { return }
             usleep(20_000)
@@ -140,7 +151,10 @@ public final class NatsServerProcess: Sendable {
         }
         candidates += ["/usr/sbin/nats-server", "/usr/local/bin/nats-server"]
         for path in candidates where FileManager.default.isExecutableFile(atPath: path) { return path }
-        throw RoomdProcessError(description: "no nats-server found: install it (apt-get install nats-server, or make deps), or set NATS_SERVER_BIN")
+        throw RoomdProcessError(
+            description:
+                "no nats-server found: install it (apt-get install nats-server, or make deps), or set NATS_SERVER_BIN"
+        )
     }
 
     /// Servers started and not stopped yet, by pid: SIGKILLed at exit.
@@ -187,7 +201,9 @@ func httpGet(port: Int, path: String) -> (Int, String)? {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
     }
     guard connected else { return nil }
     let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)

@@ -46,8 +46,13 @@ public final class RoomdProcess: Sendable {
     /// Starts roomd and waits for its listening line (at most `timeout` s).
     /// `binary` nil: see `RoomdProcess.locateBinary`. `arguments` are added
     /// to the command line (e.g. `["--log-level", "debug"]`).
-    public static func start(binary: String? = nil, template: Template = .shipped, arguments: [String] = [],
-                             environment: [String: String] = [:], timeout: Double = 10) throws -> RoomdProcess {
+    public static func start(
+        binary: String? = nil,
+        template: Template = .shipped,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        timeout: Double = 10
+    ) throws -> RoomdProcess {
         let executable = try locateBinary(binary)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("roomd-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -61,20 +66,27 @@ public final class RoomdProcess: Sendable {
         var secret = [UInt8](repeating: 0, count: 32)
         for index in secret.indices { secret[index] = UInt8.random(in: 0x21...0x7E) }
         let secretFile = directory.appendingPathComponent("secret")
-        _ = FileManager.default.createFile(atPath: secretFile.path, contents: Data(secret),
-                                       attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: secretFile.path,
+            contents: Data(secret),
+            attributes: [.posixPermissions: 0o600]
+        )
         let stderrFile = directory.appendingPathComponent("stderr.log")
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--config", config.path, "--port", "0", "--secret-file", secretFile.path,
-                             "--exit-with-stdin"] + arguments
+        process.arguments =
+            [
+                "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
+                "--exit-with-stdin",
+            ] + arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ROOMD_SECRET")
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let stdout = Pipe(), stdin = Pipe()
+        let stdout = Pipe()
+        let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = try FileHandle(forWritingTo: stderrFile)
@@ -84,14 +96,22 @@ public final class RoomdProcess: Sendable {
         guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: Int(timeout * 1000)) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            throw RoomdProcessError(description: "roomd printed no listening line within \(timeout) s; stderr:\n\(log())")
+            throw RoomdProcessError(
+                description: "roomd printed no listening line within \(timeout) s; stderr:\n\(log())"
+            )
         }
         guard let port = line.split(separator: ":").last.flatMap({ Int($0.dropLast(3)) }), line.hasSuffix("/ws") else {
             kill(process.processIdentifier, SIGKILL)
             throw RoomdProcessError(description: "unexpected listening line \"\(line)\"; stderr:\n\(log())")
         }
-        return RoomdProcess(process: process, stdin: stdin, port: port, secret: secret, directory: directory,
-                            stderrFile: stderrFile)
+        return RoomdProcess(
+            process: process,
+            stdin: stdin,
+            port: port,
+            secret: secret,
+            directory: directory,
+            stderrFile: stderrFile
+        )
     }
 
     private init(process: Process, stdin: Pipe, port: Int, secret: [UInt8], directory: URL, stderrFile: URL) {
@@ -142,7 +162,8 @@ public final class RoomdProcess: Sendable {
             candidates.append(env)
         }
         if explicit == nil, candidates.isEmpty {
-            var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            var folder = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                .deletingLastPathComponent()
             for _ in 0..<4 {  // the program may sit inside a bundle (`X.xctest/…`)
                 candidates.append(folder.appendingPathComponent("roomd").path)
                 folder.deleteLastPathComponent()
@@ -152,10 +173,14 @@ public final class RoomdProcess: Sendable {
         }
         for path in candidates where FileManager.default.isExecutableFile(atPath: path) {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { return path }
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                return path
+            }
         }
-        throw RoomdProcessError(description: "no roomd binary found (looked at \(candidates.joined(separator: ", "))): "
-            + "build it with `swift build --product roomd`, or set ROOMD_BIN")
+        throw RoomdProcessError(
+            description: "no roomd binary found (looked at \(candidates.joined(separator: ", "))): "
+                + "build it with `swift build --product roomd`, or set ROOMD_BIN"
+        )
     }
 
     /// This package's root (RoomdTesting is built from source, so its file is there).

@@ -1,8 +1,8 @@
-import RoomTokens
 import Dispatch
 import Foundation
 import RoomClient
 import RoomServer
+import RoomTokens
 import RoomWire
 import Synchronization
 
@@ -24,7 +24,8 @@ final class Bench {
         self.options = options
         var endpoints: [Endpoint] = []
         for url in options.urls {
-            guard let endpoint = Endpoint(url: url, subprotocol: options.wire == .raw ? options.subprotocol : nil) else {
+            guard let endpoint = Endpoint(url: url, subprotocol: options.wire == .raw ? options.subprotocol : nil)
+            else {
                 throw BenchError("--url: expected ws://HOST:PORT/PATH, got \(url)")
             }
             endpoints.append(endpoint)
@@ -47,7 +48,8 @@ final class Bench {
             loop.watchdog = {
                 guard let sample = ProcStats.sample(pid: pid) else { return "the server (pid \(pid)) is gone" }
                 if sample.rssKiB > limitKiB {
-                    return "server RSS \(sample.rssKiB / 1024) MiB over the --max-server-rss-mib \(limitKiB / 1024) safety limit"
+                    return
+                        "server RSS \(sample.rssKiB / 1024) MiB over the --max-server-rss-mib \(limitKiB / 1024) safety limit"
                 }
                 return nil
             }
@@ -70,7 +72,11 @@ final class Bench {
             let clientLoop = RoomClientLoop()
             defer { clientLoop.shutdown() }
             let client = try await RoomClient.connect(
-                to: url, loop: clientLoop, timeout: .seconds(5), protocolName: raw ? subprotocol : nil)
+                to: url,
+                loop: clientLoop,
+                timeout: .seconds(5),
+                protocolName: raw ? subprotocol : nil
+            )
             if raw {
                 client.send(text: "roombench probe")
                 _ = try await client.nextMessage(timeout: .seconds(5))
@@ -109,7 +115,10 @@ final class Bench {
     /// Sends `join` on every open connection of `list` at once (id 1) and
     /// services the loop until each is answered or `timeout` passes.
     func joinAll(_ list: [BenchConn], tokens: [String], timeout: Double) -> JoinOutcome {
-        final class Box { var outcome = JoinOutcome(); var answered = 0 }
+        final class Box {
+            var outcome = JoinOutcome()
+            var answered = 0
+        }
         let box = Box()
         loop.onResponse = { conn, id, error in
             guard id == 1, !conn.joinAnswered, conn.joinSentNs != 0 else { return }
@@ -165,11 +174,18 @@ final class Bench {
         return record
     }
 
-    func addCommon(_ record: inout Record, server before: ProcSample?, _ after: ProcSample?,
-                   client clientBefore: ProcSample, _ clientAfter: ProcSample) {
+    func addCommon(
+        _ record: inout Record,
+        server before: ProcSample?,
+        _ after: ProcSample?,
+        client clientBefore: ProcSample,
+        _ clientAfter: ProcSample
+    ) {
         if let before, let after {
             record.set("server_cpu_pct", after.cpuPercent(since: before), digits: 1)
-            record["server_thread_cpu_pct"] = .array(after.threadPercents(since: before).map { .number(Record.format($0, 1)) })
+            record["server_thread_cpu_pct"] = .array(
+                after.threadPercents(since: before).map { .number(Record.format($0, 1)) }
+            )
             record.set("server_rss_kib", after.rssKiB)
             record.set("server_hwm_kib", after.hwmKiB)
         }
@@ -178,7 +194,11 @@ final class Bench {
         let machine = clientAfter.machinePercent(since: clientBefore)
         let server = (before != nil && after != nil) ? after!.cpuPercent(since: before!) : 0
         record.set("machine_cpu_pct", machine, digits: 1)
-        record.set("background_cpu_pct", max(0, machine - server - clientAfter.cpuPercent(since: clientBefore)), digits: 1)
+        record.set(
+            "background_cpu_pct",
+            max(0, machine - server - clientAfter.cpuPercent(since: clientBefore)),
+            digits: 1
+        )
         record.set("client_loop", loop.eventLoop)
         record.set("close_codes", counts: loop.closeCodes)
         record.set("connect_errors", loop.connectErrors)

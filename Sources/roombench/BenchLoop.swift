@@ -261,7 +261,8 @@ final class BenchLoop {
         guard let context, conn.phase == .idle else { return }
         conn.phase = .connecting
         connecting += 1
-        var request = "GET \(path ?? endpoint.path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\n"
+        var request =
+            "GET \(path ?? endpoint.path) HTTP/1.1\r\nHost: \(endpoint.host):\(endpoint.port)\r\n"
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: cm9vbWJlbmNoLWtleS0xMg==\r\n"
         if let subprotocol = endpoint.subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
@@ -289,9 +290,14 @@ final class BenchLoop {
     /// Connects `list` with at most `window` handshakes in flight. Returns
     /// (opened, failed, seconds).
     /// `endpointFor` picks another endpoint for some connections (fan-out over several servers).
-    func connectAll(_ list: [BenchConn], to endpoint: Endpoint, window: Int = 256,
-                    timeout: Double, path: ((BenchConn) -> String)? = nil,
-                    endpointFor: ((BenchConn) -> Endpoint)? = nil) -> (Int, Int, Double) {
+    func connectAll(
+        _ list: [BenchConn],
+        to endpoint: Endpoint,
+        window: Int = 256,
+        timeout: Double,
+        path: ((BenchConn) -> String)? = nil,
+        endpointFor: ((BenchConn) -> Endpoint)? = nil
+    ) -> (Int, Int, Double) {
         let start = monoNanos()
         let deadline = start + UInt64(timeout * 1e9)
         var next = 0
@@ -424,8 +430,12 @@ final class BenchLoop {
         if conn.queuedBytes > 0, let wsi = conn.wsi { lws_callback_on_writable(wsi) }
     }
 
-    fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons,
-                            _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    fileprivate func handle(
+        _ wsi: OpaquePointer,
+        _ reason: lws_callback_reasons,
+        _ input: UnsafeMutableRawPointer?,
+        _ length: Int
+    ) -> Int32 {
         guard let raw = lws_get_opaque_user_data(wsi) else { return 0 }
         let index = Int(bitPattern: raw) - 1
         guard index >= 0, index < conns.count else { return 0 }
@@ -609,7 +619,8 @@ final class BenchLoop {
 
     /// One frame (or the first `headBytes` of its payload).
     @inline(__always)
-    private func frame(_ conn: BenchConn, _ wsi: OpaquePointer, opcode: UInt8, _ p: UnsafePointer<UInt8>, _ count: Int) {
+    private func frame(_ conn: BenchConn, _ wsi: OpaquePointer, opcode: UInt8, _ p: UnsafePointer<UInt8>, _ count: Int)
+    {
         switch opcode {
         case 0x1, 0x2:
             message(conn, p, count)
@@ -770,7 +781,9 @@ final class BenchLoop {
     private func natsStream(_ conn: BenchConn, _ p: UnsafePointer<UInt8>, _ count: Int) {
         if conn.natsPending.isEmpty {
             let used = natsParse(conn, p, count)
-            if used < count { conn.natsPending.append(contentsOf: UnsafeBufferPointer(start: p + used, count: count - used)) }
+            if used < count {
+                conn.natsPending.append(contentsOf: UnsafeBufferPointer(start: p + used, count: count - used))
+            }
             return
         }
         conn.natsPending.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
@@ -820,8 +833,11 @@ final class BenchLoop {
                 onResponse?(conn, 0, nil)
             } else if first == UInt8(ascii: "-") {  // -ERR 'reason'
                 counters.responsesError += 1
-                natsLastError = String(decoding: UnsafeBufferPointer(start: p + pos, count: newline - pos), as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
+                natsLastError = String(
+                    decoding: UnsafeBufferPointer(start: p + pos, count: newline - pos),
+                    as: UTF8.self
+                )
+                .trimmingCharacters(in: .whitespacesAndNewlines)
                 onResponse?(conn, 0, -1)
             } else {
                 counters.otherFrames += 1  // INFO, +OK
@@ -863,7 +879,12 @@ final class BenchLoop {
         let fd = lws_get_socket_fd(wsi)
         while conn.sent < conn.outgoing.count {
             let written = conn.outgoing.withUnsafeBytes { bytes in
-                Glibc.send(fd, bytes.baseAddress! + conn.sent, bytes.count - conn.sent, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                Glibc.send(
+                    fd,
+                    bytes.baseAddress! + conn.sent,
+                    bytes.count - conn.sent,
+                    Int32(MSG_DONTWAIT | MSG_NOSIGNAL)
+                )
             }
             if written > 0 {
                 conn.sent += written
@@ -908,9 +929,12 @@ struct LibEV {
             let loopNew = dlsym(handle, "ev_loop_new"), let run = dlsym(handle, "ev_run"),
             let destroy = dlsym(handle, "ev_loop_destroy"), let backend = dlsym(handle, "ev_backend")
         else { return nil }
-        return LibEV(loopNew: unsafeBitCast(loopNew, to: LoopNew.self), run: unsafeBitCast(run, to: Run.self),
-                     loopDestroy: unsafeBitCast(destroy, to: LoopDestroy.self),
-                     backend: unsafeBitCast(backend, to: Backend.self))
+        return LibEV(
+            loopNew: unsafeBitCast(loopNew, to: LoopNew.self),
+            run: unsafeBitCast(run, to: Run.self),
+            loopDestroy: unsafeBitCast(destroy, to: LoopDestroy.self),
+            backend: unsafeBitCast(backend, to: Backend.self)
+        )
     }
 }
 
@@ -923,8 +947,11 @@ struct BenchError: Error, CustomStringConvertible {
 /// The lws protocol callback: a plain top-level C-convention function. The
 /// loop is the context user; the connection is the wsi's opaque user data.
 func benchLWSCallback(
-    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-    _ input: UnsafeMutableRawPointer?, _ length: Int
+    _ wsi: OpaquePointer?,
+    _ reason: lws_callback_reasons,
+    _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?,
+    _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let raw = lws_context_user(context) else { return 0 }
     return Unmanaged<BenchLoop>.fromOpaque(raw).takeUnretainedValue().handle(wsi, reason, input, length)
@@ -977,7 +1004,10 @@ extension BenchLoop {
         }
         let id = conn.nextCallID
         conn.nextCallID += 1
-        send(conn, Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
-            + body + Array(#""}}}"#.utf8))
+        send(
+            conn,
+            Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
+                + body + Array(#""}}}"#.utf8)
+        )
     }
 }

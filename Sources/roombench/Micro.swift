@@ -1,10 +1,10 @@
-import RoomTokens
 import ArgumentParser
 import Foundation
 import Logging
 import RoomConfig
 import RoomModel
 import RoomServer
+import RoomTokens
 import RoomWire
 
 /// Results of the measured operations end up here, so that the optimizer
@@ -31,9 +31,13 @@ struct Micro: ParsableCommand {
             The fan-out cases use socket-less Connections (a harness-only init in RoomServer) and empty \
             every queue after each op, as a completed write would; that emptying is part of the op.
             For valgrind: --rounds 1, and a second run with --iterations 0 gives the setup to subtract.
-            """)
+            """
+    )
 
-    @Option(name: .customLong("case"), help: "Case names or groups, comma-separated (decode, encode, fanout, all, or a case name).")
+    @Option(
+        name: .customLong("case"),
+        help: "Case names or groups, comma-separated (decode, encode, fanout, all, or a case name)."
+    )
     var selection = "all"
 
     @Option(help: "Operations per timed round (0: setup and warm-up only, the baseline of a valgrind run).")
@@ -66,15 +70,18 @@ struct Micro: ParsableCommand {
     static func caseNames(_ selection: String) throws -> [String] {
         var names: [String] = []
         for item in selection.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
-            let group: [String] = switch item {
-            case "all": allCases
-            case "decode": ["decode-broadcast", "decode-join"]
-            case "encode": ["encode-broadcast"]
-            case "fanout": ["fanout-enqueue", "fanout-dispatch"]
-            default: allCases.contains(item) ? [item] : []
-            }
+            let group: [String] =
+                switch item {
+                case "all": allCases
+                case "decode": ["decode-broadcast", "decode-join"]
+                case "encode": ["encode-broadcast"]
+                case "fanout": ["fanout-enqueue", "fanout-dispatch"]
+                default: allCases.contains(item) ? [item] : []
+                }
             guard !group.isEmpty else {
-                throw ValidationError("--case: unknown \(item) (decode, encode, fanout, all, \(allCases.joined(separator: ", ")))")
+                throw ValidationError(
+                    "--case: unknown \(item) (decode, encode, fanout, all, \(allCases.joined(separator: ", ")))"
+                )
             }
             for name in group where !names.contains(name) { names.append(name) }
         }
@@ -122,10 +129,12 @@ struct Micro: ParsableCommand {
         record.set("ns_per_op_max", perOp[perOp.count - 1], digits: 1)
         record.set("bytes", benchCase.bytes)
         if let fanout = benchCase.recipients { record.set("recipients", fanout) }
-        print("micro \(benchCase.name.padding(toLength: 17, withPad: " ", startingAt: 0))"
-            + String(format: "%10.1f ns/op", median)
-            + "  (median of \(rounds) rounds × \(Fmt.int(iterations)); min \(String(format: "%.1f", perOp[0])))"
-            + "  \(benchCase.what)")
+        print(
+            "micro \(benchCase.name.padding(toLength: 17, withPad: " ", startingAt: 0))"
+                + String(format: "%10.1f ns/op", median)
+                + "  (median of \(rounds) rounds × \(Fmt.int(iterations)); min \(String(format: "%.1f", perOp[0])))"
+                + "  \(benchCase.what)"
+        )
         fflush(nil)
         if let json { try record.append(to: json) }
         _ = microSink
@@ -156,7 +165,8 @@ final class MicroFixture {
     init(template: RoleTemplate, recipients: Int, room: Bool) throws {
         self.recipients = recipients
         let body = Marker.body(micros: 1_234_567_890_123, step: 1, sender: recipients, size: 100)
-        broadcastCall = Array(#"{"jsonrpc":"2.0","id":12345,"method":"broadcast","params":{"info":{"message":""#.utf8)
+        broadcastCall =
+            Array(#"{"jsonrpc":"2.0","id":12345,"method":"broadcast","params":{"info":{"message":""#.utf8)
             + body + Array(#""}}}"#.utf8)
         joinCall = Array(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(Self.sampleToken)"}}"#.utf8)
         guard room else { return }
@@ -173,16 +183,28 @@ final class MicroFixture {
         let registry = RoomRegistry(template: joinTemplate)
         let limit = template.settings.limits.maxOutboundBytes
         do {
-            let sender = try registry.join(JoinRequest(roomID: "fanout", userID: "sender", roleName: "host", name: "sender")).peer
+            let sender = try registry.join(
+                JoinRequest(roomID: "fanout", userID: "sender", roleName: "host", name: "sender")
+            ).peer
             for i in 0..<recipients {
-                let peer = try registry.join(JoinRequest(roomID: "fanout", userID: "viewer-\(i)", roleName: "viewer",
-                                                         name: "viewer-\(i)")).peer
+                let peer = try registry.join(
+                    JoinRequest(
+                        roomID: "fanout",
+                        userID: "viewer-\(i)",
+                        roleName: "viewer",
+                        name: "viewer-\(i)"
+                    )
+                ).peer
                 let connection = Connection(discardingFor: i, maxQueuedBytes: limit)
                 peer.transportHandle = connection
                 connections.append(connection)
             }
-            let sent = try registry.broadcast(from: sender, message: String(decoding: body, as: UTF8.self), type: "chat",
-                                              to: .everyone)
+            let sent = try registry.broadcast(
+                from: sender,
+                message: String(decoding: body, as: UTF8.self),
+                type: "chat",
+                to: .everyone
+            )
             guard let delivery = sent.deliveries.first, delivery.recipients.count == recipients else {
                 throw BenchError("micro: the broadcast did not reach the \(recipients) recipients")
             }
@@ -203,7 +225,8 @@ final class MicroFixture {
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
         let header = #"{"alg":"HS256","typ":"JWT"}"#
-        let claims = #"{"exp":1763786400,"iat":1763700000,"jti":"3F2504E0-4F89-11D3-9A0C-0305E82C3301","#
+        let claims =
+            #"{"exp":1763786400,"iat":1763700000,"jti":"3F2504E0-4F89-11D3-9A0C-0305E82C3301","#
             + #""nbf":1763699999,"role":"viewer","room_id":"fanout","type":"app","user_id":"viewer-123","version":2}"#
         let signature = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
         return base64url(header) + "." + base64url(claims) + "." + base64url(signature)
@@ -213,7 +236,11 @@ final class MicroFixture {
         switch name {
         case "decode-broadcast":
             let input = broadcastCall
-            return MicroCase(name: name, what: "JSON.parse of a `broadcast` call (100-byte message)", bytes: input.count) {
+            return MicroCase(
+                name: name,
+                what: "JSON.parse of a `broadcast` call (100-byte message)",
+                bytes: input.count
+            ) {
                 if let members = try? JSON.parse(input).objectValue { microSink &+= members.count }
             }
         case "decode-join":
@@ -223,14 +250,22 @@ final class MicroFixture {
             }
         case "encode-broadcast":
             let push = delivery!.push
-            return MicroCase(name: name, what: "Envelope.push(.broadcast) → Frame (`on-broadcast`)", bytes: frame!.count) {
+            return MicroCase(
+                name: name,
+                what: "Envelope.push(.broadcast) → Frame (`on-broadcast`)",
+                bytes: frame!.count
+            ) {
                 microSink &+= Envelope.push(push, policyChanges: [:]).count
             }
         case "fanout-enqueue":
             let frame = self.frame!
             let connections = self.connections
-            return MicroCase(name: name, what: "Connection.enqueue of one shared Frame × \(Fmt.int(connections.count))",
-                             bytes: frame.count, recipients: connections.count) {
+            return MicroCase(
+                name: name,
+                what: "Connection.enqueue of one shared Frame × \(Fmt.int(connections.count))",
+                bytes: frame.count,
+                recipients: connections.count
+            ) {
                 for connection in connections where !connection.enqueue(frame) { microSink &+= 1 }
                 for connection in connections { connection.discardQueuedForBenchmark() }
             }
@@ -238,9 +273,13 @@ final class MicroFixture {
             let dispatcher = server!.dispatcher
             let deliveries = [delivery!]
             let connections = self.connections
-            return MicroCase(name: name, what: "Dispatcher.fanOut of one `broadcast` delivery to \(Fmt.int(connections.count)) peers"
-                                 + " (encode once + every enqueue)",
-                             bytes: frame!.count, recipients: connections.count) {
+            return MicroCase(
+                name: name,
+                what: "Dispatcher.fanOut of one `broadcast` delivery to \(Fmt.int(connections.count)) peers"
+                    + " (encode once + every enqueue)",
+                bytes: frame!.count,
+                recipients: connections.count
+            ) {
                 dispatcher.fanOut(deliveries)
                 for connection in connections { connection.discardQueuedForBenchmark() }
             }

@@ -4,7 +4,8 @@ import Foundation
 struct PollVotes: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "poll",
-        abstract: "(f) Polls: a large room of N viewers, V of whom vote within --spread seconds; votes/s, answer latency, on-poll-stats per peer.",
+        abstract:
+            "(f) Polls: a large room of N viewers, V of whom vote within --spread seconds; votes/s, answer latency, on-poll-stats per peer.",
         discussion: """
             One host and N viewers join one room (large-room mode above 1,000 peers). The host creates a poll \
             with `visibility: true` (so every peer gets `on-poll-stats`), one single-choice question of four \
@@ -14,7 +15,8 @@ struct PollVotes: ParsableCommand {
             `on-poll-stats` pushes each peer received per second and the shortest time between two of them at \
             any peer (at least the stats interval when roomd keeps to one per peer per interval; measured on \
             arrival, so an overloaded run's delivery jitter can shave a few tens of ms off it).
-            """)
+            """
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Viewers in the room (the host comes on top).") var peers = 10000
@@ -33,9 +35,16 @@ struct PollVotes: ParsableCommand {
                 throw BenchError("poll: needs 1 ≤ --voters ≤ --peers, --spread > 0, --window ≥ 0")
             }
             let bench = try prepare(target, connections: peers + 1)
-            try bench.pollVotes(peers: peers, voters: voters, spread: spread, window: window,
-                                statsIntervalMs: statsIntervalMs, visible: !hidden, connectTimeout: target.connectTimeout,
-                                joinTimeout: target.joinTimeout)
+            try bench.pollVotes(
+                peers: peers,
+                voters: voters,
+                spread: spread,
+                window: window,
+                statsIntervalMs: statsIntervalMs,
+                visible: !hidden,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }
@@ -43,13 +52,22 @@ struct PollVotes: ParsableCommand {
 extension Bench {
     // MARK: - (f) polls
 
-    func pollVotes(peers count: Int, voters voterCount: Int, spread: Double, window: Double, statsIntervalMs: Int,
-                   visible: Bool, connectTimeout: Double, joinTimeout: Double) throws {
+    func pollVotes(
+        peers count: Int,
+        voters voterCount: Int,
+        spread: Double,
+        window: Double,
+        statsIntervalMs: Int,
+        visible: Bool,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let conns = loop.makeConns(count + 1)
         let host = conns[0]
         let first = host.index
         let identities = conns.map { conn in
-            conn === host ? Identity(room: "poll", user: "host", role: "host")
+            conn === host
+                ? Identity(room: "poll", user: "host", role: "host")
                 : Identity(room: "poll", user: "viewer-\(conn.index - first)", role: "viewer")
         }
         let tokens = try mintTokens(identities)
@@ -67,15 +85,23 @@ extension Bench {
             guard conn === host, (2...4).contains(id) else { return }
             setup.answered(error: error)
         }
-        loop.send(host, #"{"jsonrpc":"2.0","id":2,"method":"poll-info-set","params":{"poll_id":"bench","title":"Bench","type":"poll","visibility":\#(visible)}}"#)
-        loop.send(host, #"{"jsonrpc":"2.0","id":3,"method":"poll-questions-set","params":{"poll_id":"bench","questions":[{"question":{"text":"Which?","type":"single-choice"},"options":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"}]}]}}"#)
+        loop.send(
+            host,
+            #"{"jsonrpc":"2.0","id":2,"method":"poll-info-set","params":{"poll_id":"bench","title":"Bench","type":"poll","visibility":\#(visible)}}"#
+        )
+        loop.send(
+            host,
+            #"{"jsonrpc":"2.0","id":3,"method":"poll-questions-set","params":{"poll_id":"bench","questions":[{"question":{"text":"Which?","type":"single-choice"},"options":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"}]}]}}"#
+        )
         loop.send(host, #"{"jsonrpc":"2.0","id":4,"method":"poll-start","params":{"poll_id":"bench"}}"#)
         loop.run(until: monoNanos() + 10_000_000_000) { setup.acked + setup.rejected < 3 }
         loop.onResponse = nil
         guard setup.acked == 3 else { throw BenchError("poll: setting up the poll failed (\(describe(setup.errors)))") }
         loop.runUntilQuiet(quiet: 0.5, timeout: 20)  // on-poll-start to everyone
-        print("poll        \(label): connected \(opened) in " + String(format: "%.2f s", connectSeconds)
-            + ", \(join.joined + 1) joined in " + String(format: "%.2f s", join.seconds) + ", poll started")
+        print(
+            "poll        \(label): connected \(opened) in " + String(format: "%.2f s", connectSeconds)
+                + ", \(join.joined + 1) joined in " + String(format: "%.2f s", join.seconds) + ", poll started"
+        )
 
         let voters = Array(conns.dropFirst().filter(\.joined).prefix(voterCount))
         guard voters.count == voterCount else { throw BenchError("poll: only \(voters.count) viewers joined") }
@@ -116,7 +142,10 @@ extension Bench {
             while calls.sent < due {
                 let voter = voters[calls.sent]
                 state.sentNs[voter.index - first] = monoNanos()
-                loop.send(voter, #"{"jsonrpc":"2.0","id":5,"method":"poll-response","params":{"poll_id":"bench","responses":[{"question":1,"option":\#(calls.sent % 4 + 1)}]}}"#)
+                loop.send(
+                    voter,
+                    #"{"jsonrpc":"2.0","id":5,"method":"poll-response","params":{"poll_id":"bench","responses":[{"question":1,"option":\#(calls.sent % 4 + 1)}]}}"#
+                )
                 calls.sent += 1
             }
         }
@@ -167,7 +196,11 @@ extension Bench {
             record.set("votes_per_cpu_s", Double(calls.acked) / max(cpu, 1e-9), digits: 0)
         }
         if let a = cpuVotes, let b = cpu1, b >= a {
-            record.set("server_cpu_after_votes_pct", Double(b - a) / 1e9 / max(Double(end - votesDone) / 1e9, 1e-9) * 100, digits: 1)
+            record.set(
+                "server_cpu_after_votes_pct",
+                Double(b - a) / 1e9 / max(Double(end - votesDone) / 1e9, 1e-9) * 100,
+                digits: 1
+            )
         }
         record.set("stats_pushes", c.watched)
         record.set("stats_push_bytes_mean", Double(c.watchedBytes) / Double(max(c.watched, 1)), digits: 0)
@@ -181,9 +214,12 @@ extension Bench {
         addCommon(&record, server: server0, server1, client: client0, client1)
 
         let p99 = Double(state.latency.value(atQuantile: 0.99)) / 1000
-        let line = "poll        \(label): \(Fmt.int(count + 1)) peers, \(Fmt.int(calls.acked))/\(Fmt.int(voterCount)) votes in "
+        let line =
+            "poll        \(label): \(Fmt.int(count + 1)) peers, \(Fmt.int(calls.acked))/\(Fmt.int(voterCount)) votes in "
             + String(format: "%.2f s", voteSeconds) + " = \(Fmt.int(handled)) votes/s"
-            + (voteCPUSeconds.map { String(format: " (server %.1f µs CPU/vote)", $0 * 1e6 / Double(max(calls.acked, 1))) } ?? "")
+            + (voteCPUSeconds.map {
+                String(format: " (server %.1f µs CPU/vote)", $0 * 1e6 / Double(max(calls.acked, 1)))
+            } ?? "")
             + ", answer p99 \(Fmt.ms(p99)); on-poll-stats "
             + String(format: "%.2f per peer per s", perPeerPerSecond)
             + (minGapMs.map { String(format: ", ≥ %.0f ms apart at any peer", $0) } ?? "")

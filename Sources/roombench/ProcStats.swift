@@ -62,8 +62,13 @@ enum ProcStats {
         for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
             if let ns = cpuNanos(["/proc/\(pid)/task/\(tid)/schedstat"]) { threads[tid] = ns }
         }
-        return ProcSample(nanos: now, cpuSeconds: (utime + stime) / ticksPerSecond,
-                          rssKiB: field(status, "VmRSS:"), hwmKiB: field(status, "VmHWM:"), threadNanos: threads)
+        return ProcSample(
+            nanos: now,
+            cpuSeconds: (utime + stime) / ticksPerSecond,
+            rssKiB: field(status, "VmRSS:"),
+            hwmKiB: field(status, "VmHWM:"),
+            threadNanos: threads
+        )
     }
 
     /// CPU time (user + system) of every thread of `pid` in nanoseconds, from
@@ -106,11 +111,17 @@ enum ProcStats {
     static func selfSample() -> ProcSample {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+        let cpu =
+            Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
         let status = read("/proc/self/status") ?? ""
-        return ProcSample(nanos: monoNanos(), cpuSeconds: cpu, rssKiB: field(status, "VmRSS:"),
-                          hwmKiB: field(status, "VmHWM:"), machineBusySeconds: machineBusy())
+        return ProcSample(
+            nanos: monoNanos(),
+            cpuSeconds: cpu,
+            rssKiB: field(status, "VmRSS:"),
+            hwmKiB: field(status, "VmHWM:"),
+            machineBusySeconds: machineBusy()
+        )
     }
 
     /// Busy CPU time of the machine: the first line of /proc/stat minus idle and iowait.

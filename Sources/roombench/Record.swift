@@ -17,7 +17,9 @@ struct Record {
     mutating func set(_ key: String, _ value: String) { self[key] = .string(value) }
     mutating func set(_ key: String, _ value: Int) { self[key] = .int(value) }
     mutating func set(_ key: String, _ value: Bool) { self[key] = .bool(value) }
-    mutating func set(_ key: String, _ value: Double, digits: Int = 2) { self[key] = .number(Self.format(value, digits)) }
+    mutating func set(_ key: String, _ value: Double, digits: Int = 2) {
+        self[key] = .number(Self.format(value, digits))
+    }
     mutating func set(_ key: String, counts: [Int: Int]) {
         self[key] = .object(counts.keys.sorted().map { JSON.Member(String($0), .int(counts[$0]!)) })
     }

@@ -28,18 +28,28 @@ enum WireProtocol: String, ExpressibleByArgument, CaseIterable {
 }
 
 struct TargetOptions: ParsableArguments {
-    @Option(name: .customLong("url"), help: ArgumentHelp(
-        "Server URL, e.g. ws://127.0.0.1:7880/ws (roomd), ws://127.0.0.1:7681/ (lws mirror), ws://127.0.0.1:8080/ (nats-server)."
-            + " Repeatable (fan-out only): receivers are spread round-robin over the URLs, the sender uses the first."))
+    @Option(
+        name: .customLong("url"),
+        help: ArgumentHelp(
+            "Server URL, e.g. ws://127.0.0.1:7880/ws (roomd), ws://127.0.0.1:7681/ (lws mirror), ws://127.0.0.1:8080/ (nats-server)."
+                + " Repeatable (fan-out only): receivers are spread round-robin over the URLs, the sender uses the first."
+        )
+    )
     var urls: [String] = []
 
     /// The first `--url`: the sender's, and the only one of every scenario but fan-out.
     var url: String { urls.first ?? "" }
 
-    @Flag(name: .customLong("raw"), help: "Plain WebSocket server that mirrors text (no tokens, no JSON-RPC); the same as --protocol raw.")
+    @Flag(
+        name: .customLong("raw"),
+        help: "Plain WebSocket server that mirrors text (no tokens, no JSON-RPC); the same as --protocol raw."
+    )
     var rawFlag = false
 
-    @Option(name: .customLong("protocol"), help: "roomd, raw (a mirror server) or nats (nats-server over WebSocket; fan-out only).")
+    @Option(
+        name: .customLong("protocol"),
+        help: "roomd, raw (a mirror server) or nats (nats-server over WebSocket; fan-out only)."
+    )
     var wire: WireProtocol = .roomd
 
     /// Not roomd: no tokens, no JSON-RPC.
@@ -52,7 +62,11 @@ struct TargetOptions: ParsableArguments {
     @Option(help: "roomd's HS256 secret file (tokens are minted with it).")
     var secretFile: String?
 
-    @Option(name: .customLong("server-pid"), help: "PID of the server, for RSS and CPU from /proc. Repeatable (a cluster's nodes, fan-out): the first is the one sampled for RSS; every one's CPU is recorded as node_cpu_pct.")
+    @Option(
+        name: .customLong("server-pid"),
+        help:
+            "PID of the server, for RSS and CPU from /proc. Repeatable (a cluster's nodes, fan-out): the first is the one sampled for RSS; every one's CPU is recorded as node_cpu_pct."
+    )
     var serverPIDs: [Int32] = []
 
     var serverPID: Int32? { serverPIDs.first }
@@ -72,10 +86,16 @@ struct TargetOptions: ParsableArguments {
     @Flag(help: "Skip the RoomClient probe (ping / echo) before the run.")
     var noProbe = false
 
-    @Option(help: "nats-server monitoring URL (http://127.0.0.1:PORT): its /varz in_msgs and out_msgs are read before and after each fan-out step (the bus messages of a cluster step, or nats-server's own count).")
+    @Option(
+        help:
+            "nats-server monitoring URL (http://127.0.0.1:PORT): its /varz in_msgs and out_msgs are read before and after each fan-out step (the bus messages of a cluster step, or nats-server's own count)."
+    )
     var varz: String?
 
-    @Option(name: .customLong("max-server-rss-mib"), help: "Stop the scenario if the server's RSS exceeds this (0: no limit).")
+    @Option(
+        name: .customLong("max-server-rss-mib"),
+        help: "Stop the scenario if the server's RSS exceeds this (0: no limit)."
+    )
     var maxServerRSSMiB = 8192
 
     mutating func validate() throws {
@@ -93,7 +113,9 @@ func raiseFileLimit(needed: Int) throws {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
     if Int(limit.rlim_cur) < needed + 64 {
-        throw BenchError("open-file limit \(limit.rlim_cur) is too low for \(needed) connections: run `ulimit -n \(needed + 1024)` first")
+        throw BenchError(
+            "open-file limit \(limit.rlim_cur) is too low for \(needed) connections: run `ulimit -n \(needed + 1024)` first"
+        )
     }
 }
 
@@ -118,26 +140,37 @@ func exitOnError(_ body: () throws -> Void) throws {
 
 struct JoinStorm: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "join-storm", abstract: "(a) N peers join one room at once: joins/s.")
+        commandName: "join-storm",
+        abstract: "(a) N peers join one room at once: joins/s."
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Number of peers.") var peers = 5000
     @Option(help: "Role of the joining peers.") var role = "viewer"
-    @Option(help: "Seconds without a frame that end the wait for the pushes the joins caused (more than room_state_interval_ms to count every room-state).")
+    @Option(
+        help:
+            "Seconds without a frame that end the wait for the pushes the joins caused (more than room_state_interval_ms to count every room-state)."
+    )
     var settleQuiet = 0.5
 
     func run() throws {
         try exitOnError {
             let bench = try prepare(target, connections: peers)
-            try bench.joinStorm(peers: peers, role: role, settleQuiet: settleQuiet, connectTimeout: target.connectTimeout,
-                                joinTimeout: target.joinTimeout)
+            try bench.joinStorm(
+                peers: peers,
+                role: role,
+                settleQuiet: settleQuiet,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }
 
 struct Fanout: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "(b) One sender broadcasting at R msg/s into a room of N receivers: deliveries/s, latency, loss.")
+        abstract: "(b) One sender broadcasting at R msg/s into a room of N receivers: deliveries/s, latency, loss."
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Number of receivers.") var receivers = 1000
@@ -150,18 +183,27 @@ struct Fanout: ParsableCommand {
     func run() throws {
         try exitOnError {
             let list = rates.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            guard !list.isEmpty, list.allSatisfy({ $0 > 0 }) else { throw BenchError("--rates: expected e.g. 250,500,1000") }
+            guard !list.isEmpty, list.allSatisfy({ $0 > 0 }) else {
+                throw BenchError("--rates: expected e.g. 250,500,1000")
+            }
             let bench = try prepare(target, connections: receivers + 1, fanout: true)
-            try bench.fanout(receivers: receivers, rates: list, duration: duration, drain: drain,
-                             messageBytes: messageBytes, connectTimeout: target.connectTimeout,
-                             joinTimeout: target.joinTimeout)
+            try bench.fanout(
+                receivers: receivers,
+                rates: list,
+                duration: duration,
+                drain: drain,
+                messageBytes: messageBytes,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }
 
 struct Rooms: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "(c) M rooms x K peers, everyone sending: latency p50/p99.")
+        abstract: "(c) M rooms x K peers, everyone sending: latency p50/p99."
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Number of rooms.") var rooms = 1000
@@ -175,16 +217,25 @@ struct Rooms: ParsableCommand {
     func run() throws {
         try exitOnError {
             let bench = try prepare(target, connections: rooms * perRoom)
-            try bench.manyRooms(rooms: rooms, perRoom: perRoom, rate: rate, duration: duration, drain: drain,
-                                messageBytes: messageBytes, role: role, connectTimeout: target.connectTimeout,
-                                joinTimeout: target.joinTimeout)
+            try bench.manyRooms(
+                rooms: rooms,
+                perRoom: perRoom,
+                rate: rate,
+                duration: duration,
+                drain: drain,
+                messageBytes: messageBytes,
+                role: role,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }
 
 struct Idle: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "(d) N joined peers in one room doing nothing: server RSS and CPU.")
+        abstract: "(d) N joined peers in one room doing nothing: server RSS and CPU."
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Number of peers.") var peers = 10000
@@ -196,8 +247,14 @@ struct Idle: ParsableCommand {
     func run() throws {
         try exitOnError {
             let bench = try prepare(target, connections: peers + probeJoins)
-            try bench.idle(peers: peers, role: role, window: window, probeJoins: probeJoins,
-                           connectTimeout: target.connectTimeout, joinTimeout: target.joinTimeout)
+            try bench.idle(
+                peers: peers,
+                role: role,
+                window: window,
+                probeJoins: probeJoins,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }

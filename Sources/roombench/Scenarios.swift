@@ -6,8 +6,13 @@ extension Bench {
 
     /// N connections, then N `join`s to one room fired at once. In raw mode
     /// the WebSocket handshakes are the storm (there is no join).
-    func joinStorm(peers: Int, role: String, settleQuiet: Double = 0.5, connectTimeout: Double,
-                   joinTimeout: Double) throws {
+    func joinStorm(
+        peers: Int,
+        role: String,
+        settleQuiet: Double = 0.5,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let conns = loop.makeConns(peers)
         loop.watchedMethod = "room-state"  // section 12: counted (and their bytes) among the pushes
         let tokens = try mintTokens((0..<peers).map { Identity(room: "storm", user: "storm-\($0)", role: role) })
@@ -25,7 +30,8 @@ extension Bench {
             record.set("joined", opened)
             record.set("join_s", connectSeconds, digits: 3)
             record.set("joins_per_s", Double(opened) / max(connectSeconds, 1e-9), digits: 0)
-            line = "join-storm  \(label): \(Fmt.int(opened))/\(Fmt.int(peers)) WebSocket handshakes in "
+            line =
+                "join-storm  \(label): \(Fmt.int(opened))/\(Fmt.int(peers)) WebSocket handshakes in "
                 + String(format: "%.2f s", connectSeconds)
                 + " = \(Fmt.int(Double(opened) / max(connectSeconds, 1e-9)))/s (raw: no join)"
         } else {
@@ -37,8 +43,16 @@ extension Bench {
             record.set("settled", settled)
             record.set("room_state_pushes", loop.counters.watched)
             record.set("room_state_bytes", loop.counters.watchedBytes)
-            record.set("room_state_bytes_per_peer", Double(loop.counters.watchedBytes) / Double(max(join.joined, 1)), digits: 1)
-            record.set("bytes_received_per_peer", Double(loop.counters.bytesIn) / Double(max(join.joined, 1)), digits: 1)
+            record.set(
+                "room_state_bytes_per_peer",
+                Double(loop.counters.watchedBytes) / Double(max(join.joined, 1)),
+                digits: 1
+            )
+            record.set(
+                "bytes_received_per_peer",
+                Double(loop.counters.bytesIn) / Double(max(join.joined, 1)),
+                digits: 1
+            )
             record.set("joined", join.joined)
             record.set("join_failed", join.failed)
             record.set("join_s", join.seconds, digits: 3)
@@ -47,7 +61,8 @@ extension Bench {
             record.set("join_errors", counts: join.errorCodes)
             record.set("pushes_received", loop.counters.otherFrames)
             record.set("bytes_received", loop.counters.bytesIn)
-            line = "join-storm  \(label): \(Fmt.int(join.joined))/\(Fmt.int(peers)) joined in "
+            line =
+                "join-storm  \(label): \(Fmt.int(join.joined))/\(Fmt.int(peers)) joined in "
                 + String(format: "%.2f s", join.seconds) + " = \(Fmt.int(join.perSecond)) joins/s"
                 + "  join latency p50 \(Fmt.ms(Double(join.latency.value(atQuantile: 0.5)) / 1000))"
                 + " p99 \(Fmt.ms(Double(join.latency.value(atQuantile: 0.99)) / 1000))"
@@ -68,8 +83,15 @@ extension Bench {
     /// One room: `receivers` viewers and one sender (host) broadcasting at
     /// each rate of `rates` for `duration` seconds. Stops after a step that
     /// is clearly overloaded.
-    func fanout(receivers count: Int, rates: [Int], duration: Double, drain: Double, messageBytes: Int,
-                connectTimeout: Double, joinTimeout: Double) throws {
+    func fanout(
+        receivers count: Int,
+        rates: [Int],
+        duration: Double,
+        drain: Double,
+        messageBytes: Int,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let receivers = loop.makeConns(count)
         let sender = loop.makeConns(1)[0]
         let all = receivers + [sender]
@@ -77,8 +99,11 @@ extension Bench {
         let endpoints = self.endpoints
         let first = receivers[0].index
         let (opened, _, connectSeconds) = loop.connectAll(
-            all, to: endpoint, timeout: connectTimeout,
-            endpointFor: { $0 === sender ? endpoints[0] : endpoints[($0.index - first) % endpoints.count] })
+            all,
+            to: endpoint,
+            timeout: connectTimeout,
+            endpointFor: { $0 === sender ? endpoints[0] : endpoints[($0.index - first) % endpoints.count] }
+        )
         guard sender.phase == .open, opened > 1 else {
             throw BenchError("fan-out: only \(opened) of \(all.count) connections opened (\(loop.lastConnectError))")
         }
@@ -105,8 +130,14 @@ extension Bench {
             let live = receivers.filter { $0.phase == .open && (raw || $0.joined) }.count
             guard live > 0, sender.phase == .open else { break }
             let result = runFanoutStep(
-                sender: sender, receivers: receivers, rate: rate, duration: duration, drain: drain,
-                messageBytes: messageBytes, step: stepNumber)
+                sender: sender,
+                receivers: receivers,
+                rate: rate,
+                duration: duration,
+                drain: drain,
+                messageBytes: messageBytes,
+                step: stepNumber
+            )
             try emit(result.record, line: result.line)
             if result.overloaded { break }
         }
@@ -122,13 +153,17 @@ extension Bench {
     /// then `PING`; the `PONG` means the subscription is in place. Returns
     /// the receivers whose PONG came.
     private func natsSubscribe(receivers: [BenchConn], sender: BenchConn, timeout: Double) throws -> Int {
-        final class Box { var ponged = Set<Int>(); var errors = 0 }
+        final class Box {
+            var ponged = Set<Int>()
+            var errors = 0
+        }
         let box = Box()
         loop.onResponse = { conn, _, error in
             if error != nil { box.errors += 1 } else { box.ponged.insert(conn.index) }
         }
         defer { loop.onResponse = nil }
-        let connect = #"CONNECT {"verbose":false,"pedantic":false,"lang":"swift","version":"roombench","protocol":1}"# + "\r\n"
+        let connect =
+            #"CONNECT {"verbose":false,"pedantic":false,"lang":"swift","version":"roombench","protocol":1}"# + "\r\n"
         var asked = 0
         for conn in receivers + [sender] where conn.phase == .open {
             let sub = conn === sender ? "" : "SUB \(loop.natsSubject) \(conn.index + 1)\r\n"
@@ -142,8 +177,15 @@ extension Bench {
         return box.ponged.count - 1
     }
 
-    private func runFanoutStep(sender: BenchConn, receivers: [BenchConn], rate: Int, duration: Double, drain: Double,
-                               messageBytes: Int, step: Int) -> StepResult {
+    private func runFanoutStep(
+        sender: BenchConn,
+        receivers: [BenchConn],
+        rate: Int,
+        duration: Double,
+        drain: Double,
+        messageBytes: Int,
+        step: Int
+    ) -> StepResult {
         loop.step = step % 100
         loop.resetCounters()
         let box = CallCounts()
@@ -207,7 +249,9 @@ extension Bench {
         record.set("receivers", receiversAtStart)
         record.set("receivers_open_after", live())
         var closed: [Int: Int] = [:]
-        for (code, n) in loop.closeCodes where n > closesBefore[code, default: 0] { closed[code] = n - closesBefore[code, default: 0] }
+        for (code, n) in loop.closeCodes where n > closesBefore[code, default: 0] {
+            closed[code] = n - closesBefore[code, default: 0]
+        }
         record.set("receivers_closed", receiversAtStart - live())
         record.set("step_close_codes", counts: closed)
         record.set("protocol", options.wire.rawValue)
@@ -242,7 +286,8 @@ extension Bench {
         addCommon(&record, server: server0, server1, client: client0, client1)
 
         let serverCPU = (server0 != nil && server1 != nil) ? Fmt.pct(server1!.cpuPercent(since: server0!)) : "?"
-        let line = "fanout      \(label): \(String(format: "%5d", rate)) msg/s x \(receiversAtStart) = offered \(Fmt.int(offered))/s"
+        let line =
+            "fanout      \(label): \(String(format: "%5d", rate)) msg/s x \(receiversAtStart) = offered \(Fmt.int(offered))/s"
             + "  delivered \(Fmt.int(deliveredPerSecond))/s"
             + "  p50 \(Fmt.ms(Double(loop.latency.value(atQuantile: 0.5)) / 1000)) p99 \(Fmt.ms(p99))"
             + " max \(Fmt.ms(Double(loop.latency.max) / 1000))"
@@ -250,7 +295,8 @@ extension Bench {
             + (box.rejected > 0 ? "  rejected \(describe(box.errors))" : "")
             + (loop.closeCodes.isEmpty ? "" : "  closes \(describe(loop.closeCodes))")
             + (loop.natsLastError.isEmpty ? "" : "  nats: \(loop.natsLastError)")
-        let overloaded = deliveredPerSecond < 0.8 * offered || Double(loss) > 0.05 * Double(max(expectedCount, 1))
+        let overloaded =
+            deliveredPerSecond < 0.8 * offered || Double(loss) > 0.05 * Double(max(expectedCount, 1))
             || p99 > 2000
         return StepResult(record: record, line: line, overloaded: overloaded)
     }
@@ -261,17 +307,31 @@ extension Bench {
     /// (evenly spread) for `duration` seconds; each message goes to the
     /// other peers of its room. In raw mode each room is a mirror instance
     /// (`?mirror=NAME`).
-    func manyRooms(rooms: Int, perRoom: Int, rate: Double, duration: Double, drain: Double, messageBytes: Int,
-                   role: String, connectTimeout: Double, joinTimeout: Double) throws {
+    func manyRooms(
+        rooms: Int,
+        perRoom: Int,
+        rate: Double,
+        duration: Double,
+        drain: Double,
+        messageBytes: Int,
+        role: String,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let count = rooms * perRoom
         let conns = loop.makeConns(count)
         for conn in conns { conn.room = (conn.index - conns[0].index) / perRoom }
         let (opened, _, connectSeconds) = loop.connectAll(
-            conns, to: endpoint, timeout: connectTimeout,
-            path: raw ? { "\(self.endpoint.path)?mirror=room-\($0.room)" } : nil)
+            conns,
+            to: endpoint,
+            timeout: connectTimeout,
+            path: raw ? { "\(self.endpoint.path)?mirror=room-\($0.room)" } : nil
+        )
         var setup = String(format: "connected %d in %.2f s", opened, connectSeconds)
         if !raw {
-            let tokens = try mintTokens(conns.map { Identity(room: "room-\($0.room)", user: "u\($0.index)", role: role) })
+            let tokens = try mintTokens(
+                conns.map { Identity(room: "room-\($0.room)", user: "u\($0.index)", role: role) }
+            )
             let join = joinAll(conns, tokens: tokens, timeout: joinTimeout)
             setup += String(format: ", %d joined in %.2f s", join.joined, join.seconds)
         }
@@ -345,7 +405,8 @@ extension Bench {
         record.setLatency(loop.latency)
         addCommon(&record, server: server0, server1, client: client0, client1)
         let serverCPU = (server0 != nil && server1 != nil) ? Fmt.pct(server1!.cpuPercent(since: server0!)) : "?"
-        let line = "rooms       \(label): \(rooms) rooms x \(perRoom) peers at \(rate) msg/s each"
+        let line =
+            "rooms       \(label): \(rooms) rooms x \(perRoom) peers at \(rate) msg/s each"
             + " = \(Fmt.int(Double(box.sent) / duration)) msg/s, delivered \(Fmt.int(Double(c.deliveries) / max(window, 1e-9)))/s"
             + "  p50 \(Fmt.ms(Double(loop.latency.value(atQuantile: 0.5)) / 1000))"
             + " p99 \(Fmt.ms(Double(loop.latency.value(atQuantile: 0.99)) / 1000))"
@@ -360,8 +421,14 @@ extension Bench {
 
     /// `peers` joined peers in one room, then `window` seconds of silence:
     /// the server's RSS and CPU.
-    func idle(peers: Int, role: String, window: Double, probeJoins: Int = 0, connectTimeout: Double,
-              joinTimeout: Double) throws {
+    func idle(
+        peers: Int,
+        role: String,
+        window: Double,
+        probeJoins: Int = 0,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let before = serverSample()
         let conns = loop.makeConns(peers)
         let tokens = try mintTokens((0..<peers).map { Identity(room: "idle", user: "idle-\($0)", role: role) })
@@ -397,7 +464,8 @@ extension Bench {
         if let before, let server1 {
             let perPeer = Double(server1.rssKiB - before.rssKiB) * 1024 / Double(max(joined, 1))
             record.set("rss_per_peer_bytes", perPeer, digits: 0)
-            line += "  server RSS \(Fmt.mib(kib: server1.rssKiB)) (before \(Fmt.mib(kib: before.rssKiB)),"
+            line +=
+                "  server RSS \(Fmt.mib(kib: server1.rssKiB)) (before \(Fmt.mib(kib: before.rssKiB)),"
                 + " \(Fmt.int(perPeer)) B/peer; peak \(Fmt.mib(kib: server1.hwmKiB)))"
                 + "  idle CPU \(Fmt.pct(server0.map { server1.cpuPercent(since: $0) } ?? 0))"
         }
@@ -405,7 +473,9 @@ extension Bench {
         if !raw, probeJoins > 0 {
             // One more peer at a time into the room of `peers`: the join call's answer time.
             let extra = loop.makeConns(probeJoins)
-            let extraTokens = try mintTokens(extra.map { Identity(room: "idle", user: "probe-\($0.index)", role: role) })
+            let extraTokens = try mintTokens(
+                extra.map { Identity(room: "idle", user: "probe-\($0.index)", role: role) }
+            )
             _ = loop.connectAll(extra, to: endpoint, timeout: connectTimeout)
             var probe = Histogram()
             var failed = 0
@@ -417,7 +487,8 @@ extension Bench {
             record.setLatency(probe, prefix: "probe_join_")
             record.set("probe_joins", probeJoins)
             record.set("probe_join_failed", failed)
-            line += "  one more join: p50 \(Fmt.ms(Double(probe.value(atQuantile: 0.5)) / 1000))"
+            line +=
+                "  one more join: p50 \(Fmt.ms(Double(probe.value(atQuantile: 0.5)) / 1000))"
                 + " p99 \(Fmt.ms(Double(probe.value(atQuantile: 0.99)) / 1000)) (\(probeJoins) joins\(failed > 0 ? ", \(failed) failed" : ""))"
         }
         try emit(record, line: line)

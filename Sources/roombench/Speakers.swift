@@ -4,7 +4,8 @@ import Foundation
 struct Speakers: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "speakers",
-        abstract: "(e) Active speakers: a room of N with K guests reporting audio levels; active-speakers pushes and the tick's cost.",
+        abstract:
+            "(e) Active speakers: a room of N with K guests reporting audio levels; active-speakers pushes and the tick's cost.",
         discussion: """
             K guests (each with one audio track, `track-add` first) and N − K viewers join one room. Three \
             windows follow, each with a fresh CPU sample of the server: idle (nobody calls anything), silent \
@@ -12,7 +13,8 @@ struct Speakers: ParsableCommand {
             ticks find no speaker, nothing is pushed) and speaking (varying levels above the threshold: every \
             tick changes the lists, so every peer gets `active-speakers`). The tick's cost is the server CPU \
             of the speaking window minus that of the silent one, per tick observed.
-            """)
+            """
+    )
 
     @OptionGroup var target: TargetOptions
     @Option(help: "Peers in the room, speakers included.") var peers = 1000
@@ -32,9 +34,17 @@ struct Speakers: ParsableCommand {
                 throw BenchError("speakers: needs 1 ≤ --speakers < --peers, --rate > 0 and --window > 0")
             }
             let bench = try prepare(target, connections: peers)
-            try bench.activeSpeakers(peers: peers, speakers: speakers, rate: rate, window: window,
-                                     quietWindow: quietWindow, silentLevel: silentLevel, intervalMs: intervalMs,
-                                     connectTimeout: target.connectTimeout, joinTimeout: target.joinTimeout)
+            try bench.activeSpeakers(
+                peers: peers,
+                speakers: speakers,
+                rate: rate,
+                window: window,
+                quietWindow: quietWindow,
+                silentLevel: silentLevel,
+                intervalMs: intervalMs,
+                connectTimeout: target.connectTimeout,
+                joinTimeout: target.joinTimeout
+            )
         }
     }
 }
@@ -42,8 +52,17 @@ struct Speakers: ParsableCommand {
 extension Bench {
     // MARK: - (e) active speakers
 
-    func activeSpeakers(peers count: Int, speakers speakerCount: Int, rate: Double, window: Double, quietWindow: Double,
-                        silentLevel: Int, intervalMs: Int, connectTimeout: Double, joinTimeout: Double) throws {
+    func activeSpeakers(
+        peers count: Int,
+        speakers speakerCount: Int,
+        rate: Double,
+        window: Double,
+        quietWindow: Double,
+        silentLevel: Int,
+        intervalMs: Int,
+        connectTimeout: Double,
+        joinTimeout: Double
+    ) throws {
         let conns = loop.makeConns(count)
         let speakers = Array(conns.prefix(speakerCount))
         let first = conns[0].index
@@ -65,7 +84,10 @@ extension Bench {
         }
         for speaker in speakers {
             speaker.nextCallID = 3
-            loop.send(speaker, #"{"jsonrpc":"2.0","id":2,"method":"track-add","params":{"track_id":"audio-\#(speaker.index - first)","type":"audio"}}"#)
+            loop.send(
+                speaker,
+                #"{"jsonrpc":"2.0","id":2,"method":"track-add","params":{"track_id":"audio-\#(speaker.index - first)","type":"audio"}}"#
+            )
         }
         loop.run(until: monoNanos() + 10_000_000_000) { trackCalls.acked + trackCalls.rejected < speakerCount }
         loop.onResponse = nil
@@ -73,8 +95,11 @@ extension Bench {
             throw BenchError("speakers: track-add failed (\(describe(trackCalls.errors)))")
         }
         loop.runUntilQuiet(quiet: 0.5, timeout: 20)
-        print("speakers    \(label): connected \(opened) in " + String(format: "%.2f s", connectSeconds)
-            + ", \(join.joined) joined in " + String(format: "%.2f s", join.seconds) + ", \(speakerCount) audio tracks")
+        print(
+            "speakers    \(label): connected \(opened) in " + String(format: "%.2f s", connectSeconds)
+                + ", \(join.joined) joined in " + String(format: "%.2f s", join.seconds)
+                + ", \(speakerCount) audio tracks"
+        )
 
         let loop = self.loop
         loop.watchedMethod = "active-speakers"
@@ -129,7 +154,10 @@ extension Bench {
                         let s = speaker.index - first
                         let id = speaker.nextCallID
                         speaker.nextCallID += 1
-                        loop.send(speaker, #"{"jsonrpc":"2.0","id":\#(id),"method":"audio-level","params":{"levels":[{"track_id":"audio-\#(s)","level":\#(level(s, j / speakerCount))}]}}"#)
+                        loop.send(
+                            speaker,
+                            #"{"jsonrpc":"2.0","id":\#(id),"method":"audio-level","params":{"levels":[{"track_id":"audio-\#(s)","level":\#(level(s, j / speakerCount))}]}}"#
+                        )
                         calls.sent += 1
                     }
                 }
@@ -141,8 +169,17 @@ extension Bench {
             let server1 = serverSample()
             let client1 = ProcStats.selfSample()
             loop.onResponse = nil
-            return Window(server0: server0, server1: server1, client0: client0, client1: client1, calls: calls,
-                          seconds: Double(end - start) / 1e9, cpuNs0: cpuNs0, cpuNs1: cpuNs1, cpuSamples: samples.list)
+            return Window(
+                server0: server0,
+                server1: server1,
+                client0: client0,
+                client1: client1,
+                calls: calls,
+                seconds: Double(end - start) / 1e9,
+                cpuNs0: cpuNs0,
+                cpuNs1: cpuNs1,
+                cpuSamples: samples.list
+            )
         }
 
         let idle = measure(quietWindow, level: nil)
@@ -183,12 +220,14 @@ extension Bench {
             func cpu(at time: UInt64) -> Double {  // linear between the neighbouring samples
                 guard let after = cpuSeries.firstIndex(where: { $0.at >= time }) else { return Double(lastSample.cpu) }
                 guard after > 0 else { return Double(firstSample.cpu) }
-                let a = cpuSeries[after - 1], b = cpuSeries[after]
+                let a = cpuSeries[after - 1]
+                let b = cpuSeries[after]
                 let f = b.at > a.at ? Double(time - a.at) / Double(b.at - a.at) : 1
                 return Double(a.cpu) + f * (Double(b.cpu) - Double(a.cpu))
             }
             let bursts = ticks.compactMap { tick -> (Double, Double)? in
-                let from = tick.first - 20_000_000, to = tick.last + 5_000_000
+                let from = tick.first - 20_000_000
+                let to = tick.last + 5_000_000
                 guard from >= firstSample.at, to <= lastSample.at else { return nil }  // whole burst inside the samples
                 return (cpu(at: to) - cpu(at: from), Double(to - from))
             }
@@ -242,7 +281,9 @@ extension Bench {
         // CPU per tick: the speaking window's CPU seconds minus the same length
         // of the silent (or the idle) window, per tick observed.
         func perTick(_ base: Window) -> Double? {
-            guard let busy = speaking.serverCPUSeconds, let quiet = base.serverCPUSeconds, tickCount > 0 else { return nil }
+            guard let busy = speaking.serverCPUSeconds, let quiet = base.serverCPUSeconds, tickCount > 0 else {
+                return nil
+            }
             return (busy - quiet / base.seconds * speaking.seconds) / Double(tickCount) * 1000
         }
         if !burstCPU.isEmpty {
@@ -259,13 +300,15 @@ extension Bench {
         addCommon(&record, server: speaking.server0, speaking.server1, client: speaking.client0, speaking.client1)
 
         let cpu = { (w: Window) in w.serverCPU.map { Fmt.pct($0) } ?? "?" }
-        let line = "speakers    \(label): \(Fmt.int(count)) peers, \(speakerCount) speakers at "
+        let line =
+            "speakers    \(label): \(Fmt.int(count)) peers, \(speakerCount) speakers at "
             + String(format: "%.0f", rate) + " Hz: \(Fmt.int(c.watched)) active-speakers in "
             + String(format: "%.1f s", speaking.seconds)
             + " = \(Fmt.int(Double(c.watched) / speaking.seconds))/s, "
             + String(format: "%.2f", perPeerPerTick) + " per peer per tick (\(tickCount) ticks)"
             + "  server CPU idle \(cpu(idle)) silent \(cpu(silent)) speaking \(cpu(speaking))"
-            + (burstCPU.isEmpty ? "" : String(format: "  tick %.2f ms CPU (burst)", burstCPU.reduce(0, +) / Double(burstCPU.count)))
+            + (burstCPU.isEmpty
+                ? "" : String(format: "  tick %.2f ms CPU (burst)", burstCPU.reduce(0, +) / Double(burstCPU.count)))
             + (perTick(silent).map { String(format: ", %.2f ms (vs silent)", $0) } ?? "")
             + (speaking.calls.rejected > 0 ? "  rejected \(describe(speaking.calls.errors))" : "")
             + (loop.closeCodes.isEmpty ? "" : "  closes \(describe(loop.closeCodes))")

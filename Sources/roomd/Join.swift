@@ -17,7 +17,8 @@ struct Join: ParsableCommand {
             Output lines: `< method {params}` for a push, `= {result}` for an answer, \
             `! CODE message` for an error. End of input (Ctrl-D) disconnects without \
             `leave`: the peer stays for the room's reconnect grace. Type `leave` to leave.
-            """)
+            """
+    )
 
     @Option(help: "Room id.") var room: String
     @Option(help: "Role name.") var role: String
@@ -36,7 +37,12 @@ struct Join: ParsableCommand {
         let port = Int(url.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 7880
         let secret = lookUpSecret(file: secretFile, port: port)
         let token = try TokenMinter(secret: secret).appToken(
-            room: room, user: user ?? "bot-\(getpid())", role: role, name: name, restrictions: restrictions)
+            room: room,
+            user: user ?? "bot-\(getpid())",
+            role: role,
+            name: name,
+            restrictions: restrictions
+        )
         // A command-line tool, not the daemon: block the main thread on the session.
         let done = DispatchSemaphore(value: 0)
         let status = ExitStatus()
@@ -81,7 +87,8 @@ private struct JoinSession {
         for await line in Self.stdinLines() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { continue }
-            let (method, rest) = trimmed.firstIndex(of: " ").map { (String(trimmed[..<$0]), String(trimmed[$0...])) }
+            let (method, rest) =
+                trimmed.firstIndex(of: " ").map { (String(trimmed[..<$0]), String(trimmed[$0...])) }
                 ?? (trimmed, "")
             var params: JSON?
             if !rest.trimmingCharacters(in: .whitespaces).isEmpty {

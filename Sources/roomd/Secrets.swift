@@ -7,7 +7,10 @@ enum Secrets {
 
     struct Problem: Error, CustomStringConvertible { var description: String }
 
-    static func load(file: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> [UInt8]? {
+    static func load(
+        file: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> [UInt8]? {
         var secret: [UInt8]
         if let file {
             guard let data = FileManager.default.contents(atPath: file) else {
@@ -47,8 +50,11 @@ enum Secrets {
     static func stableDevSecret(port: Int) throws -> (secret: [UInt8], path: String, reused: Bool) {
         let path = devSecretPath(port: port)
         if let kept = try? load(file: path, environment: [:]) { return (kept, path, true) }
-        try FileManager.default.createDirectory(atPath: devSecretDirectory(), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: devSecretDirectory(),
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let secret = random()
         try writePrivate(secret, to: path)
         return (secret, path, false)
@@ -62,8 +68,11 @@ enum Secrets {
 
     /// Writes `secret` to `path` with mode 0600 (creating its folder, 0700).
     static func writePrivate(_ secret: [UInt8], to path: String) throws {
-        try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                 withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try? FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         unlink(path)
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw Problem(description: "cannot create \(path): \(String(cString: strerror(errno)))") }

@@ -6,10 +6,15 @@ import RoomConfig
 import RoomModel
 import RoomServer
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// `--log-level info`: an executable target, so nothing imports this conformance.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve rooms (the default command).", version: roomdVersion)
+    static let configuration = CommandConfiguration(
+        abstract: "Serve rooms (the default command).",
+        version: roomdVersion
+    )
 
     @Option(help: "The role template (JSON).") var config: String
     @Option(help: "Address to listen on.") var host: String = "127.0.0.1"
@@ -18,15 +23,27 @@ struct Serve: ParsableCommand {
     @Option(help: "Required access_key claim of app tokens (else $ROOMD_ACCESS_KEY).") var accessKey: String?
     @Option(help: "trace, debug, info, notice, warning, error or critical.") var logLevel: Logger.Level = .info
     @Flag(help: "Unknown template keys and permission names are errors, not warnings.") var strict = false
-    @Flag(help: "Shut down (as on SIGTERM) when standard input reaches its end: a harness passes a pipe, and roomd goes when the harness does.")
+    @Flag(
+        help:
+            "Shut down (as on SIGTERM) when standard input reaches its end: a harness passes a pipe, and roomd goes when the harness does."
+    )
     var exitWithStdin = false
-    @Option(help: "Run as a node of a cluster on this NATS server (nats-server -js): nats://HOST:PORT. Overrides settings.cluster.nats_url.")
+    @Option(
+        help:
+            "Run as a node of a cluster on this NATS server (nats-server -js): nats://HOST:PORT. Overrides settings.cluster.nats_url."
+    )
     var cluster: String?
     @Option(help: "This node's id in the cluster, [A-Za-z0-9_-]{1,64}; default HOSTNAME-PORT (the bound port).")
     var nodeID: String?
-    @Option(help: "Service threads: each is a node of the cluster (needs --cluster) listening on the same port, so capacity grows with cores. Node ids get -t1, -t2, ... appended.")
+    @Option(
+        help:
+            "Service threads: each is a node of the cluster (needs --cluster) listening on the same port, so capacity grows with cores. Node ids get -t1, -t2, ... appended."
+    )
     var threads: Int = 1
-    @Flag(help: "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster).")
+    @Flag(
+        help:
+            "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster)."
+    )
     var reusePort = false
 
     func validate() throws {
@@ -50,14 +67,23 @@ struct Serve: ParsableCommand {
         // Nodes sharing a port must share their rooms: without the bus each
         // would hold its own copy of a room, and peers would not meet.
         if threads > 1, clusterURL == nil {
-            fail("--threads: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): the threads are nodes of a cluster", code: 64)
+            fail(
+                "--threads: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): the threads are nodes of a cluster",
+                code: 64
+            )
         }
         if reusePort, clusterURL == nil {
-            fail("--reuse-port: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): nodes sharing a port must share their rooms", code: 64)
+            fail(
+                "--reuse-port: needs --cluster nats://HOST:PORT (or settings.cluster.nats_url): nodes sharing a port must share their rooms",
+                code: 64
+            )
         }
         let environment = ProcessInfo.processInfo.environment
         if threads > 1 || reusePort, environment["ROOMD_EVENT_LOOP"] == "poll" {
-            fail("\(threads > 1 ? "--threads" : "--reuse-port"): sharing a port needs the libev loop, not ROOMD_EVENT_LOOP=poll", code: 64)
+            fail(
+                "\(threads > 1 ? "--threads" : "--reuse-port"): sharing a port needs the libev loop, not ROOMD_EVENT_LOOP=poll",
+                code: 64
+            )
         }
         var secret: [UInt8]?
         do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
@@ -79,9 +105,14 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "roomd")
         var options = ServerOptions(
-            host: host, port: port, template: template, secret: secret ?? Secrets.random(),
+            host: host,
+            port: port,
+            template: template,
+            secret: secret ?? Secrets.random(),
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 },
-            clusterURL: clusterURL, nodeID: nodeID)
+            clusterURL: clusterURL,
+            nodeID: nodeID
+        )
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         options.reusePort = reusePort || threads > 1
         options.serversInProcess = threads
@@ -119,20 +150,35 @@ struct Serve: ParsableCommand {
             for other in servers.dropFirst() { _ = try other.start(port: boundPort) }
             for server in servers { server.linkSiblings(servers) }
         } catch {
-            fail("cannot listen on \(host):\(port): the port is in use or not allowed; choose another --port, or --port 0 for a free one", code: 1)
+            fail(
+                "cannot listen on \(host):\(port): the port is in use or not allowed; choose another --port, or --port 0 for a free one",
+                code: 1
+            )
         }
         var devSecretPath: String?  // a per-run secret (port 0), deleted at exit
         if let stable = stableDevSecret {
-            logger.notice(stable.reused ? "no secret configured: using this port's dev secret, kept across restarts"
-                                        : "no secret configured: made a dev secret for this port, kept across restarts",
-                          metadata: ["secret_file": "\(stable.path)"])
+            logger.notice(
+                stable.reused
+                    ? "no secret configured: using this port's dev secret, kept across restarts"
+                    : "no secret configured: made a dev secret for this port, kept across restarts",
+                metadata: ["secret_file": "\(stable.path)"]
+            )
         } else if devSecret {
             let path = Secrets.devSecretPath(port: boundPort)
             do { try Secrets.writePrivate(options.secret, to: path) } catch { fail("\(error)", code: 1) }
             devSecretPath = path
-            logger.notice("no secret configured: using a random one for this run (port 0)", metadata: ["secret_file": "\(path)"])
+            logger.notice(
+                "no secret configured: using a random one for this run (port 0)",
+                metadata: ["secret_file": "\(path)"]
+            )
         }
-        logger.info("template loaded", metadata: ["template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))", "event_loop": "\(server.eventLoop)", "threads": "\(threads)"])
+        logger.info(
+            "template loaded",
+            metadata: [
+                "template": "\(template.name)", "roles": "\(template.roleNames.joined(separator: ","))",
+                "event_loop": "\(server.eventLoop)", "threads": "\(threads)",
+            ]
+        )
         print("roomd listening on ws://\(host.contains(":") ? "[\(host)]" : host):\(boundPort)/ws")
         fflush(nil)
         // Each server runs on a thread of its own; the main thread serves the first.

@@ -1,7 +1,7 @@
-import RoomTokens
 import ArgumentParser
 import Foundation
 import RoomServer
+import RoomTokens
 
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print a signed token (app token by default).")
@@ -22,7 +22,9 @@ struct Token: ParsableCommand {
         try validatePort(port, name: "--port", range: 1...65535)
         if !management { try validateIDs(room: room, user: user) }
         if Self.parseTTL(ttl) == nil {
-            throw ValidationError("--ttl: expected a duration from 1s to 3650d like 3600, 90s, 30m, 24h or 7d, got \(ttl)")
+            throw ValidationError(
+                "--ttl: expected a duration from 1s to 3650d like 3600, 90s, 30m, 24h or 7d, got \(ttl)"
+            )
         }
     }
 
@@ -34,9 +36,17 @@ struct Token: ParsableCommand {
             return
         }
         guard let room, let user, let role else { fail("an app token needs --room, --user and --role") }
-        print(try TokenMinter(secret: secret).appToken(
-            room: room, user: user, role: role, name: name, ttl: seconds, restrictions: restrictions,
-            accessKey: accessKey))
+        print(
+            try TokenMinter(secret: secret).appToken(
+                room: room,
+                user: user,
+                role: role,
+                name: name,
+                ttl: seconds,
+                restrictions: restrictions,
+                accessKey: accessKey
+            )
+        )
     }
 
     /// Longest token lifetime: ten years (a longer one is a typo, and an
@@ -71,7 +81,9 @@ func lookUpSecret(file: String?, port: Int) -> [UInt8] {
 /// A usage error for ids that `join` would refuse (40102 / 40107).
 func validateIDs(room: String?, user: String?) throws {
     if let room, !TokenMinter.isValidRoomID(room) {
-        throw ValidationError("--room: \"\(room)\" is not a room id join accepts: 1 to 64 characters from A-Z, a-z, 0-9, _ and -")
+        throw ValidationError(
+            "--room: \"\(room)\" is not a room id join accepts: 1 to 64 characters from A-Z, a-z, 0-9, _ and -"
+        )
     }
     if let user, !TokenMinter.isValidUserID(user) {
         throw ValidationError("--user: must not be empty")

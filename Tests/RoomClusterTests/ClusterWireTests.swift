@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomCluster
 
 /// Node-to-node messages (ClusterWire.swift): every record survives the
@@ -40,9 +41,17 @@ import Testing
         }
         #expect(ClusterMessage.decode([]) == nil)
         #expect(ClusterMessage.decode([2, 0, 0]) == nil, "unknown version")
-        #expect(ClusterMessage.decode(ClusterWriter(node: "bad node", incarnation: "1").bytes) == nil, "invalid node id")
-        #expect(ClusterMessage.decode(ClusterWriter(node: "n1", incarnation: "1").bytes + [42]) == nil, "unknown record")
+        #expect(
+            ClusterMessage.decode(ClusterWriter(node: "bad node", incarnation: "1").bytes) == nil,
+            "invalid node id"
+        )
+        #expect(
+            ClusterMessage.decode(ClusterWriter(node: "n1", incarnation: "1").bytes + [42]) == nil,
+            "unknown record"
+        )
         // A frame claiming more connections than bytes left.
-        #expect(ClusterMessage.decode(ClusterWriter(node: "n1", incarnation: "1").bytes + [3, 0xFF, 0xFF, 0x03]) == nil)
+        #expect(
+            ClusterMessage.decode(ClusterWriter(node: "n1", incarnation: "1").bytes + [3, 0xFF, 0xFF, 0x03]) == nil
+        )
     }
 }

@@ -11,8 +11,14 @@ struct RoomClusterTests {
     static func node(_ id: String, _ nats: NatsServerProcess, leaseTTL: Int64 = 3000) -> RoomCluster {
         var logger = Logger(label: "cluster-test")
         logger.logLevel = .critical
-        let config = ClusterConfig(natsURL: nats.url, nodeID: id, heartbeatMillis: 200, leaseTTLMillis: leaseTTL,
-                                   requestTimeoutMillis: 1000, reconnectWaitMillis: 100)
+        let config = ClusterConfig(
+            natsURL: nats.url,
+            nodeID: id,
+            heartbeatMillis: 200,
+            leaseTTLMillis: leaseTTL,
+            requestTimeoutMillis: 1000,
+            reconnectWaitMillis: 100
+        )
         let cluster = RoomCluster(config: config, logger: logger)
         cluster.start()
         return cluster
@@ -38,10 +44,17 @@ struct RoomClusterTests {
     @Test func nodesSeeEachOtherAndALeavingNodeIsDroppedAtOnce() throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = Self.node("a", nats), b = Self.node("b", nats), c = Self.node("c", nats)
-        defer { a.stop(); b.stop() }
-        #expect(Self.eventually { [a, b, c].allSatisfy { $0.status.connected && $0.status.nodes == 3 } },
-                "\([a, b, c].map(\.status))")
+        let a = Self.node("a", nats)
+        let b = Self.node("b", nats)
+        let c = Self.node("c", nats)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        #expect(
+            Self.eventually { [a, b, c].allSatisfy { $0.status.connected && $0.status.nodes == 3 } },
+            "\([a, b, c].map(\.status))"
+        )
         c.stop()
         #expect(c.status.connected == false)
         // The leave message, not the 700 ms alive window: well within it.
@@ -65,10 +78,18 @@ struct RoomClusterTests {
     @Test func aClaimIsExclusiveAndRenewalsFollowTheRevision() throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = Self.node("a", nats), b = Self.node("b", nats)
-        defer { a.stop(); b.stop() }
-        let leasesA = try Self.leases(a), leasesB = try Self.leases(b)
-        guard case .claimed(let lease) = try leasesA.claim("show") else { Issue.record("a did not claim"); return }
+        let a = Self.node("a", nats)
+        let b = Self.node("b", nats)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let leasesA = try Self.leases(a)
+        let leasesB = try Self.leases(b)
+        guard case .claimed(let lease) = try leasesA.claim("show") else {
+            Issue.record("a did not claim")
+            return
+        }
         #expect(lease.node == "a")
         #expect(try leasesB.claim("show") == .held(lease))
         #expect(try leasesB.holder(of: "show") == lease)
@@ -81,23 +102,37 @@ struct RoomClusterTests {
         #expect(try leasesB.release(renewed) == false)
         #expect(try leasesA.release(renewed) == true)
         #expect(try leasesA.holder(of: "show") == nil)
-        guard case .claimed(let taken) = try leasesB.claim("show") else { Issue.record("b did not claim"); return }
+        guard case .claimed(let taken) = try leasesB.claim("show") else {
+            Issue.record("b did not claim")
+            return
+        }
         #expect(taken.node == "b")
         #expect(try leasesA.renew(renewed) == nil)
         #expect(try leasesA.holder(of: "show")?.node == "b")
         // Another room is independent; a room id outside [A-Za-z0-9_-] gets an encoded key.
-        guard case .claimed = try leasesA.claim("other room/ü") else { Issue.record("a did not claim another room"); return }
+        guard case .claimed = try leasesA.claim("other room/ü") else {
+            Issue.record("a did not claim another room")
+            return
+        }
         #expect(try leasesB.holder(of: "other room/ü")?.node == "a")
     }
 
     @Test func anUnrenewedLeaseExpiresAndAnotherNodeTakesOver() throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = Self.node("a", nats, leaseTTL: 1000), b = Self.node("b", nats, leaseTTL: 1000)
-        defer { a.stop(); b.stop() }
-        let leasesA = try Self.leases(a), leasesB = try Self.leases(b)
+        let a = Self.node("a", nats, leaseTTL: 1000)
+        let b = Self.node("b", nats, leaseTTL: 1000)
+        defer {
+            a.stop()
+            b.stop()
+        }
+        let leasesA = try Self.leases(a)
+        let leasesB = try Self.leases(b)
         #expect(leasesA.ttlMillis == 1000)
-        guard case .claimed(let lease) = try leasesA.claim("show") else { Issue.record("a did not claim"); return }
+        guard case .claimed(let lease) = try leasesA.claim("show") else {
+            Issue.record("a did not claim")
+            return
+        }
         // Renewed within the TTL, it stays a's.
         var current = lease
         for _ in 0..<3 {
@@ -107,10 +142,12 @@ struct RoomClusterTests {
         #expect(try leasesB.claim("show") == .held(current))
         // Not renewed: nats-server removes it after the TTL, and b's claim wins.
         var takenOver: RoomLease?
-        #expect(Self.eventually(4) {
-            if case .claimed(let lease) = try? leasesB.claim("show") { takenOver = lease }
-            return takenOver != nil
-        })
+        #expect(
+            Self.eventually(4) {
+                if case .claimed(let lease) = try? leasesB.claim("show") { takenOver = lease }
+                return takenOver != nil
+            }
+        )
         #expect(takenOver?.node == "b")
         #expect(try leasesA.renew(current) == nil)  // a learns it lost the room
     }
@@ -140,14 +177,28 @@ struct RoomClusterTests {
         var logger = Logger(label: "cluster-test")
         logger.logLevel = .critical
         // A lease long enough to outlive the outage (a shorter one expires with it, as it should).
-        let a = RoomCluster(config: ClusterConfig(natsURL: nats.url, nodeID: "a", heartbeatMillis: 200, leaseTTLMillis: 60_000,
-                                                  requestTimeoutMillis: 1000, reconnectWaitMillis: 100),
-                            logger: logger) { status in statuses.withLock { $0.append(status) } }
+        let a = RoomCluster(
+            config: ClusterConfig(
+                natsURL: nats.url,
+                nodeID: "a",
+                heartbeatMillis: 200,
+                leaseTTLMillis: 60_000,
+                requestTimeoutMillis: 1000,
+                reconnectWaitMillis: 100
+            ),
+            logger: logger
+        ) { status in statuses.withLock { $0.append(status) } }
         a.start()
         let b = Self.node("b", nats, leaseTTL: 60_000)
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         #expect(Self.eventually { a.status.connected && a.status.nodes == 2 })
-        guard case .claimed(let lease) = try Self.leases(a).claim("show") else { Issue.record("no claim"); return }
+        guard case .claimed(let lease) = try Self.leases(a).claim("show") else {
+            Issue.record("no claim")
+            return
+        }
 
         nats.stop()
         #expect(Self.eventually(3) { !a.status.connected && !b.status.connected })
@@ -157,8 +208,10 @@ struct RoomClusterTests {
         }
 
         try nats.start()
-        #expect(Self.eventually(8) { a.status.connected && b.status.connected && a.status.nodes == 2 },
-                "\(a.status) \(b.status)")
+        #expect(
+            Self.eventually(8) { a.status.connected && b.status.connected && a.status.nodes == 2 },
+            "\(a.status) \(b.status)"
+        )
         // The store survived the restart: the lease is still a's.
         #expect(try Self.leases(b).holder(of: "show") == lease)
         let renewed = try Self.leases(a).renew(lease)
@@ -174,16 +227,31 @@ struct RoomClusterTests {
         logger.logLevel = .critical
         let received = Mutex<[String: [[UInt8]]]>([:])
         func node(_ id: String) -> RoomCluster {
-            let config = ClusterConfig(natsURL: nats.url, nodeID: id, heartbeatMillis: 200, requestTimeoutMillis: 1000,
-                                       reconnectWaitMillis: 100)
-            let cluster = RoomCluster(config: config, logger: logger, onMessage: { payload in
-                received.withLock { $0[id, default: []].append(payload) }
-            })
+            let config = ClusterConfig(
+                natsURL: nats.url,
+                nodeID: id,
+                heartbeatMillis: 200,
+                requestTimeoutMillis: 1000,
+                reconnectWaitMillis: 100
+            )
+            let cluster = RoomCluster(
+                config: config,
+                logger: logger,
+                onMessage: { payload in
+                    received.withLock { $0[id, default: []].append(payload) }
+                }
+            )
             cluster.start()
             return cluster
         }
-        let a = node("a"), b = node("b"), c = node("c")
-        defer { a.stop(); b.stop(); c.stop() }
+        let a = node("a")
+        let b = node("b")
+        let c = node("c")
+        defer {
+            a.stop()
+            b.stop()
+            c.stop()
+        }
         #expect(Self.eventually { [a, b, c].allSatisfy { $0.status.connected && $0.status.nodes == 3 } })
         for i in 0..<1000 { try a.send(to: "b", Array("m\(i)".utf8)) }
         try a.send(to: "c", [0, 1, 2, 255])
@@ -194,7 +262,9 @@ struct RoomClusterTests {
         #expect(got["c"] == [[0, 1, 2, 255], []])
         #expect(got["a"] == nil, "a sender does not hear itself")
         // Bounds and bad ids are refused before anything is published.
-        #expect(throws: ClusterError.self) { try a.send(to: "b", [UInt8](repeating: 1, count: RoomCluster.maxMessageBytes + 1)) }
+        #expect(throws: ClusterError.self) {
+            try a.send(to: "b", [UInt8](repeating: 1, count: RoomCluster.maxMessageBytes + 1))
+        }
         #expect(throws: ClusterError.self) { try a.send(to: "b.>", [1]) }
         try a.send(to: "b", [UInt8](repeating: 7, count: RoomCluster.maxMessageBytes))
         #expect(Self.eventually { received.withLock { $0["b"]?.last?.count == RoomCluster.maxMessageBytes } })
@@ -241,7 +311,9 @@ func rawPublish(_ nats: NatsServerProcess, subject: String, body: String) throws
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(nats.port).bigEndian
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
     }
     guard connected else { throw ClusterTestError(description: "cannot connect to nats") }
     let text = "CONNECT {\"verbose\":false}\r\nPUB \(subject) \(body.utf8.count)\r\n\(body)\r\nPING\r\n"

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomConfig
 
 /// `settings.cluster.nats_url` (section 18): what the template accepts.

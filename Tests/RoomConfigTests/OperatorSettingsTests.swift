@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomConfig
 
 /// `settings.hls` and `settings.webhooks` (1.1): defaults, ranges, URLs.
@@ -27,32 +28,77 @@ import Testing
     }
 
     @Test func everyValueIsRead() throws {
-        let settings = try decode(#"""
+        let settings = try decode(
+            #"""
             {"hls":{"playlist_url":"https://cdn.example.com/{room_id}/{session_id}.m3u8","max_live_cues":7},
              "webhooks":{"url":"http://127.0.0.1:9000/hooks?x=1","events":["peer.join.success","poll.started","peer.join.success"],
                          "timeout_ms":250,"max_attempts":2,"queue_limit":3}}
-            """#)
-        #expect(settings.hls == HLSSettings(playlistURL: "https://cdn.example.com/{room_id}/{session_id}.m3u8", maxLiveCues: 7))
-        #expect(settings.webhooks == WebhookSettings(url: "http://127.0.0.1:9000/hooks?x=1", events: [.peerJoin, .pollStarted],
-                                                     timeoutMs: 250, maxAttempts: 2, queueLimit: 3))
+            """#
+        )
+        #expect(
+            settings.hls
+                == HLSSettings(playlistURL: "https://cdn.example.com/{room_id}/{session_id}.m3u8", maxLiveCues: 7)
+        )
+        #expect(
+            settings.webhooks
+                == WebhookSettings(
+                    url: "http://127.0.0.1:9000/hooks?x=1",
+                    events: [.peerJoin, .pollStarted],
+                    timeoutMs: 250,
+                    maxAttempts: 2,
+                    queueLimit: 3
+                )
+        )
     }
 
     @Test(arguments: [
         (#"{"webhooks":{}}"#, "settings.webhooks.url: required: the receiver's http(s) URL"),
-        (#"{"webhooks":{"url":"not a url"}}"#, #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "not a url""#),
-        (#"{"webhooks":{"url":"ftp://example.com/x"}}"#, #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "ftp://example.com/x""#),
-        (#"{"webhooks":{"url":"http://"}}"#, #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://""#),
-        (#"{"webhooks":{"url":"http://host:99999/"}}"#, #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://host:99999/""#),
-        (#"{"webhooks":{"url":"http://ho st/"}}"#, #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://ho st/""#),
+        (
+            #"{"webhooks":{"url":"not a url"}}"#,
+            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "not a url""#
+        ),
+        (
+            #"{"webhooks":{"url":"ftp://example.com/x"}}"#,
+            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "ftp://example.com/x""#
+        ),
+        (
+            #"{"webhooks":{"url":"http://"}}"#,
+            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://""#
+        ),
+        (
+            #"{"webhooks":{"url":"http://host:99999/"}}"#,
+            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://host:99999/""#
+        ),
+        (
+            #"{"webhooks":{"url":"http://ho st/"}}"#,
+            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "http://ho st/""#
+        ),
         (#"{"webhooks":{"url":5}}"#, "settings.webhooks.url: expected string, got number 5"),
-        (#"{"webhooks":{"url":"http://h/","events":["peer.join.success","peer.joined"]}}"#,
-         #"settings.webhooks.events[1]: unknown event "peer.joined", expected one of session.open.success, session.close.success, peer.join.success, peer.leave.success, role.change.success, hls.started.success, hls.stopped.success, poll.started, poll.stopped, room.end.success"#),
+        (
+            #"{"webhooks":{"url":"http://h/","events":["peer.join.success","peer.joined"]}}"#,
+            #"settings.webhooks.events[1]: unknown event "peer.joined", expected one of session.open.success, session.close.success, peer.join.success, peer.leave.success, role.change.success, hls.started.success, hls.stopped.success, poll.started, poll.stopped, room.end.success"#
+        ),
         (#"{"webhooks":{"url":"http://h/","events":"all"}}"#, "settings.webhooks.events: expected array, got string"),
-        (#"{"webhooks":{"url":"http://h/","timeout_ms":50}}"#, "settings.webhooks.timeout_ms: must be between 100 and 600000, got 50"),
-        (#"{"webhooks":{"url":"http://h/","max_attempts":0}}"#, "settings.webhooks.max_attempts: must be between 1 and 20, got 0"),
-        (#"{"webhooks":{"url":"http://h/","queue_limit":0}}"#, "settings.webhooks.queue_limit: must be between 1 and 1000000, got 0"),
-        (#"{"hls":{"playlist_url":"index.m3u8"}}"#, #"settings.hls.playlist_url: expected an absolute path or an http(s) URL of at most 2048 bytes, got "index.m3u8""#),
-        (#"{"hls":{"playlist_url":"/a b.m3u8"}}"#, #"settings.hls.playlist_url: expected an absolute path or an http(s) URL of at most 2048 bytes, got "/a b.m3u8""#),
+        (
+            #"{"webhooks":{"url":"http://h/","timeout_ms":50}}"#,
+            "settings.webhooks.timeout_ms: must be between 100 and 600000, got 50"
+        ),
+        (
+            #"{"webhooks":{"url":"http://h/","max_attempts":0}}"#,
+            "settings.webhooks.max_attempts: must be between 1 and 20, got 0"
+        ),
+        (
+            #"{"webhooks":{"url":"http://h/","queue_limit":0}}"#,
+            "settings.webhooks.queue_limit: must be between 1 and 1000000, got 0"
+        ),
+        (
+            #"{"hls":{"playlist_url":"index.m3u8"}}"#,
+            #"settings.hls.playlist_url: expected an absolute path or an http(s) URL of at most 2048 bytes, got "index.m3u8""#
+        ),
+        (
+            #"{"hls":{"playlist_url":"/a b.m3u8"}}"#,
+            #"settings.hls.playlist_url: expected an absolute path or an http(s) URL of at most 2048 bytes, got "/a b.m3u8""#
+        ),
         (#"{"hls":{"max_live_cues":0}}"#, "settings.hls.max_live_cues: must be between 1 and 1000, got 0"),
     ])
     func rejects(_ settings: String, _ expected: String) {
@@ -60,10 +106,16 @@ import Testing
     }
 
     @Test func everyProblemIsListed() {
-        let problems = failure(#"{"webhooks":{"url":"nope","events":["x"],"max_attempts":0},"hls":{"playlist_url":"rel"}}"#)?
-            .split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
-        #expect(Set(problems ?? []) == ["settings.webhooks.url", "settings.webhooks.events[0]", "settings.webhooks.max_attempts",
-                                        "settings.hls.playlist_url"])
+        let problems = failure(
+            #"{"webhooks":{"url":"nope","events":["x"],"max_attempts":0},"hls":{"playlist_url":"rel"}}"#
+        )?
+        .split(separator: "\n").map { String($0.prefix { $0 != ":" }) }
+        #expect(
+            Set(problems ?? []) == [
+                "settings.webhooks.url", "settings.webhooks.events[0]", "settings.webhooks.max_attempts",
+                "settings.hls.playlist_url",
+            ]
+        )
     }
 
     @Test func urls() {

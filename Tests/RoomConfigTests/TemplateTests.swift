@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomConfig
 
 /// `config/roles.json` of this repository (three levels above this file).
@@ -55,8 +56,17 @@ private func settings(_ section: String, _ body: String) -> String {
         let moderator = try #require(t.role("moderator"))
         #expect(moderator.priority == 3)
         #expect(!moderator.publishParams.canPublish)
-        #expect(moderator.permissions == Permissions(removeOthers: true, mute: true, unmute: true, changeRole: true,
-                                                   pollRead: true, pollWrite: true))
+        #expect(
+            moderator.permissions
+                == Permissions(
+                    removeOthers: true,
+                    mute: true,
+                    unmute: true,
+                    changeRole: true,
+                    pollRead: true,
+                    pollWrite: true
+                )
+        )
         #expect(moderator.subscribeParams.subscribeToRoles == ["host", "guest", "moderator"])
 
         let viewer = try #require(t.role("viewer"))
@@ -89,28 +99,55 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(role.maxPeerCount == 0)
         #expect(role.publishParams.allowed == [])
         #expect(role.publishParams.audio == AudioParams(bitRate: 32, codec: "opus"))
-        #expect(role.publishParams.video == VideoParams(bitRate: 300, codec: "vp8", frameRate: 30, width: 480, height: 360))
-        #expect(role.publishParams.screen == VideoParams(bitRate: 1000, codec: "vp8", frameRate: 10, width: 1920, height: 1080))
+        #expect(
+            role.publishParams.video == VideoParams(bitRate: 300, codec: "vp8", frameRate: 30, width: 480, height: 360)
+        )
+        #expect(
+            role.publishParams.screen
+                == VideoParams(bitRate: 1000, codec: "vp8", frameRate: 10, width: 1920, height: 1080)
+        )
         #expect(role.subscribeParams == SubscribeParams(subscribeToRoles: [], maxSubsBitRate: 3200))
         #expect(Permissions.names.allSatisfy { role.permissions[$0] == false })
 
         let s = t.settings
         #expect(s == Settings())
-        #expect(s.room == RoomSettings(autoCreate: true, predefined: [], maxPeers: 0, reconnectGraceS: 20,
-                                       largeRoomThreshold: 1000, roomStateIntervalMs: 2000))
+        #expect(
+            s.room
+                == RoomSettings(
+                    autoCreate: true,
+                    predefined: [],
+                    maxPeers: 0,
+                    reconnectGraceS: 20,
+                    largeRoomThreshold: 1000,
+                    roomStateIntervalMs: 2000
+                )
+        )
         #expect(s.activeSpeakers == ActiveSpeakerSettings(intervalMs: 1000, threshold: 35, maxSpeakers: 5))
         #expect(s.roleChange.requestTTLS == 60)
-        #expect(s.limits == LimitSettings(maxMessageBytes: 65536, idleTimeoutS: 60, maxOutboundBytes: 1_048_576,
-                                          maxTracksPerPeer: 8, maxChatBytes: 4096, messagesPerSecond: 100,
-                                          messageBurst: 200, maxNameBytes: 256, maxMetadataBytes: 4096))
+        #expect(
+            s.limits
+                == LimitSettings(
+                    maxMessageBytes: 65536,
+                    idleTimeoutS: 60,
+                    maxOutboundBytes: 1_048_576,
+                    maxTracksPerPeer: 8,
+                    maxChatBytes: 4096,
+                    messagesPerSecond: 100,
+                    messageBurst: 200,
+                    maxNameBytes: 256,
+                    maxMetadataBytes: 4096
+                )
+        )
     }
 
     @Test func partialObjectsKeepTheOtherDefaults() throws {
-        let (t, _) = try decode(#"""
+        let (t, _) = try decode(
+            #"""
             {"roles":{"a":{"publishParams":{"allowed":["screen","audio"],"screen":{"frameRate":5}}}},
              "settings":{"active_speakers":{"threshold":50},"limits":{"max_chat_bytes":100},
                          "room":{"auto_create":false,"predefined":["lobby","Room_2-b"]}}}
-            """#)
+            """#
+        )
         let a = try #require(t.role("a"))
         #expect(a.publishParams.allowed == [.screen, .audio])
         #expect(a.publishParams.allows(.audio) && !a.publishParams.allows(.video))
@@ -124,7 +161,8 @@ private func settings(_ section: String, _ body: String) -> String {
     }
 
     @Test func everyValueIsRead() throws {
-        let (t, warnings) = try decode(#"""
+        let (t, warnings) = try decode(
+            #"""
             {"name":"n","roles":{"r":{"name":"r","priority":5,"maxPeerCount":-1,
                "publishParams":{"allowed":["video"],"audio":{"bitRate":64,"codec":"pcmu"},
                  "video":{"bitRate":1,"codec":"h264","frameRate":2,"width":3,"height":4}},
@@ -135,22 +173,44 @@ private func settings(_ section: String, _ body: String) -> String {
                "role_change":{"request_ttl_s":3600},
                "limits":{"max_message_bytes":1,"idle_timeout_s":2,"max_outbound_bytes":3,"max_tracks_per_peer":4,
                  "max_chat_bytes":5,"messages_per_second":6,"message_burst":7,"max_name_bytes":8,"max_metadata_bytes":9}}}
-            """#)
+            """#
+        )
         #expect(warnings == [])
         #expect(t.name == "n")
-        #expect(t.role("r") == Role(
-            name: "r", priority: 5, maxPeerCount: -1,
-            publishParams: PublishParams(allowed: [.video], audio: AudioParams(bitRate: 64, codec: "pcmu"),
-                                         video: VideoParams(bitRate: 1, codec: "h264", frameRate: 2, width: 3, height: 4)),
-            subscribeParams: SubscribeParams(subscribeToRoles: ["r"], maxSubsBitRate: 0),
-            permissions: Permissions(pollWrite: true)))
-        #expect(t.settings == Settings(
-            room: RoomSettings(maxPeers: 7, reconnectGraceS: 0, largeRoomThreshold: 1, roomStateIntervalMs: 9),
-            activeSpeakers: ActiveSpeakerSettings(intervalMs: 60000, threshold: 0, maxSpeakers: 100),
-            roleChange: RoleChangeSettings(requestTTLS: 3600),
-            limits: LimitSettings(maxMessageBytes: 1, idleTimeoutS: 2, maxOutboundBytes: 3, maxTracksPerPeer: 4,
-                                  maxChatBytes: 5, messagesPerSecond: 6, messageBurst: 7, maxNameBytes: 8,
-                                  maxMetadataBytes: 9)))
+        #expect(
+            t.role("r")
+                == Role(
+                    name: "r",
+                    priority: 5,
+                    maxPeerCount: -1,
+                    publishParams: PublishParams(
+                        allowed: [.video],
+                        audio: AudioParams(bitRate: 64, codec: "pcmu"),
+                        video: VideoParams(bitRate: 1, codec: "h264", frameRate: 2, width: 3, height: 4)
+                    ),
+                    subscribeParams: SubscribeParams(subscribeToRoles: ["r"], maxSubsBitRate: 0),
+                    permissions: Permissions(pollWrite: true)
+                )
+        )
+        #expect(
+            t.settings
+                == Settings(
+                    room: RoomSettings(maxPeers: 7, reconnectGraceS: 0, largeRoomThreshold: 1, roomStateIntervalMs: 9),
+                    activeSpeakers: ActiveSpeakerSettings(intervalMs: 60000, threshold: 0, maxSpeakers: 100),
+                    roleChange: RoleChangeSettings(requestTTLS: 3600),
+                    limits: LimitSettings(
+                        maxMessageBytes: 1,
+                        idleTimeoutS: 2,
+                        maxOutboundBytes: 3,
+                        maxTracksPerPeer: 4,
+                        maxChatBytes: 5,
+                        messagesPerSecond: 6,
+                        messageBurst: 7,
+                        maxNameBytes: 8,
+                        maxMetadataBytes: 9
+                    )
+                )
+        )
     }
 
     // MARK: Errors
@@ -160,47 +220,91 @@ private func settings(_ section: String, _ body: String) -> String {
         (template(guest: #"{"priority":9}"#), "roles.guest.priority: must be between 1 and 5, got 9"),
         (template(guest: #"{"priority":0}"#), "roles.guest.priority: must be between 1 and 5, got 0"),
         (template(guest: #"{"maxPeerCount":-2}"#), "roles.guest.maxPeerCount: must be at least -1, got -2"),
-        (template(guest: #"{"publishParams":{"video":{"width":0}}}"#),
-         "roles.guest.publishParams.video.width: must be at least 1, got 0"),
-        (template(guest: #"{"publishParams":{"audio":{"bitRate":-5}}}"#),
-         "roles.guest.publishParams.audio.bitRate: must be at least 1, got -5"),
-        (template(guest: #"{"subscribeParams":{"maxSubsBitRate":-1}}"#),
-         "roles.guest.subscribeParams.maxSubsBitRate: must be at least 0, got -1"),
-        (settings("active_speakers", #"{"threshold":101}"#),
-         "settings.active_speakers.threshold: must be between 0 and 100, got 101"),
-        (settings("active_speakers", #"{"interval_ms":99}"#),
-         "settings.active_speakers.interval_ms: must be between 100 and 60000, got 99"),
-        (settings("active_speakers", #"{"max_speakers":0}"#),
-         "settings.active_speakers.max_speakers: must be between 1 and 100, got 0"),
-        (settings("role_change", #"{"request_ttl_s":0}"#),
-         "settings.role_change.request_ttl_s: must be between 1 and 3600, got 0"),
-        (settings("room", #"{"reconnect_grace_s":3601}"#),
-         "settings.room.reconnect_grace_s: must be between 0 and 3600, got 3601"),
+        (
+            template(guest: #"{"publishParams":{"video":{"width":0}}}"#),
+            "roles.guest.publishParams.video.width: must be at least 1, got 0"
+        ),
+        (
+            template(guest: #"{"publishParams":{"audio":{"bitRate":-5}}}"#),
+            "roles.guest.publishParams.audio.bitRate: must be at least 1, got -5"
+        ),
+        (
+            template(guest: #"{"subscribeParams":{"maxSubsBitRate":-1}}"#),
+            "roles.guest.subscribeParams.maxSubsBitRate: must be at least 0, got -1"
+        ),
+        (
+            settings("active_speakers", #"{"threshold":101}"#),
+            "settings.active_speakers.threshold: must be between 0 and 100, got 101"
+        ),
+        (
+            settings("active_speakers", #"{"interval_ms":99}"#),
+            "settings.active_speakers.interval_ms: must be between 100 and 60000, got 99"
+        ),
+        (
+            settings("active_speakers", #"{"max_speakers":0}"#),
+            "settings.active_speakers.max_speakers: must be between 1 and 100, got 0"
+        ),
+        (
+            settings("role_change", #"{"request_ttl_s":0}"#),
+            "settings.role_change.request_ttl_s: must be between 1 and 3600, got 0"
+        ),
+        (
+            settings("room", #"{"reconnect_grace_s":3601}"#),
+            "settings.room.reconnect_grace_s: must be between 0 and 3600, got 3601"
+        ),
         (settings("room", #"{"max_peers":-1}"#), "settings.room.max_peers: must be at least 0, got -1"),
-        (settings("room", #"{"large_room_threshold":0}"#), "settings.room.large_room_threshold: must be at least 1, got 0"),
+        (
+            settings("room", #"{"large_room_threshold":0}"#),
+            "settings.room.large_room_threshold: must be at least 1, got 0"
+        ),
         (settings("limits", #"{"max_chat_bytes":0}"#), "settings.limits.max_chat_bytes: must be at least 1, got 0"),
-        (settings("limits", #"{"max_metadata_bytes":-3}"#), "settings.limits.max_metadata_bytes: must be at least 1, got -3"),
+        (
+            settings("limits", #"{"max_metadata_bytes":-3}"#),
+            "settings.limits.max_metadata_bytes: must be at least 1, got -3"
+        ),
         // references and kinds
-        (template(guest: #"{"subscribeParams":{"subscribeToRoles":["host","hots"]}}"#),
-         #"roles.guest.subscribeParams.subscribeToRoles[1]: no role named "hots""#),
-        (template(guest: #"{"publishParams":{"allowed":["audio","video","smoke"]}}"#),
-         #"roles.guest.publishParams.allowed[2]: unknown kind "smoke", expected audio, video or screen"#),
-        (template(guest: #"{"publishParams":{"allowed":["audio","audio"]}}"#),
-         #"roles.guest.publishParams.allowed[1]: duplicate kind "audio""#),
-        (template(guest: #"{"name":"visitor"}"#), #"roles.guest.name: must equal the role's key "guest", got "visitor""#),
+        (
+            template(guest: #"{"subscribeParams":{"subscribeToRoles":["host","hots"]}}"#),
+            #"roles.guest.subscribeParams.subscribeToRoles[1]: no role named "hots""#
+        ),
+        (
+            template(guest: #"{"publishParams":{"allowed":["audio","video","smoke"]}}"#),
+            #"roles.guest.publishParams.allowed[2]: unknown kind "smoke", expected audio, video or screen"#
+        ),
+        (
+            template(guest: #"{"publishParams":{"allowed":["audio","audio"]}}"#),
+            #"roles.guest.publishParams.allowed[1]: duplicate kind "audio""#
+        ),
+        (
+            template(guest: #"{"name":"visitor"}"#),
+            #"roles.guest.name: must equal the role's key "guest", got "visitor""#
+        ),
         // types
         (template(guest: #"{"priority":"1"}"#), "roles.guest.priority: expected integer, got string"),
         (template(guest: #"{"priority":true}"#), "roles.guest.priority: expected integer, got boolean"),
         (template(guest: #"{"maxPeerCount":1.5}"#), "roles.guest.maxPeerCount: expected integer, got number 1.5"),
         (template(guest: #"{"priority":null}"#), "roles.guest.priority: expected integer, got null"),
-        (template(guest: #"{"permissions":{"mute":1}}"#), "roles.guest.permissions.mute: expected boolean, got number 1"),
-        (template(guest: #"{"permissions":{"endRoom":"yes"}}"#), "roles.guest.permissions.endRoom: expected boolean, got string"),
-        (template(guest: #"{"publishParams":{"allowed":"audio"}}"#), "roles.guest.publishParams.allowed: expected array, got string"),
-        (template(guest: #"{"publishParams":{"allowed":["audio",2]}}"#),
-         "roles.guest.publishParams.allowed[1]: expected string, got number 2"),
+        (
+            template(guest: #"{"permissions":{"mute":1}}"#),
+            "roles.guest.permissions.mute: expected boolean, got number 1"
+        ),
+        (
+            template(guest: #"{"permissions":{"endRoom":"yes"}}"#),
+            "roles.guest.permissions.endRoom: expected boolean, got string"
+        ),
+        (
+            template(guest: #"{"publishParams":{"allowed":"audio"}}"#),
+            "roles.guest.publishParams.allowed: expected array, got string"
+        ),
+        (
+            template(guest: #"{"publishParams":{"allowed":["audio",2]}}"#),
+            "roles.guest.publishParams.allowed[1]: expected string, got number 2"
+        ),
         (template(guest: #"{"publishParams":[]}"#), "roles.guest.publishParams: expected object, got array"),
-        (template(guest: #"{"publishParams":{"audio":{"codec":7}}}"#),
-         "roles.guest.publishParams.audio.codec: expected string, got number 7"),
+        (
+            template(guest: #"{"publishParams":{"audio":{"codec":7}}}"#),
+            "roles.guest.publishParams.audio.codec: expected string, got number 7"
+        ),
         (template(guest: "[]"), "roles.guest: expected object, got array"),
         (template(extra: #""name":false"#), "name: expected string, got boolean"),
         (template(extra: #""settings":1"#), "settings: expected object, got number 1"),
@@ -209,13 +313,22 @@ private func settings(_ section: String, _ body: String) -> String {
         ("{}", "roles: at least one role is required"),
         (#"{"roles":{}}"#, "roles: at least one role is required"),
         (#"{"roles":["host"]}"#, "roles: expected object, got array"),
-        (#"{"roles":{"bad name":{}}}"#,
-         #"roles.bad name: invalid role name "bad name", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#),
-        (#"{"roles":{"":{}}}"#, #"roles.: invalid role name "", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#),
-        (#"{"roles":{"\#(String(repeating: "r", count: 65))":{}}}"#,
-         #"roles.\#(String(repeating: "r", count: 65)): invalid role name "\#(String(repeating: "r", count: 65))", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#),
-        (settings("room", #"{"predefined":["ok","not ok"]}"#),
-         #"settings.room.predefined[1]: invalid room id "not ok", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#),
+        (
+            #"{"roles":{"bad name":{}}}"#,
+            #"roles.bad name: invalid role name "bad name", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#
+        ),
+        (
+            #"{"roles":{"":{}}}"#,
+            #"roles.: invalid role name "", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#
+        ),
+        (
+            #"{"roles":{"\#(String(repeating: "r", count: 65))":{}}}"#,
+            #"roles.\#(String(repeating: "r", count: 65)): invalid role name "\#(String(repeating: "r", count: 65))", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#
+        ),
+        (
+            settings("room", #"{"predefined":["ok","not ok"]}"#),
+            #"settings.room.predefined[1]: invalid room id "not ok", expected 1 to 64 characters from A-Z, a-z, 0-9, _ and -"#
+        ),
         // the file
         ("[]", "the template must be a JSON object, got array"),
         ("", "invalid JSON: line 1, column 1: expected a value, found the end of the input"),
@@ -244,7 +357,8 @@ private func settings(_ section: String, _ body: String) -> String {
 
     @Test func invalidUTF8IsRejected() {
         let bytes: [UInt8] = Array(#"{"roles":{""#.utf8) + [0xC3, 0x28] + Array(#"":{}}}"#.utf8)
-        #expect(throws: TemplateError(path: "", problem: "invalid JSON: line 1, column 11: string is not valid UTF-8")) {
+        #expect(throws: TemplateError(path: "", problem: "invalid JSON: line 1, column 11: string is not valid UTF-8"))
+        {
             try RoleTemplate.decode(bytes)
         }
     }
@@ -256,42 +370,56 @@ private func settings(_ section: String, _ body: String) -> String {
 
     @Test func everyProblemIsListedInKeyOrder() throws {
         // Both roles are wrong: "alpha" sorts first, whatever the file order.
-        #expect(failure(#"{"roles":{"zulu":{"priority":7},"alpha":{"priority":8}}}"#)
-            == "roles.alpha.priority: must be between 1 and 5, got 8\nroles.zulu.priority: must be between 1 and 5, got 7")
+        #expect(
+            failure(#"{"roles":{"zulu":{"priority":7},"alpha":{"priority":8}}}"#)
+                == "roles.alpha.priority: must be between 1 and 5, got 8\nroles.zulu.priority: must be between 1 and 5, got 7"
+        )
         // Role names are checked before any role's contents.
         #expect(failure(#"{"roles":{"a":{"priority":7},"b c":{}}}"#)?.hasPrefix("roles.b c: invalid role name") == true)
         // Repeated decoding gives the same answer.
-        let json = #"{"roles":{"b":{"maxPeerCount":-9},"a":{"subscribeParams":{"subscribeToRoles":["x"]}}},"settings":{"limits":{"message_burst":0}}}"#
+        let json =
+            #"{"roles":{"b":{"maxPeerCount":-9},"a":{"subscribeParams":{"subscribeToRoles":["x"]}}},"settings":{"limits":{"message_burst":0}}}"#
         let all = failure(json)
-        #expect(all == #"""
-            roles.a.subscribeParams.subscribeToRoles[0]: no role named "x"
-            roles.b.maxPeerCount: must be at least -1, got -9
-            settings.limits.message_burst: must be at least 1, got 0
-            """#)
+        #expect(
+            all == #"""
+                roles.a.subscribeParams.subscribeToRoles[0]: no role named "x"
+                roles.b.maxPeerCount: must be at least -1, got -9
+                settings.limits.message_burst: must be at least 1, got 0
+                """#
+        )
         for _ in 0..<20 { #expect(failure(json) == all) }
         let error = try #require(throws: TemplateError.self) { try decode(json) }
         #expect(error.path == "roles.a.subscribeParams.subscribeToRoles[0]", "the first is the error's own path")
-        #expect(error.all.map(\.path) == ["roles.a.subscribeParams.subscribeToRoles[0]", "roles.b.maxPeerCount",
-                                          "settings.limits.message_burst"])
+        #expect(
+            error.all.map(\.path) == [
+                "roles.a.subscribeParams.subscribeToRoles[0]", "roles.b.maxPeerCount",
+                "settings.limits.message_burst",
+            ]
+        )
     }
 
     @Test func strictMakesUnknownKeysAndPermissionsProblemsWithADidYouMean() throws {
-        let json = #"{"roles":{"host":{"permissions":{"endroom":true,"mute":true,"pollwrte":true,"teleport":true},"priorty":2}},"settings":{"limits":{"max_mesage_bytes":10}}}"#
+        let json =
+            #"{"roles":{"host":{"permissions":{"endroom":true,"mute":true,"pollwrte":true,"teleport":true},"priorty":2}},"settings":{"limits":{"max_mesage_bytes":10}}}"#
         let error = try #require(throws: TemplateError.self) { try RoleTemplate.decode(Array(json.utf8), strict: true) }
-        #expect(error.description == """
-            roles.host.permissions.endroom: unknown permission, did you mean endRoom?
-            roles.host.permissions.pollwrte: unknown permission, did you mean pollWrite?
-            roles.host.permissions.teleport: unknown permission
-            roles.host.priorty: unknown key, did you mean priority?
-            settings.limits.max_mesage_bytes: unknown key, did you mean max_message_bytes?
-            """)
+        #expect(
+            error.description == """
+                roles.host.permissions.endroom: unknown permission, did you mean endRoom?
+                roles.host.permissions.pollwrte: unknown permission, did you mean pollWrite?
+                roles.host.permissions.teleport: unknown permission
+                roles.host.priorty: unknown key, did you mean priority?
+                settings.limits.max_mesage_bytes: unknown key, did you mean max_message_bytes?
+                """
+        )
         // Without strict the same template loads, with the hints as warnings.
         let (_, warnings) = try decode(json)
         #expect(warnings.contains("roles.host.permissions.endroom: unknown permission ignored, did you mean endRoom?"))
     }
 
     @Test func unreadableFile() {
-        #expect(throws: TemplateError(path: "", problem: "cannot read /nonexistent/roles.json: No such file or directory")) {
+        #expect(
+            throws: TemplateError(path: "", problem: "cannot read /nonexistent/roles.json: No such file or directory")
+        ) {
             try RoleTemplate.load(path: "/nonexistent/roles.json")
         }
         #expect(throws: TemplateError(path: "", problem: "cannot read /: Is a directory")) {
@@ -302,25 +430,29 @@ private func settings(_ section: String, _ body: String) -> String {
     // MARK: Warnings
 
     @Test func unknownKeysBecomeWarningsWithTheirPaths() throws {
-        let (t, warnings) = try decode(#"""
+        let (t, warnings) = try decode(
+            #"""
             {"id":"64ab","roles":{
                "host":{"name":"host","recordingParams":{},"publishParams":{"allowed":["audio"],"simulcast":true,
                  "video":{"bitRate":500,"layers":[]}},
                  "subscribeParams":{"subscribeToRoles":["host"],"subscribeDegradation":{}},
                  "permissions":{"mute":true,"sendRoomState":true,"whiteboard":null}}},
              "settings":{"room":{"shape":"round"},"colour":"blue"}}
-            """#)
-        #expect(warnings == [
-            "id: unknown key ignored",
-            "roles.host.permissions.sendRoomState: unknown permission ignored",
-            "roles.host.permissions.whiteboard: unknown permission ignored",
-            "roles.host.publishParams.simulcast: unknown key ignored",
-            "roles.host.publishParams.video.layers: unknown key ignored",
-            "roles.host.recordingParams: unknown key ignored",
-            "roles.host.subscribeParams.subscribeDegradation: unknown key ignored",
-            "settings.colour: unknown key ignored",
-            "settings.room.shape: unknown key ignored",
-        ])
+            """#
+        )
+        #expect(
+            warnings == [
+                "id: unknown key ignored",
+                "roles.host.permissions.sendRoomState: unknown permission ignored",
+                "roles.host.permissions.whiteboard: unknown permission ignored",
+                "roles.host.publishParams.simulcast: unknown key ignored",
+                "roles.host.publishParams.video.layers: unknown key ignored",
+                "roles.host.recordingParams: unknown key ignored",
+                "roles.host.subscribeParams.subscribeDegradation: unknown key ignored",
+                "settings.colour: unknown key ignored",
+                "settings.room.shape: unknown key ignored",
+            ]
+        )
         let host = try #require(t.role("host"))
         #expect(host.permissions == Permissions(mute: true))
         #expect(host.publishParams.video == VideoParams(bitRate: 500))
@@ -361,8 +493,12 @@ private func settings(_ section: String, _ body: String) -> String {
     }
 
     @Test func permissionNamesAndSubscript() throws {
-        #expect(Permissions.names == ["endRoom", "removeOthers", "mute", "unmute", "changeRole", "hlsStreaming",
-                                      "rtmpStreaming", "browserRecording", "pollRead", "pollWrite"])
+        #expect(
+            Permissions.names == [
+                "endRoom", "removeOthers", "mute", "unmute", "changeRole", "hlsStreaming",
+                "rtmpStreaming", "browserRecording", "pollRead", "pollWrite",
+            ]
+        )
         #expect(Permissions()["sendRoomState"] == nil)
         #expect(Permissions.all["pollWrite"] == true)
         // Each JSON name sets exactly its own property.
@@ -377,8 +513,11 @@ private func settings(_ section: String, _ body: String) -> String {
     }
 
     @Test func publishAndSubscribeHelpers() {
-        let role = Role(name: "r", publishParams: PublishParams(allowed: [.video]),
-                        subscribeParams: SubscribeParams(subscribeToRoles: ["a"]))
+        let role = Role(
+            name: "r",
+            publishParams: PublishParams(allowed: [.video]),
+            subscribeParams: SubscribeParams(subscribeToRoles: ["a"])
+        )
         #expect(role.publishParams.canPublish)
         #expect(role.publishParams.allows(.video) && !role.publishParams.allows(.audio))
         #expect(role.subscribes(to: "a") && !role.subscribes(to: "r"))
@@ -395,14 +534,18 @@ private func settings(_ section: String, _ body: String) -> String {
 
     @Test func jsonNumbersEscapesAndWhitespace() throws {
         // 2.0 and 4e0 are integers in value; \u escapes (with a surrogate pair) in names; a BOM and CRLF.
-        let json = "\u{FEFF}{\r\n\t\"roles\" : {\"\\u0068ost\":{\"priority\":2.0,\"maxPeerCount\":4e0},"
+        let json =
+            "\u{FEFF}{\r\n\t\"roles\" : {\"\\u0068ost\":{\"priority\":2.0,\"maxPeerCount\":4e0},"
             + "\"b\":{\"subscribeParams\":{\"subscribeToRoles\":[\"host\"]},\"x\":\"tab\\t \\\"q\\\" \\ud83d\\ude00 \\/\"}}}"
         let (t, warnings) = try decode(json)
         #expect(t.roleNames == ["b", "host"])
         #expect(t.role("host")?.priority == 2)
         #expect(t.role("host")?.maxPeerCount == 4)
         #expect(warnings == ["roles.b.x: unknown key ignored"])
-        #expect(failure(template(guest: #"{"priority":1e30}"#)) == "roles.guest.priority: expected integer, got number 1e30",
-                "numbers are shown as written")
+        #expect(
+            failure(template(guest: #"{"priority":1e30}"#))
+                == "roles.guest.priority: expected integer, got number 1e30",
+            "numbers are shown as written"
+        )
     }
 }

@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 @Suite struct ActiveSpeakerTests {
@@ -96,7 +97,13 @@ import Testing
         try registry.reportAudioLevels(host, [("h-mic", 60)])
         #expect(lists(registry.tickActiveSpeakers(), for: viewer) == ["active-speakers:g-mic@80,h-mic@60"])
         try registry.reportAudioLevels(guest, [("g-mic", 80)])
-        _ = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: guest.id, role: "viewer", force: true)
+        _ = try registry.requestRoleChange(
+            by: .peer(host),
+            in: host.room,
+            targetID: guest.id,
+            role: "viewer",
+            force: true
+        )
         try registry.reportAudioLevels(host, [("h-mic", 60)])
         let after = registry.tickActiveSpeakers()
         #expect(lists(after, for: viewer) == ["active-speakers:h-mic@60"])
@@ -109,8 +116,13 @@ import Testing
         #expect(registry.activeSpeakers.roomIDs.isEmpty, "no reports, no room to tick")
         try registry.reportAudioLevels(host, [("h-mic", 50)])
         let first = registry.tickActiveSpeakers()
-        #expect(first.count == 4, "one delivery per role (guest, viewer, moderator) plus the speaking host's own, not one per peer")
-        let viewers = first.first { $0.push.name == "active-speakers:h-mic@50" && $0.recipients.contains { $0 === viewer } }
+        #expect(
+            first.count == 4,
+            "one delivery per role (guest, viewer, moderator) plus the speaking host's own, not one per peer"
+        )
+        let viewers = first.first {
+            $0.push.name == "active-speakers:h-mic@50" && $0.recipients.contains { $0 === viewer }
+        }
         #expect(viewers?.recipients.count == 51)
     }
 }

@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 /// `join` and `preview` share one admission (Admission.swift): the same
@@ -38,7 +39,10 @@ import Testing
         }
         let cases: [(JoinRequest, ErrorCode, String)] = [
             // Each request also fails every later check: the first one in the order wins.
-            (request("king", room: "full", claim: "other"), .roomIDMismatch, #"room_id "other" differs from the token's room_id"#),
+            (
+                request("king", room: "full", claim: "other"), .roomIDMismatch,
+                #"room_id "other" differs from the token's room_id"#
+            ),
             (request("king", room: "r2"), .roleClaimInvalid, #"role "king" is not in the template"#),
             (request("banned", room: "r2"), .roleClaimInvalid, #"role "banned" may not join (maxPeerCount -1)"#),
             (request("guest", room: "r2"), .roomLocked, #"room "r2" is locked"#),

@@ -1,4 +1,5 @@
 import RoomConfig
+
 @testable import RoomModel
 
 /// The guest call-in template, built in code so model tests don't read files.
@@ -6,32 +7,62 @@ enum Fixtures {
     static func template(settings: Settings = Settings(), guestLimit: Int = 0, banned: Bool = false) -> RoleTemplate {
         let stage = SubscribeParams(subscribeToRoles: ["host", "guest"])
         var roles = [
-            Role(name: "host", priority: 1, publishParams: PublishParams(allowed: [.audio, .video, .screen]),
-                 subscribeParams: stage,
-                 permissions: Permissions(endRoom: true, removeOthers: true, mute: true, unmute: true, changeRole: true,
-                                          hlsStreaming: true)),
-            Role(name: "guest", priority: 2, maxPeerCount: guestLimit,
-                 publishParams: PublishParams(allowed: [.audio, .video]), subscribeParams: stage),
+            Role(
+                name: "host",
+                priority: 1,
+                publishParams: PublishParams(allowed: [.audio, .video, .screen]),
+                subscribeParams: stage,
+                permissions: Permissions(
+                    endRoom: true,
+                    removeOthers: true,
+                    mute: true,
+                    unmute: true,
+                    changeRole: true,
+                    hlsStreaming: true
+                )
+            ),
+            Role(
+                name: "guest",
+                priority: 2,
+                maxPeerCount: guestLimit,
+                publishParams: PublishParams(allowed: [.audio, .video]),
+                subscribeParams: stage
+            ),
             Role(name: "viewer", priority: 4, subscribeParams: stage),
-            Role(name: "moderator", priority: 3,
-                 subscribeParams: SubscribeParams(subscribeToRoles: ["host", "guest", "moderator"]),
-                 permissions: Permissions(removeOthers: true, mute: true, unmute: true, changeRole: true)),
+            Role(
+                name: "moderator",
+                priority: 3,
+                subscribeParams: SubscribeParams(subscribeToRoles: ["host", "guest", "moderator"]),
+                permissions: Permissions(removeOthers: true, mute: true, unmute: true, changeRole: true)
+            ),
         ]
         if banned { roles.append(Role(name: "banned", priority: 5, maxPeerCount: -1)) }
         return RoleTemplate(name: "test", roles: roles, settings: settings)
     }
 
-    static func registry(settings: Settings = Settings(), guestLimit: Int = 0, banned: Bool = false)
+    static func registry(
+        settings: Settings = Settings(),
+        guestLimit: Int = 0,
+        banned: Bool = false
+    )
         -> (RoomRegistry, ManualClock)
     {
         let clock = ManualClock()
-        let registry = RoomRegistry(template: template(settings: settings, guestLimit: guestLimit, banned: banned),
-                                    clock: clock, ids: SequentialIDGenerator())
+        let registry = RoomRegistry(
+            template: template(settings: settings, guestLimit: guestLimit, banned: banned),
+            clock: clock,
+            ids: SequentialIDGenerator()
+        )
         return (registry, clock)
     }
 
-    static func request(_ user: String, role: String, room: String = "r1", name: String? = nil,
-                        viewOnly: Bool = false) -> JoinRequest {
+    static func request(
+        _ user: String,
+        role: String,
+        room: String = "r1",
+        name: String? = nil,
+        viewOnly: Bool = false
+    ) -> JoinRequest {
         JoinRequest(roomID: room, userID: user, roleName: role, name: name ?? user, viewOnly: viewOnly)
     }
 }
@@ -66,7 +97,8 @@ extension Push {
         case .peerLeaveRequest(_, _, let roomEnd): "on-peer-leave-request:\(roomEnd)"
         case .roomState(let count, let joined?, let left?): "room-state:\(count):+\(joined.count):-\(left.count)"
         case .roomState(let count, _, _): "room-state:\(count)"
-        case .activeSpeakers(let list): "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
+        case .activeSpeakers(let list):
+            "active-speakers:" + list.map { "\($0.trackID)@\($0.level)" }.joined(separator: ",")
         case .metadataChange(let entry): "on-metadata-change:\(entry.key)@\(entry.version)"
         case .pollStart(let poll, let withAnswers): "on-poll-start:\(poll.id)\(withAnswers ? "+answers" : "")"
         case .pollStop(let poll): "on-poll-stop:\(poll.id)"

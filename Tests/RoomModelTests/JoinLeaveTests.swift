@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 @Suite struct JoinLeaveTests {
@@ -62,7 +63,10 @@ import Testing
         settings.room.maxPeers = 2
         let (registry, _) = Fixtures.registry(settings: settings, guestLimit: 1, banned: true)
         func code(_ request: JoinRequest) -> ErrorCode? {
-            do { _ = try registry.join(request); return nil } catch { return error.code }
+            do {
+                _ = try registry.join(request)
+                return nil
+            } catch { return error.code }
         }
         #expect(code(Fixtures.request("x", role: "nosuchrole")) == .roleClaimInvalid)
         #expect(code(Fixtures.request("x", role: "banned")) == .roleClaimInvalid)

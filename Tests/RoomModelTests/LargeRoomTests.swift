@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 @Suite struct LargeRoomTests {
@@ -23,9 +24,13 @@ import Testing
         #expect(registry.leave(viewers[0], reason: .clientRequest).isEmpty)
         let state = registry.tickRoomState()
         let audience = host.room.peersInJoinOrder.filter { $0 !== host }.map(\.id)
-        #expect(state.sent == [Sent(push: "room-state:6", to: audience),
-                               Sent(push: "room-state:6:+2:-1", to: [host.id])],
-                "the count to everyone, the lists only to the moderating host")
+        #expect(
+            state.sent == [
+                Sent(push: "room-state:6", to: audience),
+                Sent(push: "room-state:6:+2:-1", to: [host.id]),
+            ],
+            "the count to everyone, the lists only to the moderating host"
+        )
         guard case .roomState(_, let joined?, let left?) = state.last?.push else { return }
         #expect(joined.map(\.id) == [sixth.peer.id, seventh.id])
         #expect(left == [viewers[0].id])
@@ -52,7 +57,13 @@ import Testing
 
     @Test func aPendingJoinPromotedThenGoneIsNeverInRoomState() throws {
         let newcomer = try registry.join(Fixtures.request("v4", role: "viewer")).peer
-        _ = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: newcomer.id, role: "guest", force: true)
+        _ = try registry.requestRoleChange(
+            by: .peer(host),
+            in: host.room,
+            targetID: newcomer.id,
+            role: "guest",
+            force: true
+        )
         #expect(!registry.leave(newcomer, reason: .clientRequest).isEmpty, "a publisher leaves loudly")
         #expect(registry.tickRoomState().isEmpty, "and is not announced as joined afterwards")
     }

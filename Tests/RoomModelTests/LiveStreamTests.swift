@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomModel
 
 /// Section 16 in the model, with the clock in the test's hand; and the
@@ -10,9 +11,13 @@ import Testing
         let room = host.room
         _ = try registry.startLiveStream(by: .peer(host), in: room, variants: nil)
         let start = clock.now
-        let (cues, deliveries) = try registry.addTimedMetadata(by: .peer(host), in: room, [
-            HLSCueRequest(payload: "a", durationS: 1), HLSCueRequest(payload: "b", durationS: 10),
-        ])
+        let (cues, deliveries) = try registry.addTimedMetadata(
+            by: .peer(host),
+            in: room,
+            [
+                HLSCueRequest(payload: "a", durationS: 1), HLSCueRequest(payload: "b", durationS: 10),
+            ]
+        )
         #expect(cues.map(\.startDate) == [start, start])
         #expect(cues.map(\.endDate) == [start + 1000, start + 10_000])
         #expect(deliveries.sent == [Sent(push: "on-hls-timed-metadata:2", to: [host.id])])
@@ -35,11 +40,25 @@ import Testing
         let room = host.room
         #expect(room.liveStream == nil)
         #expect(code { _ = try registry.stopLiveStream(by: .peer(host), in: room) } == .wrongState)
-        #expect(code { _ = try registry.startLiveStream(by: .peer(guest), in: room, variants: nil) } == .permissionDenied)
-        let started = try registry.startLiveStream(by: .peer(host), in: room, variants: [HLSVariantRequest(metadata: "m")])
+        #expect(
+            code { _ = try registry.startLiveStream(by: .peer(guest), in: room, variants: nil) } == .permissionDenied
+        )
+        let started = try registry.startLiveStream(
+            by: .peer(host),
+            in: room,
+            variants: [HLSVariantRequest(metadata: "m")]
+        )
         #expect(started.sent == [Sent(push: "on-hls-update:true", to: [host.id, guest.id])])
-        #expect(room.liveStream?.variants == [HLSVariant(url: "/hls/r1/session-1/index.m3u8", meetingURL: nil, metadata: "m",
-                                                         startedAt: clock.now)])
+        #expect(
+            room.liveStream?.variants == [
+                HLSVariant(
+                    url: "/hls/r1/session-1/index.m3u8",
+                    meetingURL: nil,
+                    metadata: "m",
+                    startedAt: clock.now
+                )
+            ]
+        )
         #expect(room.liveStream?.startedBy == ActorRef(host))
         #expect(code { _ = try registry.startLiveStream(by: .server, in: room, variants: nil) } == .wrongState)
         clock.advance(byMillis: 5)
@@ -57,10 +76,21 @@ import Testing
         let (registry, _) = Fixtures.registry()
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         let restricted = try registry.join(Fixtures.request("r", role: "host", viewOnly: true)).peer
-        #expect(code { _ = try registry.startLiveStream(by: .peer(restricted), in: host.room, variants: nil) } == .permissionDenied)
+        #expect(
+            code { _ = try registry.startLiveStream(by: .peer(restricted), in: host.room, variants: nil) }
+                == .permissionDenied
+        )
         _ = try registry.startLiveStream(by: .peer(host), in: host.room, variants: nil)
-        #expect(code { _ = try registry.addTimedMetadata(by: .peer(restricted), in: host.room, [HLSCueRequest(payload: "p", durationS: 1)]) }
-            == .permissionDenied)
+        #expect(
+            code {
+                _ = try registry.addTimedMetadata(
+                    by: .peer(restricted),
+                    in: host.room,
+                    [HLSCueRequest(payload: "p", durationS: 1)]
+                )
+            }
+                == .permissionDenied
+        )
         #expect(code { _ = try registry.stopLiveStream(by: .peer(restricted), in: host.room) } == .permissionDenied)
     }
 
@@ -75,18 +105,28 @@ import Testing
         _ = registry.leave(guest, reason: .clientRequest)
         _ = try registry.endRoom(by: .server, room, reason: "bye", lock: true)
         let ref = RoomRef(roomID: "r1", sessionID: "session-1")
-        #expect(registry.takeOperatorEvents().map(\.event) == [
-            .sessionOpened(room: ref),
-            .peerJoined(room: ref, peer: ActorRef(peerID: host.id, role: "host", name: "h", userID: "h")),
-            .peerJoined(room: ref, peer: ActorRef(peerID: guest.id, role: "guest", name: "g", userID: "g")),
-            .roleChanged(room: ref, peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"), oldRole: "guest"),
-            .hlsStarted(room: ref, by: ActorRef(host), urls: ["/hls/r1/session-1/index.m3u8"]),
-            .peerLeft(room: ref, peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"), reason: "client request"),
-            .hlsStopped(room: ref, by: nil, reason: "room ended"),
-            .peerLeft(room: ref, peer: ActorRef(host), reason: "room ended"),
-            .sessionClosed(room: ref),
-            .roomEnded(room: ref, by: .server, reason: "bye", lock: true),
-        ])
+        #expect(
+            registry.takeOperatorEvents().map(\.event) == [
+                .sessionOpened(room: ref),
+                .peerJoined(room: ref, peer: ActorRef(peerID: host.id, role: "host", name: "h", userID: "h")),
+                .peerJoined(room: ref, peer: ActorRef(peerID: guest.id, role: "guest", name: "g", userID: "g")),
+                .roleChanged(
+                    room: ref,
+                    peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"),
+                    oldRole: "guest"
+                ),
+                .hlsStarted(room: ref, by: ActorRef(host), urls: ["/hls/r1/session-1/index.m3u8"]),
+                .peerLeft(
+                    room: ref,
+                    peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"),
+                    reason: "client request"
+                ),
+                .hlsStopped(room: ref, by: nil, reason: "room ended"),
+                .peerLeft(room: ref, peer: ActorRef(host), reason: "room ended"),
+                .sessionClosed(room: ref),
+                .roomEnded(room: ref, by: .server, reason: "bye", lock: true),
+            ]
+        )
         #expect(registry.takeOperatorEvents().isEmpty, "taken once")
     }
 
@@ -99,11 +139,13 @@ import Testing
         _ = registry.takeOperatorEvents()
         _ = registry.leave(host, reason: .websocketClosed)
         let ref = RoomRef(roomID: "r1", sessionID: "session-1")
-        #expect(registry.takeOperatorEvents().map(\.event) == [
-            .peerLeft(room: ref, peer: ActorRef(host), reason: "websocket closed"),
-            .hlsStopped(room: ref, by: nil, reason: "room ended"),
-            .sessionClosed(room: ref),
-        ])
+        #expect(
+            registry.takeOperatorEvents().map(\.event) == [
+                .peerLeft(room: ref, peer: ActorRef(host), reason: "websocket closed"),
+                .hlsStopped(room: ref, by: nil, reason: "room ended"),
+                .sessionClosed(room: ref),
+            ]
+        )
         #expect(room.liveStream?.running == false)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomModel
 
 @Suite struct MessageTests {
@@ -21,7 +22,10 @@ import Testing
         #expect(deliveries[0].to == [host.id, viewer.id, viewer2.id])
         #expect(chat.recipient == .broadcast)
         #expect(chat.timestamp == clock.now)
-        guard case .peer(let sender) = chat.sender else { Issue.record("sender"); return }
+        guard case .peer(let sender) = chat.sender else {
+            Issue.record("sender")
+            return
+        }
         #expect(sender === guest)
         #expect(chat.message == "hi")
     }
@@ -36,21 +40,38 @@ import Testing
     }
 
     @Test func groupGoesToTheListedRolesButNeverTheSender() throws {
-        let (_, deliveries) = try registry.broadcast(from: viewer, message: "m", type: "chat", to: .roles(["viewer", "host"]))
+        let (_, deliveries) = try registry.broadcast(
+            from: viewer,
+            message: "m",
+            type: "chat",
+            to: .roles(["viewer", "host"])
+        )
         #expect(deliveries.map(\.to) == [[host.id, viewer2.id]])
         let (_, none) = try registry.broadcast(from: guest, message: "m", type: "chat", to: .roles(["moderator"]))
         #expect(none.isEmpty)
         #expect(throws: RoomError(.roleNotFound, "roles: no role named \"hots\"")) {
             try registry.broadcast(from: host, message: "m", type: "chat", to: .roles(["hots"]))
         }
-        #expect(throws: RoomError.self) { try registry.broadcast(from: host, message: "m", type: "chat", to: .roles([])) }
+        #expect(throws: RoomError.self) {
+            try registry.broadcast(from: host, message: "m", type: "chat", to: .roles([]))
+        }
     }
 
     @Test func chatOverTheLimitIs41300AndExactlyTheLimitPasses() throws {
         let limit = registry.settings.limits.maxChatBytes
-        _ = try registry.broadcast(from: host, message: String(repeating: "a", count: limit), type: "chat", to: .everyone)
+        _ = try registry.broadcast(
+            from: host,
+            message: String(repeating: "a", count: limit),
+            type: "chat",
+            to: .everyone
+        )
         do {
-            _ = try registry.broadcast(from: host, message: String(repeating: "a", count: limit + 1), type: "chat", to: .everyone)
+            _ = try registry.broadcast(
+                from: host,
+                message: String(repeating: "a", count: limit + 1),
+                type: "chat",
+                to: .everyone
+            )
             Issue.record("expected 41300")
         } catch {
             #expect(error.code == .tooLarge)
@@ -58,13 +79,20 @@ import Testing
         }
         // Bytes, not characters: 2-byte characters count twice.
         #expect(throws: RoomError.self) {
-            try registry.broadcast(from: host, message: String(repeating: "é", count: limit / 2 + 1), type: "chat", to: .everyone)
+            try registry.broadcast(
+                from: host,
+                message: String(repeating: "é", count: limit / 2 + 1),
+                type: "chat",
+                to: .everyone
+            )
         }
     }
 
     @Test func viewOnlyPeersMayNotBroadcastOrUpdate() throws {
         let restricted = try registry.join(Fixtures.request("r", role: "viewer", viewOnly: true)).peer
-        #expect(throws: RoomError.self) { try registry.broadcast(from: restricted, message: "m", type: "chat", to: .everyone) }
+        #expect(throws: RoomError.self) {
+            try registry.broadcast(from: restricted, message: "m", type: "chat", to: .everyone)
+        }
         do {
             _ = try registry.updatePeer(restricted, name: "x", data: nil)
             Issue.record("expected 40300")

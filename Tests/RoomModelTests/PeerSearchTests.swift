@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomModel
 
 @Suite struct PeerSearchTests {
@@ -31,7 +32,10 @@ import Testing
         // Only its owner may use an iterator.
         let owned = try #require(try registry.findPeers(host, role: nil, group: nil, limit: 1).iterator)
         #expect(code { _ = try registry.nextPeers(viewers[0], iterator: owned, limit: 1) } == .invalidParams)
-        #expect(code { _ = try registry.nextPeers(host, iterator: owned, limit: 1) } == nil, "a stranger's try does not kill it")
+        #expect(
+            code { _ = try registry.nextPeers(host, iterator: owned, limit: 1) } == nil,
+            "a stranger's try does not kill it"
+        )
     }
 
     @Test func iteratorsAreBoundedPerPeerAndDieWithIt() throws {
@@ -43,7 +47,10 @@ import Testing
             iterators.append(try #require(try registry.findPeers(host, role: nil, group: nil, limit: 1).iterator))
         }
         #expect(registry.peerSearch.iteratorCount == RoomRegistry.maxIteratorsPerPeer)
-        #expect(code { _ = try registry.nextPeers(host, iterator: iterators[0], limit: 1) } == .invalidParams, "oldest dropped")
+        #expect(
+            code { _ = try registry.nextPeers(host, iterator: iterators[0], limit: 1) } == .invalidParams,
+            "oldest dropped"
+        )
         #expect(code { _ = try registry.nextPeers(host, iterator: iterators.last!, limit: 1) } == nil)
         _ = registry.leave(host, reason: .clientRequest)
         #expect(registry.peerSearch.iteratorCount == 0)

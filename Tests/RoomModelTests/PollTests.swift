@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 /// Polls and quizzes in the model (section 15): permissions, states, one
@@ -17,8 +18,11 @@ import Testing
         var settings = Settings()
         settings.polls.maxPolls = 3
         clock = ManualClock()
-        registry = RoomRegistry(template: RoleTemplate(name: "t", roles: Array(roles.values), settings: settings),
-                                clock: clock, ids: SequentialIDGenerator())
+        registry = RoomRegistry(
+            template: RoleTemplate(name: "t", roles: Array(roles.values), settings: settings),
+            clock: clock,
+            ids: SequentialIDGenerator()
+        )
         host = try registry.join(Fixtures.request("h", role: "host")).peer
         guest = try registry.join(Fixtures.request("g", role: "guest")).peer
         viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
@@ -29,11 +33,15 @@ import Testing
     /// A started quiz: q1 single-choice (answer 2, weight 2), q2 multiple-choice (answer 1,3), q3 skippable text.
     func startedQuiz(_ info: PollInfoInput = PollInfoInput(title: "Quiz", type: .quiz)) throws -> Poll {
         let poll = try registry.setPollInfo(by: host, info)
-        _ = try registry.setPollQuestions(by: host, pollID: poll.id, [
-            QuestionInput(text: "2+2?", type: .singleChoice, weight: 2, options: ["3", "4"], answer: [2]),
-            QuestionInput(text: "odd?", type: .multipleChoice, options: ["1", "2", "3"], answer: [3, 1]),
-            QuestionInput(text: "why?", type: .shortAnswer, skippable: true, answerMaxLen: 5),
-        ])
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: poll.id,
+            [
+                QuestionInput(text: "2+2?", type: .singleChoice, weight: 2, options: ["3", "4"], answer: [2]),
+                QuestionInput(text: "odd?", type: .multipleChoice, options: ["1", "2", "3"], answer: [3, 1]),
+                QuestionInput(text: "why?", type: .shortAnswer, skippable: true, answerMaxLen: 5),
+            ]
+        )
         _ = try registry.startPoll(by: host, pollID: poll.id)
         return poll
     }
@@ -60,28 +68,50 @@ import Testing
 
     @Test func startPushesToReadersAndVotersWritersWithAnswers() throws {
         let poll = try registry.setPollInfo(by: host, PollInfoInput(title: "Q", type: .quiz, vote: ["viewer"]))
-        _ = try registry.setPollQuestions(by: host, pollID: poll.id, [
-            QuestionInput(text: "a", type: .singleChoice, options: ["x", "y"], answer: [1]),
-        ])
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: poll.id,
+            [
+                QuestionInput(text: "a", type: .singleChoice, options: ["x", "y"], answer: [1])
+            ]
+        )
         let (_, deliveries) = try registry.startPoll(by: host, pollID: poll.id)
         // guest and moderator lack pollRead and may not vote (vote: [viewer]).
-        #expect(deliveries.sent == [Sent(push: "on-poll-start:poll-1+answers", to: [host.id]),
-                                    Sent(push: "on-poll-start:poll-1", to: [viewer.id, restricted.id])])
+        #expect(
+            deliveries.sent == [
+                Sent(push: "on-poll-start:poll-1+answers", to: [host.id]),
+                Sent(push: "on-poll-start:poll-1", to: [viewer.id, restricted.id]),
+            ]
+        )
         #expect(code { _ = try registry.startPoll(by: host, pollID: poll.id) } == .wrongState)
         #expect(code { _ = try registry.setPollQuestions(by: host, pollID: poll.id, []) } == .wrongState)
-        #expect(code { _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: poll.id, title: "x", type: .poll)) } == .wrongState)
-        #expect(code { _ = try registry.respond(guest, pollID: poll.id, [ResponseInput(question: 1, option: 1)]) } == .permissionDenied)
+        #expect(
+            code { _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: poll.id, title: "x", type: .poll)) }
+                == .wrongState
+        )
+        #expect(
+            code { _ = try registry.respond(guest, pollID: poll.id, [ResponseInput(question: 1, option: 1)]) }
+                == .permissionDenied
+        )
     }
 
     @Test func oneAnswerPerUserPerQuestionTheOthersStillCount() throws {
         let poll = try startedQuiz()
-        let first = try registry.respond(restricted, pollID: poll.id, [ResponseInput(question: 1, option: 2, duration: 900)])
+        let first = try registry.respond(
+            restricted,
+            pollID: poll.id,
+            [ResponseInput(question: 1, option: 2, duration: 900)]
+        )
         #expect(first.outcomes == [ResponseOutcome(question: 1, correct: true)])
-        let second = try registry.respond(restricted, pollID: poll.id, [
-            ResponseInput(question: 1, option: 1),
-            ResponseInput(question: 2, options: [1, 3]),
-            ResponseInput(question: 2, options: [1]),
-        ])
+        let second = try registry.respond(
+            restricted,
+            pollID: poll.id,
+            [
+                ResponseInput(question: 1, option: 1),
+                ResponseInput(question: 2, options: [1, 3]),
+                ResponseInput(question: 2, options: [1]),
+            ]
+        )
         #expect(second.outcomes.map(\.error?.code) == [.alreadyAnswered, nil, .alreadyAnswered])
         #expect(second.outcomes[1].correct == true)
         #expect(poll.tallies[0].optionCounts == [0, 1])
@@ -95,17 +125,25 @@ import Testing
 
     @Test func entriesAreJudgedOneByOne() throws {
         let poll = try startedQuiz()
-        let (_, outcomes) = try registry.respond(viewer, pollID: poll.id, [
-            ResponseInput(question: 9, option: 1),
-            ResponseInput(question: 1, options: [2]),
-            ResponseInput(question: 1, option: 3),
-            ResponseInput(question: 2, options: [1, 1]),
-            ResponseInput(question: 3, text: "too long"),
-            ResponseInput(question: 3, skipped: true, duration: 50),
-            ResponseInput(question: 1, option: 1),
-        ])
-        #expect(outcomes.map(\.error?.code) == [.invalidParams, .invalidParams, .invalidParams, .invalidParams,
-                                                .invalidParams, nil, nil])
+        let (_, outcomes) = try registry.respond(
+            viewer,
+            pollID: poll.id,
+            [
+                ResponseInput(question: 9, option: 1),
+                ResponseInput(question: 1, options: [2]),
+                ResponseInput(question: 1, option: 3),
+                ResponseInput(question: 2, options: [1, 1]),
+                ResponseInput(question: 3, text: "too long"),
+                ResponseInput(question: 3, skipped: true, duration: 50),
+                ResponseInput(question: 1, option: 1),
+            ]
+        )
+        #expect(
+            outcomes.map(\.error?.code) == [
+                .invalidParams, .invalidParams, .invalidParams, .invalidParams,
+                .invalidParams, nil, nil,
+            ]
+        )
         #expect(outcomes[6].correct == false)
         #expect(poll.tallies[2].skipped == 1)
         #expect(poll.tallies[2].total == 0)
@@ -116,10 +154,22 @@ import Testing
 
     @Test func leaderboardRanksByScoreThenDurationThenPeer() throws {
         let poll = try startedQuiz()
-        _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 2, duration: 500),
-                                                           ResponseInput(question: 2, options: [1, 3], duration: 500)])
-        _ = try registry.respond(restricted, pollID: poll.id, [ResponseInput(question: 1, option: 2, duration: 100),
-                                                               ResponseInput(question: 2, options: [1, 3], duration: 100)])
+        _ = try registry.respond(
+            viewer,
+            pollID: poll.id,
+            [
+                ResponseInput(question: 1, option: 2, duration: 500),
+                ResponseInput(question: 2, options: [1, 3], duration: 500),
+            ]
+        )
+        _ = try registry.respond(
+            restricted,
+            pollID: poll.id,
+            [
+                ResponseInput(question: 1, option: 2, duration: 100),
+                ResponseInput(question: 2, options: [1, 3], duration: 100),
+            ]
+        )
         _ = try registry.respond(guest, pollID: poll.id, [ResponseInput(question: 1, option: 1)])
         #expect(code { _ = try registry.leaderboard(viewer, poll, offset: 0, count: 10) } == .permissionDenied)
         let board = try registry.leaderboard(host, poll, offset: 0, count: 10)
@@ -166,13 +216,18 @@ import Testing
     }
 
     @Test func statsSlicesFollowTheInterval() {
-        for (interval, slices, tick) in [(1000, 20, 50), (300, 6, 50), (120, 2, 60), (100, 2, 50), (1055, 20, 53), (60000, 20, 3000)] {
+        for (interval, slices, tick) in [
+            (1000, 20, 50), (300, 6, 50), (120, 2, 60), (100, 2, 50), (1055, 20, 53), (60000, 20, 3000),
+        ] {
             var settings = Settings()
             settings.polls.statsIntervalMs = interval
             let registry = RoomRegistry(template: Fixtures.template(settings: settings))
             #expect(registry.pollStatsSlices == slices)
             #expect(registry.pollStatsTickMs == tick)
-            #expect(registry.pollStatsSlices * registry.pollStatsTickMs >= interval, "a slice comes round no sooner than the interval")
+            #expect(
+                registry.pollStatsSlices * registry.pollStatsTickMs >= interval,
+                "a slice comes round no sooner than the interval"
+            )
         }
     }
 
@@ -194,22 +249,36 @@ import Testing
         #expect(poll.state == .stopped)
         #expect(poll.stoppedBy == nil)
         #expect(registry.nextPollDeadline == nil)
-        #expect(code { _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 1)]) } == .wrongState)
+        #expect(
+            code { _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 1)]) }
+                == .wrongState
+        )
         #expect(code { _ = try registry.stopPoll(by: host, pollID: poll.id) } == .wrongState)
     }
 
     @Test func limits() throws {
-        for i in 1...3 { _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: "p\(i)", title: "T", type: .poll)) }
+        for i in 1...3 {
+            _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: "p\(i)", title: "T", type: .poll))
+        }
         #expect(code { _ = try registry.setPollInfo(by: host, PollInfoInput(title: "T", type: .poll)) } == .tooMany)
         let long = String(repeating: "x", count: 1025)
-        #expect(code { _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: "p1", title: long, type: .poll)) } == .tooLarge)
+        #expect(
+            code { _ = try registry.setPollInfo(by: host, PollInfoInput(pollID: "p1", title: long, type: .poll)) }
+                == .tooLarge
+        )
         let question = QuestionInput(text: "q", type: .singleChoice, options: ["a"])
-        #expect(code { _ = try registry.setPollQuestions(by: host, pollID: "p1", Array(repeating: question, count: 21)) } == .tooMany)
+        #expect(
+            code { _ = try registry.setPollQuestions(by: host, pollID: "p1", Array(repeating: question, count: 21)) }
+                == .tooMany
+        )
         let many = QuestionInput(text: "q", type: .singleChoice, options: Array(repeating: "o", count: 11))
         #expect(code { _ = try registry.setPollQuestions(by: host, pollID: "p1", [many]) } == .tooMany)
         let longText = QuestionInput(text: long, type: .shortAnswer)
         #expect(code { _ = try registry.setPollQuestions(by: host, pollID: "p1", [longText]) } == .tooLarge)
-        #expect(try registry.setPollQuestions(by: host, pollID: "p1", Array(repeating: question, count: 20)).questions.count == 20)
+        #expect(
+            try registry.setPollQuestions(by: host, pollID: "p1", Array(repeating: question, count: 20)).questions.count
+                == 20
+        )
     }
 
     @Test func aVoteCostsItsAnswersNotTheVoters() throws {

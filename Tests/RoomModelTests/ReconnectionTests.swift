@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 @Suite struct ReconnectionTests {

@@ -1,5 +1,6 @@
 import RoomConfig
 import Testing
+
 @testable import RoomModel
 
 @Suite struct RoleChangeTests {
@@ -18,8 +19,13 @@ import Testing
     }
 
     func invite(_ peer: Peer, to role: String = "guest", by: Peer? = nil) throws(RoomError) -> String {
-        let (outcome, effects) = try registry.requestRoleChange(by: .peer(by ?? host), in: room, targetID: peer.id,
-                                                                role: role, force: false)
+        let (outcome, effects) = try registry.requestRoleChange(
+            by: .peer(by ?? host),
+            in: room,
+            targetID: peer.id,
+            role: role,
+            force: false
+        )
         guard case .requested(let token) = outcome else { throw RoomError(.internalError, "no token") }
         #expect(effects.deliveries.sent == [Sent(push: "on-role-change-request:\(role)", to: [peer.id])])
         return token
@@ -33,9 +39,14 @@ import Testing
         let toViewer = effects.deliveries.names(for: viewer)
         // Policy first, then the peer update; guests see host tracks, as viewers did: no track pushes.
         #expect(toViewer == ["on-policy-change:guest", "on-peer-update"])
-        #expect(Set(effects.deliveries.filter { $0.push.name == "on-peer-update" }.flatMap(\.to))
-                == [host.id, viewer.id, viewer2.id, moderator.id])
-        #expect(code { _ = try registry.acceptRoleChange(viewer, token: token) } == .roleChangeRequestNotFound, "single use")
+        #expect(
+            Set(effects.deliveries.filter { $0.push.name == "on-peer-update" }.flatMap(\.to))
+                == [host.id, viewer.id, viewer2.id, moderator.id]
+        )
+        #expect(
+            code { _ = try registry.acceptRoleChange(viewer, token: token) } == .roleChangeRequestNotFound,
+            "single use"
+        )
     }
 
     @Test func onlyTheTargetMayUseItsTokenAndItExpires() throws {
@@ -74,13 +85,51 @@ import Testing
     }
 
     @Test func sameRoleIsUnchangedAndPermissionRoleAndPeerAreChecked() throws {
-        let (outcome, effects) = try registry.requestRoleChange(by: .peer(host), in: room, targetID: viewer.id,
-                                                                role: "viewer", force: false)
-        guard case .unchanged = outcome else { Issue.record("expected unchanged"); return }
+        let (outcome, effects) = try registry.requestRoleChange(
+            by: .peer(host),
+            in: room,
+            targetID: viewer.id,
+            role: "viewer",
+            force: false
+        )
+        guard case .unchanged = outcome else {
+            Issue.record("expected unchanged")
+            return
+        }
         #expect(effects.deliveries.isEmpty)
-        #expect(code { _ = try registry.requestRoleChange(by: .peer(viewer), in: room, targetID: viewer2.id, role: "guest", force: true) } == .permissionDenied)
-        #expect(code { _ = try registry.requestRoleChange(by: .peer(host), in: room, targetID: viewer.id, role: "nope", force: true) } == .roleNotFound)
-        #expect(code { _ = try registry.requestRoleChange(by: .peer(host), in: room, targetID: "ghost", role: "guest", force: true) } == .peerNotFound)
+        #expect(
+            code {
+                _ = try registry.requestRoleChange(
+                    by: .peer(viewer),
+                    in: room,
+                    targetID: viewer2.id,
+                    role: "guest",
+                    force: true
+                )
+            } == .permissionDenied
+        )
+        #expect(
+            code {
+                _ = try registry.requestRoleChange(
+                    by: .peer(host),
+                    in: room,
+                    targetID: viewer.id,
+                    role: "nope",
+                    force: true
+                )
+            } == .roleNotFound
+        )
+        #expect(
+            code {
+                _ = try registry.requestRoleChange(
+                    by: .peer(host),
+                    in: room,
+                    targetID: "ghost",
+                    role: "guest",
+                    force: true
+                )
+            } == .peerNotFound
+        )
     }
 
     @Test func maxPeerCountIsCheckedAtRequestAndAgainAtAccept() throws {
@@ -97,22 +146,32 @@ import Testing
         _ = try registry.addTrack(viewer, id: "v-mic", kind: .audio)
         _ = try registry.addTrack(viewer, id: "v-cam", kind: .video)
         // guest → moderator: publishes nothing, also sees moderators.
-        let (_, effects) = try registry.requestRoleChange(by: .peer(host), in: room, targetID: viewer.id,
-                                                          role: "moderator", force: true)
+        let (_, effects) = try registry.requestRoleChange(
+            by: .peer(host),
+            in: room,
+            targetID: viewer.id,
+            role: "moderator",
+            force: true
+        )
         #expect(viewer.tracks.isEmpty)
         let everyoneElse = [host.id, viewer2.id, moderator.id]
-        #expect(effects.deliveries.sent.prefix(2) == [
-            Sent(push: "on-track-remove:v-mic", to: everyoneElse),
-            Sent(push: "on-track-remove:v-cam", to: everyoneElse),
-        ])
+        #expect(
+            effects.deliveries.sent.prefix(2) == [
+                Sent(push: "on-track-remove:v-mic", to: everyoneElse),
+                Sent(push: "on-track-remove:v-cam", to: everyoneElse),
+            ]
+        )
         #expect(effects.deliveries.names(for: viewer) == ["on-policy-change:moderator", "on-peer-update"])
     }
 
     @Test func visibilityFollowsTheNewRoleBothWays() throws {
         // A template where a "backstage" role sees no one and nobody sees it.
         var template = Fixtures.template()
-        template.roles["backstage"] = Role(name: "backstage", priority: 5,
-                                           publishParams: PublishParams(allowed: [.audio]))
+        template.roles["backstage"] = Role(
+            name: "backstage",
+            priority: 5,
+            publishParams: PublishParams(allowed: [.audio])
+        )
         let registry = RoomRegistry(template: template, clock: ManualClock(), ids: SequentialIDGenerator())
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
@@ -120,22 +179,40 @@ import Testing
         _ = try registry.addTrack(host, id: "h-mic", kind: .audio)
         _ = try registry.addTrack(hidden, id: "b-mic", kind: .audio)
         // backstage → host: now sees host tracks, and hosts/viewers now see its track.
-        let (_, effects) = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: hidden.id,
-                                                          role: "host", force: true)
+        let (_, effects) = try registry.requestRoleChange(
+            by: .peer(host),
+            in: host.room,
+            targetID: hidden.id,
+            role: "host",
+            force: true
+        )
         #expect(hidden.tracks.map(\.id) == ["b-mic"], "hosts may publish audio: the track stays")
-        #expect(effects.deliveries.names(for: hidden) == ["on-policy-change:host", "on-peer-update", "on-track-add:h-mic"])
+        #expect(
+            effects.deliveries.names(for: hidden) == ["on-policy-change:host", "on-peer-update", "on-track-add:h-mic"]
+        )
         #expect(effects.deliveries.names(for: viewer).contains("on-track-add:b-mic"))
         #expect(effects.deliveries.names(for: host).contains("on-track-add:b-mic"))
         // And back: both directions are removed again.
-        let (_, back) = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: hidden.id,
-                                                       role: "backstage", force: true)
+        let (_, back) = try registry.requestRoleChange(
+            by: .peer(host),
+            in: host.room,
+            targetID: hidden.id,
+            role: "backstage",
+            force: true
+        )
         #expect(back.deliveries.names(for: hidden).contains("on-track-remove:h-mic"))
         #expect(back.deliveries.names(for: viewer).contains("on-track-remove:b-mic"))
     }
 
     @Test func aForcedChangeWhileAPoliteRequestIsPendingKeepsTheRequestAnswerable() throws {
         let token = try invite(viewer, to: "guest")
-        _ = try registry.requestRoleChange(by: .peer(host), in: room, targetID: viewer.id, role: "moderator", force: true)
+        _ = try registry.requestRoleChange(
+            by: .peer(host),
+            in: room,
+            targetID: viewer.id,
+            role: "moderator",
+            force: true
+        )
         #expect(viewer.role.name == "moderator")
         _ = try registry.acceptRoleChange(viewer, token: token)
         #expect(viewer.role.name == "guest", "the accepted request still applies")
@@ -160,11 +237,31 @@ import Testing
     }
 
     @Test func bulkChangesEveryPeerOfTheRolesAllOrNothing() throws {
-        #expect(code { _ = try registry.bulkRoleChange(by: .peer(host), in: room, roles: ["viewer"], to: "guest") } == .roleLimitReached)
+        #expect(
+            code { _ = try registry.bulkRoleChange(by: .peer(host), in: room, roles: ["viewer"], to: "guest") }
+                == .roleLimitReached
+        )
         #expect(viewer.role.name == "viewer" && viewer2.role.name == "viewer", "all or nothing")
-        #expect(code { _ = try registry.bulkRoleChange(by: .peer(host), in: room, roles: ["viewer", "moderator"], to: "moderator") } == .bulkTargetInSources)
-        #expect(code { _ = try registry.bulkRoleChange(by: .peer(viewer), in: room, roles: ["viewer"], to: "moderator") } == .permissionDenied)
-        let (changed, _) = try registry.bulkRoleChange(by: .peer(moderator), in: room, roles: ["viewer", "moderator"], to: "host")
+        #expect(
+            code {
+                _ = try registry.bulkRoleChange(
+                    by: .peer(host),
+                    in: room,
+                    roles: ["viewer", "moderator"],
+                    to: "moderator"
+                )
+            } == .bulkTargetInSources
+        )
+        #expect(
+            code { _ = try registry.bulkRoleChange(by: .peer(viewer), in: room, roles: ["viewer"], to: "moderator") }
+                == .permissionDenied
+        )
+        let (changed, _) = try registry.bulkRoleChange(
+            by: .peer(moderator),
+            in: room,
+            roles: ["viewer", "moderator"],
+            to: "host"
+        )
         #expect(changed.map(\.id) == [viewer.id, viewer2.id, moderator.id], "the caller too, when its role is listed")
         #expect([viewer, viewer2, moderator].allSatisfy { $0.role.name == "host" })
     }
@@ -173,6 +270,16 @@ import Testing
         let (registry, _) = Fixtures.registry(banned: true)
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
-        #expect(code { _ = try registry.requestRoleChange(by: .peer(host), in: host.room, targetID: viewer.id, role: "banned", force: true) } == .roleLimitReached)
+        #expect(
+            code {
+                _ = try registry.requestRoleChange(
+                    by: .peer(host),
+                    in: host.room,
+                    targetID: viewer.id,
+                    role: "banned",
+                    force: true
+                )
+            } == .roleLimitReached
+        )
     }
 }

@@ -1,6 +1,7 @@
 import RoomConfig
 import RoomWire
 import Testing
+
 @testable import RoomModel
 
 /// A room's saved state (cluster takeover, docs/CLUSTER.md): what a snapshot
@@ -23,9 +24,13 @@ import Testing
         _ = try registry.addToGroup(by: .peer(host), host, group: "stage")
         _ = try registry.setMetadata(by: .peer(host), in: host.room, key: "topic", value: .string("snapshots"))
         let poll = try registry.setPollInfo(by: host, PollInfoInput(title: "Q", type: .poll))
-        _ = try registry.setPollQuestions(by: host, pollID: poll.id, [
-            QuestionInput(text: "?", type: .singleChoice, options: ["a", "b"]),
-        ])
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: poll.id,
+            [
+                QuestionInput(text: "?", type: .singleChoice, options: ["a", "b"])
+            ]
+        )
         _ = try registry.startPoll(by: host, pollID: poll.id)
         _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 2)])
         return (registry, clock, host.room)
@@ -51,37 +56,90 @@ import Testing
         _ = try registry.listenMetadata(guest, keys: ["topic", "score"])
         _ = try registry.updatePeer(guest, name: nil, data: #"{"seat":4}"#)
         _ = try registry.setMetadata(by: .peer(host), in: room, key: "topic", value: .string("snapshots ✓"))
-        _ = try registry.setMetadata(by: .server, in: room, key: "score",
-                                     value: try JSON.parse(#"{"a":[1,2.50,-0,1e3,{"b":null}],"c":"é\n\u0001","a":true}"#))
+        _ = try registry.setMetadata(
+            by: .server,
+            in: room,
+            key: "score",
+            value: try JSON.parse(#"{"a":[1,2.50,-0,1e3,{"b":null}],"c":"é\n\u0001","a":true}"#)
+        )
         _ = try registry.setMetadata(by: .peer(host), in: room, key: "gone", value: .number("7"))
         _ = try registry.setMetadata(by: .peer(host), in: room, key: "gone", value: .null)
         clock.advance(byMillis: 10)
 
-        let poll = try registry.setPollInfo(by: host, PollInfoInput(title: "Lunch", type: .poll, visibility: true,
-                                                                      vote: ["guest", "viewer"]))
-        _ = try registry.setPollQuestions(by: host, pollID: poll.id, [
-            QuestionInput(text: "Where?", type: .multipleChoice, options: ["here", "there", "anywhere"]),
-        ])
+        let poll = try registry.setPollInfo(
+            by: host,
+            PollInfoInput(
+                title: "Lunch",
+                type: .poll,
+                visibility: true,
+                vote: ["guest", "viewer"]
+            )
+        )
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: poll.id,
+            [
+                QuestionInput(text: "Where?", type: .multipleChoice, options: ["here", "there", "anywhere"])
+            ]
+        )
         _ = try registry.startPoll(by: host, pollID: poll.id)
-        _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, options: [3, 1], duration: 1200)])
-        let quiz = try registry.setPollInfo(by: host, PollInfoInput(title: "Quiz", type: .quiz, duration: 60,
-                                                                      anonymous: true, responses: ["guest"]))
-        _ = try registry.setPollQuestions(by: host, pollID: quiz.id, [
-            QuestionInput(text: "2+2?", type: .singleChoice, weight: 2, options: ["3", "4"], answer: [2]),
-            QuestionInput(text: "why?", type: .shortAnswer, skippable: true, answerMinLen: 1, answerMaxLen: 50),
-        ])
+        _ = try registry.respond(
+            viewer,
+            pollID: poll.id,
+            [ResponseInput(question: 1, options: [3, 1], duration: 1200)]
+        )
+        let quiz = try registry.setPollInfo(
+            by: host,
+            PollInfoInput(
+                title: "Quiz",
+                type: .quiz,
+                duration: 60,
+                anonymous: true,
+                responses: ["guest"]
+            )
+        )
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: quiz.id,
+            [
+                QuestionInput(text: "2+2?", type: .singleChoice, weight: 2, options: ["3", "4"], answer: [2]),
+                QuestionInput(text: "why?", type: .shortAnswer, skippable: true, answerMinLen: 1, answerMaxLen: 50),
+            ]
+        )
         _ = try registry.startPoll(by: host, pollID: quiz.id)
-        _ = try registry.respond(guest, pollID: quiz.id, [ResponseInput(question: 1, option: 2, duration: 900),
-                                                          ResponseInput(question: 2, text: "because")])
-        _ = try registry.respond(viewer, pollID: quiz.id, [ResponseInput(question: 1, option: 1),
-                                                           ResponseInput(question: 2, skipped: true)])
+        _ = try registry.respond(
+            guest,
+            pollID: quiz.id,
+            [
+                ResponseInput(question: 1, option: 2, duration: 900),
+                ResponseInput(question: 2, text: "because"),
+            ]
+        )
+        _ = try registry.respond(
+            viewer,
+            pollID: quiz.id,
+            [
+                ResponseInput(question: 1, option: 1),
+                ResponseInput(question: 2, skipped: true),
+            ]
+        )
         _ = try registry.setPollInfo(by: host, PollInfoInput(title: "Draft", type: .poll))
 
-        _ = try registry.startLiveStream(by: .peer(host), in: room, variants: [
-            HLSVariantRequest(meetingURL: "https://meet.example.com/r1", metadata: "main"), HLSVariantRequest(),
-        ])
-        _ = try registry.addTimedMetadata(by: .server, in: room, [HLSCueRequest(payload: "slide 1", durationS: 30),
-                                                                  HLSCueRequest(payload: "{\"q\":1}", durationS: 60)])
+        _ = try registry.startLiveStream(
+            by: .peer(host),
+            in: room,
+            variants: [
+                HLSVariantRequest(meetingURL: "https://meet.example.com/r1", metadata: "main"), HLSVariantRequest(),
+            ]
+        )
+        _ = try registry.addTimedMetadata(
+            by: .server,
+            in: room,
+            [
+                HLSCueRequest(payload: "slide 1", durationS: 30),
+                HLSCueRequest(payload: "{\"q\":1}", durationS: 60),
+            ]
+        )
         return (registry, room)
     }
 
@@ -113,7 +171,9 @@ import Testing
         #expect(snapshot.sessionStore.tombstones == ["gone"])
         #expect(snapshot.sessionStore.entry("gone").version == 2, "a deleted key keeps its version")
         #expect(snapshot.polls.map(\.state) == [.started, .started, .created])
-        #expect(snapshot.polls[1].records.contains { $0.skipped } && snapshot.polls[1].records.contains { $0.text != nil })
+        #expect(
+            snapshot.polls[1].records.contains { $0.skipped } && snapshot.polls[1].records.contains { $0.text != nil }
+        )
         #expect(snapshot.liveStream?.cues.count == 2 && snapshot.liveStream?.variants.count == 2)
 
         let bytes = snapshot.encodeJSON()
@@ -136,7 +196,10 @@ import Testing
         let restored = try #require(other.restore(decoded, graceMillis: 5000))
         #expect(other.snapshot(of: restored) == snapshot)
         #expect(other.lockedRoomIDs.contains(room.id))
-        #expect(other.nextPollDeadline == snapshot.polls[1].startedAt.map { $0 + 60_000 }, "the quiz's timer runs again")
+        #expect(
+            other.nextPollDeadline == snapshot.polls[1].startedAt.map { $0 + 60_000 },
+            "the quiz's timer runs again"
+        )
     }
 
     @Test func compactJSONWritesWhatJSONBytesWrites() throws {
@@ -170,23 +233,57 @@ import Testing
         #expect(failure(replacing(#""format":1,"#, "")) == "format: missing")
         #expect(failure(replacing(#""locked":false"#, #""locked":false,"extra":1"#)) == "extra: unknown key")
         #expect(failure(replacing(#""locked":false"#, #""locked":false,"locked":true"#)) == "locked: duplicate key")
-        #expect(failure(replacing(#""started_at":"#, #""started_at":1.5,"x":"#)) == "started_at: expected an integer between \(Int64.min) and \(Int64.max), got 1.5")
-        #expect(failure(replacing(#""kind":"audio""#, #""kind":"midi""#)) == #"peers[0].tracks[0].kind: expected one of audio, video, got "midi""#)
-        #expect(failure(replacing(#""view_only":false"#, #""view_only":0"#)) == "peers[0].view_only: expected boolean, got number")
-        #expect(failure(replacing(#""metadata_listening":"*""#, #""metadata_listening":"all""#)) == #"peers[0].metadata_listening: expected "*" or an array of keys, got "all""#)
+        #expect(
+            failure(replacing(#""started_at":"#, #""started_at":1.5,"x":"#))
+                == "started_at: expected an integer between \(Int64.min) and \(Int64.max), got 1.5"
+        )
+        #expect(
+            failure(replacing(#""kind":"audio""#, #""kind":"midi""#))
+                == #"peers[0].tracks[0].kind: expected one of audio, video, got "midi""#
+        )
+        #expect(
+            failure(replacing(#""view_only":false"#, #""view_only":0"#))
+                == "peers[0].view_only: expected boolean, got number"
+        )
+        #expect(
+            failure(replacing(#""metadata_listening":"*""#, #""metadata_listening":"all""#))
+                == #"peers[0].metadata_listening: expected "*" or an array of keys, got "all""#
+        )
         #expect(failure(replacing(#""id":"peer-2""#, #""id":"peer-1""#)) == #"peers[1].id: duplicate peer id "peer-1""#)
         #expect(failure(replacing(#""sequence":2"#, #""sequence":9"#))?.hasPrefix("peers[1].sequence: ") == true)
-        #expect(failure(replacing(#""updated_at":1763700000000}"#, #""updated_at":null,"value":2}"#)) == "session_store.entries[0].value: duplicate key")
-        #expect(failure(replacing(#""stopped_by":null,"variants""#, #""stopped_by":"h","variants""#)) == "live_stream.stopped_by: expected object, got string")
-        #expect(failure(replacing(#""answered":1"#, #""answered":-1"#))?.hasPrefix("polls[0].voters[0].answered: expected an integer between 0 and 4294967295") == true)
-        #expect(failure(replacing(#""records":[0]"#, #""records":[5]"#)) == "polls[0].voters[0].records[0]: no record 5 (the poll has 1)")
-        #expect(failure(replacing(#""option_counts":[1,0,1]"#, #""option_counts":[1,0]"#)) == "polls[0].tallies[0].option_counts: expected one count per option (3), got 2")
-        #expect(failure(replacing(#""question":1,"#, #""question":0,"#)) == "polls[0].records[0].question: the poll has no question 0")
+        #expect(
+            failure(replacing(#""updated_at":1763700000000}"#, #""updated_at":null,"value":2}"#))
+                == "session_store.entries[0].value: duplicate key"
+        )
+        #expect(
+            failure(replacing(#""stopped_by":null,"variants""#, #""stopped_by":"h","variants""#))
+                == "live_stream.stopped_by: expected object, got string"
+        )
+        #expect(
+            failure(replacing(#""answered":1"#, #""answered":-1"#))?.hasPrefix(
+                "polls[0].voters[0].answered: expected an integer between 0 and 4294967295"
+            ) == true
+        )
+        #expect(
+            failure(replacing(#""records":[0]"#, #""records":[5]"#))
+                == "polls[0].voters[0].records[0]: no record 5 (the poll has 1)"
+        )
+        #expect(
+            failure(replacing(#""option_counts":[1,0,1]"#, #""option_counts":[1,0]"#))
+                == "polls[0].tallies[0].option_counts: expected one count per option (3), got 2"
+        )
+        #expect(
+            failure(replacing(#""question":1,"#, #""question":0,"#))
+                == "polls[0].records[0].question: the poll has no question 0"
+        )
         #expect(failure(replacing(#""live_stream":{"#, #""live_stream":{"x":0,"#)) == "live_stream.x: unknown key")
 
         var nested = #""x""#
         for _ in 0..<RoomSnapshot.maxDepth { nested = "[\(nested)]" }
-        #expect(failure(replacing(#""value":"snapshots ✓""#, #""value":\#(nested)"#))?.contains("nested deeper than") == true)
+        #expect(
+            failure(replacing(#""value":"snapshots ✓""#, #""value":\#(nested)"#))?.contains("nested deeper than")
+                == true
+        )
     }
 
     @Test func restoredPeersLeaveWhenTheirGraceEndsUnlessReattached() throws {

@@ -1,6 +1,7 @@
 import RoomConfig
 import RoomWire
 import Testing
+
 @testable import RoomModel
 
 /// The session store in the model: versions, deletes, limits, bounded tombstones, listeners.
@@ -13,7 +14,11 @@ import Testing
         settings.limits.maxSessionKeys = 3
         settings.limits.maxSessionValueBytes = 8
         let clock = ManualClock()
-        registry = RoomRegistry(template: Fixtures.template(settings: settings), clock: clock, ids: SequentialIDGenerator())
+        registry = RoomRegistry(
+            template: Fixtures.template(settings: settings),
+            clock: clock,
+            ids: SequentialIDGenerator()
+        )
         host = try registry.join(Fixtures.request("h", role: "host")).peer
         viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
         restricted = try registry.join(Fixtures.request("r", role: "viewer", viewOnly: true)).peer

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import RoomModel
 
 @Suite struct TrackTests {
@@ -54,8 +55,13 @@ import Testing
         let (muted, update) = try registry.updateTrack(guest, id: "g-cam", mute: true, description: "front")
         #expect(muted.mute && muted.description == "front")
         #expect(update.sent == [Sent(push: "on-track-update:g-cam", to: [host.id, viewer.id, moderator.id])])
-        #expect(try registry.updateTrack(guest, id: "g-cam", mute: true, description: nil).1.isEmpty, "no change, no push")
-        #expect(code { _ = try registry.updateTrack(host, id: "g-cam", mute: false, description: nil) } == .trackNotFound)
+        #expect(
+            try registry.updateTrack(guest, id: "g-cam", mute: true, description: nil).1.isEmpty,
+            "no change, no push"
+        )
+        #expect(
+            code { _ = try registry.updateTrack(host, id: "g-cam", mute: false, description: nil) } == .trackNotFound
+        )
         #expect(code { _ = try registry.removeTrack(host, id: "g-cam") } == .trackNotFound)
         let removed = try registry.removeTrack(guest, id: "g-cam")
         #expect(removed.sent == [Sent(push: "on-track-remove:g-cam", to: [host.id, viewer.id, moderator.id])])

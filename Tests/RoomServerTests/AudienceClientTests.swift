@@ -23,13 +23,24 @@ import Testing
         #expect(try await viewer.metadata("zzz") == MetadataEntry(key: "zzz", value: .null, version: 0))
         #expect(try await viewer.allMetadata().map(\.key) == ["a"])
 
-        let id = try await host.setPollInfo(pollID: "p1", title: "Lunch?", type: .poll, visibility: true, vote: ["viewer"],
-                                            responses: ["host"])
+        let id = try await host.setPollInfo(
+            pollID: "p1",
+            title: "Lunch?",
+            type: .poll,
+            visibility: true,
+            vote: ["viewer"],
+            responses: ["host"]
+        )
         #expect(id == "p1")
-        #expect(try await host.setPollQuestions(pollID: id, [
-            PollQuestionDraft("Where?", type: .multipleChoice, options: ["here", "there", "anywhere"]),
-            PollQuestionDraft("Why?", type: .longAnswer, skippable: true, answerMinLen: 2, answerMaxLen: 50),
-        ]) == 2)
+        #expect(
+            try await host.setPollQuestions(
+                pollID: id,
+                [
+                    PollQuestionDraft("Where?", type: .multipleChoice, options: ["here", "there", "anywhere"]),
+                    PollQuestionDraft("Why?", type: .longAnswer, skippable: true, answerMinLen: 2, answerMaxLen: 50),
+                ]
+            ) == 2
+        )
         let draft = try await host.pollInfo(id)
         #expect(draft.state == .created && draft.vote == ["viewer"] && draft.responses == ["host"] && draft.visibility)
         #expect(draft.createdBy == joined.peer.peerID && draft.startedAt == nil && draft.questionsCount == 2)
@@ -37,9 +48,12 @@ import Testing
         let started = try await viewer.next { if case .pollStarted(let polls) = $0 { polls } else { nil } }
         #expect(started.first?.questions?.map(\.type) == [.multipleChoice, .longAnswer])
         #expect(started.first?.questions?[1].answerMaxLen == 50)
-        let outcomes = try await viewer.respondToPoll(pollID: id, [
-            PollAnswer(question: 1, options: [1, 3]), PollAnswer(question: 2, text: "x"),
-        ])
+        let outcomes = try await viewer.respondToPoll(
+            pollID: id,
+            [
+                PollAnswer(question: 1, options: [1, 3]), PollAnswer(question: 2, text: "x"),
+            ]
+        )
         #expect(outcomes.map(\.errorCode) == [nil, -32602], "answer_min_len 2")
         #expect(outcomes[0].correct == nil)
 
@@ -57,6 +71,9 @@ import Testing
         #expect(all.count == 1 && allLast)
         try await host.stopPoll(id)
         let stopped = try await viewer.next { if case .pollStopped(let polls) = $0 { polls } else { nil } }
-        #expect(stopped.first?.stoppedBy == joined.peer.peerID && stopped.first?.questions == nil, "a poll's stop carries no questions")
+        #expect(
+            stopped.first?.stoppedBy == joined.peer.peerID && stopped.first?.questions == nil,
+            "a poll's stop carries no questions"
+        )
     }
 }

@@ -13,8 +13,10 @@ import Testing
         // A small stack (256 KiB instead of 8 MiB) makes a recursion as deep
         // as the room crash at this size; an iterative cascade does not care.
         let daemon = try Daemon.start(
-            settings: #"{"room":{"reconnect_grace_s":60,"large_room_threshold":100000},"limits":{"messages_per_second":10000,"message_burst":10000}}"#,
-            limits: ["-s 256"])
+            settings:
+                #"{"room":{"reconnect_grace_s":60,"large_room_threshold":100000},"limits":{"messages_per_second":10000,"message_burst":10000}}"#,
+            limits: ["-s 256"]
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         var sockets: [RawSocket] = []
         for index in 0..<peers {

@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import RoomClient
 import RoomCluster
-import RoomdTesting
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// Rooms across nodes (PROTOCOL.md section 18, docs/CLUSTER.md): a room
@@ -20,15 +20,24 @@ import Testing
             let nats = try NatsServerProcess.start()
             var nodes: [Daemon] = []
             for index in 1...count {
-                nodes.append(try Daemon.start(settings: settings,
-                                              arguments: ["--cluster", nats.url, "--node-id", "n\(index)"]))
+                nodes.append(
+                    try Daemon.start(
+                        settings: settings,
+                        arguments: ["--cluster", nats.url, "--node-id", "n\(index)"]
+                    )
+                )
             }
             for node in nodes { _ = try await ClusterTests.healthz(node, until: ClusterTests.up(nodes: count)) }
             self.nats = nats
             self.nodes = nodes
         }
 
-        func join(_ user: String, as role: String, on node: Int, room: String = "room-1") async throws -> (RoomClient, String) {
+        func join(
+            _ user: String,
+            as role: String,
+            on node: Int,
+            room: String = "room-1"
+        ) async throws -> (RoomClient, String) {
             let daemon = nodes[node]
             let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
             let token = try daemon.token(room: room, user: user, role: role)
@@ -44,7 +53,7 @@ import Testing
 
         func varz(_ field: String) throws -> Int {
             guard let (status, body) = nats.monitor("/varz"), status == 200,
-                  let json = try? JSON.parse(Array(body.utf8)), let count = json[field]?.intValue
+                let json = try? JSON.parse(Array(body.utf8)), let count = json[field]?.intValue
             else { throw DaemonError(description: "no /varz from nats-server") }
             return count
         }
@@ -84,8 +93,13 @@ import Testing
         let room = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
         #expect(room.status == 200, "\(room.body)")
         #expect(room.body["room"]?["peer_count"] == 2, "\(room.body)")
-        let sent = try await http("POST", third, "/v2/active-rooms/room-1/send-message", token: token,
-                                  body: #"{"message":"from the operator"}"#)
+        let sent = try await http(
+            "POST",
+            third,
+            "/v2/active-rooms/room-1/send-message",
+            token: token,
+            body: #"{"message":"from the operator"}"#
+        )
         #expect(sent.status == 200, "\(sent.body)")
         for client in [host, guest] {
             #expect(try await client.next("on-broadcast")["info"]?["message"] == "from the operator")
@@ -128,12 +142,17 @@ import Testing
     }
 
     @Test func aClientFarAheadOfItsRoomsHomeIsNotReadUntilTheHomeCatchesUp() async throws {
-        let cluster = try await Cluster(nodes: 2, settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#)
+        let cluster = try await Cluster(
+            nodes: 2,
+            settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#
+        )
         defer { cluster.nats.remove() }
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // node 1 is the room's home
         let edge = cluster.nodes[1]
         let socket = try RawSocket(port: edge.port, readTimeoutSeconds: 10)
-        try socket.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try edge.token(user: "fast", role: "guest"))"}}"#)
+        try socket.sendText(
+            #"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try edge.token(user: "fast", role: "guest"))"}}"#
+        )
         #expect(try JSON.parse(try #require(socket.readFrame()).payload)["result"]?["peer"] != nil)
 
         // The home stops (no acknowledgements); for a second the client sends
@@ -142,20 +161,32 @@ import Testing
         // leaves the rest unread in the kernel. (Short: a home stopped for 2 s
         // or more may lose its room's lease.)
         let text = String(repeating: "x", count: 4000)
-        let frames = (1...5000).map { RawSocket.frame(Array(#"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#(text)"}}}"#.utf8), opcode: 1) }
+        let frames = (1...5000).map {
+            RawSocket.frame(
+                Array(
+                    #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#(text)"}}}"#.utf8
+                ),
+                opcode: 1
+            )
+        }
         let home = cluster.nodes[0].process.processIdentifier
         _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
         let busBefore = try cluster.busBytes()
         kill(home, SIGSTOP)
         let stoppedAt = Date()
-        var accepted = 0, sentFrames = 0, offset = 0
+        var accepted = 0
+        var sentFrames = 0
+        var offset = 0
         while sentFrames < frames.count, Date().timeIntervalSince(stoppedAt) < 1 {
             let frame = frames[sentFrames]
             let n = frame[offset...].withUnsafeBytes { send(socket.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 {
                 accepted += n
                 offset += n
-                if offset == frame.count { sentFrames += 1; offset = 0 }
+                if offset == frame.count {
+                    sentFrames += 1
+                    offset = 0
+                }
             } else {
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -167,7 +198,10 @@ import Testing
         #expect(forwarded < 3 << 19, "\(forwarded) bytes forwarded to a home that acknowledged nothing")
         // Every message taken is answered, in order, once the home runs again.
         _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) & ~O_NONBLOCK)
-        if offset > 0 { try socket.sendAll(Array(frames[sentFrames][offset...])); sentFrames += 1 }
+        if offset > 0 {
+            try socket.sendAll(Array(frames[sentFrames][offset...]))
+            sentFrames += 1
+        }
         var ids: [Int] = []
         var closeCode: Int?
         while ids.count < sentFrames, let frame = socket.readFrame() {
@@ -177,7 +211,10 @@ import Testing
             }
             if let id = try JSON.parse(frame.payload)["id"]?.intValue { ids.append(id) }
         }
-        #expect(closeCode == nil, "closed with \(closeCode ?? 0) after \(ids.count) answers; \(edge.stderr.suffix(1500))")
+        #expect(
+            closeCode == nil,
+            "closed with \(closeCode ?? 0) after \(ids.count) answers; \(edge.stderr.suffix(1500))"
+        )
         #expect(ids == Array(1...sentFrames))
         #expect(try await host.next("on-broadcast")["info"]?["message"]?.stringValue == text)
     }
@@ -189,13 +226,18 @@ import Testing
         // pauses the room (stops reading the sender) as for its own clients.
         // Without the reports the receivers are closed 4008 after ~160 of the
         // 2,000 broadcasts (2 MB each, max_outbound_bytes 512 KiB).
-        let cluster = try await Cluster(nodes: 2, settings: """
-            {"limits":{"max_outbound_bytes":524288,"messages_per_second":1000000,"message_burst":1000000}}
-            """)
+        let cluster = try await Cluster(
+            nodes: 2,
+            settings: """
+                {"limits":{"max_outbound_bytes":524288,"messages_per_second":1000000,"message_burst":1000000}}
+                """
+        )
         defer { cluster.nats.remove() }
         let home = cluster.nodes[0]
         let sender = try RawSocket(port: home.port, readTimeoutSeconds: 30)
-        try sender.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try home.token(user: "fast", role: "host"))"}}"#)
+        try sender.sendText(
+            #"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(try home.token(user: "fast", role: "host"))"}}"#
+        )
         #expect(try JSON.parse(try #require(sender.readFrame()).payload)["result"]?["peer"] != nil)
         var receivers: [RoomClient] = []
         for n in 0..<10 { receivers.append(try await cluster.join("r\(n)", as: "viewer", on: 1).0) }
@@ -203,9 +245,11 @@ import Testing
         for receiver in receivers { _ = receiver.drain() }
         let count = 2000
         let text = String(repeating: "f", count: 1000)
-        try sender.sendTexts((1...count).map {
-            #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
-        })
+        try sender.sendTexts(
+            (1...count).map {
+                #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
+            }
+        )
         var answered = 0
         while answered < count, let frame = sender.readFrame(), frame.opcode == 1 {
             if try JSON.parse(frame.payload)["result"] != nil { answered += 1 }
@@ -218,7 +262,9 @@ import Testing
                 if info["message"]?.stringValue != "\(got) \(text)" { break }
             }
             var why = ""
-            if got < count { do { _ = try await receiver.next("on-broadcast", timeout: .seconds(1)) } catch { why = "\(error)" } }
+            if got < count {
+                do { _ = try await receiver.next("on-broadcast", timeout: .seconds(1)) } catch { why = "\(error)" }
+            }
             #expect(got == count, "every broadcast, in order (\(why))")
             #expect(!receiver.isClosed)
         }
@@ -298,8 +344,12 @@ import Testing
     }
 
     /// Calls `method` until it succeeds (the room is being taken over meanwhile).
-    static func eventually(_ client: RoomClient, _ method: String, _ params: JSON? = nil,
-                           within seconds: Double = 10) async throws -> JSON {
+    static func eventually(
+        _ client: RoomClient,
+        _ method: String,
+        _ params: JSON? = nil,
+        within seconds: Double = 10
+    ) async throws -> JSON {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             do { return try await client.call(method, params, timeout: .seconds(2)) } catch {
@@ -319,10 +369,20 @@ import Testing
         _ = try await guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
         _ = try await guest.call("group-join", ["name": "backstage"])
         _ = try await host.call("set-metadata", ["key": "topic", "value": "cluster"])
-        let poll = try await PollTests.makePoll(host, ["title": "Q", "type": "poll", "visibility": true],
-                                                questions: [["question": ["text": "?", "type": "single-choice"],
-                                                             "options": [["text": "a"], ["text": "b"]]]])
-        _ = try await viewer.call("poll-response", ["poll_id": .string(poll), "responses": [["question": 1, "option": 2]]])
+        let poll = try await PollTests.makePoll(
+            host,
+            ["title": "Q", "type": "poll", "visibility": true],
+            questions: [
+                [
+                    "question": ["text": "?", "type": "single-choice"],
+                    "options": [["text": "a"], ["text": "b"]],
+                ]
+            ]
+        )
+        _ = try await viewer.call(
+            "poll-response",
+            ["poll_id": .string(poll), "responses": [["question": 1, "option": 2]]]
+        )
         _ = try await host.call("hls-start")
         try await Task.sleep(for: .milliseconds(600))  // saved (every 200 ms)
         _ = guest.drain()
@@ -332,7 +392,10 @@ import Testing
         let killed = Date()
         // The survivors keep their connections and go on with the same room.
         _ = try await Self.eventually(guest, "broadcast", ["info": ["message": "after"]])
-        #expect(Date().timeIntervalSince(killed) < 8, "messaging again \(Date().timeIntervalSince(killed)) s after the kill")
+        #expect(
+            Date().timeIntervalSince(killed) < 8,
+            "messaging again \(Date().timeIntervalSince(killed)) s after the kill"
+        )
         #expect(try await viewer.next("on-broadcast", timeout: .seconds(10))["info"]?["message"] == "after")
         #expect(try await guest.call("get-metadata", ["key": "topic"])["value"] == "cluster")
         let result = try await viewer.call("poll-result", ["poll_id": .string(poll)])
@@ -417,7 +480,9 @@ import Testing
     @Test func aJoinSentBackAgainAndAgainIsAnswered5003AfterThreeReroutes() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        func node(_ id: String) throws -> Daemon { try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", id]) }
+        func node(_ id: String) throws -> Daemon {
+            try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", id])
+        }
         var first = try node("n1")
         let second = try node("n2")
         for daemon in [first, second] { _ = try await ClusterTests.healthz(daemon, until: ClusterTests.up(nodes: 2)) }
@@ -433,7 +498,10 @@ import Testing
             let guest = try await RoomClient.connect(to: "ws://127.0.0.1:\(second.port)/ws")
             let asked = Date()
             do {
-                _ = try await guest.call("join", ["token": .string(try second.token(room: room, user: "g", role: "guest"))])
+                _ = try await guest.call(
+                    "join",
+                    ["token": .string(try second.token(room: room, user: "g", role: "guest"))]
+                )
                 continue  // the old lease expired before the restart was up: second claimed the room; again
             } catch RoomClientError.rpc(let code, _, _) {
                 #expect(code == 5003)

@@ -1,7 +1,7 @@
 import Foundation
 import RoomClient
-import RoomdTesting
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// `roomd --cluster` (PROTOCOL.md section 18), first slice: nodes on a real
@@ -18,8 +18,11 @@ import Testing
     }
 
     /// Polls `/healthz` every 50 ms until `accept` holds (at most `seconds`); returns the last answer.
-    static func healthz(_ daemon: Daemon, within seconds: Double = 8,
-                        until accept: (Int, JSON) -> Bool) async throws -> (status: Int, body: JSON) {
+    static func healthz(
+        _ daemon: Daemon,
+        within seconds: Double = 8,
+        until accept: (Int, JSON) -> Bool
+    ) async throws -> (status: Int, body: JSON) {
         let deadline = Date().addingTimeInterval(seconds)
         var last = try await healthz(daemon)
         while !accept(last.status, last.body), Date() < deadline {
@@ -30,10 +33,15 @@ import Testing
     }
 
     static func up(nodes: Int) -> (Int, JSON) -> Bool {
-        { status, body in status == 200 && body["cluster"]?["connected"] == .bool(true) && body["cluster"]?["nodes"]?.intValue == nodes }
+        { status, body in
+            status == 200 && body["cluster"]?["connected"] == .bool(true)
+                && body["cluster"]?["nodes"]?.intValue == nodes
+        }
     }
 
-    static let down: @Sendable (Int, JSON) -> Bool = { status, body in status == 503 && body["cluster"]?["connected"] == .bool(false) }
+    static let down: @Sendable (Int, JSON) -> Bool = { status, body in
+        status == 503 && body["cluster"]?["connected"] == .bool(false)
+    }
 
     @Test func nodesSeeEachOtherAndALeavingNodeIsNoLongerCounted() async throws {
         let nats = try NatsServerProcess.start()
@@ -43,7 +51,10 @@ import Testing
             let health = try await Self.healthz(node, until: Self.up(nodes: 3))
             #expect(health.status == 200, "\(id): \(health.body) \(node.stderr)")
             #expect(health.body["status"] == "ok")
-            #expect(health.body["cluster"] == ["node_id": .string(id), "nodes": 3, "connected": true], "\(health.body)")
+            #expect(
+                health.body["cluster"] == ["node_id": .string(id), "nodes": 3, "connected": true],
+                "\(health.body)"
+            )
         }
         #expect(nodes[2].stop().status == 0)
         for node in nodes.prefix(2) {
@@ -55,7 +66,8 @@ import Testing
     @Test func aKilledNodeIsCountedOutAfterItsHeartbeatsStop() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Self.node(nats, "a"), b = try Self.node(nats, "b")
+        let a = try Self.node(nats, "a")
+        let b = try Self.node(nats, "b")
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         let killed = Date()
         _ = b.stop(signal: SIGKILL)
@@ -72,7 +84,8 @@ import Testing
     @Test func twoProcessesWithOneNodeIDAreLogged() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let first = try Self.node(nats, "same"), second = try Self.node(nats, "same")
+        let first = try Self.node(nats, "same")
+        let second = try Self.node(nats, "same")
         let deadline = Date().addingTimeInterval(5)
         let message = "another process uses this node id"
         while Date() < deadline, !(first.stderr.contains(message) && second.stderr.contains(message)) {
@@ -85,7 +98,8 @@ import Testing
     @Test func aBusOutageRefusesJoinsKeepsLocalPeersWorkingAndRecovers() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Self.node(nats, "a"), b = try Self.node(nats, "b")
+        let a = try Self.node(nats, "a")
+        let b = try Self.node(nats, "b")
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         let host = try await a.join("h", as: "host")
         let guest = try await a.join("g", as: "guest")
@@ -135,7 +149,9 @@ import Testing
         #expect(health.status == 503)
         #expect(health.body["cluster"] == ["node_id": "early", "nodes": 1, "connected": false])
         let client = try await node.client()
-        #expect(try await client.errorCode("join", ["token": .string(try node.token(user: "u", role: "guest"))]) == 5003)
+        #expect(
+            try await client.errorCode("join", ["token": .string(try node.token(user: "u", role: "guest"))]) == 5003
+        )
         // Bad params and bad tokens still get their own codes first.
         #expect(try await client.errorCode("join", ["token": "x"]) == 2004)
         try nats.start()
@@ -153,7 +169,9 @@ import Testing
         gethostname(&name, 255)
         let host = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             .map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? String($0) : "-" }.joined()
-        #expect(health.body["cluster"]?["node_id"]?.stringValue == "\(host.prefix(64 - "-\(node.port)".count))-\(node.port)")
+        #expect(
+            health.body["cluster"]?["node_id"]?.stringValue == "\(host.prefix(64 - "-\(node.port)".count))-\(node.port)"
+        )
         #expect(try Self.threadNames(node).contains { $0.hasPrefix("roomd-cluster") })
     }
 
@@ -197,9 +215,13 @@ import Testing
     static func answeringNodes(port: Int, connections count: Int = 24) throws -> Set<String> {
         var ids: Set<String> = []
         for _ in 0..<count {
-            let (response, _) = try rawExchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let (response, _) = try rawExchange(
+                port: port,
+                Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            )
             guard let body = response.components(separatedBy: "\r\n\r\n").last,
-                  let id = (try? JSON.parse(Array(body.utf8)))?["cluster"]?["node_id"]?.stringValue else { continue }
+                let id = (try? JSON.parse(Array(body.utf8)))?["cluster"]?["node_id"]?.stringValue
+            else { continue }
             ids.insert(id)
         }
         return ids
@@ -208,7 +230,10 @@ import Testing
     @Test func twoServiceThreadsShareOnePortAndTheirPeersMeetInOneRoom() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let daemon = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "p", "--threads", "2"], singleProcess: true)
+        let daemon = try Daemon.start(
+            arguments: ["--cluster", nats.url, "--node-id", "p", "--threads", "2"],
+            singleProcess: true
+        )
         _ = try await Self.healthz(daemon, until: Self.up(nodes: 2))
         // Both threads accept on the one port: 24 connections all landing on
         // one of two sockets has a chance of 2^-23.
@@ -222,12 +247,18 @@ import Testing
         for peer in peers.dropFirst() {
             #expect(try await peer.client.next("on-broadcast")["info"]?["message"] == "to everyone")
         }
-        #expect(daemon.stderr.contains("thread=1") && daemon.stderr.contains("thread=2"), "each thread's lines say which")
+        #expect(
+            daemon.stderr.contains("thread=1") && daemon.stderr.contains("thread=2"),
+            "each thread's lines say which"
+        )
         // /metrics is the whole process' whichever thread answers (a sibling's
         // gauges are at most a second old).
         try await Task.sleep(for: .milliseconds(1200))
         for _ in 0..<6 {
-            let (response, _) = try rawExchange(port: daemon.port, Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let (response, _) = try rawExchange(
+                port: daemon.port,
+                Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            )
             let lines = Set(response.components(separatedBy: "\n"))
             #expect(lines.contains("roomd_peers 8"), "\(response.suffix(2000))")
             #expect(lines.contains("roomd_connections 8"))
@@ -242,16 +273,27 @@ import Testing
     @Test func reusePortLetsTwoNodesShareAPortAndWithoutItTheSecondCannotListen() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "a", "--reuse-port"], singleProcess: true)
-        let b = try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", "b", "--reuse-port", "--port", String(a.port)],
-                                 singleProcess: true)
+        let a = try Daemon.start(
+            arguments: ["--cluster", nats.url, "--node-id", "a", "--reuse-port"],
+            singleProcess: true
+        )
+        let b = try Daemon.start(
+            arguments: ["--cluster", nats.url, "--node-id", "b", "--reuse-port", "--port", String(a.port)],
+            singleProcess: true
+        )
         #expect(b.port == a.port)
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         #expect(try Self.answeringNodes(port: a.port) == ["a", "b"])
         // Without --reuse-port the port stays the first node's alone.
-        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", String(a.port),
-                                                 "--cluster", nats.url, "--node-id", "c"],
-                                 environment: ["ROOMD_SECRET": String(repeating: "s", count: 40)], timeout: 10)
+        let run = try runCommand(
+            Daemon.binary,
+            [
+                "--config", Daemon.shippedConfig, "--port", String(a.port),
+                "--cluster", nats.url, "--node-id", "c",
+            ],
+            environment: ["ROOMD_SECRET": String(repeating: "s", count: 40)],
+            timeout: 10
+        )
         #expect(run.status == 1, "\(run.err)")
         #expect(run.err.contains("cannot listen on 127.0.0.1:\(a.port)"), "\(run.err)")
         // A node that stops hands the port to the other.
@@ -261,18 +303,27 @@ import Testing
 
     @Test func sharingAPortOnThePollLoopIsAUsageError() throws {
         for flag in [["--threads", "2"], ["--reuse-port"]] {
-            let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0",
-                                                     "--cluster", "nats://127.0.0.1:4222"] + flag,
-                                     environment: ["ROOMD_EVENT_LOOP": "poll"])
+            let run = try runCommand(
+                Daemon.binary,
+                [
+                    "--config", Daemon.shippedConfig, "--port", "0",
+                    "--cluster", "nats://127.0.0.1:4222",
+                ] + flag,
+                environment: ["ROOMD_EVENT_LOOP": "poll"]
+            )
             #expect(run.status == 64, "\(flag): \(run.err)")
             #expect(run.err.contains("\(flag[0]): sharing a port needs the libev loop"), "\(run.err)")
         }
     }
 
     @Test func aBadNatsURLInTheTemplateNamesItsPath() throws {
-        let text = try Daemon.mergeSettings(String(contentsOfFile: Daemon.shippedConfig, encoding: .utf8),
-                                            #"{"cluster":{"nats_url":"nats:/x"}}"#)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-cluster-\(UUID().uuidString).json")
+        let text = try Daemon.mergeSettings(
+            String(contentsOfFile: Daemon.shippedConfig, encoding: .utf8),
+            #"{"cluster":{"nats_url":"nats:/x"}}"#
+        )
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "roomd-cluster-\(UUID().uuidString).json"
+        )
         try text.write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let run = try runCommand(Daemon.binary, ["check-config", file.path])

@@ -23,10 +23,16 @@ import Testing
         let config = dir.appendingPathComponent("bad.json")
         try #"{"roles":{"guest":{"priority":9},"host":{"subscribeParams":{"subscribeToRoles":["host","hots"]}}}}"#
             .write(to: config, atomically: true, encoding: .utf8)
-        let run = try runCommand(Daemon.binary, ["--config", config.path, "--port", "0"], environment: cleanEnvironment)
+        let run = try runCommand(
+            Daemon.binary,
+            ["--config", config.path, "--port", "0"],
+            environment: cleanEnvironment
+        )
         #expect(run.status == 2)
-        #expect(run.err.split(separator: "\n").contains("roles.guest.priority: must be between 1 and 5, got 9"),
-                "exactly PATH: PROBLEM on its own line")
+        #expect(
+            run.err.split(separator: "\n").contains("roles.guest.priority: must be between 1 and 5, got 9"),
+            "exactly PATH: PROBLEM on its own line"
+        )
         #expect(run.out.isEmpty, "nothing on stdout: it never listened")
 
         try #"{"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host","hots"]}}}}"#
@@ -66,19 +72,29 @@ import Testing
         let dir = try scratch()
         let secret = dir.appendingPathComponent("short")
         try Data("too-short\n".utf8).write(to: secret)
-        let fromFile = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0", "--secret-file", secret.path],
-                                      environment: cleanEnvironment)
+        let fromFile = try runCommand(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--port", "0", "--secret-file", secret.path],
+            environment: cleanEnvironment
+        )
         #expect(fromFile.status == 2)
         #expect(fromFile.err.contains("at least 32 bytes"))
         var env = cleanEnvironment
         env["ROOMD_SECRET"] = "short"
-        let fromEnv = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "0"], environment: env)
+        let fromEnv = try runCommand(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--port", "0"],
+            environment: env
+        )
         #expect(fromEnv.status == 2)
     }
 
     @Test func withoutASecretANonLoopbackHostIsRefused() throws {
-        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--host", "0.0.0.0", "--port", "0"],
-                                 environment: cleanEnvironment)
+        let run = try runCommand(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--host", "0.0.0.0", "--port", "0"],
+            environment: cleanEnvironment
+        )
         #expect(run.status == 2)
         #expect(run.err.contains("no secret"))
     }
@@ -95,18 +111,27 @@ import Testing
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
         let line = try #require(readLine(out.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000))
         let port = try #require(Int(line.split(separator: ":").last!.dropLast(3)))
         let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
         let attributes = try FileManager.default.attributesOfItem(atPath: secretPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
-        let minted = try runCommand(Daemon.binary, ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
-                                    environment: env)
+        let minted = try runCommand(
+            Daemon.binary,
+            ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
+            environment: env
+        )
         #expect(minted.status == 0)
         let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws")
-        let joined = try await client.call("join", ["token": .string(minted.out.trimmingCharacters(in: .whitespacesAndNewlines))])
+        let joined = try await client.call(
+            "join",
+            ["token": .string(minted.out.trimmingCharacters(in: .whitespacesAndNewlines))]
+        )
         #expect(joined["room"]?["room_id"] == "demo")
     }
 
@@ -117,20 +142,32 @@ import Testing
         try Data((secret + "\n").utf8).write(to: file)
         var env = cleanEnvironment
         env["ROOMD_SECRET"] = "a-different-environment-secret-32-bytes-long"
-        let minted = try runCommand(Daemon.binary, ["token", "--room", "r", "--user", "u", "--role", "host", "--secret-file", file.path],
-                                    environment: env)
+        let minted = try runCommand(
+            Daemon.binary,
+            ["token", "--room", "r", "--user", "u", "--role", "host", "--secret-file", file.path],
+            environment: env
+        )
         #expect(minted.status == 0)
         // The daemon gets the same secret without the newline.
         let daemon = try Daemon.start(secret: Array(secret.utf8))
         let client = try await daemon.client()
         let token = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await client.call("join", ["token": .string(token)])["room"]?["room_id"] == "r")
-        let management = try runCommand(Daemon.binary, ["token", "--management", "--secret-file", file.path], environment: env)
+        let management = try runCommand(
+            Daemon.binary,
+            ["token", "--management", "--secret-file", file.path],
+            environment: env
+        )
         #expect(management.status == 0)
         #expect(management.out.split(separator: ".").count == 3)
         // A management token cannot join.
         let other = try await daemon.client()
-        #expect(try await other.errorCode("join", ["token": .string(management.out.trimmingCharacters(in: .whitespacesAndNewlines))]) == 40100)
+        #expect(
+            try await other.errorCode(
+                "join",
+                ["token": .string(management.out.trimmingCharacters(in: .whitespacesAndNewlines))]
+            ) == 40100
+        )
     }
 
     @Test func localhostIsALoopbackHostToo() async throws {
@@ -154,7 +191,9 @@ import Testing
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -169,7 +208,8 @@ import Testing
         process.executableURL = URL(fileURLWithPath: Daemon.binary)
         process.arguments = ["--config", Daemon.shippedConfig] + arguments
         process.environment = environment
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -183,15 +223,21 @@ import Testing
         env["XDG_RUNTIME_DIR"] = dir.path
         let port = Self.freePort()
         var (first, _) = try serve(["--port", "\(port)"], environment: env)
-        let minted = try runCommand(Daemon.binary, ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
-                                    environment: env)
+        let minted = try runCommand(
+            Daemon.binary,
+            ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
+            environment: env
+        )
         let token = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
         first.terminate()
         first.waitUntilExit()
         let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
         #expect(FileManager.default.fileExists(atPath: secretPath), "kept across restarts")
         (first, _) = try serve(["--port", "\(port)"], environment: env)
-        defer { first.terminate(); first.waitUntilExit() }
+        defer {
+            first.terminate()
+            first.waitUntilExit()
+        }
         let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws")
         let joined = try await client.call("join", ["token": .string(token)])
         #expect(joined["room"]?["room_id"] == "demo", "a token minted before the restart still joins")
@@ -199,10 +245,19 @@ import Testing
 
     @Test func aBusyPortIsOneRoomdLineSuggestingPort0() throws {
         let port = Self.freePort()
-        let (holder, _) = try serve(["--port", "\(port)", "--secret-file", try secretFile()], environment: cleanEnvironment)
-        defer { holder.terminate(); holder.waitUntilExit() }
-        let run = try runCommand(Daemon.binary, ["--config", Daemon.shippedConfig, "--port", "\(port)", "--secret-file", try secretFile()],
-                                 environment: cleanEnvironment)
+        let (holder, _) = try serve(
+            ["--port", "\(port)", "--secret-file", try secretFile()],
+            environment: cleanEnvironment
+        )
+        defer {
+            holder.terminate()
+            holder.waitUntilExit()
+        }
+        let run = try runCommand(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--port", "\(port)", "--secret-file", try secretFile()],
+            environment: cleanEnvironment
+        )
         #expect(run.status == 1)
         let lines = run.err.split(separator: "\n")
         #expect(lines.count == 1, "only roomd's own line, no libwebsockets lines: \(run.err)")
@@ -230,22 +285,33 @@ import Testing
             .write(to: config, atomically: true, encoding: .utf8)
         let strict = try runCommand(Daemon.binary, ["check-config", "--strict", config.path])
         #expect(strict.status == 2)
-        #expect(strict.err.split(separator: "\n").map(String.init) == [
-            "roles.guest.maxPeerCount: must be at least -1, got -5",
-            "roles.host.priority: must be between 1 and 5, got 9",
-            "roles.host.permissions.endroom: unknown permission, did you mean endRoom?",
-        ])
+        #expect(
+            strict.err.split(separator: "\n").map(String.init) == [
+                "roles.guest.maxPeerCount: must be at least -1, got -5",
+                "roles.host.priority: must be between 1 and 5, got 9",
+                "roles.host.permissions.endroom: unknown permission, did you mean endRoom?",
+            ]
+        )
         try #"{"roles":{"host":{"permissions":{"endroom":true}}}}"#.write(to: config, atomically: true, encoding: .utf8)
         let lenient = try runCommand(Daemon.binary, ["check-config", config.path])
         #expect(lenient.status == 0)
-        #expect(lenient.err.contains("roles.host.permissions.endroom: unknown permission ignored, did you mean endRoom?"))
-        let serveStrict = try runCommand(Daemon.binary, ["--config", config.path, "--strict", "--port", "0"], environment: cleanEnvironment)
+        #expect(
+            lenient.err.contains("roles.host.permissions.endroom: unknown permission ignored, did you mean endRoom?")
+        )
+        let serveStrict = try runCommand(
+            Daemon.binary,
+            ["--config", config.path, "--strict", "--port", "0"],
+            environment: cleanEnvironment
+        )
         #expect(serveStrict.status == 2)
     }
 
     @Test func tokenRefusesIdsThatJoinWouldRefuse() throws {
         for arguments in [["--room", "my room", "--user", "u"], ["--room", "r", "--user", ""]] {
-            let run = try runCommand(Daemon.binary, ["token", "--role", "host", "--secret-file", try secretFile()] + arguments)
+            let run = try runCommand(
+                Daemon.binary,
+                ["token", "--role", "host", "--secret-file", try secretFile()] + arguments
+            )
             #expect(run.status == 64, "\(arguments)")
             #expect(run.out.isEmpty)
         }
@@ -257,8 +323,12 @@ import Testing
         let (host, _) = try await daemon.join("h", as: "host")
         let bot = Process()
         bot.executableURL = URL(fileURLWithPath: Daemon.binary)
-        bot.arguments = ["join", "--room", "room-1", "--role", "viewer", "--name", "Bot", "--url", daemon.url, "--secret-file", secret]
-        let input = Pipe(), output = Pipe()
+        bot.arguments = [
+            "join", "--room", "room-1", "--role", "viewer", "--name", "Bot", "--url", daemon.url, "--secret-file",
+            secret,
+        ]
+        let input = Pipe()
+        let output = Pipe()
         bot.standardInput = input
         bot.standardOutput = output
         bot.standardError = FileHandle.nullDevice
@@ -266,13 +336,17 @@ import Testing
         let fd = output.fileHandleForReading.fileDescriptor
         let joined = try #require(readLine(fd, timeoutMillis: 5000))
         #expect(joined.hasPrefix("= {\"peer\":"))
-        #expect(joined.contains(#""policy":{"name":"viewer","known_roles":["host","guest","moderator","viewer"]}"#),
-                "the policy is abbreviated")
+        #expect(
+            joined.contains(#""policy":{"name":"viewer","known_roles":["host","guest","moderator","viewer"]}"#),
+            "the policy is abbreviated"
+        )
         _ = try await host.next("on-peer-join")
         _ = try await host.call("broadcast", ["info": ["message": "hello bot"]])
         let push = try #require(readLine(fd, timeoutMillis: 5000))
         #expect(push.hasPrefix("< on-broadcast {") && push.contains("hello bot"))
-        input.fileHandleForWriting.write(Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\nleave\n".utf8))
+        input.fileHandleForWriting.write(
+            Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\nleave\n".utf8)
+        )
         #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("= {\"timestamp\":7,") == true)
         #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("! -32602 ") == true)
         #expect(readLine(fd, timeoutMillis: 5000) == "= {}")

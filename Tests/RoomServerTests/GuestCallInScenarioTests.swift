@@ -17,12 +17,16 @@ import Testing
         // request_ttl_s 1 so the expiry step takes a second, not a minute.
         // The app backend listens to webhooks (checked at the end).
         let backend = try WebhookReceiver()
-        let daemon = try Daemon.start(webhooksTo: backend.url,
-                                      settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#)
+        let daemon = try Daemon.start(
+            webhooksTo: backend.url,
+            settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#
+        )
         let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
             let client = try await daemon.client()
-            let result = try await client.join(token: try daemon.token(room: "show", user: user, role: role, name: user.capitalized))
+            let result = try await client.join(
+                token: try daemon.token(room: "show", user: user, role: role, name: user.capitalized)
+            )
             return (client, result)
         }
 
@@ -74,9 +78,11 @@ import Testing
         for viewer in viewers[1...] {
             var added: [String] = []
             for _ in 0..<2 {
-                added.append(try await viewer.client.next { event in
-                    if case .trackAdd(let peer, let track) = event, peer == aliceID { track.trackID } else { nil }
-                })
+                added.append(
+                    try await viewer.client.next { event in
+                        if case .trackAdd(let peer, let track) = event, peer == aliceID { track.trackID } else { nil }
+                    }
+                )
             }
             #expect(added == ["alice-mic", "alice-cam"])
         }
@@ -104,7 +110,9 @@ import Testing
         let bobToken = try await bob.next { if case .roleChangeRequest(_, _, let token) = $0 { token } else { nil } }
         #expect(bobToken == second)
         try await bob.rejectRoleChange(token: bobToken)
-        let rejected = try await host.next { if case .roleChangeRejected(let token, let who, _, let reason) = $0 { (token, who, reason) } else { nil } }
+        let rejected = try await host.next {
+            if case .roleChangeRejected(let token, let who, _, let reason) = $0 { (token, who, reason) } else { nil }
+        }
         #expect(rejected.0 == second && rejected.1 == bobID && rejected.2 == "rejected")
 
         // 8. A third expires; the host is told, and the token is dead.
@@ -112,9 +120,16 @@ import Testing
         let third = try #require(try await host.requestRoleChange(for: carolID, to: "guest"))
         let expired = try await host.next(
             { if case .roleChangeRejected(let token, _, _, let reason) = $0 { (token, reason) } else { nil } },
-            timeout: .seconds(4))
+            timeout: .seconds(4)
+        )
         #expect(expired.0 == third && expired.1 == "expired")
-        await #expect(throws: RoomClientError.rpc(code: 40403, message: "token: no pending role change request for you", data: nil)) {
+        await #expect(
+            throws: RoomClientError.rpc(
+                code: 40403,
+                message: "token: no pending role change request for you",
+                data: nil
+            )
+        ) {
             try await carol.acceptRoleChange(token: third)
         }
 
@@ -126,7 +141,11 @@ import Testing
         for client in [host, moderator, viewers[7].client] {
             var removed: [String] = []
             for _ in 0..<2 {
-                removed.append(try await client.next { if case .trackRemove(let peer, let track) = $0, peer == aliceID { track.trackID } else { nil } })
+                removed.append(
+                    try await client.next {
+                        if case .trackRemove(let peer, let track) = $0, peer == aliceID { track.trackID } else { nil }
+                    }
+                )
             }
             #expect(removed.sorted() == ["alice-cam", "alice-mic"])
         }
@@ -134,7 +153,9 @@ import Testing
 
         // 10. The moderator mutes the host's microphone; the server enforces it.
         try await moderator.requestTrackUpdate(for: hostID, trackID: "host-mic", mute: true)
-        let asked = try await host.next { if case .trackUpdateRequest(let by, let track, let mute) = $0 { (by.role, track, mute) } else { nil } }
+        let asked = try await host.next {
+            if case .trackUpdateRequest(let by, let track, let mute) = $0 { (by.role, track, mute) } else { nil }
+        }
         #expect(asked.0 == "moderator" && asked.1 == "host-mic" && asked.2)
         let muted = try await viewers[9].client.next { if case .trackUpdate(_, let track) = $0 { track } else { nil } }
         #expect(muted.trackID == "host-mic" && muted.mute)
@@ -142,16 +163,25 @@ import Testing
         // 11. The host removes a viewer: 4001 for it, "peer kicked" for the others.
         let (dave, daveID) = viewers[3]
         try await host.removePeer(daveID, reason: "trolling")
-        let told = try await dave.next { if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil } }
+        let told = try await dave.next {
+            if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil }
+        }
         #expect(told.0 == "trolling" && !told.1)
         #expect(try await dave.closeCode() == 4001)
-        let left = try await moderator.next { if case .peerLeave(let id, let reason) = $0 { (id, reason) } else { nil } }
+        let left = try await moderator.next {
+            if case .peerLeave(let id, let reason) = $0 { (id, reason) } else { nil }
+        }
         #expect(left.0 == daveID && left.1 == "peer kicked")
 
         // 12. The app backend messages the viewers over REST; the host and moderator get nothing.
         for client in [host, moderator] + viewers.map(\.client) { _ = client.drain() }
-        let sent = try await http("POST", daemon, "/v2/active-rooms/show/send-message", token: admin,
-                                  body: #"{"role":"viewer","message":"Thanks for watching!"}"#)
+        let sent = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/show/send-message",
+            token: admin,
+            body: #"{"role":"viewer","message":"Thanks for watching!"}"#
+        )
         #expect(sent.status == 200)
         let note = try await viewers[10].client.next { if case .broadcast(let message) = $0 { message } else { nil } }
         #expect(note.message == "Thanks for watching!")
@@ -161,7 +191,13 @@ import Testing
 
         // 13. ...and moves another viewer on stage over REST.
         let (erin, erinID) = viewers[4]
-        let moved = try await http("POST", daemon, "/v2/active-rooms/show/peers/\(erinID)", token: admin, body: #"{"role":"guest"}"#)
+        let moved = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/show/peers/\(erinID)",
+            token: admin,
+            body: #"{"role":"guest"}"#
+        )
         #expect(moved.body["role"] == "guest", "the changed Peer")
         #expect(try await erin.next { if case .policyChange(let policy) = $0 { policy.name } else { nil } } == "guest")
 
@@ -171,7 +207,9 @@ import Testing
         let live = try await viewers[12].client.next { if case .hlsUpdate(let state) = $0 { state } else { nil } }
         #expect(live.running && live.startedBy?.peerID == hostID)
         #expect(live.variants.map(\.url) == ["/hls/show/\(hostJoin.room.sessionID)/index.m3u8"])
-        let cues = try await host.sendHLSTimedMetadata([HLSTimedMetadata(payload: #"{"poll":"who wins?"}"#, duration: 120)])
+        let cues = try await host.sendHLSTimedMetadata([
+            HLSTimedMetadata(payload: #"{"poll":"who wins?"}"#, duration: 120)
+        ])
         #expect(cues.count == 1 && cues[0].endDate - cues[0].startDate == 120_000)
         let heard = try await viewers[12].client.next { if case .hlsTimedMetadata(let cues) = $0 { cues } else { nil } }
         #expect(heard == cues)
@@ -189,7 +227,12 @@ import Testing
         var audience: [(client: RoomClient, id: String)] = []
         for index in 0..<3 {
             let client = try await daemon.client()
-            let token = try daemon.token(room: "show", user: "anon\(index)", role: "viewer", restrictions: "view_and_polls_only")
+            let token = try daemon.token(
+                room: "show",
+                user: "anon\(index)",
+                role: "viewer",
+                restrictions: "view_and_polls_only"
+            )
             let preview = try await client.preview(token: token)
             #expect(preview.room?.roomID == "show" && preview.policy.name == "viewer")
             let joined = try await client.join(token: token)
@@ -199,17 +242,28 @@ import Testing
         #expect(try await audience[0].client.errorCode("broadcast", ["info": ["message": "hi"]]) == 40300)
         try await host.setMetadata("pinned", value: ["text": "Quiz time!"])
         for member in audience {
-            let pinned = try await member.client.next { if case .metadataChanged(let entries) = $0 { entries } else { nil } }
+            let pinned = try await member.client.next {
+                if case .metadataChanged(let entries) = $0 { entries } else { nil }
+            }
             #expect(pinned.first?.value == ["text": "Quiz time!"])
         }
 
         // 15. The host runs a quiz: the audience votes (one answer per question), the host
         //     watches the stats and reads the leaderboard, everyone sees the stop with the answers.
         let quiz = try await host.setPollInfo(title: "Warm-up", type: .quiz)
-        try await host.setPollQuestions(pollID: quiz, [
-            PollQuestionDraft("Capital of France?", type: .singleChoice, options: ["Paris", "Rome"], answer: [1], weight: 2),
-            PollQuestionDraft("Primes?", type: .multipleChoice, options: ["2", "4", "5"], answer: [1, 3]),
-        ])
+        try await host.setPollQuestions(
+            pollID: quiz,
+            [
+                PollQuestionDraft(
+                    "Capital of France?",
+                    type: .singleChoice,
+                    options: ["Paris", "Rome"],
+                    answer: [1],
+                    weight: 2
+                ),
+                PollQuestionDraft("Primes?", type: .multipleChoice, options: ["2", "4", "5"], answer: [1, 3]),
+            ]
+        )
         try await host.startPoll(quiz)
         for member in audience {
             let started = try await member.client.next { if case .pollStarted(let polls) = $0 { polls } else { nil } }
@@ -219,16 +273,21 @@ import Testing
         }
         let choices: [(Int, [Int], Int)] = [(1, [1, 3], 800), (1, [2], 2000), (2, [1, 3], 500)]
         for (member, (option, options, duration)) in zip(audience, choices) {
-            let outcomes = try await member.client.respondToPoll(pollID: quiz, [
-                PollAnswer(question: 1, option: option, duration: duration),
-                PollAnswer(question: 2, options: options, duration: duration),
-            ])
+            let outcomes = try await member.client.respondToPoll(
+                pollID: quiz,
+                [
+                    PollAnswer(question: 1, option: option, duration: duration),
+                    PollAnswer(question: 2, options: options, duration: duration),
+                ]
+            )
             #expect(outcomes.map(\.errorCode) == [nil, nil])
         }
         let twice = try await audience[0].client.respondToPoll(pollID: quiz, [PollAnswer(question: 1, option: 2)])
         #expect(twice.first?.errorCode == 40906)
-        let stats = try await host.next({ if case .pollStats(let result) = $0, result.userCount == 3 { result } else { nil } },
-                                        timeout: .seconds(3))
+        let stats = try await host.next(
+            { if case .pollStats(let result) = $0, result.userCount == 3 { result } else { nil } },
+            timeout: .seconds(3)
+        )
         #expect(stats.questions[0].options == [2, 1])
         #expect(stats.questions[0].correct == 2)
         let board = try await host.pollLeaderboard(quiz)
@@ -245,7 +304,9 @@ import Testing
         // 16. The host ends the show with a lock: everyone is told and closed with 4002.
         try await host.endRoom(reason: "show over", lock: true)
         for client in [host, moderator, erin, viewers[19].client] {
-            let end = try await client.next { if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil } }
+            let end = try await client.next {
+                if case .peerLeaveRequest(_, let reason, let roomEnd) = $0 { (reason, roomEnd) } else { nil }
+            }
             #expect(end.0 == "show over" && end.1)
             #expect(try await client.closeCode() == 4002)
         }
@@ -262,9 +323,12 @@ import Testing
         #expect(reopened.room.hls == nil, "the stream stopped with the room; a new session has none")
 
         // 16. The backend's webhook receiver heard every event, in order, each signed.
-        let expected = ["session.open.success"] + Array(repeating: "peer.join.success", count: 22)
-            + ["role.change.success", "role.change.success", "peer.leave.success", "role.change.success",
-               "hls.started.success", "peer.join.success"]
+        let expected =
+            ["session.open.success"] + Array(repeating: "peer.join.success", count: 22)
+            + [
+                "role.change.success", "role.change.success", "peer.leave.success", "role.change.success",
+                "hls.started.success", "peer.join.success",
+            ]
             + Array(repeating: "peer.join.success", count: 3) + ["poll.started", "poll.stopped"]  // the audience's quiz
             + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 25)
             + ["session.close.success", "room.end.success", "session.open.success", "peer.join.success"]
@@ -276,7 +340,9 @@ import Testing
         #expect(hooks[25]["data"]?["peer_id"]?.stringValue == daveID && hooks[25]["data"]?["reason"] == "peer kicked")
         #expect(hooks[26]["data"]?["peer_id"]?.stringValue == erinID && hooks[26]["data"]?["name"] == "Viewer4")
         #expect(hooks[28]["data"]?["peer_id"]?.stringValue == lateJoin.peer.peerID)
-        #expect(hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID)
+        #expect(
+            hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID
+        )
         #expect(hooks[33]["data"]?["poll_id"]?.stringValue == quiz)
         #expect(hooks[34]["data"]?["reason"] == "room ended", "end-room stopped the stream")
         #expect(hooks[61]["data"]?["reason"] == "show over" && hooks[61]["data"]?["lock"] == true)

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RoomClient
 import RoomWire
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Section 16: live stream state, timed metadata and the packager endpoint,
 /// over real sockets.
@@ -31,12 +32,17 @@ import Testing
         #expect(try await stage.host.failure("hls-start").code == 40904, "already running")
         #expect(try await stage.guest.failure("hls-stop").code == 40300, "guest lacks hlsStreaming")
         #expect(try await stage.guest.failure("hls-start").code == 40300)
-        #expect(try await stage.viewer.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]]).code == 40300)
+        #expect(
+            try await stage.viewer.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]])
+                .code == 40300
+        )
 
         // A late joiner sees the running stream in room.hls.
         let late = try await stage.daemon.join("late1", as: "viewer")
         #expect(late.result["room"]?["hls"]?["running"] == true)
-        #expect(late.result["room"]?["hls"]?["variants"]?[0]?["url"]?.stringValue == "/hls/room-1/\(session)/index.m3u8")
+        #expect(
+            late.result["room"]?["hls"]?["variants"]?[0]?["url"]?.stringValue == "/hls/room-1/\(session)/index.m3u8"
+        )
 
         try await stage.settle()
         _ = late.client.drain()
@@ -49,7 +55,10 @@ import Testing
             #expect(state["stopped_by"]?["peer_id"] == stage.id("host"))
         }
         #expect(try await stage.host.failure("hls-stop").code == 40904, "not running")
-        #expect(try await stage.host.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]]).code == 40904)
+        #expect(
+            try await stage.host.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]])
+                .code == 40904
+        )
     }
 
     @Test func restrictedPeersGet40300WhateverTheirRole() async throws {
@@ -59,16 +68,28 @@ import Testing
         #expect(try await restricted.failure("hls-start").code == 40300)
         _ = try await host.call("hls-start")
         #expect(try await restricted.failure("hls-stop").code == 40300)
-        #expect(try await restricted.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]]).code == 40300)
+        #expect(
+            try await restricted.failure("hls-timed-metadata", ["metadata_objs": [["payload": "x", "duration": 5]]])
+                .code == 40300
+        )
         #expect(try await restricted.errorCode("ping") == nil, "it still may ping")
     }
 
     @Test func variantsAndThePlaylistURLSetting() async throws {
-        let daemon = try Daemon.start(settings: #"{"hls":{"playlist_url":"https://cdn.example.com/live/{room_id}/{session_id}/master.m3u8"}}"#)
+        let daemon = try Daemon.start(
+            settings: #"{"hls":{"playlist_url":"https://cdn.example.com/live/{room_id}/{session_id}/master.m3u8"}}"#
+        )
         let (host, joined) = try await daemon.join("h", as: "host", room: "show")
         let session = try #require(joined["room"]?["session_id"]?.stringValue)
-        _ = try await host.call("hls-start", ["variants": [["meeting_url": "https://app.example.com/show?view=hls", "metadata": "main"],
-                                                           ["metadata": "backup"]]])
+        _ = try await host.call(
+            "hls-start",
+            [
+                "variants": [
+                    ["meeting_url": "https://app.example.com/show?view=hls", "metadata": "main"],
+                    ["metadata": "backup"],
+                ]
+            ]
+        )
         let state = try await host.next("on-hls-update")
         let url = "https://cdn.example.com/live/show/\(session)/master.m3u8"
         #expect(state["variants"]?.arrayValue?.map { $0["url"]?.stringValue } == [url, url])
@@ -81,17 +102,31 @@ import Testing
         let nine = JSON.array(Array(repeating: ["metadata": "m"], count: 9))
         #expect(try await host.failure("hls-start", ["variants": nine]).code == -32602)
         #expect(try await host.failure("hls-start", ["variants": ["x"]]).code == -32602)
-        #expect(try await host.failure("hls-start", ["variants": [["meeting_url": 5]]]).message.contains("variants[0].meeting_url"))
-        #expect(try await host.failure("hls-start", ["variants": [["metadata": .string(String(repeating: "m", count: 4097))]]]).code == 41300)
+        #expect(
+            try await host.failure("hls-start", ["variants": [["meeting_url": 5]]]).message.contains(
+                "variants[0].meeting_url"
+            )
+        )
+        #expect(
+            try await host.failure(
+                "hls-start",
+                ["variants": [["metadata": .string(String(repeating: "m", count: 4097))]]]
+            ).code == 41300
+        )
     }
 
     @Test func timedMetadataBecomesCuesThatLateJoinersSee() async throws {
         let stage = try await Stage()
         _ = try await stage.host.call("hls-start")
         try await stage.settle()
-        let result = try await stage.host.call("hls-timed-metadata", ["metadata_objs": [
-            ["payload": "question-1", "duration": 2], ["payload": "{\"poll\":\"p1\"}", "duration": 60],
-        ]])
+        let result = try await stage.host.call(
+            "hls-timed-metadata",
+            [
+                "metadata_objs": [
+                    ["payload": "question-1", "duration": 2], ["payload": "{\"poll\":\"p1\"}", "duration": 60],
+                ]
+            ]
+        )
         let cues = try #require(result["cues"]?.arrayValue)
         #expect(cues.count == 2)
         #expect(cues.map { $0["payload"]?.stringValue } == ["question-1", "{\"poll\":\"p1\"}"])
@@ -108,7 +143,12 @@ import Testing
         try await Task.sleep(for: .milliseconds(2100))
         let later = try await stage.daemon.join("later", as: "viewer")
         #expect(later.result["room"]?["hls"]?["cues"]?.arrayValue == [cues[1]])
-        let rest = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/hls", token: try stage.daemon.managementToken())
+        let rest = try await http(
+            "GET",
+            stage.daemon,
+            "/v2/active-rooms/room-1/hls",
+            token: try stage.daemon.managementToken()
+        )
         #expect(rest.body["cues"]?.arrayValue == [cues[1]])
     }
 
@@ -121,7 +161,10 @@ import Testing
         _ = try await host.call("hls-start")
         #expect(try await host.errorCode("hls-timed-metadata") == -32602, "metadata_objs required")
         #expect(try await call([]) == -32602, "at least one")
-        #expect(try await call(JSON.array(Array(repeating: ["payload": "p", "duration": 1], count: 21))) == -32602, "at most 20")
+        #expect(
+            try await call(JSON.array(Array(repeating: ["payload": "p", "duration": 1], count: 21))) == -32602,
+            "at most 20"
+        )
         #expect(try await call([["payload": "p", "duration": 0]]) == -32602)
         #expect(try await call([["payload": "p", "duration": 3601]]) == -32602)
         #expect(try await call([["payload": "p", "duration": try JSON.parse(Array("1.5".utf8))]]) == -32602)
@@ -131,10 +174,16 @@ import Testing
         #expect(try await call(["p"]) == -32602)
         let big = String(repeating: "é", count: 2049)  // 4098 bytes
         #expect(try await call([["payload": .string(big), "duration": 5]]) == 41300)
-        let failure = try await host.failure("hls-timed-metadata", ["metadata_objs": [["payload": "ok", "duration": 5], ["payload": .string(big), "duration": 5]]])
+        let failure = try await host.failure(
+            "hls-timed-metadata",
+            ["metadata_objs": [["payload": "ok", "duration": 5], ["payload": .string(big), "duration": 5]]]
+        )
         #expect(failure.code == 41300)
         #expect(failure.message.contains("metadata_objs[1].payload"))
-        #expect(try await call([["payload": .string(String(repeating: "x", count: 4096)), "duration": 3600]]) == nil, "4096 bytes and 3600 s are fine")
+        #expect(
+            try await call([["payload": .string(String(repeating: "x", count: 4096)), "duration": 3600]]) == nil,
+            "4096 bytes and 3600 s are fine"
+        )
         #expect(try await call([["payload": "a", "duration": 2], ["payload": "b", "duration": 2]]) == nil)
         #expect(try await call([["payload": "c", "duration": 1]]) == 40907, "max_live_cues 3")
         try await Task.sleep(for: .milliseconds(2100))
@@ -165,8 +214,13 @@ import Testing
         let none = try await http("GET", daemon, "/v2/active-rooms/room-1/hls", token: admin)
         #expect(none.status == 200)
         #expect(none.body == .null)
-        let started = try await http("POST", daemon, "/v2/active-rooms/room-1/hls/start", token: admin,
-                                     body: #"{"variants":[{"metadata":"rest"}]}"#)
+        let started = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/hls/start",
+            token: admin,
+            body: #"{"variants":[{"metadata":"rest"}]}"#
+        )
         #expect(started.status == 200)
         #expect(started.body == [:])
         for client in stage.all {
@@ -177,17 +231,32 @@ import Testing
         let twice = try await http("POST", daemon, "/v2/active-rooms/room-1/hls/start", token: admin)
         #expect(twice.status == 409)
         #expect(twice.body["code"] == 40904)
-        let cue = try await http("POST", daemon, "/v2/active-rooms/room-1/hls/timed-metadata", token: admin,
-                                 body: #"{"metadata_objs":[{"payload":"from the backend","duration":30}]}"#)
+        let cue = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/hls/timed-metadata",
+            token: admin,
+            body: #"{"metadata_objs":[{"payload":"from the backend","duration":30}]}"#
+        )
         #expect(cue.status == 200)
         #expect(cue.body["cues"]?[0]?["payload"] == "from the backend")
         #expect(try await stage.viewer.next("on-hls-timed-metadata")["cues"] == cue.body["cues"])
-        let bad = try await http("POST", daemon, "/v2/active-rooms/room-1/hls/timed-metadata", token: admin,
-                                 body: #"{"metadata_objs":[{"payload":"x","duration":0}]}"#)
+        let bad = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/hls/timed-metadata",
+            token: admin,
+            body: #"{"metadata_objs":[{"payload":"x","duration":0}]}"#
+        )
         #expect(bad.status == 400)
         #expect(bad.body["code"] == -32602)
-        let large = try await http("POST", daemon, "/v2/active-rooms/room-1/hls/timed-metadata", token: admin,
-                                   body: #"{"metadata_objs":[{"payload":"\#(String(repeating: "x", count: 4097))","duration":5}]}"#)
+        let large = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/hls/timed-metadata",
+            token: admin,
+            body: #"{"metadata_objs":[{"payload":"\#(String(repeating: "x", count: 4097))","duration":5}]}"#
+        )
         #expect(large.status == 413)
         let state = try await http("GET", daemon, "/v2/active-rooms/room-1/hls", token: admin)
         #expect(state.body["running"] == true)
@@ -216,11 +285,19 @@ import Testing
         let payloads = ["plain", "quotes \" and, commas = and\nnewlines", "ünïcødé ✓ 🎉", ""]
         var cues: [JSON] = []
         for (index, payload) in payloads.enumerated() {
-            let result = try await host.call("hls-timed-metadata", ["metadata_objs": [["payload": .string(payload), "duration": .int(120 + index)]]])
+            let result = try await host.call(
+                "hls-timed-metadata",
+                ["metadata_objs": [["payload": .string(payload), "duration": .int(120 + index)]]]
+            )
             cues += result["cues"]?.arrayValue ?? []
             try await Task.sleep(for: .milliseconds(5))
         }
-        let (status, text, contentType) = try await httpText("GET", daemon, "/v2/active-rooms/room-1/hls/daterange", token: admin)
+        let (status, text, contentType) = try await httpText(
+            "GET",
+            daemon,
+            "/v2/active-rooms/room-1/hls/daterange",
+            token: admin
+        )
         #expect(status == 200)
         #expect(contentType?.hasPrefix("text/plain") == true)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -229,17 +306,23 @@ import Testing
         #expect(tags.count == payloads.count, "oldest first, one per live cue")
         for (tag, cue) in zip(tags, cues) {
             #expect(tag.hasPrefix("#EXT-X-DATERANGE:"))
-            let attributes = try #require(HLSAttributeList.parse(String(tag.dropFirst("#EXT-X-DATERANGE:".count))), "\(tag)")
+            let attributes = try #require(
+                HLSAttributeList.parse(String(tag.dropFirst("#EXT-X-DATERANGE:".count))),
+                "\(tag)"
+            )
             #expect(attributes.map(\.name) == ["ID", "START-DATE", "DURATION", "X-ROOMD-PAYLOAD"])
             let values = Dictionary(uniqueKeysWithValues: attributes.map { ($0.name, $0.value) })
             #expect(values["ID"] == .quoted(cue["id"]!.stringValue!))
             guard case .quoted(let start)? = values["START-DATE"], case .decimal(let duration)? = values["DURATION"],
-                  case .quoted(let encoded)? = values["X-ROOMD-PAYLOAD"]
+                case .quoted(let encoded)? = values["X-ROOMD-PAYLOAD"]
             else {
                 Issue.record("wrong attribute types in \(tag)")
                 continue
             }
-            #expect(start.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "ISO 8601 UTC with ms: \(start)")
+            #expect(
+                start.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil,
+                "ISO 8601 UTC with ms: \(start)"
+            )
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let date = try #require(formatter.date(from: start))
@@ -278,7 +361,8 @@ enum HLSAttributeList {
         while !rest.isEmpty {
             guard let equals = rest.firstIndex(of: "=") else { return nil }
             let name = String(rest[..<equals])
-            guard !name.isEmpty, name.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "-" }), name.allSatisfy(\.isASCII)
+            guard !name.isEmpty, name.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "-" }),
+                name.allSatisfy(\.isASCII)
             else { return nil }
             rest = rest[rest.index(after: equals)...]
             let value: Value
@@ -314,7 +398,12 @@ enum HLSAttributeList {
 }
 
 /// A plain-text HTTP exchange: (status, body text, Content-Type).
-func httpText(_ method: String, _ daemon: Daemon, _ path: String, token: String? = nil) async throws
+func httpText(
+    _ method: String,
+    _ daemon: Daemon,
+    _ path: String,
+    token: String? = nil
+) async throws
     -> (status: Int, text: String, contentType: String?)
 {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)\(path)")!)

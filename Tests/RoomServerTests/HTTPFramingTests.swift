@@ -16,8 +16,12 @@ import Testing
 
     @Test func pipelinedPostAfterAGetDoesNotHangTheDaemon() async throws {
         let daemon = try Daemon.start()
-        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
-            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"))
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+            )
+        )
         #expect(response.hasPrefix("HTTP/1.1 200 OK"))
         #expect(response.lowercased().contains("connection: close"))
         #expect(closed, "the connection closes after its answer")
@@ -28,11 +32,20 @@ import Testing
 
     @Test func aBodyShorterThanItsLengthThenACloseDoesNotHang() async throws {
         let daemon = try Daemon.start()
-        _ = try rawExchange(port: daemon.port, Self.request(
-            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"),
-            closeAfterSending: true)
-        _ = try rawExchange(port: daemon.port, Self.request(
-            "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"), closeAfterSending: true)
+        _ = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"
+            ),
+            closeAfterSending: true
+        )
+        _ = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{}"
+            ),
+            closeAfterSending: true
+        )
         #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
     }
 
@@ -46,8 +59,12 @@ import Testing
     func badFramingIsAnsweredAtOnceWithJSON(header: String, status: Int, code: Int) async throws {
         let daemon = try Daemon.start()
         let started = Date()
-        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
-            "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\n\(header)\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "POST /v2/active-rooms/r/unlock HTTP/1.1\r\nHost: x\r\n\(header)\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+            )
+        )
         #expect(response.hasPrefix("HTTP/1.1 \(status) "), "\(header): \(response)")
         #expect(Self.body(response)?["code"] == .int(code))
         #expect(Self.body(response)?["message"]?.stringValue?.isEmpty == false)
@@ -59,13 +76,21 @@ import Testing
     @Test func headersOver8KiBGet431() async throws {
         let daemon = try Daemon.start()
         let cookie = String(repeating: "a", count: 9000)
-        let (response, _) = try rawExchange(port: daemon.port, Self.request(
-            "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n"))
+        let (response, _) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(cookie)\r\n\r\n"
+            )
+        )
         #expect(response.hasPrefix("HTTP/1.1 431 "))
         #expect(Self.body(response)?["code"] == .int(431))
         let fine = String(repeating: "a", count: 7000)
-        let (ok, _) = try rawExchange(port: daemon.port, Self.request(
-            "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(fine)\r\n\r\n"))
+        let (ok, _) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\nCookie: \(fine)\r\n\r\n"
+            )
+        )
         #expect(ok.hasPrefix("HTTP/1.1 200 "))
     }
 
@@ -81,9 +106,13 @@ import Testing
     @Test(arguments: ["Sec-WebSocket-Version: 8\r\n", ""])
     func anUpgradeThatIsNotRFC6455IsRefused(version: String) async throws {
         let daemon = try Daemon.start()
-        let (response, closed) = try rawExchange(port: daemon.port, Self.request(
-            "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(version)\r\n"))
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\(version)\r\n"
+            )
+        )
         #expect(!response.contains("101"), "\(response)")
         #expect(closed)
     }

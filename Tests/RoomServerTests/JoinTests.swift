@@ -74,21 +74,29 @@ import Testing
 
     @Test func roleLimitsAndRoomLimitsApplyAtJoin() async throws {
         let template = """
-        {"roles":{
-          "host":{"maxPeerCount":1,"publishParams":{"allowed":["audio"]},"subscribeParams":{"subscribeToRoles":["host"]}},
-          "ghost":{"maxPeerCount":-1},
-          "viewer":{}},
-         "settings":{"room":{"max_peers":3}}}
-        """
+            {"roles":{
+              "host":{"maxPeerCount":1,"publishParams":{"allowed":["audio"]},"subscribeParams":{"subscribeToRoles":["host"]}},
+              "ghost":{"maxPeerCount":-1},
+              "viewer":{}},
+             "settings":{"room":{"max_peers":3}}}
+            """
         let daemon = try Daemon.start(template: template)
         let (h1, _) = try await daemon.join("h1", as: "host")
         let other = try await daemon.client()
-        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "h2", role: "host"))]) == 40900)
-        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "g", role: "ghost"))]) == 40108)
-        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "x", role: "nosuch"))]) == 40108)
+        #expect(
+            try await other.errorCode("join", ["token": .string(try daemon.token(user: "h2", role: "host"))]) == 40900
+        )
+        #expect(
+            try await other.errorCode("join", ["token": .string(try daemon.token(user: "g", role: "ghost"))]) == 40108
+        )
+        #expect(
+            try await other.errorCode("join", ["token": .string(try daemon.token(user: "x", role: "nosuch"))]) == 40108
+        )
         let (v1, _) = try await daemon.join("v1", as: "viewer")
         let (v2, _) = try await daemon.join("v2", as: "viewer")
-        #expect(try await other.errorCode("join", ["token": .string(try daemon.token(user: "v3", role: "viewer"))]) == 40901)
+        #expect(
+            try await other.errorCode("join", ["token": .string(try daemon.token(user: "v3", role: "viewer"))]) == 40901
+        )
         withExtendedLifetime([h1, v1, v2]) {}
     }
 

@@ -48,7 +48,10 @@ import Testing
     @Test func directReachesOnlyItsPeer() async throws {
         let room = try await Room()
         let target = try #require(room.ids["v"])
-        _ = try await room.host.call("broadcast", ["info": ["message": "psst", "type": "whisper"], "peer_id": .string(target)])
+        _ = try await room.host.call(
+            "broadcast",
+            ["info": ["message": "psst", "type": "whisper"], "peer_id": .string(target)]
+        )
         let pushed = try await room.viewer.next("on-broadcast")
         #expect(pushed["recipient"] == ["type": "peer", "peer_id": .string(target)])
         #expect(pushed["info"]?["type"] == "whisper")
@@ -69,7 +72,10 @@ import Testing
 
         #expect(try await room.host.errorCode("broadcast", ["info": ["message": "x"], "roles": []]) == -32602)
         #expect(try await room.host.errorCode("broadcast", ["info": ["message": "x"], "roles": ["hots"]]) == 40402)
-        #expect(try await room.host.errorCode("broadcast", ["info": ["message": "x"], "roles": ["guest"], "peer_id": "p"]) == -32602)
+        #expect(
+            try await room.host.errorCode("broadcast", ["info": ["message": "x"], "roles": ["guest"], "peer_id": "p"])
+                == -32602
+        )
         #expect(try await room.host.errorCode("broadcast", ["info": ["message": 5]]) == -32602)
         #expect(try await room.host.errorCode("broadcast", [:]) == -32602)
         // null counts as absent: this is a plain broadcast.
@@ -81,7 +87,10 @@ import Testing
         let room = try await Room()
         let limit = 4096
         _ = try await room.host.call("broadcast", ["info": ["message": .string(String(repeating: "a", count: limit))]])
-        let failure = try await room.host.failure("broadcast", ["info": ["message": .string(String(repeating: "a", count: limit + 1))]])
+        let failure = try await room.host.failure(
+            "broadcast",
+            ["info": ["message": .string(String(repeating: "a", count: limit + 1))]]
+        )
         #expect(failure.code == 41300)
         #expect(failure.message.contains("info.message"))
     }
@@ -104,7 +113,10 @@ import Testing
         }
         _ = try await room.guest.call("peer-update", ["name": "Gia"])
         #expect(await room.host.expectSilence(for: .milliseconds(150)).isEmpty, "nothing changed, nothing sent")
-        #expect(try await room.guest.errorCode("peer-update", ["name": .string(String(repeating: "n", count: 257))]) == 41300)
+        #expect(
+            try await room.guest.errorCode("peer-update", ["name": .string(String(repeating: "n", count: 257))])
+                == 41300
+        )
     }
 
     @Test func leaveAndDropAreAnnouncedWithTheirReasons() async throws {

@@ -8,7 +8,10 @@ import Testing
         let stage = try await Stage()
         _ = try await stage.host.call("track-add", ["track_id": "h-mic", "type": "audio"])
         try await stage.settle()
-        _ = try await stage.moderator.call("track-update-request", ["requested_for": stage.id("host"), "track_id": "h-mic", "mute": true])
+        _ = try await stage.moderator.call(
+            "track-update-request",
+            ["requested_for": stage.id("host"), "track_id": "h-mic", "mute": true]
+        )
         let asked = try await stage.host.next("on-track-update-request")
         #expect(asked["track_id"] == "h-mic")
         #expect(asked["mute"] == true)
@@ -16,7 +19,10 @@ import Testing
         for client in [stage.guest, stage.viewer, stage.moderator] {
             #expect(try await client.next("on-track-update")["track"]?["mute"] == true)
         }
-        _ = try await stage.moderator.call("track-update-request", ["requested_for": stage.id("host"), "track_id": "h-mic", "mute": false])
+        _ = try await stage.moderator.call(
+            "track-update-request",
+            ["requested_for": stage.id("host"), "track_id": "h-mic", "mute": false]
+        )
         #expect(try await stage.host.next("on-track-update-request")["mute"] == false)
         #expect(await Stage.methods(stage.viewer).isEmpty, "unmute changes nothing by itself")
         // The owner decides.
@@ -27,12 +33,37 @@ import Testing
     @Test func trackRequestErrors() async throws {
         let stage = try await Stage()
         _ = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
-        #expect(try await stage.guest.errorCode("track-update-request", ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": true]) == 40300)
-        #expect(try await stage.viewer.errorCode("track-update-request", ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": false]) == 40300)
-        #expect(try await stage.host.errorCode("track-update-request", ["requested_for": "nobody", "track_id": "g-mic", "mute": true]) == 40400)
-        #expect(try await stage.host.errorCode("track-update-request", ["requested_for": stage.id("guest"), "track_id": "g-mic"]) == -32602)
+        #expect(
+            try await stage.guest.errorCode(
+                "track-update-request",
+                ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": true]
+            ) == 40300
+        )
+        #expect(
+            try await stage.viewer.errorCode(
+                "track-update-request",
+                ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": false]
+            ) == 40300
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "track-update-request",
+                ["requested_for": "nobody", "track_id": "g-mic", "mute": true]
+            ) == 40400
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "track-update-request",
+                ["requested_for": stage.id("guest"), "track_id": "g-mic"]
+            ) == -32602
+        )
         _ = try await stage.guest.call("track-remove", ["track_id": "g-mic"])
-        #expect(try await stage.host.errorCode("track-update-request", ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": true]) == 40401)
+        #expect(
+            try await stage.host.errorCode(
+                "track-update-request",
+                ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": true]
+            ) == 40401
+        )
     }
 
     @Test func changeTrackMuteStateMutesEveryMatchingTrackOfOthers() async throws {
@@ -48,17 +79,25 @@ import Testing
         #expect(request["type"] == "audio")
         #expect(request["roles"] == nil)
         #expect(try await stage.viewer.next("on-track-update")["track"]?["track_id"] == "g-mic")
-        let asked = try await stage.moderator.call("change-track-mute-state-request", ["value": false, "roles": ["guest"]])
+        let asked = try await stage.moderator.call(
+            "change-track-mute-state-request",
+            ["value": false, "roles": ["guest"]]
+        )
         #expect(asked["tracks_affected"] == 1)
         #expect(try await stage.guest.next("on-change-track-mute-state-request")["roles"] == ["guest"])
         #expect(try await stage.guest.errorCode("change-track-mute-state-request", ["value": true]) == 40300)
-        #expect(try await stage.host.errorCode("change-track-mute-state-request", ["value": true, "source": "tv"]) == -32602)
+        #expect(
+            try await stage.host.errorCode("change-track-mute-state-request", ["value": true, "source": "tv"]) == -32602
+        )
         #expect(try await stage.host.errorCode("change-track-mute-state-request", [:]) == -32602)
     }
 
     @Test func removedPeerIsTold4001AndOthersSeePeerKicked() async throws {
         let stage = try await Stage()
-        _ = try await stage.moderator.call("peer-leave-request", ["requested_for": stage.id("viewer"), "reason": "spam"])
+        _ = try await stage.moderator.call(
+            "peer-leave-request",
+            ["requested_for": stage.id("viewer"), "reason": "spam"]
+        )
         let told = try await stage.viewer.next("on-peer-leave-request")
         #expect(told["reason"] == "spam")
         #expect(told["room_end"] == false)
@@ -110,17 +149,23 @@ import Testing
                 list = message["params"]?["speaker-list"] ?? .null
             }
         } while list.arrayValue?.count != 2 && ContinuousClock.now < deadline
-        #expect(list == [
-            ["peer_id": stage.id("guest"), "track_id": "g-mic", "level": 80],
-            ["peer_id": stage.id("host"), "track_id": "h-mic", "level": 50],
-        ])
+        #expect(
+            list == [
+                ["peer_id": stage.id("guest"), "track_id": "g-mic", "level": 80],
+                ["peer_id": stage.id("host"), "track_id": "h-mic", "level": 50],
+            ]
+        )
         // Speech stops: lists shrink to one empty list, then silence.
         var last: JSON = list
         while last != [] { last = try await stage.viewer.next("active-speakers")["speaker-list"] ?? .null }
         #expect(await Stage.methods(stage.viewer, within: .milliseconds(500)).isEmpty)
 
-        #expect(try await stage.host.errorCode("audio-level", ["levels": [["track_id": "g-mic", "level": 50]]]) == 40401)
-        #expect(try await stage.host.errorCode("audio-level", ["levels": [["track_id": "h-mic", "level": 101]]]) == -32602)
+        #expect(
+            try await stage.host.errorCode("audio-level", ["levels": [["track_id": "g-mic", "level": 50]]]) == 40401
+        )
+        #expect(
+            try await stage.host.errorCode("audio-level", ["levels": [["track_id": "h-mic", "level": 101]]]) == -32602
+        )
         #expect(try await stage.host.errorCode("audio-level", ["levels": "loud"]) == -32602)
         #expect(try await stage.host.errorCode("audio-level", [:]) == -32602)
     }

@@ -5,7 +5,9 @@ import Testing
 /// value stops roomd before it listens, exit 2, one `PATH: PROBLEM` line.
 @Suite struct OperatorConfigTests {
     private func run(_ settings: String, checkOnly: Bool) throws -> (status: Int32, out: String, err: String) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-config-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "roomd-config-\(UUID().uuidString)"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("roles.json")
@@ -20,8 +22,11 @@ import Testing
     @Test func aWebhookURLThatDoesNotParseStopsTheDaemon() throws {
         let serve = try run(#"{"webhooks":{"url":"htp:/backend"}}"#, checkOnly: false)
         #expect(serve.status == 2)
-        #expect(serve.err.split(separator: "\n").contains(
-            #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "htp:/backend""#))
+        #expect(
+            serve.err.split(separator: "\n").contains(
+                #"settings.webhooks.url: expected an http(s) URL of at most 2048 bytes, got "htp:/backend""#
+            )
+        )
         #expect(serve.out.isEmpty, "it never listened")
         let check = try run(#"{"webhooks":{"url":"http://backend/","events":["peer.join"]}}"#, checkOnly: true)
         #expect(check.status == 2)
@@ -29,6 +34,9 @@ import Testing
         let hls = try run(#"{"hls":{"playlist_url":"no slash"}}"#, checkOnly: true)
         #expect(hls.status == 2)
         #expect(hls.err.contains("settings.hls.playlist_url: "))
-        #expect(try run(#"{"webhooks":{"url":"http://127.0.0.1:9/hooks"},"hls":{"max_live_cues":5}}"#, checkOnly: true).status == 0)
+        #expect(
+            try run(#"{"webhooks":{"url":"http://127.0.0.1:9/hooks"},"hls":{"max_live_cues":5}}"#, checkOnly: true)
+                .status == 0
+        )
     }
 }

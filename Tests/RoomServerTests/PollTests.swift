@@ -7,17 +7,27 @@ import Testing
 /// moderator have pollWrite, guest and viewer pollRead; `vote` null = every role votes.
 @Suite struct PollTests {
     static let quizQuestions: JSON = [
-        ["question": ["text": "2+2?", "type": "single-choice", "weight": 2], "options": [["text": "3"], ["text": "4"]],
-         "answer": ["option": 2]],
-        ["question": ["text": "odd?", "type": "multiple-choice"], "options": [["text": "1"], ["text": "2"], ["text": "3"]],
-         "answer": ["options": [1, 3]]],
+        [
+            "question": ["text": "2+2?", "type": "single-choice", "weight": 2],
+            "options": [["text": "3"], ["text": "4"]],
+            "answer": ["option": 2],
+        ],
+        [
+            "question": ["text": "odd?", "type": "multiple-choice"],
+            "options": [["text": "1"], ["text": "2"], ["text": "3"]],
+            "answer": ["options": [1, 3]],
+        ],
         ["question": ["text": "why?", "type": "short-answer", "skippable": true, "answer_max_len": 20]],
     ]
 
     /// Creates (and by default starts) a poll; returns its id.
     @discardableResult
-    static func makePoll(_ host: RoomClient, _ info: JSON = ["title": "Quiz", "type": "quiz"],
-                         questions: JSON = quizQuestions, start: Bool = true) async throws -> String {
+    static func makePoll(
+        _ host: RoomClient,
+        _ info: JSON = ["title": "Quiz", "type": "quiz"],
+        questions: JSON = quizQuestions,
+        start: Bool = true
+    ) async throws -> String {
         let id = try #require(try await host.call("poll-info-set", info)["poll_id"]?.stringValue)
         let set = try await host.call("poll-questions-set", ["poll_id": .string(id), "questions": questions])
         #expect(set["total_questions"]?.intValue == questions.arrayValue?.count)
@@ -31,8 +41,13 @@ import Testing
         try await stage.settle()
         let id = try await Self.makePoll(stage.host, start: false)
         #expect(id.isEmpty == false)
-        for client in stage.all + [restricted] { #expect(await Stage.methods(client).isEmpty, "a draft pushes nothing") }
-        #expect(try await stage.viewer.errorCode("poll-info-get", ["poll_id": .string(id)]) == 40404, "drafts: writers only")
+        for client in stage.all + [restricted] {
+            #expect(await Stage.methods(client).isEmpty, "a draft pushes nothing")
+        }
+        #expect(
+            try await stage.viewer.errorCode("poll-info-get", ["poll_id": .string(id)]) == 40404,
+            "drafts: writers only"
+        )
 
         let started = try await stage.host.call("poll-start", ["poll_id": .string(id)])
         #expect(started == ["poll_id": .string(id), "duration": 0])
@@ -58,7 +73,10 @@ import Testing
         #expect(info["anonymous"] == false)
         #expect(info["visibility"] == false)
         #expect(info["stopped_at"] == .null)
-        let questions = try await stage.viewer.call("poll-questions-get", ["poll_id": .string(id), "index": 2, "count": 1])
+        let questions = try await stage.viewer.call(
+            "poll-questions-get",
+            ["poll_id": .string(id), "index": 2, "count": 1]
+        )
         #expect(questions["questions"]?.arrayValue?.map { $0["index"] } == [2])
         #expect(questions["questions"]?[0]?["answer"] == nil)
         #expect(questions["last"] == false)
@@ -83,16 +101,33 @@ import Testing
             roles["guest"]!["permissions"] = permissions
         }
         let stage = try await Stage(daemon: try Daemon.start(template: template))
-        let id = try await Self.makePoll(stage.host, ["title": "Viewers only", "type": "poll", "vote": ["viewer"]],
-                                         questions: [["question": ["text": "?", "type": "single-choice"],
-                                                      "options": [["text": "a"], ["text": "b"]]]])
+        let id = try await Self.makePoll(
+            stage.host,
+            ["title": "Viewers only", "type": "poll", "vote": ["viewer"]],
+            questions: [
+                [
+                    "question": ["text": "?", "type": "single-choice"],
+                    "options": [["text": "a"], ["text": "b"]],
+                ]
+            ]
+        )
         _ = try await stage.viewer.next("on-poll-start")
-        #expect(await Stage.methods(stage.guest).allSatisfy { $0 != "on-poll-start" },
-                "a guest without pollRead that may not vote hears nothing")
-        #expect(try await stage.guest.errorCode("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 1]]]) == 40300)
+        #expect(
+            await Stage.methods(stage.guest).allSatisfy { $0 != "on-poll-start" },
+            "a guest without pollRead that may not vote hears nothing"
+        )
+        #expect(
+            try await stage.guest.errorCode(
+                "poll-response",
+                ["poll_id": .string(id), "responses": [["question": 1, "option": 1]]]
+            ) == 40300
+        )
         #expect(try await stage.guest.errorCode("poll-info-get", ["poll_id": .string(id)]) == 40300)
         #expect(try await stage.guest.call("poll-list")["polls"] == [])
-        let voted = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]])
+        let voted = try await stage.viewer.call(
+            "poll-response",
+            ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]]
+        )
         #expect(voted == ["poll_id": .string(id), "result": [["question": 1]]], "no correct in a poll")
     }
 
@@ -100,16 +135,28 @@ import Testing
         let stage = try await Stage()
         let (restricted, _) = try await stage.daemon.join("r", as: "viewer", restrictions: "view_and_polls_only")
         let id = try await Self.makePoll(stage.host)
-        let first = try await restricted.call("poll-response", ["poll_id": .string(id), "responses": [
-            ["question": 1, "option": 2, "duration": 1200],
-        ]])
+        let first = try await restricted.call(
+            "poll-response",
+            [
+                "poll_id": .string(id),
+                "responses": [
+                    ["question": 1, "option": 2, "duration": 1200]
+                ],
+            ]
+        )
         #expect(first["result"] == [["question": 1, "correct": true]], "view_and_polls_only peers may vote")
-        let second = try await restricted.call("poll-response", ["poll_id": .string(id), "responses": [
-            ["question": 1, "option": 1],
-            ["question": 2, "options": [1, 2]],
-            ["question": 3, "text": "because"],
-            ["question": 7, "option": 1],
-        ]])
+        let second = try await restricted.call(
+            "poll-response",
+            [
+                "poll_id": .string(id),
+                "responses": [
+                    ["question": 1, "option": 1],
+                    ["question": 2, "options": [1, 2]],
+                    ["question": 3, "text": "because"],
+                    ["question": 7, "option": 1],
+                ],
+            ]
+        )
         let result = try #require(second["result"]?.arrayValue)
         #expect(result[0]["error"]?["code"] == 40906)
         #expect(result[0]["correct"] == nil)
@@ -118,25 +165,38 @@ import Testing
         #expect(result[3]["error"]?["code"] == -32602)
         // The same user on another connection is the same voter.
         let (twin, _) = try await stage.daemon.join("r", as: "viewer")
-        let again = try await twin.call("poll-response", ["poll_id": .string(id), "responses": [["question": 2, "options": [1, 3]]]])
+        let again = try await twin.call(
+            "poll-response",
+            ["poll_id": .string(id), "responses": [["question": 2, "options": [1, 3]]]]
+        )
         #expect(again["result"]?[0]?["error"]?["code"] == 40906)
 
-        let bad = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [
-            ["question": 1, "options": [2]],
-            ["question": 1, "option": 3],
-            ["question": 2, "options": [0]],
-            ["question": 3, "text": .string(String(repeating: "x", count: 21))],
-            ["question": 1, "skipped": true],
-            ["question": 3, "skipped": true],
-        ]])
+        let bad = try await stage.viewer.call(
+            "poll-response",
+            [
+                "poll_id": .string(id),
+                "responses": [
+                    ["question": 1, "options": [2]],
+                    ["question": 1, "option": 3],
+                    ["question": 2, "options": [0]],
+                    ["question": 3, "text": .string(String(repeating: "x", count: 21))],
+                    ["question": 1, "skipped": true],
+                    ["question": 3, "skipped": true],
+                ],
+            ]
+        )
         let codes: [Int?] = bad["result"]?.arrayValue?.map { $0["error"]?["code"]?.intValue } ?? []
         #expect(codes == [-32602, -32602, -32602, -32602, -32602, nil])
         let result2 = try await stage.host.call("poll-result", ["poll_id": .string(id)])
         #expect(result2["user_count"] == 2)
         #expect(result2["max_user"] == 6, "every peer may vote: 4 + restricted + twin")
         #expect(result2["total_response"] == 3)
-        #expect(result2["questions"]?[0] == ["question": 1, "type": "single-choice", "options": [0, 1], "skipped": 0,
-                                             "total": 1, "correct": 1])
+        #expect(
+            result2["questions"]?[0] == [
+                "question": 1, "type": "single-choice", "options": [0, 1], "skipped": 0,
+                "total": 1, "correct": 1,
+            ]
+        )
         #expect(result2["questions"]?[2]?["skipped"] == 1)
         #expect(result2["questions"]?[2]?["total"] == 1)
     }
@@ -149,8 +209,16 @@ import Testing
         #expect(try await restrictedHost.errorCode("poll-info-set", ["title": "x", "type": "poll"]) == 40300)
         #expect(try await stage.host.errorCode("poll-info-set", ["title": "x", "type": "survey"]) == -32602)
         #expect(try await stage.host.errorCode("poll-info-set", ["type": "poll"]) == -32602)
-        #expect(try await stage.host.errorCode("poll-info-set", ["poll_id": "bad id", "title": "x", "type": "poll"]) == -32602)
-        #expect(try await stage.host.errorCode("poll-info-set", ["title": .string(String(repeating: "t", count: 1025)), "type": "poll"]) == 41300)
+        #expect(
+            try await stage.host.errorCode("poll-info-set", ["poll_id": "bad id", "title": "x", "type": "poll"])
+                == -32602
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "poll-info-set",
+                ["title": .string(String(repeating: "t", count: 1025)), "type": "poll"]
+            ) == 41300
+        )
         #expect(try await stage.host.errorCode("poll-start", ["poll_id": "nope"]) == 40404)
         #expect(try await stage.viewer.errorCode("poll-info-get", ["poll_id": "nope"]) == 40404)
 
@@ -158,39 +226,81 @@ import Testing
         #expect(created == ["poll_id": "mine"], "a given unknown poll_id creates that poll")
         #expect(try await stage.host.errorCode("poll-start", ["poll_id": "mine"]) == 40904, "no questions")
         let option: JSON = ["text": "o"]
-        let tooManyOptions: JSON = [["question": ["text": "q", "type": "single-choice"], "options": .array(Array(repeating: option, count: 11))]]
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": tooManyOptions]) == 40907)
+        let tooManyOptions: JSON = [
+            [
+                "question": ["text": "q", "type": "single-choice"],
+                "options": .array(Array(repeating: option, count: 11)),
+            ]
+        ]
+        #expect(
+            try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": tooManyOptions])
+                == 40907
+        )
         let question: JSON = ["question": ["text": "q", "type": "single-choice"], "options": [option]]
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": .array(Array(repeating: question, count: 21))]) == 40907)
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": [["question": ["text": "q", "type": "short-answer"], "options": [option]]]]) == -32602)
+        #expect(
+            try await stage.host.errorCode(
+                "poll-questions-set",
+                ["poll_id": "mine", "questions": .array(Array(repeating: question, count: 21))]
+            ) == 40907
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "poll-questions-set",
+                [
+                    "poll_id": "mine",
+                    "questions": [["question": ["text": "q", "type": "short-answer"], "options": [option]]],
+                ]
+            ) == -32602
+        )
         _ = try await stage.host.call("poll-questions-set", ["poll_id": "mine", "questions": [question]])
         #expect(try await stage.host.errorCode("poll-stop", ["poll_id": "mine"]) == 40904, "not started")
-        #expect(try await stage.viewer.errorCode("poll-response", ["poll_id": "mine", "responses": [["question": 1, "option": 1]]]) == 40404, "a draft is unknown to voters")
+        #expect(
+            try await stage.viewer.errorCode(
+                "poll-response",
+                ["poll_id": "mine", "responses": [["question": 1, "option": 1]]]
+            ) == 40404,
+            "a draft is unknown to voters"
+        )
         _ = try await stage.host.call("poll-start", ["poll_id": "mine"])
-        for (method, params) in [("poll-stop", ["poll_id": "mine"]), ("poll-start", ["poll_id": "mine"]),
-                                 ("poll-questions-set", ["poll_id": "mine", "questions": []]),
-                                 ("poll-info-set", ["poll_id": "mine", "title": "x", "type": "poll"])] as [(String, JSON)] {
+        for (method, params) in [
+            ("poll-stop", ["poll_id": "mine"]), ("poll-start", ["poll_id": "mine"]),
+            ("poll-questions-set", ["poll_id": "mine", "questions": []]),
+            ("poll-info-set", ["poll_id": "mine", "title": "x", "type": "poll"]),
+        ] as [(String, JSON)] {
             let failure = try await restrictedHost.failure(method, params)
             #expect(failure.code == 40300, "\(method)")
             #expect(failure.message == "permission denied: \(method) is not allowed for view_and_polls_only")
         }
         #expect(try await stage.host.errorCode("poll-start", ["poll_id": "mine"]) == 40904, "started twice")
-        #expect(try await stage.host.errorCode("poll-info-set", ["poll_id": "mine", "title": "y", "type": "poll"]) == 40904)
+        #expect(
+            try await stage.host.errorCode("poll-info-set", ["poll_id": "mine", "title": "y", "type": "poll"]) == 40904
+        )
         #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": "mine", "questions": []]) == 40904)
         #expect(try await stage.viewer.errorCode("poll-response", ["poll_id": "mine"]) == -32602)
         #expect(try await stage.host.errorCode("poll-leaderboard", ["poll_id": "mine"]) == -32602, "not a quiz")
         _ = try await stage.host.call("poll-stop", ["poll_id": "mine"])
         #expect(try await stage.host.errorCode("poll-stop", ["poll_id": "mine"]) == 40904, "already stopped")
-        #expect(try await stage.viewer.errorCode("poll-response", ["poll_id": "mine", "responses": [["question": 1, "option": 1]]]) == 40904)
+        #expect(
+            try await stage.viewer.errorCode(
+                "poll-response",
+                ["poll_id": "mine", "responses": [["question": 1, "option": 1]]]
+            ) == 40904
+        )
 
         _ = try await stage.host.call("poll-info-set", ["title": "second", "type": "poll"])
-        #expect(try await stage.host.errorCode("poll-info-set", ["title": "third", "type": "poll"]) == 40907, "max_polls")
+        #expect(
+            try await stage.host.errorCode("poll-info-set", ["title": "third", "type": "poll"]) == 40907,
+            "max_polls"
+        )
         #expect(try await stage.viewer.errorCode("poll-list", ["state": "done"]) == -32602)
         // Paging far past the end (up to Int.max) is an empty last page, not an overflow.
         let huge = JSON.int(Int.max)
         #expect(try await stage.host.call("poll-questions-get", ["poll_id": "mine", "index": huge])["last"] == true)
         #expect(try await stage.host.call("poll-responses", ["poll_id": "mine", "index": huge])["last"] == true)
-        #expect(try await stage.host.call("poll-responses", ["poll_id": "mine", "index": huge, "self": true])["last"] == true)
+        #expect(
+            try await stage.host.call("poll-responses", ["poll_id": "mine", "index": huge, "self": true])["last"]
+                == true
+        )
         #expect(try await stage.host.call("ping")["server_time"] != nil, "roomd is still there")
     }
 
@@ -200,38 +310,70 @@ import Testing
         let second = try await Self.makePoll(stage.host, ["title": "two", "type": "quiz"])
         let draft = try await Self.makePoll(stage.host, ["title": "three", "type": "quiz"], start: false)
         _ = try await stage.host.call("poll-stop", ["poll_id": .string(first)])
-        #expect(try await stage.host.call("poll-list")["polls"]?.arrayValue?.map { $0["poll_id"] } ==
-                [.string(draft), .string(second), .string(first)])
-        #expect(try await stage.viewer.call("poll-list")["polls"]?.arrayValue?.map { $0["poll_id"] } ==
-                [.string(second), .string(first)], "drafts are the writers' own")
-        #expect(try await stage.viewer.call("poll-list", ["state": "stopped"])["polls"]?.arrayValue?.map { $0["poll_id"] } ==
-                [.string(first)])
+        #expect(
+            try await stage.host.call("poll-list")["polls"]?.arrayValue?.map { $0["poll_id"] } == [
+                .string(draft), .string(second), .string(first),
+            ]
+        )
+        #expect(
+            try await stage.viewer.call("poll-list")["polls"]?.arrayValue?.map { $0["poll_id"] } == [
+                .string(second), .string(first),
+            ],
+            "drafts are the writers' own"
+        )
+        #expect(
+            try await stage.viewer.call("poll-list", ["state": "stopped"])["polls"]?.arrayValue?.map { $0["poll_id"] }
+                == [.string(first)]
+        )
         #expect(try await stage.host.call("poll-list", ["state": "started"])["polls"]?[0]?["questions"] == nil)
     }
 
     @Test func resultsAndResponsesVisibility() async throws {
         let stage = try await Stage()
-        let id = try await Self.makePoll(stage.host, ["title": "q", "type": "quiz", "responses": ["moderator", "guest"]])
-        _ = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 1]]])
-        _ = try await stage.guest.call("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]])
-        #expect(try await stage.viewer.errorCode("poll-result", ["poll_id": .string(id)]) == 40300, "hidden until stopped")
+        let id = try await Self.makePoll(
+            stage.host,
+            ["title": "q", "type": "quiz", "responses": ["moderator", "guest"]]
+        )
+        _ = try await stage.viewer.call(
+            "poll-response",
+            ["poll_id": .string(id), "responses": [["question": 1, "option": 1]]]
+        )
+        _ = try await stage.guest.call(
+            "poll-response",
+            ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]]
+        )
+        #expect(
+            try await stage.viewer.errorCode("poll-result", ["poll_id": .string(id)]) == 40300,
+            "hidden until stopped"
+        )
         #expect(try await stage.viewer.errorCode("poll-responses", ["poll_id": .string(id)]) == 40300)
         let mine = try await stage.viewer.call("poll-responses", ["poll_id": .string(id), "self": true])
-        #expect(mine["responses"] == [["question": 1, "option": 1, "skipped": false,
-                                       "peer": ["peer_id": stage.id("viewer"), "role": "viewer", "info": ["name": "v", "user_id": "v"]]]])
+        #expect(
+            mine["responses"] == [
+                [
+                    "question": 1, "option": 1, "skipped": false,
+                    "peer": ["peer_id": stage.id("viewer"), "role": "viewer", "info": ["name": "v", "user_id": "v"]],
+                ]
+            ]
+        )
         let all = try await stage.guest.call("poll-responses", ["poll_id": .string(id), "count": 1])
         #expect(all["responses"]?.arrayValue?.count == 1, "the responses roles read everything")
         #expect(all["last"] == false)
         let page2 = try await stage.guest.call("poll-responses", ["poll_id": .string(id), "index": 1])
         #expect(page2["responses"]?[0]?["peer"]?["peer_id"] == stage.id("guest"))
         #expect(page2["last"] == true)
-        #expect(try await stage.viewer.errorCode("poll-leaderboard", ["poll_id": .string(id)]) == 40300, "until stopped")
+        #expect(
+            try await stage.viewer.errorCode("poll-leaderboard", ["poll_id": .string(id)]) == 40300,
+            "until stopped"
+        )
         _ = try await stage.host.call("poll-stop", ["poll_id": .string(id)])
         let result = try await stage.viewer.call("poll-result", ["poll_id": .string(id)])
         #expect(result["questions"]?[0]?["options"] == [1, 1])
         #expect(result["questions"]?[0]?["correct"] == 1, "answers are public once stopped")
         let board = try await stage.viewer.call("poll-leaderboard", ["poll_id": .string(id)])
-        #expect(board["entries"]?.arrayValue?.map { $0["peer"]?["peer_id"] } == [stage.id("guest"), stage.id("viewer")])
+        #expect(
+            board["entries"]?.arrayValue?.map { $0["peer"]?["peer_id"] } == [stage.id("guest"), stage.id("viewer")]
+        )
         #expect(board["entries"]?.arrayValue?.map { $0["position"] } == [1, 2])
         #expect(board["entries"]?[0]?["score"] == 2)
         #expect(board["entries"]?[1]?["score"] == 0, "users with 0 points are listed")
@@ -243,7 +385,10 @@ import Testing
     @Test func anonymousPollsNeverNameTheVoter() async throws {
         let stage = try await Stage()
         let id = try await Self.makePoll(stage.host, ["title": "q", "type": "quiz", "anonymous": true])
-        _ = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]])
+        _ = try await stage.viewer.call(
+            "poll-response",
+            ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]]
+        )
         let all = try await stage.host.call("poll-responses", ["poll_id": .string(id)])
         #expect(all["responses"]?[0]?["peer"] == nil)
         #expect(all["responses"]?[0]?["option"] == 2)
@@ -265,7 +410,12 @@ import Testing
         for voter in voters { _ = voter.drain() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for voter in voters {
-                group.addTask { _ = try await voter.call("poll-response", ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]]) }
+                group.addTask {
+                    _ = try await voter.call(
+                        "poll-response",
+                        ["poll_id": .string(id), "responses": [["question": 1, "option": 2]]]
+                    )
+                }
             }
             try await group.waitForAll()
         }
@@ -278,14 +428,22 @@ import Testing
         #expect(first["questions"]?[0]?["correct"] != nil, "writers see the correct counts")
         _ = try await stage.moderator.next("on-poll-stats")
         for client in [stage.viewer, stage.guest] + voters {
-            #expect(await Stage.methods(client, within: .milliseconds(50)).allSatisfy { $0 != "on-poll-stats" },
-                    "visibility false: writers only")
+            #expect(
+                await Stage.methods(client, within: .milliseconds(50)).allSatisfy { $0 != "on-poll-stats" },
+                "visibility false: writers only"
+            )
         }
         #expect(await Stage.methods(stage.host, within: .milliseconds(700)).isEmpty, "nothing changed: no push")
 
-        let visible = try await Self.makePoll(stage.host, ["title": "v", "type": "poll", "visibility": true],
-                                              questions: [["question": ["text": "?", "type": "single-choice"], "options": [["text": "a"]]]])
-        _ = try await stage.guest.call("poll-response", ["poll_id": .string(visible), "responses": [["question": 1, "option": 1]]])
+        let visible = try await Self.makePoll(
+            stage.host,
+            ["title": "v", "type": "poll", "visibility": true],
+            questions: [["question": ["text": "?", "type": "single-choice"], "options": [["text": "a"]]]]
+        )
+        _ = try await stage.guest.call(
+            "poll-response",
+            ["poll_id": .string(visible), "responses": [["question": 1, "option": 1]]]
+        )
         let seen = try await stage.viewer.next("on-poll-stats", timeout: .seconds(2))
         #expect(seen["poll_id"] == .string(visible))
         #expect(seen["questions"]?[0]?["options"] == [1])
@@ -311,9 +469,15 @@ import Testing
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, _) = try await daemon.join("v", as: "viewer")
         let id = try await Self.makePoll(host)
-        _ = try await viewer.call("poll-response", ["poll_id": .string(id), "responses": [
-            ["question": 1, "option": 2], ["question": 2, "options": [1, 3]], ["question": 1, "option": 1],
-        ]])
+        _ = try await viewer.call(
+            "poll-response",
+            [
+                "poll_id": .string(id),
+                "responses": [
+                    ["question": 1, "option": 2], ["question": 2, "options": [1, 3]], ["question": 1, "option": 1],
+                ],
+            ]
+        )
         let metrics = try await daemon.metricsText()
         #expect(metrics.contains("roomd_poll_votes_total 2"), "accepted answers only")
         try await viewer.leave()
@@ -326,24 +490,68 @@ import Testing
     @Test func draftsAreEditedInPlaceAndTextsAreBounded() async throws {
         let stage = try await Stage()
         let id = try await Self.makePoll(stage.host, ["title": "first", "type": "quiz"], start: false)
-        #expect(try await stage.host.call("poll-info-set", ["poll_id": .string(id), "title": "second", "type": "quiz", "duration": 30])
-                == ["poll_id": .string(id)])
+        #expect(
+            try await stage.host.call(
+                "poll-info-set",
+                ["poll_id": .string(id), "title": "second", "type": "quiz", "duration": 30]
+            )
+                == ["poll_id": .string(id)]
+        )
         let info = try await stage.host.call("poll-info-get", ["poll_id": .string(id)])
         #expect(info["title"] == "second")
         #expect(info["duration"] == 30)
         #expect(info["questions_count"] == 3, "editing the info keeps the questions")
         let long = JSON.string(String(repeating: "é", count: 513))  // 1026 bytes
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
-            ["question": ["text": long, "type": "short-answer"]]]]) == 41300)
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
-            ["question": ["text": "q", "type": "single-choice"], "options": [["text": long]], "answer": ["option": 1]]]]) == 41300)
-        #expect(try await stage.host.errorCode("poll-questions-set", ["poll_id": .string(id), "questions": [
-            ["question": ["text": "q", "type": "single-choice"], "options": [["text": "a"]]]]]) == -32602,
-                "a quiz's choice question needs its answer")
-        #expect(try await stage.host.errorCode("poll-info-set", ["title": "t", "type": "poll", "vote": ["nobody"]]) == 40402)
+        #expect(
+            try await stage.host.errorCode(
+                "poll-questions-set",
+                [
+                    "poll_id": .string(id),
+                    "questions": [
+                        ["question": ["text": long, "type": "short-answer"]]
+                    ],
+                ]
+            ) == 41300
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "poll-questions-set",
+                [
+                    "poll_id": .string(id),
+                    "questions": [
+                        [
+                            "question": ["text": "q", "type": "single-choice"], "options": [["text": long]],
+                            "answer": ["option": 1],
+                        ]
+                    ],
+                ]
+            ) == 41300
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "poll-questions-set",
+                [
+                    "poll_id": .string(id),
+                    "questions": [
+                        ["question": ["text": "q", "type": "single-choice"], "options": [["text": "a"]]]
+                    ],
+                ]
+            ) == -32602,
+            "a quiz's choice question needs its answer"
+        )
+        #expect(
+            try await stage.host.errorCode("poll-info-set", ["title": "t", "type": "poll", "vote": ["nobody"]]) == 40402
+        )
         _ = try await stage.host.call("poll-start", ["poll_id": .string(id)])
-        let entry = try await stage.viewer.call("poll-response", ["poll_id": .string(id), "responses": [
-            ["question": 3, "text": .string(String(repeating: "x", count: 1025))]]])
+        let entry = try await stage.viewer.call(
+            "poll-response",
+            [
+                "poll_id": .string(id),
+                "responses": [
+                    ["question": 3, "text": .string(String(repeating: "x", count: 1025))]
+                ],
+            ]
+        )
         #expect(entry["result"]?[0]?["error"]?["code"] == 41300)
     }
 

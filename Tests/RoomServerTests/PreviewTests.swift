@@ -52,8 +52,13 @@ import Testing
             ("not-a-jwt", 2004),
             (try daemon.token(room: "nowhere", user: "a", role: "host"), 40001),
             (try daemon.token(room: "studio", user: "a", role: "nobody"), 40108),
-            (try TokenMinter(secret: Array("another-secret-another-secret-xx".utf8)).appToken(
-                room: "studio", user: "a", role: "host"), 40109),
+            (
+                try TokenMinter(secret: Array("another-secret-another-secret-xx".utf8)).appToken(
+                    room: "studio",
+                    user: "a",
+                    role: "host"
+                ), 40109
+            ),
         ]
         for (token, code) in cases {
             #expect(try await client.errorCode("preview", ["token": .string(token)]) == code, "\(code)")
@@ -61,8 +66,10 @@ import Testing
         #expect(try await client.errorCode("preview", [:]) == -32602)
         let studio = try daemon.token(room: "studio", user: "a", role: "host")
         #expect(try await client.errorCode("preview", ["token": .string(studio), "room_id": "other"]) == 40002)
-        #expect(try await client.call("preview", ["token": .string(studio)])["room"] == .null,
-                "a predefined room with no session previews as null")
+        #expect(
+            try await client.call("preview", ["token": .string(studio)])["room"] == .null,
+            "a predefined room with no session previews as null"
+        )
 
         // A locked room: 40003.
         let (host, _) = try await daemon.join("h", as: "host", room: "studio")
@@ -75,9 +82,15 @@ import Testing
         let daemon = try Daemon.start(template: Daemon.mergeSettings(template, #"{"room":{"max_peers":2}}"#))
         _ = try await daemon.join("g1", as: "guest")
         let client = try await daemon.client()
-        #expect(try await client.errorCode("preview", ["token": .string(try daemon.token(user: "g2", role: "guest"))]) == 40900)
+        #expect(
+            try await client.errorCode("preview", ["token": .string(try daemon.token(user: "g2", role: "guest"))])
+                == 40900
+        )
         _ = try await daemon.join("h", as: "host")
-        #expect(try await client.errorCode("preview", ["token": .string(try daemon.token(user: "v", role: "viewer"))]) == 40901)
+        #expect(
+            try await client.errorCode("preview", ["token": .string(try daemon.token(user: "v", role: "viewer"))])
+                == 40901
+        )
     }
 
     @Test func aPreviewDoesNotCountAsJoining() async throws {

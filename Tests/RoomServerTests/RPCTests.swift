@@ -30,7 +30,9 @@ import Testing
         #expect(try await reply("42")["error"]?["code"] == -32600)
         // -32601 before 40005, 40005 before -32602.
         #expect(try await reply(#"{"jsonrpc":"2.0","id":3,"method":"no-such-method"}"#)["error"]?["code"] == -32601)
-        #expect(try await reply(#"{"jsonrpc":"2.0","id":4,"method":"broadcast","params":7}"#)["error"]?["code"] == 40005)
+        #expect(
+            try await reply(#"{"jsonrpc":"2.0","id":4,"method":"broadcast","params":7}"#)["error"]?["code"] == 40005
+        )
         // params present but not an object.
         let badParams = try await reply(#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#)
         #expect(badParams["error"]?["code"] == -32602)
@@ -60,13 +62,15 @@ import Testing
     @Test func batchesAnswerInOrderAndSkipNotifications() async throws {
         let daemon = try Daemon.start()
         let client = try await daemon.client()
-        client.send(text: """
-            [{"jsonrpc":"2.0","id":"a","method":"ping"},
-             {"jsonrpc":"2.0","method":"ping"},
-             {"nonsense":true},
-             {"jsonrpc":"2.0","id":9,"method":"missing"},
-             {"jsonrpc":"2.0","id":"b","method":"ping","params":{"timestamp":"t"}}]
-            """)
+        client.send(
+            text: """
+                [{"jsonrpc":"2.0","id":"a","method":"ping"},
+                 {"jsonrpc":"2.0","method":"ping"},
+                 {"nonsense":true},
+                 {"jsonrpc":"2.0","id":9,"method":"missing"},
+                 {"jsonrpc":"2.0","id":"b","method":"ping","params":{"timestamp":"t"}}]
+                """
+        )
         let reply = try await client.nextMessage()
         let entries = try #require(reply.arrayValue)
         #expect(entries.count == 4, "the notification contributes no entry")
@@ -126,7 +130,10 @@ import Testing
         let second = try await client.nextMessage()
         #expect(second["method"] == "on-peer-update")
         // Same inside a batch: the whole answer array first.
-        client.send(text: #"[{"jsonrpc":"2.0","id":1,"method":"peer-update","params":{"name":"Ann"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#)
+        client.send(
+            text:
+                #"[{"jsonrpc":"2.0","id":1,"method":"peer-update","params":{"name":"Ann"}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#
+        )
         #expect(try await client.nextMessage().arrayValue?.count == 2)
         #expect(try await client.nextMessage()["method"] == "on-peer-update")
     }
@@ -136,7 +143,8 @@ import Testing
         let client = try await daemon.client()
         // ping is exempt from the rate limit.
         for _ in 0..<10 { _ = try await client.call("ping") }
-        let batch = "[" + Array(repeating: #"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, count: 5).joined(separator: ",") + "]"
+        let batch =
+            "[" + Array(repeating: #"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, count: 5).joined(separator: ",") + "]"
         client.send(text: batch)
         let codes = try await client.nextMessage().arrayValue?.map { $0["error"]?["code"]?.intValue }
         #expect(codes == [-32601, -32601, -32601, 42900, 42900])
@@ -154,7 +162,10 @@ import Testing
 
         // Ten invalid calls in one batch close it even if a valid call follows them.
         let batcher = try await daemon.client()
-        batcher.send(text: "[" + Array(repeating: "1", count: 10).joined(separator: ",") + #",{"jsonrpc":"2.0","id":1,"method":"ping"}]"#)
+        batcher.send(
+            text: "[" + Array(repeating: "1", count: 10).joined(separator: ",")
+                + #",{"jsonrpc":"2.0","id":1,"method":"ping"}]"#
+        )
         let answer = try await batcher.nextMessage()
         #expect(answer.arrayValue?.count == 11, "the answer goes out first")
         #expect(answer[10]?["result"] != nil)

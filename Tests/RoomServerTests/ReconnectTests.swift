@@ -14,8 +14,10 @@ import Testing
         _ = try await guest.call("group-join", ["name": "_handraise"])
         _ = try await host.next("on-peer-join")
         await guest.abort()
-        #expect(await host.expectSilence(for: .milliseconds(300)).allSatisfy { $0["method"] != "on-peer-leave" },
-                "others see nothing during the grace")
+        #expect(
+            await host.expectSilence(for: .milliseconds(300)).allSatisfy { $0["method"] != "on-peer-leave" },
+            "others see nothing during the grace"
+        )
         // Pushes meanwhile are held.
         _ = try await host.call("broadcast", ["info": ["message": "one"]])
         _ = try await host.call("broadcast", ["info": ["message": "two"]])
@@ -44,7 +46,10 @@ import Testing
         #expect(left == ["peer_id": viewerJoin["peer"]!["peer_id"]!, "reason": "websocket closed"])
         let late = try await daemon.client()
         let token = try daemon.token(user: "v", role: "viewer")
-        #expect(try await late.errorCode("join", ["token": .string(token), "peer_id": viewerJoin["peer"]!["peer_id"]!]) == 41001)
+        #expect(
+            try await late.errorCode("join", ["token": .string(token), "peer_id": viewerJoin["peer"]!["peer_id"]!])
+                == 41001
+        )
     }
 
     @Test func anotherUsersPeerIs40004AndAnOpenOldConnectionIsClosed4003() async throws {
@@ -52,18 +57,28 @@ import Testing
         let (first, joined) = try await daemon.join("ada", as: "host")
         let peerID = try #require(joined["peer"]?["peer_id"])
         let thief = try await daemon.client()
-        #expect(try await thief.errorCode("join", ["token": .string(try daemon.token(user: "eve", role: "host")), "peer_id": peerID]) == 40004)
+        #expect(
+            try await thief.errorCode(
+                "join",
+                ["token": .string(try daemon.token(user: "eve", role: "host")), "peer_id": peerID]
+            ) == 40004
+        )
         let second = try await daemon.client()
-        let resumed = try await second.call("join", ["token": .string(try daemon.token(user: "ada", role: "host")), "peer_id": peerID])
+        let resumed = try await second.call(
+            "join",
+            ["token": .string(try daemon.token(user: "ada", role: "host")), "peer_id": peerID]
+        )
         #expect(resumed["resumed"] == true)
         #expect(try await first.closeCode() == 4003)
         _ = try await second.call("ping")
     }
 
     @Test func heldPushesAreReplayedEvenWhenTheyExceedTheOutboundLimit() async throws {
-        let daemon = try Daemon.start(settings: """
-            {"room":{"reconnect_grace_s":10},"limits":{"max_outbound_bytes":16384,"messages_per_second":1000,"message_burst":1000}}
-            """)
+        let daemon = try Daemon.start(
+            settings: """
+                {"room":{"reconnect_grace_s":10},"limits":{"max_outbound_bytes":16384,"messages_per_second":1000,"message_burst":1000}}
+                """
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, joined) = try await daemon.join("v", as: "viewer")
         _ = try await host.next("on-peer-join")
@@ -72,8 +87,13 @@ import Testing
         let chat = String(repeating: "c", count: 3000)
         for index in 0..<10 { _ = try await host.call("broadcast", ["info": ["message": .string("\(index)\(chat)")]]) }
         let again = try await daemon.client()
-        let resumed = try await again.call("join", ["token": .string(try daemon.token(user: "v", role: "viewer")),
-                                                    "peer_id": joined["peer"]!["peer_id"]!])
+        let resumed = try await again.call(
+            "join",
+            [
+                "token": .string(try daemon.token(user: "v", role: "viewer")),
+                "peer_id": joined["peer"]!["peer_id"]!,
+            ]
+        )
         #expect(resumed["resumed"] == true)
         for index in 0..<10 {
             let message = try await again.next("on-broadcast")["info"]?["message"]?.stringValue
@@ -83,7 +103,9 @@ import Testing
     }
 
     @Test func moreThan256HeldPushesEndTheGraceAtOnce() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":30},"limits":{"messages_per_second":10000,"message_burst":10000}}"#)
+        let daemon = try Daemon.start(
+            settings: #"{"room":{"reconnect_grace_s":30},"limits":{"messages_per_second":10000,"message_burst":10000}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer")
         _ = try await host.next("on-peer-join")

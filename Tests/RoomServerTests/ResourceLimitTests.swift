@@ -8,7 +8,8 @@ import Testing
     /// CPU time (user + system) the process used, in clock ticks.
     static func cpuTicks(_ pid: Int32) -> Int {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return 0 }
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
         let fields = stat[stat.index(after: end)...].split(separator: " ")
         return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
     }
@@ -43,7 +44,8 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "it recovers once files free up")
         let (_, metrics) = try await http("GET", daemon, "/metrics")
-        let refused = metrics.stringValue?.split(separator: "\n")
+        let refused =
+            metrics.stringValue?.split(separator: "\n")
             .first { $0.hasPrefix("roomd_accept_errors_total") }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
         #expect(refused > 0)
         let warnings = daemon.stderr.components(separatedBy: "open-file limit reached").count - 1
@@ -53,7 +55,8 @@ import Testing
     /// The soft open-file limit of `pid` (from /proc, as prlimit would show it).
     static func softOpenFileLimit(_ pid: Int32) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") }) else { return nil }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Max open files") })
+        else { return nil }
         return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.flatMap { Int($0) }
     }
 
@@ -84,7 +87,9 @@ import Testing
         let waiting = try connectTCP(port: daemon.port)  // the kernel completes it; it waits to be accepted
         defer { close(waiting) }
         let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        #expect(request.withUnsafeBytes { send(waiting, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count)
+        #expect(
+            request.withUnsafeBytes { send(waiting, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == request.count
+        )
 
         try await Task.sleep(for: .milliseconds(300))
         let before = Self.cpuTicks(pid)
@@ -103,6 +108,9 @@ import Testing
         let count = recv(waiting, &buffer, buffer.count, 0)
         #expect(String(decoding: buffer[..<max(0, count)], as: UTF8.self).hasPrefix("HTTP/1.1 200 OK"))
         let warnings = daemon.stderr.components(separatedBy: "out of open files").count - 1
-        #expect(warnings >= 1 && warnings <= seconds + 2, "once per pause, a pause a second: \(warnings) in \(seconds) s")
+        #expect(
+            warnings >= 1 && warnings <= seconds + 2,
+            "once per pause, a pause a second: \(warnings) in \(seconds) s"
+        )
     }
 }

@@ -16,7 +16,11 @@ import Testing
         _ = try await daemon.join("u-2", as: "viewer", room: "r-b")
         let all = try await http("GET", daemon, "/v2/active-rooms", token: admin)
         #expect(all.status == 200)
-        #expect(all.body["rooms"]?.arrayValue?.compactMap { $0["room_id"]?.stringValue } == ["r-a", "r-b", "r-c", "r-d", "r-e"])
+        #expect(
+            all.body["rooms"]?.arrayValue?.compactMap { $0["room_id"]?.stringValue } == [
+                "r-a", "r-b", "r-c", "r-d", "r-e",
+            ]
+        )
         #expect(all.body["last"] == .null, "default limit 20 holds them all")
         let b = all.body["rooms"]?.arrayValue?[1]
         #expect(b?["peer_count"] == 2)
@@ -93,8 +97,13 @@ import Testing
     @Test func sendMessageAnswersWithTheIdAndTimeOfItsPushes() async throws {
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
-        let sent = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                                  body: #"{"message":"hello"}"#)
+        let sent = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"message":"hello"}"#
+        )
         #expect(sent.status == 200)
         let id = try #require(sent.body["message_id"]?.stringValue)
         let timestamp = try #require(sent.body["timestamp"]?.intValue)
@@ -103,8 +112,13 @@ import Testing
             #expect(push["message_id"]?.stringValue == id)
             #expect(push["timestamp"]?.intValue == timestamp)
         }
-        let again = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                                   body: #"{"role":"guest","message":"hi"}"#)
+        let again = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"role":"guest","message":"hi"}"#
+        )
         #expect(again.body["message_id"]?.stringValue != id, "each message its own id")
         #expect(try await stage.guest.next("on-broadcast")["message_id"] == again.body["message_id"])
     }
@@ -112,9 +126,11 @@ import Testing
     @Test func unknownRoutesAre404WithCodeAndMessage() async throws {
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
-        for (method, path) in [("GET", "/v2/active-rooms/room-1/hls/nothing"), ("POST", "/v2/active-rooms/room-1/hls"),
-                               ("GET", "/v2/active-rooms/room-1/peers/a/b"), ("GET", "/v2/nope"),
-                               ("POST", "/v2/active-rooms/room-1/peers"), ("GET", "/v2/active-rooms/room-1/hls/start")] {
+        for (method, path) in [
+            ("GET", "/v2/active-rooms/room-1/hls/nothing"), ("POST", "/v2/active-rooms/room-1/hls"),
+            ("GET", "/v2/active-rooms/room-1/peers/a/b"), ("GET", "/v2/nope"),
+            ("POST", "/v2/active-rooms/room-1/peers"), ("GET", "/v2/active-rooms/room-1/hls/start"),
+        ] {
             let reply = try await http(method, stage.daemon, path, token: admin, body: method == "POST" ? "{}" : nil)
             #expect(reply.status == 404, "\(method) \(path)")
             #expect(reply.body["code"] == 404)

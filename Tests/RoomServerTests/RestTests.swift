@@ -29,8 +29,10 @@ import Testing
         #expect(none.status == 401)
         #expect(none.body["code"] == 40100)
         #expect(try await http("GET", daemon, "/v2/active-rooms/room-1", token: "nonsense").status == 401)
-        let forged = Tokens.make(claims: #"{"type":"management","version":2,"exp":9999999999}"#,
-                                 secret: Array("a-secret-that-is-not-the-daemons-own!".utf8))
+        let forged = Tokens.make(
+            claims: #"{"type":"management","version":2,"exp":9999999999}"#,
+            secret: Array("a-secret-that-is-not-the-daemons-own!".utf8)
+        )
         #expect(try await http("GET", daemon, "/v2/active-rooms/room-1", token: forged).status == 401)
         let app = try daemon.token(user: "a", role: "host")
         let asApp = try await http("GET", daemon, "/v2/active-rooms/room-1", token: app)
@@ -45,24 +47,58 @@ import Testing
         let room = try await http("GET", stage.daemon, "/v2/active-rooms/nowhere", token: admin)
         #expect(room.status == 404)
         #expect(room.body["code"] == 40001)
-        let peer = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/nobody", token: admin, body: #"{"name":"x"}"#)
+        let peer = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/peers/nobody",
+            token: admin,
+            body: #"{"name":"x"}"#
+        )
         #expect(peer.status == 404)
         #expect(peer.body["code"] == 40400)
-        let role = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)", token: admin, body: #"{"role":"king"}"#)
+        let role = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
+            token: admin,
+            body: #"{"role":"king"}"#
+        )
         #expect(role.status == 400)
         #expect(role.body["code"] == 40402)
-        let bad = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin, body: "{not json")
+        let bad = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: "{not json"
+        )
         #expect(bad.status == 400)
         #expect(bad.body["code"] == -32602)
-        let missing = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin, body: "{}")
+        let missing = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: "{}"
+        )
         #expect(missing.status == 400)
         #expect(missing.body["message"]?.stringValue?.contains("message") == true)
-        let huge = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                                  body: #"{"message":"\#(String(repeating: "x", count: 5000))"}"#)
+        let huge = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"message":"\#(String(repeating: "x", count: 5000))"}"#
+        )
         #expect(huge.status == 413)
         #expect(huge.body["code"] == 41300)
-        let oversizedBody = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                                           body: #"{"message":"x","pad":"\#(String(repeating: "p", count: 70_000))"}"#)
+        let oversizedBody = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"message":"x","pad":"\#(String(repeating: "p", count: 70_000))"}"#
+        )
         #expect(oversizedBody.status == 413)
         #expect(try await http("GET", stage.daemon, "/v2/active-rooms/room-1/nothing-here", token: admin).status == 404)
     }
@@ -71,8 +107,13 @@ import Testing
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
         let name = String(repeating: "n", count: 300)
-        let rejected = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
-                                      token: admin, body: #"{"role":"guest","name":"\#(name)"}"#)
+        let rejected = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
+            token: admin,
+            body: #"{"role":"guest","name":"\#(name)"}"#
+        )
         #expect(rejected.status == 413)
         let peers = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/peers", token: admin)
         #expect(peers.body["peers"]?.arrayValue?.first { $0["peer_id"] == stage.id("viewer") }?["role"] == "viewer")
@@ -83,7 +124,13 @@ import Testing
         let daemon = try Daemon.start(template: Daemon.shippedTemplate { $0["guest"]?["maxPeerCount"] = 1 })
         let stage = try await Stage(daemon: daemon)
         let admin = try daemon.managementToken()
-        let full = try await http("POST", daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)", token: admin, body: #"{"role":"guest"}"#)
+        let full = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
+            token: admin,
+            body: #"{"role":"guest"}"#
+        )
         #expect(full.status == 409)
         #expect(full.body["code"] == 40900)
     }
@@ -92,8 +139,13 @@ import Testing
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
         // Move a viewer on stage.
-        let moved = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
-                                   token: admin, body: #"{"role":"guest","name":"Vera"}"#)
+        let moved = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/peers/\(stage.ids["viewer"]!)",
+            token: admin,
+            body: #"{"role":"guest","name":"Vera"}"#
+        )
         #expect(moved.status == 200)
         #expect(moved.body["role"] == "guest", "the changed Peer itself")
         #expect(moved.body["info"]?["name"] == "Vera")
@@ -103,35 +155,73 @@ import Testing
         #expect(try await stage.host.next("on-peer-update")["changed"] == ["name"])
 
         // Messages: to a role, to a peer, to everyone; sender is "server".
-        _ = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                           body: #"{"role":"moderator","message":"mods only","type":"notice"}"#)
+        _ = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"role":"moderator","message":"mods only","type":"notice"}"#
+        )
         let toMods = try await stage.moderator.next("on-broadcast")
         #expect(toMods["recipient"] == ["type": "roles", "roles": ["moderator"]])
         #expect(toMods["sender"] == ["peer_id": nil, "role": nil, "info": ["name": "server"]])
         #expect(toMods["info"] == ["message": "mods only", "type": "notice"])
         #expect(await Stage.methods(stage.guest).filter { $0 == "on-broadcast" }.isEmpty)
-        _ = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                           body: #"{"peer_id":"\#(stage.ids["host"]!)","message":"psst"}"#)
+        _ = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"peer_id":"\#(stage.ids["host"]!)","message":"psst"}"#
+        )
         #expect(try await stage.host.next("on-broadcast")["recipient"]?["type"] == "peer")
-        _ = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin, body: #"{"message":"all"}"#)
+        _ = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"message":"all"}"#
+        )
         for client in stage.all { #expect(try await client.next("on-broadcast")["recipient"] == ["type": "broadcast"]) }
 
         // Removal.
-        let removed = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/remove-peers", token: admin,
-                                     body: #"{"peer_id":"\#(stage.ids["moderator"]!)","reason":"done"}"#)
+        let removed = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/remove-peers",
+            token: admin,
+            body: #"{"peer_id":"\#(stage.ids["moderator"]!)","reason":"done"}"#
+        )
         #expect(removed.status == 200)
         #expect(try await stage.moderator.next("on-peer-leave-request")["requested_by"]?["info"]?["name"] == "server")
         #expect(try await stage.moderator.closeCode() == 4001)
-        #expect(try await stage.host.next("on-peer-leave") == ["peer_id": stage.id("moderator"), "reason": "server removed peer"])
+        #expect(
+            try await stage.host.next("on-peer-leave") == [
+                "peer_id": stage.id("moderator"), "reason": "server removed peer",
+            ]
+        )
     }
 
     @Test func endRoomWithLockAndUnlock() async throws {
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
-        #expect(try await http("POST", stage.daemon, "/v2/active-rooms/room-1/end-room", token: admin, body: #"{"lock":true}"#).status == 400,
-                "reason is required")
-        let ended = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/end-room", token: admin,
-                                   body: #"{"reason":"maintenance","lock":true}"#)
+        #expect(
+            try await http(
+                "POST",
+                stage.daemon,
+                "/v2/active-rooms/room-1/end-room",
+                token: admin,
+                body: #"{"lock":true}"#
+            ).status == 400,
+            "reason is required"
+        )
+        let ended = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/end-room",
+            token: admin,
+            body: #"{"reason":"maintenance","lock":true}"#
+        )
         #expect(ended.status == 200)
         for client in stage.all {
             #expect(try await client.next("on-peer-leave-request")["room_end"] == true)
@@ -171,9 +261,11 @@ import Testing
         _ = try await stage.host.call("broadcast", ["info": ["message": "hi"]])
         #expect(try await http("GET", stage.daemon, "/metrics").status == 200)
         let text = try await stage.daemon.metricsText()
-        for line in ["roomd_connections 4", "roomd_peers 4", "roomd_rooms 1", #"roomd_calls_total{method="join"} 4"#,
-                     #"roomd_calls_total{method="broadcast"} 1"#, #"roomd_errors_total{code="-32601"} 1"#,
-                     "roomd_join_duration_seconds_count 4"] {
+        for line in [
+            "roomd_connections 4", "roomd_peers 4", "roomd_rooms 1", #"roomd_calls_total{method="join"} 4"#,
+            #"roomd_calls_total{method="broadcast"} 1"#, #"roomd_errors_total{code="-32601"} 1"#,
+            "roomd_join_duration_seconds_count 4",
+        ] {
             #expect(text.contains(line), "missing \(line)")
         }
         for series in ["roomd_pushes_total", "roomd_bytes_out_total", "roomd_slow_consumer_closes_total"] {
@@ -208,8 +300,13 @@ import Testing
             #expect(none.status == 401 && none.body["code"] == 40100, "\(label)")
             let asApp = try await http(endpoint.method, stage.daemon, path, token: app, body: body)
             #expect(asApp.status == 403 && asApp.body["code"] == 40300, "\(label)")
-            let elsewhere = try await http(endpoint.method, stage.daemon, path.replacingOccurrences(of: "room-1", with: "room-9"),
-                                           token: admin, body: body)
+            let elsewhere = try await http(
+                endpoint.method,
+                stage.daemon,
+                path.replacingOccurrences(of: "room-1", with: "room-9"),
+                token: admin,
+                body: body
+            )
             if endpoint.path.hasSuffix("/unlock") {
                 #expect(elsewhere.status == 200, "unlock of a room that is not locked is fine")
             } else {
@@ -222,17 +319,46 @@ import Testing
         let stage = try await Stage()
         let admin = try stage.daemon.managementToken()
         let path = "/v2/active-rooms/room-1/remove-peers"
-        let unknownPeer = try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"nobody","reason":"r"}"#)
+        let unknownPeer = try await http(
+            "POST",
+            stage.daemon,
+            path,
+            token: admin,
+            body: #"{"peer_id":"nobody","reason":"r"}"#
+        )
         #expect(unknownPeer.status == 404 && unknownPeer.body["code"] == 40400)
-        let unknownRole = try await http("POST", stage.daemon, path, token: admin, body: #"{"role":"king","reason":"r"}"#)
+        let unknownRole = try await http(
+            "POST",
+            stage.daemon,
+            path,
+            token: admin,
+            body: #"{"role":"king","reason":"r"}"#
+        )
         #expect(unknownRole.status == 400 && unknownRole.body["code"] == 40402)
-        #expect(try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"x"}"#).status == 400, "reason is required")
-        #expect(try await http("POST", stage.daemon, path, token: admin, body: #"{"reason":"r"}"#).status == 400, "peer_id or role")
-        let byRole = try await http("POST", stage.daemon, path, token: admin, body: #"{"role":"viewer","reason":"bye"}"#)
+        #expect(
+            try await http("POST", stage.daemon, path, token: admin, body: #"{"peer_id":"x"}"#).status == 400,
+            "reason is required"
+        )
+        #expect(
+            try await http("POST", stage.daemon, path, token: admin, body: #"{"reason":"r"}"#).status == 400,
+            "peer_id or role"
+        )
+        let byRole = try await http(
+            "POST",
+            stage.daemon,
+            path,
+            token: admin,
+            body: #"{"role":"viewer","reason":"bye"}"#
+        )
         #expect(byRole.status == 200)
         #expect(try await stage.viewer.closeCode() == 4001)
-        let unknownTarget = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/send-message", token: admin,
-                                           body: #"{"peer_id":"nobody","message":"m"}"#)
+        let unknownTarget = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: admin,
+            body: #"{"peer_id":"nobody","message":"m"}"#
+        )
         #expect(unknownTarget.status == 404 && unknownTarget.body["code"] == 40400)
     }
 }

@@ -43,7 +43,9 @@ import Testing
         // What it may still do: read, ping, answer a role change made to it, leave.
         #expect(try await restricted.call("ping")["server_time"] != nil)
         #expect(try await restricted.call("find-peer", ["limit": 10])["total"] == 5)
-        let token = try await stage.host.call("role-change-request", ["requested_for": selfID, "role": "viewer"])["token"]
+        let token = try await stage.host.call("role-change-request", ["requested_for": selfID, "role": "viewer"])[
+            "token"
+        ]
         #expect(try await restricted.next("on-role-change-request")["token"] == token)
         #expect(try await restricted.call("role-change", ["token": token!])["peer"]?["role"] == "viewer")
         _ = try await restricted.call("leave")

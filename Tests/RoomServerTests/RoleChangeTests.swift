@@ -8,7 +8,10 @@ import Testing
         let stage = try await Stage()
         _ = try await stage.host.call("track-add", ["track_id": "h-mic", "type": "audio"])
         try await stage.settle()
-        let asked = try await stage.host.call("role-change-request", ["requested_for": stage.id("viewer"), "role": "guest"])
+        let asked = try await stage.host.call(
+            "role-change-request",
+            ["requested_for": stage.id("viewer"), "role": "guest"]
+        )
         let token = try #require(asked["token"]?.stringValue)
         let request = try await stage.viewer.next("on-role-change-request")
         #expect(request["token"]?.stringValue == token)
@@ -35,12 +38,22 @@ import Testing
     @Test func rejectionAndExpiryTellTheRequester() async throws {
         let daemon = try Daemon.start(settings: #"{"role_change":{"request_ttl_s":1}}"#)
         let stage = try await Stage(daemon: daemon)
-        let first = try await stage.host.call("role-change-request", ["requested_for": stage.id("viewer"), "role": "guest"])
+        let first = try await stage.host.call(
+            "role-change-request",
+            ["requested_for": stage.id("viewer"), "role": "guest"]
+        )
         _ = try await stage.viewer.call("role-change-reject", ["token": first["token"]!])
         let rejected = try await stage.host.next("on-role-change-rejected")
-        #expect(rejected == ["token": first["token"]!, "requested_for": stage.id("viewer"), "role": "guest", "reason": "rejected"])
+        #expect(
+            rejected == [
+                "token": first["token"]!, "requested_for": stage.id("viewer"), "role": "guest", "reason": "rejected",
+            ]
+        )
 
-        let second = try await stage.moderator.call("role-change-request", ["requested_for": stage.id("viewer"), "role": "guest"])
+        let second = try await stage.moderator.call(
+            "role-change-request",
+            ["requested_for": stage.id("viewer"), "role": "guest"]
+        )
         let expired = try await stage.moderator.next("on-role-change-rejected", timeout: .seconds(4))
         #expect(expired["reason"] == "expired")
         #expect(expired["token"] == second["token"])
@@ -53,7 +66,10 @@ import Testing
         _ = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
         _ = try await stage.guest.call("track-add", ["track_id": "g-cam", "type": "video"])
         try await stage.settle()
-        let result = try await stage.host.call("role-change-request", ["requested_for": stage.id("guest"), "role": "viewer", "force": true])
+        let result = try await stage.host.call(
+            "role-change-request",
+            ["requested_for": stage.id("guest"), "role": "viewer", "force": true]
+        )
         #expect(result == [:])
         for client in [stage.host, stage.viewer, stage.moderator] {
             let removed = await Stage.methods(client)
@@ -66,12 +82,25 @@ import Testing
 
     @Test func roleChangeErrors() async throws {
         let stage = try await Stage()
-        #expect(try await stage.viewer.errorCode("role-change-request", ["requested_for": stage.id("guest"), "role": "host"]) == 40300)
-        #expect(try await stage.host.errorCode("role-change-request", ["requested_for": stage.id("guest"), "role": "king"]) == 40402)
-        #expect(try await stage.host.errorCode("role-change-request", ["requested_for": "nobody", "role": "guest"]) == 40400)
+        #expect(
+            try await stage.viewer.errorCode(
+                "role-change-request",
+                ["requested_for": stage.id("guest"), "role": "host"]
+            ) == 40300
+        )
+        #expect(
+            try await stage.host.errorCode("role-change-request", ["requested_for": stage.id("guest"), "role": "king"])
+                == 40402
+        )
+        #expect(
+            try await stage.host.errorCode("role-change-request", ["requested_for": "nobody", "role": "guest"]) == 40400
+        )
         #expect(try await stage.host.errorCode("role-change-request", ["requested_for": stage.id("guest")]) == -32602)
         #expect(try await stage.host.errorCode("role-change", [:]) == -32602)
-        let same = try await stage.host.call("role-change-request", ["requested_for": stage.id("guest"), "role": "guest"])
+        let same = try await stage.host.call(
+            "role-change-request",
+            ["requested_for": stage.id("guest"), "role": "guest"]
+        )
         #expect(same == [:], "same role: {} and no token")
         #expect(await Stage.methods(stage.guest).isEmpty)
     }
@@ -80,11 +109,32 @@ import Testing
         let stage = try await Stage()
         let (viewer2, _) = try await stage.daemon.join("v2", as: "viewer")
         try await stage.settle()
-        #expect(try await stage.host.errorCode("role-change-request", ["roles": ["viewer"], "role": "guest", "force": false]) == -32602)
-        #expect(try await stage.host.errorCode("role-change-request", ["roles": ["viewer", "guest"], "role": "guest", "force": true]) == 40902)
-        #expect(try await stage.host.errorCode("role-change-request", ["roles": [], "role": "guest", "force": true]) == -32602)
-        #expect(try await stage.host.errorCode("role-change-request", ["roles": ["viewer"], "requested_for": stage.id("viewer"), "role": "guest", "force": true]) == -32602)
-        let result = try await stage.moderator.call("role-change-request", ["roles": ["viewer"], "role": "guest", "force": true])
+        #expect(
+            try await stage.host.errorCode(
+                "role-change-request",
+                ["roles": ["viewer"], "role": "guest", "force": false]
+            ) == -32602
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "role-change-request",
+                ["roles": ["viewer", "guest"], "role": "guest", "force": true]
+            ) == 40902
+        )
+        #expect(
+            try await stage.host.errorCode("role-change-request", ["roles": [], "role": "guest", "force": true])
+                == -32602
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "role-change-request",
+                ["roles": ["viewer"], "requested_for": stage.id("viewer"), "role": "guest", "force": true]
+            ) == -32602
+        )
+        let result = try await stage.moderator.call(
+            "role-change-request",
+            ["roles": ["viewer"], "role": "guest", "force": true]
+        )
         let changed = Set(result["changed"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         #expect(changed.count == 2)
         #expect(changed.contains(stage.ids["viewer"]!))
@@ -92,17 +142,32 @@ import Testing
     }
 
     @Test func bulkChangeHittingMaxPeerCountChangesNobody() async throws {
-        let daemon = try Daemon.start(template: Daemon.shippedTemplate { roles in
-            roles["guest"]?["maxPeerCount"] = 2
-        })
+        let daemon = try Daemon.start(
+            template: Daemon.shippedTemplate { roles in
+                roles["guest"]?["maxPeerCount"] = 2
+            }
+        )
         let stage = try await Stage(daemon: daemon)
         let (viewer2, _) = try await daemon.join("v2", as: "viewer")
         try await stage.settle()
-        #expect(try await stage.host.errorCode("role-change-request", ["roles": ["viewer"], "role": "guest", "force": true]) == 40900)
+        #expect(
+            try await stage.host.errorCode(
+                "role-change-request",
+                ["roles": ["viewer"], "role": "guest", "force": true]
+            ) == 40900
+        )
         #expect(await Stage.methods(stage.viewer).isEmpty, "all or nothing")
         #expect(await Stage.methods(viewer2, within: .milliseconds(10)).isEmpty)
         // Single changes hit it at request time too.
-        _ = try await stage.host.call("role-change-request", ["requested_for": stage.id("viewer"), "role": "guest", "force": true])
-        #expect(try await stage.host.errorCode("role-change-request", ["requested_for": stage.id("moderator"), "role": "guest"]) == 40900)
+        _ = try await stage.host.call(
+            "role-change-request",
+            ["requested_for": stage.id("viewer"), "role": "guest", "force": true]
+        )
+        #expect(
+            try await stage.host.errorCode(
+                "role-change-request",
+                ["requested_for": stage.id("moderator"), "role": "guest"]
+            ) == 40900
+        )
     }
 }

@@ -25,7 +25,9 @@ import Testing
             try RoomdProcess.start(binary: Daemon.binary, template: .json(#"{"roles":{"host":{"priority":9}}}"#))
         }
         #expect(error.description.contains("roles.host.priority: must be between 1 and 5, got 9"))
-        let missing = try #require(throws: RoomdProcessError.self) { try RoomdProcess.locateBinary("/nonexistent/roomd") }
+        let missing = try #require(throws: RoomdProcessError.self) {
+            try RoomdProcess.locateBinary("/nonexistent/roomd")
+        }
         #expect(missing.description.contains("swift build --product roomd"))
     }
 

@@ -100,9 +100,17 @@ import Testing
         let (viewer, _) = try await daemon.join("v", as: "host", restrictions: "view_and_polls_only")
         _ = try await host.next("on-peer-join")
         #expect(try await viewer.errorCode("set-metadata", ["key": "k", "value": 1]) == 40300)
-        #expect(try await viewer.errorCode("set-metadata", ["key": "bad key", "value": 1]) == -32602, "params before permissions")
-        #expect(try await viewer.errorCode("set-metadata", ["key": "k", "value": .string(String(repeating: "x", count: 5000))]) == 40300,
-                "permissions before limits")
+        #expect(
+            try await viewer.errorCode("set-metadata", ["key": "bad key", "value": 1]) == -32602,
+            "params before permissions"
+        )
+        #expect(
+            try await viewer.errorCode(
+                "set-metadata",
+                ["key": "k", "value": .string(String(repeating: "x", count: 5000))]
+            ) == 40300,
+            "permissions before limits"
+        )
         _ = try await viewer.call("listen-metadata-change", ["keys": ["k"]])
         _ = try await host.call("set-metadata", ["key": "k", "value": 1])
         #expect(try await viewer.next("on-metadata-change")["entries"]?[0]?["value"] == 1)
@@ -123,8 +131,13 @@ import Testing
         let stage = try await Stage()
         let token = try stage.daemon.managementToken()
         _ = try await stage.viewer.call("listen-metadata-change", ["keys": ["*"]])
-        let set = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/metadata", token: token,
-                                 body: #"{"key":"pinned","value":{"text":"from ops"}}"#)
+        let set = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/metadata",
+            token: token,
+            body: #"{"key":"pinned","value":{"text":"from ops"}}"#
+        )
         #expect(set.status == 200)
         #expect(set.body["version"] == 1)
         #expect(set.body["updated_by"] == ["peer_id": nil, "role": nil, "info": ["name": "server"]])
@@ -137,11 +150,22 @@ import Testing
         let unknown = try await http("GET", stage.daemon, "/v2/active-rooms/nowhere/metadata", token: token)
         #expect(unknown.status == 404)
         #expect(unknown.body["code"] == 40001)
-        let bad = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/metadata", token: token, body: #"{"value":1}"#)
+        let bad = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/metadata",
+            token: token,
+            body: #"{"value":1}"#
+        )
         #expect(bad.status == 400)
         #expect(bad.body["code"] == -32602)
-        let big = try await http("POST", stage.daemon, "/v2/active-rooms/room-1/metadata", token: token,
-                                 body: #"{"key":"k","value":"\#(String(repeating: "x", count: 5000))"}"#)
+        let big = try await http(
+            "POST",
+            stage.daemon,
+            "/v2/active-rooms/room-1/metadata",
+            token: token,
+            body: #"{"key":"k","value":"\#(String(repeating: "x", count: 5000))"}"#
+        )
         #expect(big.status == 413)
         #expect(big.body["code"] == 41300)
         let anonymous = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/metadata")

@@ -14,8 +14,10 @@ import Testing
 @Suite struct SiblingInboxTests {
     static func server() -> RoomServer {
         let template = RoleTemplate(name: "test", roles: [Role(name: "host")])
-        return RoomServer(options: ServerOptions(port: 0, template: template, secret: Array(repeating: 7, count: 32)),
-                          logger: Logger(label: "test"))
+        return RoomServer(
+            options: ServerOptions(port: 0, template: template, secret: Array(repeating: 7, count: 32)),
+            logger: Logger(label: "test")
+        )
     }
 
     @Test func recordsForASiblingStopAtTheBusPendingBoundAndFlowAgainOnceDrained() {
@@ -23,7 +25,10 @@ import Testing
         let record = [UInt8](repeating: 0, count: 1 << 20)
         var accepted = 0
         while accepted <= 100, server.postFromSibling(record) { accepted += 1 }
-        #expect(accepted == RoomCluster.maxPendingBytes / record.count, "64 MiB wait at most, as on a NATS subscription")
+        #expect(
+            accepted == RoomCluster.maxPendingBytes / record.count,
+            "64 MiB wait at most, as on a NATS subscription"
+        )
         #expect(!server.postFromSibling([1]), "not one byte more")
         server.drainInbox()  // what the sibling's loop does on its next turn
         #expect(server.postFromSibling(record), "a drained inbox takes records again")

@@ -40,7 +40,8 @@ import Testing
             for name in roles.keys {
                 var role = roles[name]!
                 if var subscribe = role["subscribeParams"] as? [String: Any],
-                   let list = subscribe["subscribeToRoles"] as? [String] {
+                    let list = subscribe["subscribeToRoles"] as? [String]
+                {
                     subscribe["subscribeToRoles"] = list.map { $0 == "guest" ? "panelist" : $0 }
                     role["subscribeParams"] = subscribe
                 }
@@ -60,7 +61,10 @@ import Testing
         // The guest keeps its vanished role and keeps working.
         #expect(try await guest.call("ping")["server_time"] != nil)
         let guestID = try #require(guestJoin["peer"]?["peer_id"])
-        #expect(try await host.call("role-change-request", ["requested_for": guestID, "role": "panelist", "force": true]) == [:])
+        #expect(
+            try await host.call("role-change-request", ["requested_for": guestID, "role": "panelist", "force": true])
+                == [:]
+        )
         #expect(try await guest.next("on-policy-change")["name"] == "panelist")
     }
 

@@ -1,25 +1,42 @@
-import RoomTokens
 import Foundation
 import RoomClient
 import RoomServer
+import RoomTokens
 import RoomWire
 import Testing
 
 /// Every token defect of PROTOCOL.md section 8 and its code.
 @Suite struct TokenTests {
     @Test func eachTokenDefectHasItsCode() async throws {
-        let daemon = try Daemon.start(template: """
-            {"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host"]}},"ghost":{"maxPeerCount":-1}}}
-            """)
+        let daemon = try Daemon.start(
+            template: """
+                {"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host"]}},"ghost":{"maxPeerCount":-1}}}
+                """
+        )
         let secret = daemon.secret
         let now = Int(Date().timeIntervalSince1970)
         let cases: [(String, String, Int)] = [
             ("not a JWT", "abc.def", 2004),
             ("four parts", "a.b.c.d", 2004),
             ("bad base64url", "ab$c.def.ghi", 2004),
-            ("alg none", Tokens.make(claims: Tokens.appClaims(), secret: secret, header: #"{"alg":"none","typ":"JWT"}"#, signature: ""), 40109),
-            ("alg HS512", Tokens.make(claims: Tokens.appClaims(), secret: secret, header: #"{"alg":"HS512","typ":"JWT"}"#), 40109),
-            ("wrong secret", Tokens.make(claims: Tokens.appClaims(), secret: Array("another-secret-that-is-long-enough!!".utf8)), 40109),
+            (
+                "alg none",
+                Tokens.make(
+                    claims: Tokens.appClaims(),
+                    secret: secret,
+                    header: #"{"alg":"none","typ":"JWT"}"#,
+                    signature: ""
+                ), 40109
+            ),
+            (
+                "alg HS512",
+                Tokens.make(claims: Tokens.appClaims(), secret: secret, header: #"{"alg":"HS512","typ":"JWT"}"#), 40109
+            ),
+            (
+                "wrong secret",
+                Tokens.make(claims: Tokens.appClaims(), secret: Array("another-secret-that-is-long-enough!!".utf8)),
+                40109
+            ),
             ("tampered signature", Tokens.make(claims: Tokens.appClaims(), secret: secret, signature: "AAAA"), 40109),
             ("missing exp", Tokens.make(claims: Tokens.appClaims(["exp": nil]), secret: secret), 40109),
             ("expired", Tokens.make(claims: Tokens.appClaims(["exp": now - 10]), secret: secret), 40109),
@@ -78,7 +95,10 @@ import Testing
         }
         #expect(parts[0] == ["alg": "HS256", "typ": "JWT"])
         for claim in ["iat", "nbf", "exp"] {
-            #expect(parts[1][claim]?.intValue != nil, "\(claim) is an integer, got \(parts[1][claim]?.text ?? "nothing")")
+            #expect(
+                parts[1][claim]?.intValue != nil,
+                "\(claim) is an integer, got \(parts[1][claim]?.text ?? "nothing")"
+            )
         }
         #expect(parts[1]["exp"]!.intValue! - parts[1]["iat"]!.intValue! == 60)
     }

@@ -7,7 +7,11 @@ import Testing
     @Test func trackAddUpdateRemoveReachSubscribersOnly() async throws {
         let stage = try await Stage()
         let added = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
-        #expect(added["track"] == ["track_id": "g-mic", "type": "audio", "source": "regular", "mute": false, "description": ""])
+        #expect(
+            added["track"] == [
+                "track_id": "g-mic", "type": "audio", "source": "regular", "mute": false, "description": "",
+            ]
+        )
         for client in [stage.host, stage.viewer, stage.moderator] {
             let push = try await client.next("on-track-add")
             #expect(push["peer_id"] == stage.id("guest"))
@@ -15,7 +19,10 @@ import Testing
         }
         #expect(await Stage.methods(stage.guest).isEmpty, "a publisher never gets its own track pushes")
 
-        let updated = try await stage.guest.call("track-update", ["track_id": "g-mic", "mute": true, "description": "lav"])
+        let updated = try await stage.guest.call(
+            "track-update",
+            ["track_id": "g-mic", "mute": true, "description": "lav"]
+        )
         #expect(updated["track"]?["mute"] == true)
         #expect(try await stage.viewer.next("on-track-update")["track"]?["description"] == "lav")
         _ = try await stage.guest.call("track-remove", ["track_id": "g-mic"])
@@ -39,7 +46,9 @@ import Testing
         #expect(try await stage.guest.errorCode("track-add", ["track_id": "x"]) == -32602)
         _ = try await stage.guest.call("track-add", ["type": "audio", "track_id": "dup"])
         #expect(try await stage.host.errorCode("track-add", ["type": "audio", "track_id": "dup"]) == 40903)
-        for index in 0..<7 { _ = try await stage.guest.call("track-add", ["type": "video", "track_id": .string("v\(index)")]) }
+        for index in 0..<7 {
+            _ = try await stage.guest.call("track-add", ["type": "video", "track_id": .string("v\(index)")])
+        }
         #expect(try await stage.guest.errorCode("track-add", ["type": "video"]) == 40903, "a 9th track")
         #expect(try await stage.host.errorCode("track-update", ["track_id": "dup", "mute": true]) == 40401)
         #expect(try await stage.host.errorCode("track-remove", ["track_id": "nope"]) == 40401)
@@ -58,10 +67,12 @@ import Testing
 
     @Test func peersWhoDoNotSubscribeSeeNoTracks() async throws {
         // "backstage" publishes audio but nobody subscribes to it; it sees nobody either.
-        let daemon = try Daemon.start(template: """
-            {"roles":{"host":{"publishParams":{"allowed":["audio"]},"subscribeParams":{"subscribeToRoles":["host"]}},
-                      "backstage":{"publishParams":{"allowed":["audio"]}}}}
-            """)
+        let daemon = try Daemon.start(
+            template: """
+                {"roles":{"host":{"publishParams":{"allowed":["audio"]},"subscribeParams":{"subscribeToRoles":["host"]}},
+                          "backstage":{"publishParams":{"allowed":["audio"]}}}}
+                """
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         let (backstage, _) = try await daemon.join("b", as: "backstage")
         _ = try await host.call("track-add", ["track_id": "h-mic", "type": "audio"])
@@ -73,7 +84,10 @@ import Testing
         #expect(entries.first { $0["role"] == "host" }?["tracks"]?["h-mic"] != nil)
         #expect(entries.first { $0["role"] == "backstage" }?["tracks"] == .object([]))
         _ = try await backstage.call("peer-update", ["name": "B"])
-        #expect(try await host.next("on-peer-update")["peer"]?["tracks"] == .object([]), "no tracks in peer objects either")
+        #expect(
+            try await host.next("on-peer-update")["peer"]?["tracks"] == .object([]),
+            "no tracks in peer objects either"
+        )
     }
 }
 
@@ -90,10 +104,17 @@ import Testing
         #expect(try await stage.viewer.call("group-join", ["name": "_handraise"])["groups"] == ["_handraise"])
         #expect(await Stage.methods(stage.host).isEmpty, "already in: nothing sent")
 
-        #expect(try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": stage.id("guest")]) == 40300)
-        #expect(try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": "nobody"]) == 40300,
-                "permission before the peer lookup")
-        let removed = try await stage.moderator.call("group-remove", ["name": "_handraise", "peer_id": stage.id("viewer")])
+        #expect(
+            try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": stage.id("guest")]) == 40300
+        )
+        #expect(
+            try await stage.viewer.errorCode("group-add", ["name": "stage", "peer_id": "nobody"]) == 40300,
+            "permission before the peer lookup"
+        )
+        let removed = try await stage.moderator.call(
+            "group-remove",
+            ["name": "_handraise", "peer_id": stage.id("viewer")]
+        )
         #expect(removed["groups"] == [])
         #expect(try await stage.viewer.next("on-peer-update")["peer"]?["groups"] == [])
         let added = try await stage.host.call("group-add", ["name": "panel", "peer_id": stage.id("guest")])
@@ -144,8 +165,10 @@ import Testing
         #expect(state["joined"]?[0]?["peer_id"] == quietJoin["peer"]?["peer_id"])
         #expect(state["left"] == [])
         #expect(!host.drain().contains { $0["method"] == "on-peer-join" })
-        #expect(try await viewers[0].next("room-state") == ["peer_count": 4],
-                "every peer gets the count; only moderating roles get the lists")
+        #expect(
+            try await viewers[0].next("room-state") == ["peer_count": 4],
+            "every peer gets the count; only moderating roles get the lists"
+        )
         _ = try await quiet.call("leave")
         let after = try await host.next("room-state")
         #expect(after["left"] == [quietJoin["peer"]!["peer_id"]!])

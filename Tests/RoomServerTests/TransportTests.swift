@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import RoomClient
 import RoomWire
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Section 1: frames, limits, keepalive, slow consumers, shutdown, HTTP.
 @Suite struct TransportTests {
@@ -44,10 +45,12 @@ import Testing
     }
 
     @Test func slowConsumerIsClosed4008AndMemoryStaysBounded() async throws {
-        let daemon = try Daemon.start(settings: """
-            {"limits":{"max_outbound_bytes":262144,"messages_per_second":100000,"message_burst":100000},
-             "room":{"reconnect_grace_s":0}}
-            """)
+        let daemon = try Daemon.start(
+            settings: """
+                {"limits":{"max_outbound_bytes":262144,"messages_per_second":100000,"message_burst":100000},
+                 "room":{"reconnect_grace_s":0}}
+                """
+        )
         // The slow peer joins over a raw socket with a tiny receive buffer, then never reads.
         let slow = try RawSocket(port: daemon.port, receiveBuffer: 4096)
         let token = try daemon.token(user: "slow", role: "viewer")
@@ -91,9 +94,12 @@ import Testing
         // nodes are paused for by a round trip (ClusterRoutingTests).
         // Flow control stops reading the sender instead: its calls are answered
         // later, every receiver gets every message, nobody is closed.
-        let daemon = try Daemon.start(settings: """
-            {"limits":{"max_outbound_bytes":16384,"messages_per_second":1000000,"message_burst":1000000}}
-            """, singleProcess: true)
+        let daemon = try Daemon.start(
+            settings: """
+                {"limits":{"max_outbound_bytes":16384,"messages_per_second":1000000,"message_burst":1000000}}
+                """,
+            singleProcess: true
+        )
         var receivers: [RoomClient] = []
         for n in 0..<10 { receivers.append(try await daemon.join("r\(n)", as: "viewer").client) }
         let sender = try RawSocket(port: daemon.port, readTimeoutSeconds: 20)
@@ -102,9 +108,11 @@ import Testing
         #expect(try JSON.parse(try #require(sender.readFrame()).payload)["result"]?["peer"] != nil)
         for receiver in receivers { _ = try await receiver.next("on-peer-join") }
         let text = String(repeating: "f", count: 1000)
-        try sender.sendTexts((1...300).map {
-            #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
-        })
+        try sender.sendTexts(
+            (1...300).map {
+                #"{"jsonrpc":"2.0","id":\#($0),"method":"broadcast","params":{"info":{"message":"\#($0) \#(text)"}}}"#
+            }
+        )
         var answered: [Int] = []
         while answered.count < 300, let frame = sender.readFrame() {
             #expect(frame.opcode == 1, "the sender is not closed")

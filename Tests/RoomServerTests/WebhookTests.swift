@@ -15,7 +15,10 @@ import Testing
         let hostID = try #require(hostJoin["peer"]?["peer_id"]?.stringValue)
         let guestID = try #require(guestJoin["peer"]?["peer_id"]?.stringValue)
         let session = try #require(hostJoin["room"]?["session_id"]?.stringValue)
-        _ = try await host.call("role-change-request", ["requested_for": .string(guestID), "role": "viewer", "force": true])
+        _ = try await host.call(
+            "role-change-request",
+            ["requested_for": .string(guestID), "role": "viewer", "force": true]
+        )
         _ = try await host.call("hls-start")
         _ = try await host.call("hls-stop")
         _ = try await guest.call("leave")
@@ -43,13 +46,20 @@ import Testing
             #expect(event["data"]?["room_id"] == "show")
             #expect(event["data"]?["session_id"]?.stringValue == session)
             let sent = Int64(request["timestamp_header"]?.stringValue ?? "") ?? 0
-            #expect(abs(sent - Int64(request["received_ms"]!.intValue!)) < 5000, "X-Roomd-Timestamp is the send time in ms")
+            #expect(
+                abs(sent - Int64(request["received_ms"]!.intValue!)) < 5000,
+                "X-Roomd-Timestamp is the send time in ms"
+            )
             #expect(event["timestamp"]!.intValue! <= Int(sent))
         }
         #expect(Set(requests.compactMap { $0["event"]?["id"]?.stringValue }).count == expected.count, "unique ids")
         let events = receiver.delivered
-        #expect(events[1]["data"] == ["room_id": "show", "session_id": .string(session), "peer_id": .string(hostID),
-                                      "user_id": "h", "role": "host", "name": "Hana"])
+        #expect(
+            events[1]["data"] == [
+                "room_id": "show", "session_id": .string(session), "peer_id": .string(hostID),
+                "user_id": "h", "role": "host", "name": "Hana",
+            ]
+        )
         #expect(events[3]["data"]?["peer_id"]?.stringValue == guestID)
         #expect(events[3]["data"]?["role"] == "viewer")
         #expect(events[3]["data"]?["old_role"] == "guest")
@@ -59,7 +69,9 @@ import Testing
         #expect(events[6]["data"]?["peer_id"]?.stringValue == guestID)
         #expect(events[6]["data"]?["reason"] == "client request", "on-peer-leave's reason")
         #expect(events[9]["data"]?["reason"] == "room ended", "the room's end stops the stream")
-        #expect(Set([events[10], events[11]].compactMap { $0["data"]?["peer_id"]?.stringValue }) == [hostID, viewerID])
+        #expect(
+            Set([events[10], events[11]].compactMap { $0["data"]?["peer_id"]?.stringValue }) == [hostID, viewerID]
+        )
         #expect(events[10]["data"]?["reason"] == "room ended")
         #expect(events[13]["data"]?["reason"] == "show over")
         #expect(events[13]["data"]?["peer_id"]?.stringValue == hostID)
@@ -76,14 +88,33 @@ import Testing
 
     @Test func restChangesAreReportedAsTheServer() async throws {
         let receiver = try WebhookReceiver()
-        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["hls.started.success","role.change.success","room.end.success"]}}"#)
+        let daemon = try Daemon.start(
+            settings:
+                #"{"webhooks":{"url":"\#(receiver.url)","events":["hls.started.success","role.change.success","room.end.success"]}}"#
+        )
         let admin = try daemon.managementToken()
         let (viewer, joined) = try await daemon.join("v", as: "viewer", room: "show")
         let viewerID = try #require(joined["peer"]?["peer_id"]?.stringValue)
         _ = try await http("POST", daemon, "/v2/active-rooms/show/hls/start", token: admin)
-        _ = try await http("POST", daemon, "/v2/active-rooms/show/peers/\(viewerID)", token: admin, body: #"{"role":"guest"}"#)
-        _ = try await http("POST", daemon, "/v2/active-rooms/show/end-room", token: admin, body: #"{"reason":"bye","lock":true}"#)
-        #expect(try await receiver.deliveredTypes(count: 3) == ["hls.started.success", "role.change.success", "room.end.success"])
+        _ = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/show/peers/\(viewerID)",
+            token: admin,
+            body: #"{"role":"guest"}"#
+        )
+        _ = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/show/end-room",
+            token: admin,
+            body: #"{"reason":"bye","lock":true}"#
+        )
+        #expect(
+            try await receiver.deliveredTypes(count: 3) == [
+                "hls.started.success", "role.change.success", "room.end.success",
+            ]
+        )
         let events = receiver.delivered
         let server: JSON = ["peer_id": nil, "user_id": nil, "role": nil, "name": "server"]
         for key in ["peer_id", "user_id", "role", "name"] {
@@ -99,8 +130,10 @@ import Testing
     @Test func onlyTheConfiguredEventsAndTheWebhookSecret() async throws {
         let secret = Array("a-separate-webhook-secret-of-32-bytes".utf8)
         let receiver = try WebhookReceiver(secret: secret)
-        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["peer.leave.success"]}}"#,
-                                      environment: ["ROOMD_WEBHOOK_SECRET": String(decoding: secret, as: UTF8.self)])
+        let daemon = try Daemon.start(
+            settings: #"{"webhooks":{"url":"\#(receiver.url)","events":["peer.leave.success"]}}"#,
+            environment: ["ROOMD_WEBHOOK_SECRET": String(decoding: secret, as: UTF8.self)]
+        )
         let (a, _) = try await daemon.join("a", as: "host")
         let (b, _) = try await daemon.join("b", as: "guest")
         _ = try await b.call("leave")
@@ -119,9 +152,13 @@ import Testing
         let (other, _) = try await daemon.join("o", as: "host", room: "r2")  // another room: not held back by r1
         let requests = try await receiver.wait(timeout: .seconds(15)) { $0.filter { $0["status"] == 200 }.count >= 4 }
         let r1 = requests.filter { $0["event"]?["data"]?["room_id"] == "r1" }
-        #expect(r1.map { "\($0["event"]!["type"]!.stringValue!):\($0["status"]!.intValue!)" } == [
-            "session.open.success:500", "session.open.success:200", "peer.join.success:500", "peer.join.success:200",
-        ], "a failing event holds back the later events of its room")
+        #expect(
+            r1.map { "\($0["event"]!["type"]!.stringValue!):\($0["status"]!.intValue!)" } == [
+                "session.open.success:500", "session.open.success:200", "peer.join.success:500",
+                "peer.join.success:200",
+            ],
+            "a failing event holds back the later events of its room"
+        )
         #expect(r1[0]["event"]?["id"] == r1[1]["event"]?["id"], "the same id on every attempt")
         #expect(r1[0]["event"] == r1[1]["event"], "the same body on every attempt")
         #expect(r1[2]["event"]?["id"] == r1[3]["event"]?["id"])
@@ -156,7 +193,11 @@ import Testing
         // Another room's events are not held back by room-1's.
         let (elsewhere, _) = try await daemon.join("e", as: "host", room: "elsewhere")
         let other = try await receiver.wait { $0.count >= 3 }
-        #expect(other.dropFirst().compactMap { $0["event"]?["type"]?.stringValue } == ["session.open.success", "peer.join.success"])
+        #expect(
+            other.dropFirst().compactMap { $0["event"]?["type"]?.stringValue } == [
+                "session.open.success", "peer.join.success",
+            ]
+        )
         #expect(other.dropFirst().allSatisfy { $0["event"]?["data"]?["room_id"] == "elsewhere" })
         // Released, room-1's events follow in order.
         receiver.release()
@@ -168,7 +209,10 @@ import Testing
 
     @Test func aReceiverThatIsDownIsRetriedThenCountedAsFailed() async throws {
         let port = try freeLoopbackPort()  // nobody listens there
-        let daemon = try Daemon.start(settings: #"{"webhooks":{"url":"http://127.0.0.1:\#(port)/hooks","max_attempts":3,"timeout_ms":500,"events":["session.open.success"]}}"#)
+        let daemon = try Daemon.start(
+            settings:
+                #"{"webhooks":{"url":"http://127.0.0.1:\#(port)/hooks","max_attempts":3,"timeout_ms":500,"events":["session.open.success"]}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         let started = ContinuousClock.now
         var failed = 0.0
@@ -177,7 +221,10 @@ import Testing
             failed = try await daemon.metric(#"roomd_webhook_deliveries_total{result="failed"}"#) ?? 0
         }
         #expect(failed == 1)
-        #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="retried"}"#) == 2, "3 attempts: 2 retries")
+        #expect(
+            try await daemon.metric(#"roomd_webhook_deliveries_total{result="retried"}"#) == 2,
+            "3 attempts: 2 retries"
+        )
         #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="delivered"}"#) == 0)
         // The backoff roomd chose, from its log: 1 s then 2 s, each ± 10 %.
         let delays = daemon.stderr.split(separator: "\n").filter { $0.contains("webhook attempt failed, retrying") }
@@ -237,8 +284,12 @@ func freeLoopbackPort() throws -> Int {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
     guard bound == 0 else { throw DaemonError(description: "bind failed") }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
     return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -1,11 +1,19 @@
 import Testing
+
 @testable import RoomWire
 
 @Suite struct JSONParserTests {
     @Test func valuesEscapesAndNumbersAsWritten() throws {
-        let value = try JSON.parse(#"["tab\t \"q\" \ud83d\ude00 \/ é", -0.5e1, 12345678901234567890, 1.50, false, null, {"a":1,"a":2}]"#)
-        #expect(value == .array([.string("tab\t \"q\" 😀 / é"), .number("-0.5e1"), .number("12345678901234567890"),
-                                 .number("1.50"), .bool(false), .null, .object([.init("a", 1), .init("a", 2)])]))
+        let value = try JSON.parse(
+            #"["tab\t \"q\" \ud83d\ude00 \/ é", -0.5e1, 12345678901234567890, 1.50, false, null, {"a":1,"a":2}]"#
+        )
+        #expect(
+            value
+                == .array([
+                    .string("tab\t \"q\" 😀 / é"), .number("-0.5e1"), .number("12345678901234567890"),
+                    .number("1.50"), .bool(false), .null, .object([.init("a", 1), .init("a", 2)]),
+                ])
+        )
         #expect(value[2]?.text == "12345678901234567890", "the text survives, not a rounded double")
         #expect(value[3]?.text == "1.50")
         #expect(value[6]?["a"] == 2, "the last of duplicated keys counts")
@@ -42,9 +50,14 @@ import Testing
 
 @Suite struct JSONWriterTests {
     @Test func escapesAndRoundTrips() throws {
-        let value: JSON = ["s": "quote \" backslash \\ newline \n tab \t nul \u{0} é 😀", "n": .number("1.50"),
-                           "a": [true, nil, 3], "o": [:]]
-        #expect(value.text == #"{"s":"quote \" backslash \\ newline \n tab \t nul \u0000 é 😀","n":1.50,"a":[true,null,3],"o":{}}"#)
+        let value: JSON = [
+            "s": "quote \" backslash \\ newline \n tab \t nul \u{0} é 😀", "n": .number("1.50"),
+            "a": [true, nil, 3], "o": [:],
+        ]
+        #expect(
+            value.text
+                == #"{"s":"quote \" backslash \\ newline \n tab \t nul \u0000 é 😀","n":1.50,"a":[true,null,3],"o":{}}"#
+        )
         #expect(try JSON.parse(value.bytes) == value)
     }
 

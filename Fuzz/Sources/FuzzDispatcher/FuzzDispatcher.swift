@@ -1,11 +1,12 @@
-import FuzzSupport
 import Foundation
+import FuzzSupport
 import Logging
-@testable import RoomServer
 import RoomConfig
 import RoomModel
 import RoomTokens
 import RoomWire
+
+@testable import RoomServer
 
 /// The JSON-RPC dispatcher (`Dispatcher.handle(_:from:)`, the path every
 /// WebSocket text message takes) on a fresh daemon per input, without a
@@ -59,8 +60,12 @@ private let tokens: [String: String] = {
         for role in ["host", "guest", "moderator", "viewer"] {
             tokens["@\(role)@"] = try minter.appToken(room: "fuzz", user: "user-\(role)", role: role)
         }
-        tokens["@restricted@"] = try minter.appToken(room: "fuzz", user: "user-restricted", role: "host",
-                                                     restrictions: "view_and_polls_only")
+        tokens["@restricted@"] = try minter.appToken(
+            room: "fuzz",
+            user: "user-restricted",
+            role: "host",
+            restrictions: "view_and_polls_only"
+        )
         tokens["@elsewhere@"] = try minter.appToken(room: "elsewhere", user: "user-elsewhere", role: "guest")
     } catch { fatalError("fuzz-dispatcher: minting tokens failed: \(error)") }
     return tokens
@@ -89,10 +94,15 @@ private final class Script {
     func makeConnection(slot: Int) -> Connection {
         nextID += 1
         let limits = template.settings.limits
-        let connection = Connection(discardingFor: nextID,
-                                    maxQueuedBytes: slot == 3 ? 8 * 1024 : limits.maxOutboundBytes)
-        connection.rate = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst,
-                                      nowMillis: server.clock.nowMillis())
+        let connection = Connection(
+            discardingFor: nextID,
+            maxQueuedBytes: slot == 3 ? 8 * 1024 : limits.maxOutboundBytes
+        )
+        connection.rate = TokenBucket(
+            rate: limits.messagesPerSecond,
+            burst: limits.messageBurst,
+            nowMillis: server.clock.nowMillis()
+        )
         return connection
     }
 
@@ -133,7 +143,9 @@ private final class Script {
         guard message.contains(UInt8(ascii: "@")) else { return message }
         var text = String(decoding: message, as: UTF8.self)
         for (placeholder, token) in tokens { text = text.replacingOccurrences(of: placeholder, with: token) }
-        for (index, id) in peerIDs.prefix(10).enumerated() { text = text.replacingOccurrences(of: "@p\(index)@", with: id) }
+        for (index, id) in peerIDs.prefix(10).enumerated() {
+            text = text.replacingOccurrences(of: "@p\(index)@", with: id)
+        }
         if let lastToken { text = text.replacingOccurrences(of: "@token@", with: lastToken) }
         return Array(text.utf8)
     }
@@ -179,13 +191,18 @@ private final class Script {
             start = 10
         }
         guard start + length == wire.count else {
-            fuzzFinding("a frame whose header says \(length) payload bytes but holds \(wire.count - start)", input: input)
+            fuzzFinding(
+                "a frame whose header says \(length) payload bytes but holds \(wire.count - start)",
+                input: input
+            )
         }
         let payload = Array(wire[start...])
         let json: JSON
         do { json = try JSON.parse(payload) } catch {
-            fuzzFinding("a frame whose payload is not JSON (\(error)): \(String(decoding: payload, as: UTF8.self))",
-                        input: input)
+            fuzzFinding(
+                "a frame whose payload is not JSON (\(error)): \(String(decoding: payload, as: UTF8.self))",
+                input: input
+            )
         }
         for message in json.arrayValue ?? [json] {
             if let token = message["result"]?["token"]?.stringValue ?? message["params"]?["token"]?.stringValue {

@@ -1,10 +1,11 @@
-import FuzzSupport
 import Foundation
+import FuzzSupport
 import Logging
 import RoomConfig
 import RoomModel
-import RoomTokens
 import RoomServer
+import RoomTokens
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,8 +38,10 @@ private let port: UInt16 = {
     }
     var logger = Logger(label: "fuzz.http")
     logger.logLevel = .critical
-    let server = RoomServer(options: ServerOptions(host: "127.0.0.1", port: 0, template: template, secret: secret),
-                            logger: logger)
+    let server = RoomServer(
+        options: ServerOptions(host: "127.0.0.1", port: 0, template: template, secret: secret),
+        logger: logger
+    )
     let port: Int
     do { port = try server.start() } catch { fatalError("fuzz-http: cannot start roomd: \(error)") }
     let thread = Thread { server.run() }
@@ -50,8 +53,10 @@ private let port: UInt16 = {
 private let placeholders: [String: String] = {
     let minter = TokenMinter(secret: secret)
     do {
-        return ["@mgmt@": try minter.managementToken(ttl: 30 * 24 * 3600),
-                "@app@": try minter.appToken(room: "fuzz", user: "fuzz-user", role: "host", ttl: 30 * 24 * 3600)]
+        return [
+            "@mgmt@": try minter.managementToken(ttl: 30 * 24 * 3600),
+            "@app@": try minter.appToken(room: "fuzz", user: "fuzz-user", role: "host", ttl: 30 * 24 * 3600),
+        ]
     } catch { fatalError("fuzz-http: minting tokens failed: \(error)") }
 }()
 
@@ -65,7 +70,8 @@ private func substitute(_ input: [UInt8]) -> [UInt8] {
         out.reserveCapacity(bytes.count)
         while index < bytes.count {
             if bytes[index] == needle[0], bytes.count - index >= needle.count,
-               Array(bytes[index..<index + needle.count]) == needle {
+                Array(bytes[index..<index + needle.count]) == needle
+            {
                 out.append(contentsOf: value.utf8)
                 index += needle.count
             } else {
@@ -103,7 +109,9 @@ private func connectToDaemon() -> Result<Int32, Errno> {
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         if connected == 0 { return .success(fd) }
         last = errno
@@ -143,7 +151,9 @@ private func reset(_ fd: Int32) {
 private func send(_ fd: Int32, _ bytes: [UInt8], until deadline: Int64) -> Bool {
     var sent = 0
     while sent < bytes.count {
-        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+        let n = bytes.withUnsafeBytes {
+            Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+        }
         if n > 0 {
             sent += n
             continue

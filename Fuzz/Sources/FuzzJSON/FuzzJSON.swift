@@ -27,10 +27,16 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let written = value.bytes
     let again: JSON
     do { again = try JSON.parse(written, maxDepth: 256) } catch {
-        fuzzFinding("the writer's output does not parse (\(error)): \(String(decoding: written, as: UTF8.self))", input: input)
+        fuzzFinding(
+            "the writer's output does not parse (\(error)): \(String(decoding: written, as: UTF8.self))",
+            input: input
+        )
     }
     guard again == value else {
-        fuzzFinding("the value changed through writer and parser: \(String(decoding: written, as: UTF8.self))", input: input)
+        fuzzFinding(
+            "the value changed through writer and parser: \(String(decoding: written, as: UTF8.self))",
+            input: input
+        )
     }
     guard again.bytes == written else {
         fuzzFinding("writing is not a fixed point: \(String(decoding: written, as: UTF8.self))", input: input)

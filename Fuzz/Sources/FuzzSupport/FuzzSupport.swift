@@ -12,6 +12,8 @@
 /// One input: the bytes libFuzzer passes (`data` may be nil when `size` is 0).
 public typealias FuzzCallback = @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// libFuzzer's C entry point, by its name.
 @_silgen_name("LLVMFuzzerRunDriver")
 private func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<CInt>,
@@ -21,7 +23,9 @@ private func LLVMFuzzerRunDriver(
 
 /// Runs libFuzzer with the process arguments (corpus directories, `-max_total_time=…`).
 public func runFuzzer(
-    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ callback: FuzzCallback
+    _ argc: CInt,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ callback: FuzzCallback
 ) -> CInt {
     var count = argc
     var vector = argv

@@ -28,11 +28,15 @@ public func fuzzTemplate(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard !template.roleNames.isEmpty, template.roleNames.allSatisfy({ template.role($0) != nil }) else {
         fuzzFinding("an accepted template without roles, or a role name without a role", input: input)
     }
-    _ = RoomServer(options: ServerOptions(port: 0, template: template, secret: [UInt8](repeating: 7, count: 32)),
-                   logger: quiet)
+    _ = RoomServer(
+        options: ServerOptions(port: 0, template: template, secret: [UInt8](repeating: 7, count: 32)),
+        logger: quiet
+    )
     let registry = RoomRegistry(template: template)
     for (index, role) in template.roleNames.prefix(8).enumerated() {
-        _ = try? registry.join(JoinRequest(roomID: "fuzz", userID: "user-\(index)", roleName: role, name: "peer \(index)"))
+        _ = try? registry.join(
+            JoinRequest(roomID: "fuzz", userID: "user-\(index)", roleName: role, name: "peer \(index)")
+        )
     }
     return 0
 }

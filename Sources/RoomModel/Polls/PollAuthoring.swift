@@ -23,7 +23,10 @@ extension RoomRegistry {
         let room = peer.room
         if let id = info.pollID, let poll = room.polls[id] {
             guard poll.state == .created else {
-                throw RoomError(.wrongState, "poll \"\(id)\" is \(poll.state.rawValue): only a created poll can be edited")
+                throw RoomError(
+                    .wrongState,
+                    "poll \"\(id)\" is \(poll.state.rawValue): only a created poll can be edited"
+                )
             }
             poll.apply(info)
             return poll
@@ -31,8 +34,14 @@ extension RoomRegistry {
         if room.polls.count >= settings.polls.maxPolls {
             throw RoomError(.tooMany, "the room already has \(settings.polls.maxPolls) polls (max_polls)")
         }
-        let poll = Poll(id: info.pollID ?? ids.next(.poll), info: info, createdBy: peer.id, createdAt: clock.nowMillis(),
-                        sequence: room.polls.nextSequence(), room: room)
+        let poll = Poll(
+            id: info.pollID ?? ids.next(.poll),
+            info: info,
+            createdBy: peer.id,
+            createdAt: clock.nowMillis(),
+            sequence: room.polls.nextSequence(),
+            room: room
+        )
         room.polls.add(poll)
         return poll
     }
@@ -41,7 +50,10 @@ extension RoomRegistry {
     public func setPollQuestions(by peer: Peer, pollID: String, _ inputs: [QuestionInput]) throws(RoomError) -> Poll {
         let poll = try writablePoll(peer, pollID, call: "poll-questions-set")
         guard poll.state == .created else {
-            throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): questions can only change while created")
+            throw RoomError(
+                .wrongState,
+                "poll \"\(pollID)\" is \(poll.state.rawValue): questions can only change while created"
+            )
         }
         if inputs.count > Self.maxQuestionsPerPoll {
             throw RoomError(.tooMany, "questions: at most \(Self.maxQuestionsPerPoll) per poll, got \(inputs.count)")
@@ -63,25 +75,36 @@ extension RoomRegistry {
         }
         for (name, value) in [("answer_min_len", input.answerMinLen), ("answer_max_len", input.answerMaxLen)] {
             if let value, !(0...Self.maxPollTextBytes).contains(value) {
-                throw .invalidParams("\(at).question.\(name): must be between 0 and \(Self.maxPollTextBytes), got \(value)")
+                throw .invalidParams(
+                    "\(at).question.\(name): must be between 0 and \(Self.maxPollTextBytes), got \(value)"
+                )
             }
         }
         if let min = input.answerMinLen, let max = input.answerMaxLen, min > max {
             throw .invalidParams("\(at).question.answer_min_len: \(min) is over answer_max_len \(max)")
         }
         if input.options.count > Self.maxOptionsPerQuestion {
-            throw RoomError(.tooMany, "\(at).options: at most \(Self.maxOptionsPerQuestion) per question, got \(input.options.count)")
+            throw RoomError(
+                .tooMany,
+                "\(at).options: at most \(Self.maxOptionsPerQuestion) per question, got \(input.options.count)"
+            )
         }
         for (i, option) in input.options.enumerated() {
             try checkSize(option, field: "\(at).options[\(i)].text", limit: Self.maxPollTextBytes)
         }
         var answer: [Int]?
         if input.type.isChoice {
-            if input.options.isEmpty { throw .invalidParams("\(at).options: a choice question needs at least one option") }
+            if input.options.isEmpty {
+                throw .invalidParams("\(at).options: a choice question needs at least one option")
+            }
             if let given = input.answer {
                 let sorted = Array(Set(given)).sorted()
-                if sorted.isEmpty || sorted.count != given.count || sorted.contains(where: { !(1...input.options.count).contains($0) }) {
-                    throw .invalidParams("\(at).answer: option indexes must be distinct, between 1 and \(input.options.count)")
+                if sorted.isEmpty || sorted.count != given.count
+                    || sorted.contains(where: { !(1...input.options.count).contains($0) })
+                {
+                    throw .invalidParams(
+                        "\(at).answer: option indexes must be distinct, between 1 and \(input.options.count)"
+                    )
                 }
                 if input.type == .singleChoice, sorted.count != 1 {
                     throw .invalidParams("\(at).answer: a single-choice question has one answer option")
@@ -94,8 +117,16 @@ extension RoomRegistry {
             if !input.options.isEmpty { throw .invalidParams("\(at).options: a text question has no options") }
             if input.answer != nil { throw .invalidParams("\(at).answer: a text question has no answer options") }
         }
-        return PollQuestion(index: index, text: input.text, type: input.type, skippable: input.skippable,
-                            weight: input.weight, answerMinLen: input.answerMinLen, answerMaxLen: input.answerMaxLen,
-                            options: input.options, answer: answer)
+        return PollQuestion(
+            index: index,
+            text: input.text,
+            type: input.type,
+            skippable: input.skippable,
+            weight: input.weight,
+            answerMinLen: input.answerMinLen,
+            answerMaxLen: input.answerMaxLen,
+            options: input.options,
+            answer: answer
+        )
     }
 }

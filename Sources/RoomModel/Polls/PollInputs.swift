@@ -9,8 +9,16 @@ public struct PollInfoInput: Sendable {
     public var vote: [String]?
     public var responses: [String]?
 
-    public init(pollID: String? = nil, title: String, type: PollType, duration: Int = 0, anonymous: Bool = false,
-                visibility: Bool = false, vote: [String]? = nil, responses: [String]? = nil) {
+    public init(
+        pollID: String? = nil,
+        title: String,
+        type: PollType,
+        duration: Int = 0,
+        anonymous: Bool = false,
+        visibility: Bool = false,
+        vote: [String]? = nil,
+        responses: [String]? = nil
+    ) {
         self.pollID = pollID
         self.title = title
         self.type = type
@@ -34,8 +42,16 @@ public struct QuestionInput: Sendable {
     /// Correct option indexes (1-based), for quizzes.
     public var answer: [Int]?
 
-    public init(text: String, type: QuestionType, skippable: Bool = false, weight: Int = 1, answerMinLen: Int? = nil,
-                answerMaxLen: Int? = nil, options: [String] = [], answer: [Int]? = nil) {
+    public init(
+        text: String,
+        type: QuestionType,
+        skippable: Bool = false,
+        weight: Int = 1,
+        answerMinLen: Int? = nil,
+        answerMaxLen: Int? = nil,
+        options: [String] = [],
+        answer: [Int]? = nil
+    ) {
         self.text = text
         self.type = type
         self.skippable = skippable
@@ -57,8 +73,14 @@ public struct ResponseInput: Sendable {
     /// Milliseconds taken to answer.
     public var duration: Int64
 
-    public init(question: Int, option: Int? = nil, options: [Int]? = nil, text: String? = nil, skipped: Bool = false,
-                duration: Int64 = 0) {
+    public init(
+        question: Int,
+        option: Int? = nil,
+        options: [Int]? = nil,
+        text: String? = nil,
+        skipped: Bool = false,
+        duration: Int64 = 0
+    ) {
         self.question = question
         self.option = option
         self.options = options

@@ -10,12 +10,21 @@ extension RoomRegistry {
     }
 
     /// `poll-responses`: a page of answers (`own`: the caller's user only).
-    public func pollResponses(_ peer: Peer, _ poll: Poll, own: Bool, index: Int, count: Int) throws(RoomError)
+    public func pollResponses(
+        _ peer: Peer,
+        _ poll: Poll,
+        own: Bool,
+        index: Int,
+        count: Int
+    ) throws(RoomError)
         -> (records: [PollRecord], last: Bool)
     {
         if own {
             guard mayVote(peer, in: poll) || canWritePolls(peer) else {
-                throw RoomError(.permissionDenied, "permission denied: role \"\(peer.role.name)\" may not vote in this poll")
+                throw RoomError(
+                    .permissionDenied,
+                    "permission denied: role \"\(peer.role.name)\" may not vote in this poll"
+                )
             }
             let mine = poll.voters[peer.userID]?.records ?? []
             let page = mine.dropFirst(index).prefix(count).map { poll.records[$0] }
@@ -23,7 +32,10 @@ extension RoomRegistry {
         }
         let allowed = canWritePolls(peer) || (poll.responses?.contains(peer.role.name) ?? false)
         guard allowed else {
-            throw RoomError(.permissionDenied, "permission denied: role lacks pollWrite and is not in the poll's responses roles")
+            throw RoomError(
+                .permissionDenied,
+                "permission denied: role lacks pollWrite and is not in the poll's responses roles"
+            )
         }
         let page = Array(poll.records.dropFirst(index).prefix(count))
         return (page, poll.records.count - min(index, poll.records.count) <= count)
@@ -45,10 +57,13 @@ extension RoomRegistry {
         let entries = ranked.enumerated().dropFirst(offset).prefix(count).map { position, voter in
             LeaderboardEntry(position: position + 1, voter: voter)
         }
-        return Leaderboard(totalUsers: poll.eligibleVoterCount(in: room, roleNames: template.roleNames),
-                           votedUsers: ranked.count,
-                           correctUsers: ranked.filter { graded > 0 && $0.correctResponses == graded }.count,
-                           entries: entries, last: ranked.count - min(offset, ranked.count) <= count)
+        return Leaderboard(
+            totalUsers: poll.eligibleVoterCount(in: room, roleNames: template.roleNames),
+            votedUsers: ranked.count,
+            correctUsers: ranked.filter { graded > 0 && $0.correctResponses == graded }.count,
+            entries: entries,
+            last: ranked.count - min(offset, ranked.count) <= count
+        )
     }
 }
 

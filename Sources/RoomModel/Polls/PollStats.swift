@@ -38,7 +38,9 @@ extension RoomRegistry {
             let maxUser = poll.eligibleVoterCount(in: room, roleNames: template.roleNames)
             deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: true), to: writers))
             // The quiz's correct counts would hint at the answers: others see them once it stopped.
-            deliveries.append(Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers))
+            deliveries.append(
+                Delivery(.pollStats(poll, maxUser: maxUser, withCorrect: poll.answersPublic), to: readers)
+            )
         }
         return deliveries.nonEmpty
     }

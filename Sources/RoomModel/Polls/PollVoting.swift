@@ -5,14 +5,21 @@ extension RoomRegistry {
     /// judged on its own: a second answer to a question is 40906 in that
     /// entry, a malformed one -32602, and the other entries still count.
     /// Cost: O(entries × options chosen) — counters are kept running.
-    public func respond(_ peer: Peer, pollID: String, _ entries: [ResponseInput]) throws(RoomError)
+    public func respond(
+        _ peer: Peer,
+        pollID: String,
+        _ entries: [ResponseInput]
+    ) throws(RoomError)
         -> (poll: Poll, outcomes: [ResponseOutcome])
     {
         guard let poll = peer.room.polls[pollID], poll.state != .created || canWritePolls(peer) else {
             throw RoomError(.pollNotFound, "poll_id: no poll \"\(pollID)\"")
         }
         guard mayVote(peer, in: poll) else {
-            throw RoomError(.permissionDenied, "permission denied: role \"\(peer.role.name)\" may not vote in this poll")
+            throw RoomError(
+                .permissionDenied,
+                "permission denied: role \"\(peer.role.name)\" may not vote in this poll"
+            )
         }
         guard poll.state == .started else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): votes are taken while started")
@@ -41,7 +48,12 @@ extension RoomRegistry {
     }
 
     /// Validates and counts one answer; returns `correct` for a quiz question with an answer.
-    private func record(_ entry: ResponseInput, in poll: Poll, by voter: inout PollVoter, peer: Peer)
+    private func record(
+        _ entry: ResponseInput,
+        in poll: Poll,
+        by voter: inout PollVoter,
+        peer: Peer
+    )
         throws(RoomError) -> Bool?
     {
         guard entry.question >= 1, entry.question <= poll.questions.count else {
@@ -78,7 +90,9 @@ extension RoomRegistry {
             if entry.option != nil || entry.options != nil {
                 throw .invalidParams("option: question \(entry.question) is a text question")
             }
-            guard let given = entry.text else { throw .invalidParams("text: required (or skipped) for question \(entry.question)") }
+            guard let given = entry.text else {
+                throw .invalidParams("text: required (or skipped) for question \(entry.question)")
+            }
             try checkSize(given, field: "text", limit: Self.maxPollTextBytes)
             let length = given.count
             if let min = question.answerMinLen, length < min {
@@ -95,8 +109,16 @@ extension RoomRegistry {
         voter.duration += max(0, entry.duration)
         voter.records.append(poll.records.count)
         chosen.sort()
-        poll.records.append(PollRecord(question: entry.question, options: chosen, text: text, skipped: entry.skipped,
-                                       userID: peer.userID, peer: ActorRef(peer)))
+        poll.records.append(
+            PollRecord(
+                question: entry.question,
+                options: chosen,
+                text: text,
+                skipped: entry.skipped,
+                userID: peer.userID,
+                peer: ActorRef(peer)
+            )
+        )
         let q = entry.question - 1
         if entry.skipped {
             poll.tallies[q].skipped += 1

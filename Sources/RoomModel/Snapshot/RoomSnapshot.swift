@@ -37,8 +37,18 @@ public struct RoomSnapshot: Sendable, Equatable {
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
-        RoomSnapshot(id: id, sessionID: "", startedAt: 0, nextSequence: 0, locked: true, peers: [],
-                     sessionStore: SessionStore(), pollSerial: 0, polls: [], liveStream: nil)
+        RoomSnapshot(
+            id: id,
+            sessionID: "",
+            startedAt: 0,
+            nextSequence: 0,
+            locked: true,
+            peers: [],
+            sessionStore: SessionStore(),
+            pollSerial: 0,
+            polls: [],
+            liveStream: nil
+        )
     }
 }
 

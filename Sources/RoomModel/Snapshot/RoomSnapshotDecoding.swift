@@ -26,11 +26,19 @@ extension RoomSnapshot {
                 throw r.failure("format", "this build reads format \(Self.format), got \(format)")
             }
             let snapshot = try RoomSnapshot(
-                id: r.string("id"), sessionID: r.string("session_id"), startedAt: r.int64("started_at"),
-                nextSequence: r.int("next_sequence"), locked: r.bool("locked"), peers: r.objects("peers", PeerSnapshot.init),
-                sessionStore: r.object("session_store", SessionStore.init), pollSerial: r.int("poll_serial"),
+                id: r.string("id"),
+                sessionID: r.string("session_id"),
+                startedAt: r.int64("started_at"),
+                nextSequence: r.int("next_sequence"),
+                locked: r.bool("locked"),
+                peers: r.objects("peers", PeerSnapshot.init),
+                sessionStore: r.object("session_store", SessionStore.init),
+                pollSerial: r.int("poll_serial"),
                 polls: r.objects("polls", PollSnapshot.init),
-                liveStream: r.nullable("live_stream") { key throws(RoomSnapshotError) in try r.object(key, LiveStream.init) })
+                liveStream: r.nullable("live_stream") { key throws(RoomSnapshotError) in
+                    try r.object(key, LiveStream.init)
+                }
+            )
             try snapshot.check()
             return snapshot
         }
@@ -45,8 +53,11 @@ extension RoomSnapshot {
                 throw RoomSnapshotError(path: "peers[\(i)].id", problem: "duplicate peer id \"\(peer.id)\"")
             }
             if peer.sequence <= previous || peer.sequence > nextSequence {
-                throw RoomSnapshotError(path: "peers[\(i)].sequence", problem:
-                    "expected above the previous peer's (\(previous)) and at most next_sequence (\(nextSequence)), got \(peer.sequence)")
+                throw RoomSnapshotError(
+                    path: "peers[\(i)].sequence",
+                    problem:
+                        "expected above the previous peer's (\(previous)) and at most next_sequence (\(nextSequence)), got \(peer.sequence)"
+                )
             }
             previous = peer.sequence
         }
@@ -60,14 +71,26 @@ extension RoomSnapshot {
 extension PeerSnapshot {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         try self.init(
-            id: r.string("id"), userID: r.string("user_id"), joinedAt: r.int64("joined_at"), sequence: r.int("sequence"),
-            role: r.string("role"), name: r.string("name"), data: r.string("data"), groups: r.strings("groups"),
+            id: r.string("id"),
+            userID: r.string("user_id"),
+            joinedAt: r.int64("joined_at"),
+            sequence: r.int("sequence"),
+            role: r.string("role"),
+            name: r.string("name"),
+            data: r.string("data"),
+            groups: r.strings("groups"),
             tracks: r.objects("tracks") { t throws(RoomSnapshotError) in
-                try Track(id: t.string("id"), kind: t.oneOf("kind", Track.Kind.self),
-                          source: t.oneOf("source", Track.Source.self), mute: t.bool("mute"),
-                          description: t.string("description"))
+                try Track(
+                    id: t.string("id"),
+                    kind: t.oneOf("kind", Track.Kind.self),
+                    source: t.oneOf("source", Track.Source.self),
+                    mute: t.bool("mute"),
+                    description: t.string("description")
+                )
             },
-            viewOnly: r.bool("view_only"), metadataListening: MetadataListening(r, "metadata_listening"))
+            viewOnly: r.bool("view_only"),
+            metadataListening: MetadataListening(r, "metadata_listening")
+        )
     }
 }
 
@@ -89,9 +112,13 @@ extension SessionStore {
         let entries = try r.objects("entries") { e throws(RoomSnapshotError) in
             let key = try e.string("key")
             if !keys.insert(key).inserted { throw e.failure("key", "duplicate key \"\(key)\"") }
-            return try SessionEntry(key: key, value: compactJSON(e.value("value")), version: e.int("version"),
-                                    updatedBy: e.nullable("updated_by") { k throws(RoomSnapshotError) in try e.object(k, ActorRef.init) },
-                                    updatedAt: e.nullable("updated_at", e.int64))
+            return try SessionEntry(
+                key: key,
+                value: compactJSON(e.value("value")),
+                version: e.int("version"),
+                updatedBy: e.nullable("updated_by") { k throws(RoomSnapshotError) in try e.object(k, ActorRef.init) },
+                updatedAt: e.nullable("updated_at", e.int64)
+            )
         }
         self.init(entries: entries, tombstones: try r.strings("tombstones"))
     }
@@ -99,8 +126,12 @@ extension SessionStore {
 
 extension ActorRef {
     init(_ r: SnapshotReader) throws(RoomSnapshotError) {
-        try self.init(peerID: r.nullable("peer_id", r.string), role: r.nullable("role", r.string), name: r.string("name"),
-                      userID: r.nullable("user_id", r.string))
+        try self.init(
+            peerID: r.nullable("peer_id", r.string),
+            role: r.nullable("role", r.string),
+            name: r.string("name"),
+            userID: r.nullable("user_id", r.string)
+        )
     }
 }
 
@@ -113,13 +144,22 @@ extension LiveStream {
             stoppedAt: r.nullable("stopped_at", r.int64),
             stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
             variants: r.objects("variants") { v throws(RoomSnapshotError) in
-                try HLSVariant(url: v.string("url"), meetingURL: v.nullable("meeting_url", v.string),
-                               metadata: v.nullable("metadata", v.string), startedAt: v.int64("started_at"))
+                try HLSVariant(
+                    url: v.string("url"),
+                    meetingURL: v.nullable("meeting_url", v.string),
+                    metadata: v.nullable("metadata", v.string),
+                    startedAt: v.int64("started_at")
+                )
             },
             cues: r.objects("cues") { c throws(RoomSnapshotError) in
-                try HLSCue(id: c.string("id"), payload: c.string("payload"), startDate: c.int64("start_date"),
-                           endDate: c.int64("end_date"))
-            })
+                try HLSCue(
+                    id: c.string("id"),
+                    payload: c.string("payload"),
+                    startDate: c.int64("start_date"),
+                    endDate: c.int64("end_date")
+                )
+            }
+        )
     }
 }
 

@@ -39,7 +39,11 @@ final class SnapshotReader {
     }
 
     /// Reads `value` as an object with `body`, then refuses the keys `body` did not read.
-    static func read<T>(_ value: JSON, at path: String, _ body: (SnapshotReader) throws(RoomSnapshotError) -> T)
+    static func read<T>(
+        _ value: JSON,
+        at path: String,
+        _ body: (SnapshotReader) throws(RoomSnapshotError) -> T
+    )
         throws(RoomSnapshotError) -> T
     {
         let reader = try SnapshotReader(value, path: path)
@@ -91,8 +95,7 @@ final class SnapshotReader {
 
     /// A string that must be one of `T`'s raw values.
     func oneOf<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type) throws(RoomSnapshotError) -> T
-        where T.RawValue == String
-    {
+    where T.RawValue == String {
         let text = try string(key)
         guard let value = T(rawValue: text) else {
             let names = T.allCases.map(\.rawValue).joined(separator: ", ")
@@ -110,7 +113,10 @@ final class SnapshotReader {
     // MARK: arrays and objects
 
     /// The array of `key`, each element read by `element` with its path.
-    func array<T>(_ key: String, _ element: (JSON, String) throws(RoomSnapshotError) -> T)
+    func array<T>(
+        _ key: String,
+        _ element: (JSON, String) throws(RoomSnapshotError) -> T
+    )
         throws(RoomSnapshotError) -> [T]
     {
         let value = try value(key)
@@ -124,14 +130,20 @@ final class SnapshotReader {
     }
 
     /// The array of objects of `key`, each read by `body`.
-    func objects<T>(_ key: String, _ body: (SnapshotReader) throws(RoomSnapshotError) -> T)
+    func objects<T>(
+        _ key: String,
+        _ body: (SnapshotReader) throws(RoomSnapshotError) -> T
+    )
         throws(RoomSnapshotError) -> [T]
     {
         try array(key) { item, path throws(RoomSnapshotError) in try Self.read(item, at: path, body) }
     }
 
     /// The object of `key`, read by `body`.
-    func object<T>(_ key: String, _ body: (SnapshotReader) throws(RoomSnapshotError) -> T) throws(RoomSnapshotError) -> T {
+    func object<T>(
+        _ key: String,
+        _ body: (SnapshotReader) throws(RoomSnapshotError) -> T
+    ) throws(RoomSnapshotError) -> T {
         try Self.read(value(key), at: path(key), body)
     }
 

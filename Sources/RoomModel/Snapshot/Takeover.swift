@@ -6,23 +6,55 @@ extension RoomRegistry {
     /// that ended is `locked` with no peers).
     public func snapshot(of room: Room) -> RoomSnapshot {
         RoomSnapshot(
-            id: room.id, sessionID: room.sessionID, startedAt: room.startedAt, nextSequence: room.sequenceCounter,
+            id: room.id,
+            sessionID: room.sessionID,
+            startedAt: room.startedAt,
+            nextSequence: room.sequenceCounter,
             locked: locks.contains(room.id),
             peers: room.peersInJoinOrder.map { peer in
-                PeerSnapshot(id: peer.id, userID: peer.userID, joinedAt: peer.joinedAt, sequence: peer.sequence,
-                             role: peer.role.name, name: peer.name, data: peer.data, groups: peer.groups,
-                             tracks: peer.tracks, viewOnly: peer.viewOnly, metadataListening: peer.metadataListening)
+                PeerSnapshot(
+                    id: peer.id,
+                    userID: peer.userID,
+                    joinedAt: peer.joinedAt,
+                    sequence: peer.sequence,
+                    role: peer.role.name,
+                    name: peer.name,
+                    data: peer.data,
+                    groups: peer.groups,
+                    tracks: peer.tracks,
+                    viewOnly: peer.viewOnly,
+                    metadataListening: peer.metadataListening
+                )
             },
-            sessionStore: room.sessionStore, pollSerial: room.polls.serialCounter,
+            sessionStore: room.sessionStore,
+            pollSerial: room.polls.serialCounter,
             polls: room.polls.ordered.map { poll in
-                PollSnapshot(id: poll.id, createdBy: poll.createdBy, createdAt: poll.createdAt, sequence: poll.sequence,
-                             title: poll.title, type: poll.type, duration: poll.duration, anonymous: poll.anonymous,
-                             visibility: poll.visibility, vote: poll.vote, responses: poll.responses, state: poll.state,
-                             startedBy: poll.startedBy, stoppedBy: poll.stoppedBy, startedAt: poll.startedAt,
-                             stoppedAt: poll.stoppedAt, questions: poll.questions, tallies: poll.tallies,
-                             voters: poll.voters, records: poll.records, totalResponses: poll.totalResponses)
+                PollSnapshot(
+                    id: poll.id,
+                    createdBy: poll.createdBy,
+                    createdAt: poll.createdAt,
+                    sequence: poll.sequence,
+                    title: poll.title,
+                    type: poll.type,
+                    duration: poll.duration,
+                    anonymous: poll.anonymous,
+                    visibility: poll.visibility,
+                    vote: poll.vote,
+                    responses: poll.responses,
+                    state: poll.state,
+                    startedBy: poll.startedBy,
+                    stoppedBy: poll.stoppedBy,
+                    startedAt: poll.startedAt,
+                    stoppedAt: poll.stoppedAt,
+                    questions: poll.questions,
+                    tallies: poll.tallies,
+                    voters: poll.voters,
+                    records: poll.records,
+                    totalResponses: poll.totalResponses
+                )
             },
-            liveStream: room.liveStream)
+            liveStream: room.liveStream
+        )
     }
 
     /// Takes over a room from a snapshot. Every peer starts in its reconnect
@@ -40,8 +72,17 @@ extension RoomRegistry {
         let deadline = clock.nowMillis() + graceMillis
         for saved in snapshot.peers {
             guard let role = template.role(saved.role) else { continue }
-            let peer = Peer(id: saved.id, userID: saved.userID, joinedAt: saved.joinedAt, sequence: saved.sequence,
-                            role: role, name: saved.name, data: saved.data, viewOnly: saved.viewOnly, room: room)
+            let peer = Peer(
+                id: saved.id,
+                userID: saved.userID,
+                joinedAt: saved.joinedAt,
+                sequence: saved.sequence,
+                role: role,
+                name: saved.name,
+                data: saved.data,
+                viewOnly: saved.viewOnly,
+                room: room
+            )
             room.add(peer)
             for track in saved.tracks { room.addTrack(track, to: peer) }
             peer.groups = saved.groups
@@ -52,10 +93,22 @@ extension RoomRegistry {
         room.sessionStore = snapshot.sessionStore
         room.polls.serialCounter = snapshot.pollSerial
         for saved in snapshot.polls {
-            let poll = Poll(id: saved.id, info: PollInfoInput(
-                title: saved.title, type: saved.type, duration: saved.duration, anonymous: saved.anonymous,
-                visibility: saved.visibility, vote: saved.vote, responses: saved.responses),
-                createdBy: saved.createdBy, createdAt: saved.createdAt, sequence: saved.sequence, room: room)
+            let poll = Poll(
+                id: saved.id,
+                info: PollInfoInput(
+                    title: saved.title,
+                    type: saved.type,
+                    duration: saved.duration,
+                    anonymous: saved.anonymous,
+                    visibility: saved.visibility,
+                    vote: saved.vote,
+                    responses: saved.responses
+                ),
+                createdBy: saved.createdBy,
+                createdAt: saved.createdAt,
+                sequence: saved.sequence,
+                room: room
+            )
             poll.state = saved.state
             poll.startedBy = saved.startedBy
             poll.stoppedBy = saved.stoppedBy

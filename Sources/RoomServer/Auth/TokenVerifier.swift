@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
 import JWTKit
-import RoomTokens
 import RoomModel
+import RoomTokens
 
 /// What a valid app token grants.
 struct AppGrant: Sendable {
@@ -46,8 +46,13 @@ struct TokenVerifier: Sendable {
         guard let role = claims.role.value else {
             throw RoomError(.roleClaimInvalid, "role claim missing or not a string")
         }
-        return AppGrant(roomID: roomID, userID: userID, role: role, name: claims.name.value,
-                        viewOnly: claims.userRestrictions.value == "view_and_polls_only")
+        return AppGrant(
+            roomID: roomID,
+            userID: userID,
+            role: role,
+            name: claims.name.value,
+            viewOnly: claims.userRestrictions.value == "view_and_polls_only"
+        )
     }
 
     /// A token for the REST API. A valid app token is 40300 (authenticated,
@@ -63,7 +68,7 @@ struct TokenVerifier: Sendable {
     private func verifySigned(_ token: String) throws(RoomError) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
-              parts.allSatisfy(isBase64URL)
+            parts.allSatisfy(isBase64URL)
         else {
             throw RoomError(.notAJWT, "token is not a JWT (three base64url parts)")
         }
@@ -99,10 +104,11 @@ struct TokenVerifier: Sendable {
     }
 
     private func isBase64URL(_ part: Substring) -> Bool {
-        part.utf8.count % 4 != 1 && part.utf8.allSatisfy { byte in
-            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        part.utf8.count % 4 != 1
+            && part.utf8.allSatisfy { byte in
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }
 

@@ -6,7 +6,13 @@
 /// beside it at run time.
 enum ClientFiles {
     static let module = HTTPResponse(
-        status: 200, body: PackageResources.roomd_js, contentType: "text/javascript; charset=utf-8")
+        status: 200,
+        body: PackageResources.roomd_js,
+        contentType: "text/javascript; charset=utf-8"
+    )
     static let page = HTTPResponse(
-        status: 200, body: PackageResources.index_html, contentType: "text/html; charset=utf-8")
+        status: 200,
+        body: PackageResources.index_html,
+        contentType: "text/html; charset=utf-8"
+    )
 }

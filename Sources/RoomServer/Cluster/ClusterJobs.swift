@@ -94,16 +94,22 @@ final class ClusterJobs: Sendable {
     /// Finds `room`'s home, claiming it for this node when nobody holds it
     /// and `claim` is set; posts `.resolved`.
     func resolve(_ room: String, claim: Bool) {
-        lookup({ [self] in
-            let home = home(of: room, claim: claim)
-            var snapshot: [UInt8]?
-            if home == .here, claim {
-                do throws(ClusterError) { snapshot = try cluster.states?.load(room) } catch {
-                    logger.warning("cluster: cannot load a room's saved state", metadata: ["room": "\(room)", "error": "\(error)"])
+        lookup(
+            { [self] in
+                let home = home(of: room, claim: claim)
+                var snapshot: [UInt8]?
+                if home == .here, claim {
+                    do throws(ClusterError) { snapshot = try cluster.states?.load(room) } catch {
+                        logger.warning(
+                            "cluster: cannot load a room's saved state",
+                            metadata: ["room": "\(room)", "error": "\(error)"]
+                        )
+                    }
                 }
-            }
-            post(.resolved(room: room, claim: claim, home, snapshot: snapshot))
-        }, refused: { [self] in post(.resolved(room: room, claim: claim, .unavailable, snapshot: nil)) })
+                post(.resolved(room: room, claim: claim, home, snapshot: snapshot))
+            },
+            refused: { [self] in post(.resolved(room: room, claim: claim, .unavailable, snapshot: nil)) }
+        )
     }
 
     /// Blocking. A holder that is not alive (killed) is waited out: its
@@ -132,7 +138,9 @@ final class ClusterJobs: Sendable {
                             logger.info("cluster: room claimed", metadata: ["room": "\(room)"])
                             return .here
                         case .held(let holder):
-                            if holder.node != nodeID, cluster.status.alive.contains(holder.node) { return .node(holder.node) }
+                            if holder.node != nodeID, cluster.status.alive.contains(holder.node) {
+                                return .node(holder.node)
+                            }
                         }
                     }
                 } catch {
@@ -177,12 +185,16 @@ final class ClusterJobs: Sendable {
         releasing.withLock { _ = $0.insert(room) }
         leaseQueue.async { [self] in
             guard releasing.withLock({ $0.remove(room) }) != nil,
-                  let lease = held.withLock({ $0.removeValue(forKey: room) }), let leases = cluster.leases else { return }
+                let lease = held.withLock({ $0.removeValue(forKey: room) }), let leases = cluster.leases
+            else { return }
             do throws(ClusterError) {
                 _ = try leases.release(lease)
                 logger.debug("cluster: room released", metadata: ["room": "\(room)"])
             } catch {
-                logger.debug("cluster: release failed (the lease expires)", metadata: ["room": "\(room)", "error": "\(error)"])
+                logger.debug(
+                    "cluster: release failed (the lease expires)",
+                    metadata: ["room": "\(room)", "error": "\(error)"]
+                )
             }
         }
     }
@@ -215,33 +227,45 @@ final class ClusterJobs: Sendable {
     /// A REST request about `room`: forwarded to its home when that is
     /// another node (`.restAnswer`), else `.restLocal`.
     func forward(_ payload: [UInt8], room: String, serial: Int) {
-        lookup({ [self] in
-            switch home(of: room, claim: false) {
-            case .node(let node):
-                do throws(ClusterError) {
-                    let answer = try cluster.request(to: node, payload, timeoutMillis: requestTimeout)
-                    post(.restAnswer(serial: serial, ForwardedHTTP.decodeResponse(answer)
-                        ?? .error(502, code: 502, "cluster: the room's home node sent a malformed answer")))
-                } catch {
-                    post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
+        lookup(
+            { [self] in
+                switch home(of: room, claim: false) {
+                case .node(let node):
+                    do throws(ClusterError) {
+                        let answer = try cluster.request(to: node, payload, timeoutMillis: requestTimeout)
+                        post(
+                            .restAnswer(
+                                serial: serial,
+                                ForwardedHTTP.decodeResponse(answer)
+                                    ?? .error(502, code: 502, "cluster: the room's home node sent a malformed answer")
+                            )
+                        )
+                    } catch {
+                        post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
+                    }
+                case .here, .nowhere: post(.restLocal(serial: serial))
+                case .unavailable: post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
                 }
-            case .here, .nowhere: post(.restLocal(serial: serial))
-            case .unavailable: post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
-            }
-        }, refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) })
+            },
+            refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) }
+        )
     }
 
     /// The room list: every other alive node's own page (`.restList`).
     func gatherList(_ payload: [UInt8], serial: Int) {
-        lookup({ [self] in
-            var pages: [[UInt8]] = []
-            for node in cluster.status.alive where node != nodeID {
-                if let answer = try? cluster.request(to: node, payload, timeoutMillis: requestTimeout),
-                   let response = ForwardedHTTP.decodeResponse(answer), response.status == 200 {
-                    pages.append(response.body)
+        lookup(
+            { [self] in
+                var pages: [[UInt8]] = []
+                for node in cluster.status.alive where node != nodeID {
+                    if let answer = try? cluster.request(to: node, payload, timeoutMillis: requestTimeout),
+                        let response = ForwardedHTTP.decodeResponse(answer), response.status == 200
+                    {
+                        pages.append(response.body)
+                    }
                 }
-            }
-            post(.restList(serial: serial, pages))
-        }, refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) })
+                post(.restList(serial: serial, pages))
+            },
+            refused: { [self] in post(.restAnswer(serial: serial, ForwardedHTTP.unavailable)) }
+        )
     }
 }

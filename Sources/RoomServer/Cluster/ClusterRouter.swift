@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import RoomCluster
 import RoomModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The service thread's side of the cluster (docs/CLUSTER.md), behind the
 /// `Router` interface: the edge (`Edge`: this node's clients whose room
@@ -57,16 +58,25 @@ final class ClusterRouter: Router {
     /// Joins the cluster at `url` (PROTOCOL.md section 18): node id, the bus
     /// link and its background jobs, the state-saving timer. `post` hands
     /// what the cluster's threads produce to the service thread.
-    static func join(url: String, nodeID: String?, serviceThread: Int?, port: Int, parts: Parts,
-                     post: @escaping @Sendable (ClusterInput) -> Void) -> ClusterRouter {
+    static func join(
+        url: String,
+        nodeID: String?,
+        serviceThread: Int?,
+        port: Int,
+        parts: Parts,
+        post: @escaping @Sendable (ClusterInput) -> Void
+    ) -> ClusterRouter {
         var nodeID = nodeID ?? ClusterConfig.defaultNodeID(hostName: hostName(), port: port)
         if let serviceThread { nodeID = ClusterConfig.threadNodeID(nodeID, thread: serviceThread) }
         let config = ClusterConfig(natsURL: url, nodeID: nodeID)
         parts.homes.statusChanged(ClusterStatus(nodeID: nodeID, nodes: 1, connected: false))
-        let cluster = RoomCluster(config: config, logger: parts.logger,
-                                  onStatus: { post(.status($0)) },
-                                  onMessage: { post(.event(.message($0))) },
-                                  onRequest: { post(.event(.request($0, reply: $1))) })
+        let cluster = RoomCluster(
+            config: config,
+            logger: parts.logger,
+            onStatus: { post(.status($0)) },
+            onMessage: { post(.event(.message($0))) },
+            onRequest: { post(.event(.request($0, reply: $1))) }
+        )
         let jobs = ClusterJobs(cluster: cluster, logger: parts.logger) { post(.event($0)) }
         let router = ClusterRouter(cluster: cluster, jobs: jobs, parts: parts)
         parts.flow.report = { [unowned edge = router.edge] connection, congested in
@@ -91,14 +101,37 @@ final class ClusterRouter: Router {
         http = parts.http
         routes = parts.routes
         outboxes = NodeOutboxes(cluster: cluster, logger: parts.logger)
-        home = Home(outboxes: outboxes, homes: parts.homes, jobs: jobs, dispatcher: parts.dispatcher, fanOut: parts.fanOut,
-                    registry: parts.registry, flow: parts.flow, sockets: parts.sockets, clock: parts.clock,
-                    logger: parts.logger)
-        edge = Edge(homes: parts.homes, jobs: jobs, outboxes: outboxes, dispatcher: parts.dispatcher, home: home,
-                    registry: parts.registry, metrics: parts.dispatcher.metrics, logger: parts.logger)
+        home = Home(
+            outboxes: outboxes,
+            homes: parts.homes,
+            jobs: jobs,
+            dispatcher: parts.dispatcher,
+            fanOut: parts.fanOut,
+            registry: parts.registry,
+            flow: parts.flow,
+            sockets: parts.sockets,
+            clock: parts.clock,
+            logger: parts.logger
+        )
+        edge = Edge(
+            homes: parts.homes,
+            jobs: jobs,
+            outboxes: outboxes,
+            dispatcher: parts.dispatcher,
+            home: home,
+            registry: parts.registry,
+            metrics: parts.dispatcher.metrics,
+            logger: parts.logger
+        )
         states = RoomStateSaver(registry: parts.registry, homes: parts.homes, jobs: jobs, logger: parts.logger)
-        rest = RestForwarder(cluster: cluster, jobs: jobs, homes: parts.homes, registry: parts.registry,
-                             rest: parts.rest, http: parts.http)
+        rest = RestForwarder(
+            cluster: cluster,
+            jobs: jobs,
+            homes: parts.homes,
+            registry: parts.registry,
+            rest: parts.rest,
+            http: parts.http
+        )
     }
 
     static func hostName() -> String {

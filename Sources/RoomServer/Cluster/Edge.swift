@@ -37,8 +37,16 @@ final class Edge {
     /// This node's clients whose room lives on another node, by connection id.
     private var routed: [UInt64: Connection] = [:]
 
-    init(homes: RoomHomes, jobs: ClusterJobs, outboxes: NodeOutboxes, dispatcher: Dispatcher, home: Home,
-         registry: RoomRegistry, metrics: ServerMetrics, logger: Logger) {
+    init(
+        homes: RoomHomes,
+        jobs: ClusterJobs,
+        outboxes: NodeOutboxes,
+        dispatcher: Dispatcher,
+        home: Home,
+        registry: RoomRegistry,
+        metrics: ServerMetrics,
+        logger: Logger
+    ) {
         self.homes = homes
         self.jobs = jobs
         self.outboxes = outboxes
@@ -65,7 +73,9 @@ final class Edge {
             return
         }
         if connection.hasJoined {
-            if let home = route.home { forward(message, from: connection, to: home.node) } else {
+            if let home = route.home {
+                forward(message, from: connection, to: home.node)
+            } else {
                 dispatcher.handle(message, from: connection)
             }
             return
@@ -82,7 +92,8 @@ final class Edge {
                 route.home = nil
             }
             if homes.isHome(of: target.room) || (!target.joins && route.homelessRoom == target.room)
-                || homes.status?.connected != true {
+                || homes.status?.connected != true
+            {
                 dispatcher.handle(message, from: connection)  // a join while the bus is down answers 5003
                 return
             }
@@ -229,7 +240,9 @@ final class Edge {
         guard let connection = client(conn, of: node) else { return }
         let route = connection.route
         route.unacked.acknowledged(Int(clamping: count))
-        if route.pausedForHome, route.unacked.count <= Self.maxUnacked / 2, route.unacked.bytes <= Self.maxUnackedBytes / 2 {
+        if route.pausedForHome, route.unacked.count <= Self.maxUnacked / 2,
+            route.unacked.bytes <= Self.maxUnackedBytes / 2
+        {
             route.pausedForHome = false
             connection.resumeReading()
         }
@@ -257,8 +270,10 @@ final class Edge {
     func homeLeft(_ dead: String) {
         let orphans = routed.values.filter { $0.edge?.home?.node == dead }
         if !orphans.isEmpty {
-            logger.warning("cluster: a room's home node left: taking its rooms over",
-                           metadata: ["node": "\(dead)", "connections": "\(orphans.count)"])
+            logger.warning(
+                "cluster: a room's home node left: taking its rooms over",
+                metadata: ["node": "\(dead)", "connections": "\(orphans.count)"]
+            )
         }
         for connection in orphans {
             let route = connection.route

@@ -61,8 +61,18 @@ final class Home {
     /// Clients with messages held while their room was paused.
     private var held: [RemoteClient] = []
 
-    init(outboxes: NodeOutboxes, homes: RoomHomes, jobs: ClusterJobs, dispatcher: Dispatcher, fanOut: FanOut,
-         registry: RoomRegistry, flow: FlowControl, sockets: Sockets, clock: RoomClock, logger: Logger) {
+    init(
+        outboxes: NodeOutboxes,
+        homes: RoomHomes,
+        jobs: ClusterJobs,
+        dispatcher: Dispatcher,
+        fanOut: FanOut,
+        registry: RoomRegistry,
+        flow: FlowControl,
+        sockets: Sockets,
+        clock: RoomClock,
+        logger: Logger
+    ) {
         self.outboxes = outboxes
         self.homes = homes
         self.jobs = jobs
@@ -83,9 +93,12 @@ final class Home {
         let limits = registry.settings.limits
         let link = RemoteLink(node: node, conn: conn, home: self)
         let connection = Connection(
-            sink: .remote(link), id: sockets.makeID(), maxQueuedBytes: .max,
+            sink: .remote(link),
+            id: sockets.makeID(),
+            maxQueuedBytes: .max,
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
-            now: monotonicMillis())
+            now: monotonicMillis()
+        )
         let client = RemoteClient(connection: connection, link: link)
         remotes[node, default: [:]][conn] = client
         return client
@@ -148,7 +161,8 @@ final class Home {
     /// byte: it counts towards pausing its room here, as a local one would.
     func congested(_ conn: UInt64, from node: String) {
         guard let connection = remotes[node]?[conn]?.connection, !connection.isClosing,
-              connection.flowState.congestedRoom == nil, !connection.flowState.excused else { return }
+            connection.flowState.congestedRoom == nil, !connection.flowState.excused
+        else { return }
         flow.congested(connection, now: monotonicMillis())
     }
 
@@ -171,14 +185,18 @@ final class Home {
         // A peer waiting for its client, or still bound to this very edge (the edge
         // counted this node out for a moment: the room never moved).
         let sameEdge = { (peer: Peer) in
-            guard let bound = peer.transportHandle as? Connection, case .remote(let sink) = bound.sink else { return false }
+            guard let bound = peer.transportHandle as? Connection, case .remote(let sink) = bound.sink else {
+                return false
+            }
             return (sink as? RemoteLink)?.node == node
         }
         guard homes.isHome(of: roomID), let room = registry.room(roomID), let peer = room.peer(peerID),
-              peer.graceDeadline != nil || sameEdge(peer)
+            peer.graceDeadline != nil || sameEdge(peer)
         else {
-            logger.info("cluster: a client of a room taken over is not in it: closing (1001, join again)",
-                        metadata: ["room": "\(roomID)", "peer": "\(peerID)", "node": "\(node)"])
+            logger.info(
+                "cluster: a client of a room taken over is not in it: closing (1001, join again)",
+                metadata: ["room": "\(roomID)", "peer": "\(peerID)", "node": "\(node)"]
+            )
             connection.close(1001)
             return
         }
@@ -207,8 +225,10 @@ final class Home {
     /// their peers enter the reconnect grace, as if their sockets closed.
     func forgetClients(of node: String, reason: String) {
         guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
-        logger.notice("cluster: \(reason): its clients' peers enter the reconnect grace",
-                      metadata: ["node": "\(node)", "connections": "\(lost.count)"])
+        logger.notice(
+            "cluster: \(reason): its clients' peers enter the reconnect grace",
+            metadata: ["node": "\(node)", "connections": "\(lost.count)"]
+        )
         for client in lost.values {
             flow.forget(client.connection)
             fanOut.connectionLost(client.connection)
@@ -236,7 +256,9 @@ final class Home {
                 waiting.append(client)
                 continue
             }
-            outboxes.outbox(client.link.node).append(.ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck)))
+            outboxes.outbox(client.link.node).append(
+                .ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck))
+            )
             client.link.handledSinceAck = 0
         }
         ackDue = waiting

@@ -13,14 +13,19 @@ struct JoinTarget {
 
     static func of(_ message: [UInt8], verifier: TokenVerifier) -> JoinTarget? {
         guard let json = try? JSON.parse(message) else { return nil }
-        let calls: [JSON] = if case .array(let batch) = json { Array(batch.prefix(Dispatcher.maxBatch)) } else { [json] }
+        let calls: [JSON] =
+            if case .array(let batch) = json { Array(batch.prefix(Dispatcher.maxBatch)) } else { [json] }
         var found: JoinTarget?
         for call in calls {
             guard let method = call["method"]?.stringValue, method == "join" || method == "preview",
-                  let token = call["params"]?["token"]?.stringValue,
-                  let grant = try? verifier.verifyApp(token)
+                let token = call["params"]?["token"]?.stringValue,
+                let grant = try? verifier.verifyApp(token)
             else { continue }
-            if found == nil { found = JoinTarget(room: grant.roomID, joins: method == "join") } else if method == "join" { found!.joins = true }
+            if found == nil {
+                found = JoinTarget(room: grant.roomID, joins: method == "join")
+            } else if method == "join" {
+                found!.joins = true
+            }
         }
         return found
     }

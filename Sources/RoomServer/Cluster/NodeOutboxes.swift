@@ -42,7 +42,11 @@ final class NodeOutboxes {
         defer { box.writer.reset() }
         if let sibling = siblings[to] {
             if !sibling(box.writer.bytes) {
-                notSent(to: to, "cluster: node message not sent: the service thread it is for is too far behind", error: nil)
+                notSent(
+                    to: to,
+                    "cluster: node message not sent: the service thread it is for is too far behind",
+                    error: nil
+                )
             }
             return
         }

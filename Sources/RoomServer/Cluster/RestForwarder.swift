@@ -18,8 +18,14 @@ final class RestForwarder {
     private var pending: [Int: (wsi: OpaquePointer, request: HTTPRequest)] = [:]
     private var nextSerial = 0
 
-    init(cluster: RoomCluster, jobs: ClusterJobs, homes: RoomHomes, registry: RoomRegistry, rest: RestAPI,
-         http: HTTPExchange) {
+    init(
+        cluster: RoomCluster,
+        jobs: ClusterJobs,
+        homes: RoomHomes,
+        registry: RoomRegistry,
+        rest: RestAPI,
+        http: HTTPExchange
+    ) {
         self.cluster = cluster
         self.jobs = jobs
         self.homes = homes
@@ -75,10 +81,15 @@ final class RestForwarder {
     /// A REST request forwarded by another node: answered as if asked here.
     func answer(_ bytes: [UInt8], reply: String) {
         guard let request = ForwardedHTTP.decodeRequest(bytes) else {
-            cluster.reply(to: reply, ForwardedHTTP.encode(HTTPResponse.error(400, code: 400, "malformed forwarded request")))
+            cluster.reply(
+                to: reply,
+                ForwardedHTTP.encode(HTTPResponse.error(400, code: 400, "malformed forwarded request"))
+            )
             return
         }
-        let response = RestAPI.handles(request.path) ? rest.handle(request)
+        let response =
+            RestAPI.handles(request.path)
+            ? rest.handle(request)
             : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
         cluster.reply(to: reply, ForwardedHTTP.encode(response))
     }

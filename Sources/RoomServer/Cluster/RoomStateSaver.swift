@@ -39,14 +39,19 @@ final class RoomStateSaver {
             if bytes.count > Int(RoomStates.maxValueBytes) {
                 // An older, smaller state would be restored as if it were current: it goes too.
                 if oversized.insert(roomID).inserted {
-                    logger.warning("cluster: room state too large to save: a takeover would lose it",
-                                   metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"])
+                    logger.warning(
+                        "cluster: room state too large to save: a takeover would lose it",
+                        metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"]
+                    )
                 }
                 if lastSaved.removeValue(forKey: roomID) != nil { jobs.saveState(roomID, nil) }
                 continue
             }
             if oversized.remove(roomID) != nil {
-                logger.info("cluster: room state saved again", metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"])
+                logger.info(
+                    "cluster: room state saved again",
+                    metadata: ["room": "\(roomID)", "bytes": "\(bytes.count)"]
+                )
             }
             lastSaved[roomID] = bytes
             jobs.saveState(roomID, bytes)

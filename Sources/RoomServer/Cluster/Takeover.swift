@@ -27,7 +27,10 @@ extension ClusterRouter {
         guard registry.room(roomID) == nil else { return }
         let snapshot: RoomSnapshot
         do { snapshot = try RoomSnapshot(json: bytes) } catch {
-            logger.error("cluster: a room's saved state cannot be read", metadata: ["room": "\(roomID)", "error": "\(error)"])
+            logger.error(
+                "cluster: a room's saved state cannot be read",
+                metadata: ["room": "\(roomID)", "error": "\(error)"]
+            )
             return
         }
         let grace = max(Int64(registry.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
@@ -36,13 +39,18 @@ extension ClusterRouter {
         states.restored(roomID, from: bytes)
         schedule.rearm(.reconnectGrace)
         schedule.rearm(.pollEnd)
-        logger.notice("cluster: room taken over from its saved state",
-                      metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"])
+        logger.notice(
+            "cluster: room taken over from its saved state",
+            metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"]
+        )
     }
 
     func leaseLost(_ room: String) {
         guard homes.released(room) else { return }
-        logger.error("cluster: lost the lease of a room homed here: closing its clients (1001)", metadata: ["room": "\(room)"])
+        logger.error(
+            "cluster: lost the lease of a room homed here: closing its clients (1001)",
+            metadata: ["room": "\(room)"]
+        )
         guard let live = registry.room(room) else { return }
         for peer in live.peersInJoinOrder {
             (peer.transportHandle as? Connection)?.close(1001)

@@ -34,7 +34,8 @@ final class HTTPExchange {
     /// LWS_CALLBACK_HTTP: the headers are in.
     func started(_ wsi: OpaquePointer, path: String) -> Progress {
         let method: HTTPRequest.Method =
-            lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0 ? .post
+            lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
+            ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
@@ -42,8 +43,11 @@ final class HTTPExchange {
             return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
         }
         let declared: Int
-        switch Self.bodyLength(contentLength: header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
-                               transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING), limit: maxBody) {
+        switch Self.bodyLength(
+            contentLength: header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH),
+            transferEncoding: header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING),
+            limit: maxBody
+        ) {
         case .length(let length): declared = length
         case .refused(let response): return .waiting(respond(wsi, response))
         }
@@ -97,8 +101,14 @@ final class HTTPExchange {
             let start = buffer.baseAddress! + Int(CWS_PRE)
             var cursor: UnsafeMutablePointer<UInt8>? = start
             let end = buffer.baseAddress! + buffer.count - 1
-            if lws_add_http_common_headers(wsi, UInt32(response.status), response.contentType,
-                                           lws_filepos_t(response.body.count), &cursor, end) != 0 {
+            if lws_add_http_common_headers(
+                wsi,
+                UInt32(response.status),
+                response.contentType,
+                lws_filepos_t(response.body.count),
+                &cursor,
+                end
+            ) != 0 {
                 return false
             }
             // Every connection closes after its answer: libwebsockets 4.1.6
@@ -136,7 +146,8 @@ final class HTTPExchange {
             w.field("code", code)
             w.field("message", message)
         }
-        let head = "HTTP/1.1 \(status) \(reason)\r\ncontent-type: application/json\r\n"
+        let head =
+            "HTTP/1.1 \(status) \(reason)\r\ncontent-type: application/json\r\n"
             + "content-length: \(body.bytes.count)\r\nconnection: close\r\n\r\n"
         return Array(head.utf8) + body.bytes
     }
@@ -153,12 +164,20 @@ final class HTTPExchange {
     /// non-numeric value); a length over the limit gets 413.
     static func bodyLength(contentLength: String?, transferEncoding: String?, limit: Int) -> BodyLength {
         if transferEncoding != nil {
-            return .refused(.error(411, code: 411, "Transfer-Encoding is not supported: send the body with a Content-Length"))
+            return .refused(
+                .error(411, code: 411, "Transfer-Encoding is not supported: send the body with a Content-Length")
+            )
         }
         guard let text = contentLength else { return .length(0) }
         let digits = text.utf8
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return .refused(.error(400, code: 400, "Content-Length: must be one non-negative decimal number, got \"\(text.prefix(64))\""))
+            return .refused(
+                .error(
+                    400,
+                    code: 400,
+                    "Content-Length: must be one non-negative decimal number, got \"\(text.prefix(64))\""
+                )
+            )
         }
         guard digits.count <= 18, let length = Int(text), length <= limit else {
             return .refused(.error(413, code: 41300, "body over \(limit) bytes"))

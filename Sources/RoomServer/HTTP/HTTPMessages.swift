@@ -21,7 +21,11 @@ struct HTTPResponse: Equatable {
 
 /// A plain HTTP request being received (anything but the /ws upgrade).
 final class HTTPRequest {
-    enum Method: String { case get = "GET", post = "POST", other = "OTHER" }
+    enum Method: String {
+        case get = "GET"
+        case post = "POST"
+        case other = "OTHER"
+    }
 
     let method: Method
     let path: String

@@ -33,15 +33,24 @@ final class HTTPRoutes {
                 JSON.Member("peers", .int(registry.peerCount)),
             ]
             if let cluster = homes.status {
-                members.append(JSON.Member("cluster", [
-                    "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes), "connected": .bool(cluster.connected),
-                ]))
+                members.append(
+                    JSON.Member(
+                        "cluster",
+                        [
+                            "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes),
+                            "connected": .bool(cluster.connected),
+                        ]
+                    )
+                )
             }
             return .json(draining || busDown ? 503 : 200, .object(members))
         case (.get, "/metrics"):
             recordGauges()
-            return HTTPResponse(status: 200, body: metrics.exposition(siblings: siblingMetrics),
-                                contentType: "text/plain; version=0.0.4; charset=utf-8")
+            return HTTPResponse(
+                status: 200,
+                body: metrics.exposition(siblings: siblingMetrics),
+                contentType: "text/plain; version=0.0.4; charset=utf-8"
+            )
         case (.get, "/client/roomd.js"):
             return ClientFiles.module
         case (.get, "/client/"):

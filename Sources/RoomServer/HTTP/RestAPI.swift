@@ -18,8 +18,16 @@ final class RestAPI {
     let logger: Logger
     private var limiter: TokenBucket
 
-    init(registry: RoomRegistry, fanOut: FanOut, verifier: TokenVerifier, metrics: ServerMetrics, clock: RoomClock,
-         homes: RoomHomes, schedule: Schedule, logger: Logger) {
+    init(
+        registry: RoomRegistry,
+        fanOut: FanOut,
+        verifier: TokenVerifier,
+        metrics: ServerMetrics,
+        clock: RoomClock,
+        homes: RoomHomes,
+        schedule: Schedule,
+        logger: Logger
+    ) {
         self.registry = registry
         self.fanOut = fanOut
         self.verifier = verifier
@@ -47,8 +55,11 @@ final class RestAPI {
                 }
                 return try listRooms(request)  // RestOperator.swift
             }
-            let parts = request.path.dropFirst(Self.prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-                .map(String.init)
+            let parts = request.path.dropFirst(Self.prefix.count).split(
+                separator: "/",
+                omittingEmptySubsequences: false
+            )
+            .map(String.init)
             switch (request.method, parts.count > 1 ? parts[1] : nil, parts.count) {
             case (.get, nil, 1): return try getRoom(parts[0])
             case (.get, "peers", 2): return try getPeers(parts[0])
@@ -98,7 +109,7 @@ final class RestAPI {
         }
         do throws(RoomError) {
             try verifier.verifyManagement(String(header.dropFirst("Bearer ".count)))
-        } catch where error.code == .permissionDenied {
+        } catch  where error.code == .permissionDenied {
             throw error
         } catch {
             throw RoomError(.tokenInvalid, "management token rejected: \(error.message)")
@@ -122,31 +133,45 @@ final class RestAPI {
 
     private func getRoom(_ id: String) throws(RoomError) -> HTTPResponse {
         let room = try room(id)
-        return .json(200, encoded: Dispatcher.encode { w in
-            w.key("room")
-            w.room(room, locked: registry.lockedRoomIDs.contains(room.id))
-            w.key("peers")
-            w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
-        })
+        return .json(
+            200,
+            encoded: Dispatcher.encode { w in
+                w.key("room")
+                w.room(room, locked: registry.lockedRoomIDs.contains(room.id))
+                w.key("peers")
+                w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
+            }
+        )
     }
 
     private func getPeers(_ id: String) throws(RoomError) -> HTTPResponse {
         let room = try room(id)
-        return .json(200, encoded: Dispatcher.encode { w in
-            w.key("peers")
-            w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
-        })
+        return .json(
+            200,
+            encoded: Dispatcher.encode { w in
+                w.key("peers")
+                w.array { w in for peer in room.peersInJoinOrder { w.peer(peer, withTracks: true) } }
+            }
+        )
     }
 
     private func updatePeer(_ roomID: String, _ peerID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
-        guard let peer = room.peer(peerID) else { throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room") }
+        guard let peer = room.peer(peerID) else {
+            throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room")
+        }
         let role = try params.string("role")
         let name = try params.string("name")
         let data = try params.string("data")
         try registry.checkMetadata(name: name, data: data)  // all or nothing: validate before the role changes
         if let role {
-            let (_, effects) = try registry.requestRoleChange(by: .server, in: room, targetID: peerID, role: role, force: true)
+            let (_, effects) = try registry.requestRoleChange(
+                by: .server,
+                in: room,
+                targetID: peerID,
+                role: role,
+                force: true
+            )
             fanOut.apply(effects)
         }
         fanOut.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
@@ -163,14 +188,23 @@ final class RestAPI {
         switch (try params.string("peer_id"), try params.string("role")) {
         case (let id?, nil): targets = [id]
         case (nil, let role?):
-            guard registry.template.role(role) != nil else { throw RoomError(.roleNotFound, "role: no role named \"\(role)\"") }
+            guard registry.template.role(role) != nil else {
+                throw RoomError(.roleNotFound, "role: no role named \"\(role)\"")
+            }
             targets = room.peersInJoinOrder.filter { $0.role.name == role }.map(\.id)
         case (.some, .some): throw .invalidParams("peer_id and role: give one, not both")
         case (nil, nil): throw .invalidParams("peer_id or role: required")
         }
         for id in targets {
-            fanOut.apply(try registry.removePeer(by: .server, in: room, targetID: id, reason: reason,
-                                                     leaveReason: .serverRemoved))
+            fanOut.apply(
+                try registry.removePeer(
+                    by: .server,
+                    in: room,
+                    targetID: id,
+                    reason: reason,
+                    leaveReason: .serverRemoved
+                )
+            )
             logger.info("peer removed", metadata: ["room": "\(roomID)", "peer": "\(id)", "by": "rest"])
         }
         return .json(200, [:])
@@ -189,10 +223,13 @@ final class RestAPI {
         }
         let (chat, deliveries) = try registry.send(from: .server, in: room, message: message, type: type, to: target)
         fanOut.fanOut(deliveries)
-        return .json(200, encoded: Dispatcher.encode { w in
-            w.field("message_id", chat.id)
-            w.field("timestamp", chat.timestamp)
-        })
+        return .json(
+            200,
+            encoded: Dispatcher.encode { w in
+                w.field("message_id", chat.id)
+                w.field("timestamp", chat.timestamp)
+            }
+        )
     }
 
     private func endRoom(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {

@@ -13,7 +13,9 @@ extension RestAPI {
     /// The room a REST path names (nil for the room list).
     static func roomID(in path: String) -> String? {
         guard path.hasPrefix(prefix) else { return nil }
-        let room = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).first.map(String.init)
+        let room = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).first.map(
+            String.init
+        )
         return room?.isEmpty == false ? room : nil
     }
 
@@ -35,22 +37,29 @@ extension RestAPI {
         ids.sort()
         let page = ids.prefix(limit)
         let more = ids.count > limit
-        return .json(200, encoded: Dispatcher.encode { w in
-            w.key("rooms")
-            w.array { w in
-                for id in page {
-                    w.room(registry.rooms[id]!, locked: registry.lockedRoomIDs.contains(id), withHLS: false)
+        return .json(
+            200,
+            encoded: Dispatcher.encode { w in
+                w.key("rooms")
+                w.array { w in
+                    for id in page {
+                        w.room(registry.rooms[id]!, locked: registry.lockedRoomIDs.contains(id), withHLS: false)
+                    }
                 }
+                w.key("last")
+                if more, let last = page.last { w.string(last) } else { w.null() }
             }
-            w.key("last")
-            if more, let last = page.last { w.string(last) } else { w.null() }
-        })
+        )
     }
 
     /// `GET /v2/active-rooms/{room_id}/peers/{peer_id}` → Peer.
     func getPeer(_ roomID: String, _ peerID: String) throws(RoomError) -> HTTPResponse {
-        guard let room = registry.room(roomID) else { throw RoomError(.roomNotFound, "room \"\(roomID)\" is not active") }
-        guard let peer = room.peer(peerID) else { throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room") }
+        guard let room = registry.room(roomID) else {
+            throw RoomError(.roomNotFound, "room \"\(roomID)\" is not active")
+        }
+        guard let peer = room.peer(peerID) else {
+            throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room")
+        }
         var w = JSONWriter()
         w.peer(peer, withTracks: true)
         return .json(200, encoded: w.bytes)
@@ -90,7 +99,11 @@ extension RestAPI {
     /// `POST …/hls/timed-metadata` `{metadata_objs}` → `{cues}`.
     func addTimedMetadata(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
-        let (cues, deliveries) = try registry.addTimedMetadata(by: .server, in: room, try Dispatcher.cueRequests(params))
+        let (cues, deliveries) = try registry.addTimedMetadata(
+            by: .server,
+            in: room,
+            try Dispatcher.cueRequests(params)
+        )
         fanOut.fanOut(deliveries)
         schedule.rearm(.cueEnd)
         return .json(200, encoded: Dispatcher.encode { w in w.cues(cues) })

@@ -34,13 +34,24 @@ final class ServerMetrics: Sendable {
         connections = Metrics.Gauge(label: "roomd_connections", factory: factory)
         peers = Metrics.Gauge(label: "roomd_peers", factory: factory)
         rooms = Metrics.Gauge(label: "roomd_rooms", factory: factory)
-        calls = Dictionary(uniqueKeysWithValues: Dispatcher.methodNames.map {  // one label per method the dispatcher serves
-            ($0, Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", $0)], factory: factory))
-        })
+        calls = Dictionary(
+            uniqueKeysWithValues: Dispatcher.methodNames.map {  // one label per method the dispatcher serves
+                ($0, Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", $0)], factory: factory))
+            }
+        )
         unknownCalls = Metrics.Counter(label: "roomd_calls_total", dimensions: [("method", "other")], factory: factory)
-        errors = Dictionary(uniqueKeysWithValues: ErrorCode.allCases.map {
-            ($0, Metrics.Counter(label: "roomd_errors_total", dimensions: [("code", "\($0.rawValue)")], factory: factory))
-        })
+        errors = Dictionary(
+            uniqueKeysWithValues: ErrorCode.allCases.map {
+                (
+                    $0,
+                    Metrics.Counter(
+                        label: "roomd_errors_total",
+                        dimensions: [("code", "\($0.rawValue)")],
+                        factory: factory
+                    )
+                )
+            }
+        )
         pushes = Metrics.Counter(label: "roomd_pushes_total", factory: factory)
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
@@ -94,7 +105,9 @@ final class ServerMetrics: Sendable {
                     if comments.insert(comment).inserted { order.append(comment) }
                     continue
                 }
-                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                    continue
+                }
                 let key = String(line[..<space])
                 if let total = totals[key] {
                     totals[key] = total + value
@@ -107,7 +120,9 @@ final class ServerMetrics: Sendable {
         var out = ""
         for key in order {
             if let total = totals[key] {
-                out += key + " " + (total == total.rounded() && abs(total) < 1e15 ? String(Int64(total)) : "\(total)") + "\n"
+                out +=
+                    key + " " + (total == total.rounded() && abs(total) < 1e15 ? String(Int64(total)) : "\(total)")
+                    + "\n"
             } else {
                 out += key + "\n"
             }

@@ -33,8 +33,17 @@ package final class Dispatcher {
     /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
     var replayAfterReply: [Frame] = []
 
-    init(registry: RoomRegistry, fanOut: FanOut, policies: Policies, verifier: TokenVerifier, metrics: ServerMetrics,
-         clock: RoomClock, homes: RoomHomes, schedule: Schedule, logger: Logger) {
+    init(
+        registry: RoomRegistry,
+        fanOut: FanOut,
+        policies: Policies,
+        verifier: TokenVerifier,
+        metrics: ServerMetrics,
+        clock: RoomClock,
+        homes: RoomHomes,
+        schedule: Schedule,
+        logger: Logger
+    ) {
         self.registry = registry
         self.outbound = fanOut
         self.policies = policies
@@ -63,7 +72,9 @@ package final class Dispatcher {
             joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods,
         ]
-        return tables.reduce(into: [:]) { all, table in all.merge(table) { _, _ in preconditionFailure("a method twice") } }
+        return tables.reduce(into: [:]) { all, table in
+            all.merge(table) { _, _ in preconditionFailure("a method twice") }
+        }
     }
 
     /// The result `{}`.
@@ -88,7 +99,10 @@ package final class Dispatcher {
             let message = try JSON.parse(bytes)
             if case .array(let calls) = message {
                 if calls.isEmpty || calls.count > Self.maxBatch {
-                    let error = RoomError(.invalidRequest, "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)")
+                    let error = RoomError(
+                        .invalidRequest,
+                        "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)"
+                    )
                     metrics.failed(.invalidRequest)
                     Envelope.response(id: .null, into: &out, error: error)
                     count(error, on: connection)
@@ -128,21 +142,28 @@ package final class Dispatcher {
     /// false for a notification (whose failure is pushed as `on-error`).
     private func process(_ call: JSON, on connection: Connection, into out: inout JSONWriter) -> Bool {
         let id = call["id"]
-        let validID: JSON? = switch id {
-        case .string, .number: id
-        default: nil
-        }
+        let validID: JSON? =
+            switch id {
+            case .string, .number: id
+            default: nil
+            }
         let methodName = call["method"]?.stringValue
         metrics.called(methodName)
         let result = Result { () throws(RoomError) -> [UInt8] in
             // The rate limit is checked right after parsing, before -32600.
             if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
-                throw RoomError(.rateLimited, "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s")
+                throw RoomError(
+                    .rateLimited,
+                    "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s"
+                )
             }
             guard case .object = call, call["jsonrpc"] == .string("2.0"), let methodName,
-                  id == nil || validID != nil
+                id == nil || validID != nil
             else {
-                throw RoomError(.invalidRequest, "invalid request: needs jsonrpc \"2.0\", a string method and a string or number id")
+                throw RoomError(
+                    .invalidRequest,
+                    "invalid request: needs jsonrpc \"2.0\", a string method and a string or number id"
+                )
             }
             guard let method = methods[methodName] else {
                 throw RoomError(.methodNotFound, "method not found: \(methodName)")
@@ -171,16 +192,21 @@ package final class Dispatcher {
             count(error, on: connection)
             metrics.failed(error.code)
             if error.code == .internalError || error.code == .rateLimited {
-                logger.info("call failed", metadata: connection.logMetadata.merging(
-                    ["method": "\(methodName ?? "?")", "code": "\(error.code.rawValue)"]) { $1 })
+                logger.info(
+                    "call failed",
+                    metadata: connection.logMetadata.merging(
+                        ["method": "\(methodName ?? "?")", "code": "\(error.code.rawValue)"]) { $1 }
+                )
             }
             let isNotification = id == nil && methodName != nil && call.objectValue != nil
             if isNotification, error.code != .invalidRequest {
-                connection.enqueue(Envelope.notification("on-error") { w in
-                    w.field("code", error.code.rawValue)
-                    w.field("message", error.message)
-                    w.field("method", methodName ?? "")
-                })
+                connection.enqueue(
+                    Envelope.notification("on-error") { w in
+                        w.field("code", error.code.rawValue)
+                        w.field("message", error.message)
+                        w.field("method", methodName ?? "")
+                    }
+                )
                 return false
             }
             Envelope.response(id: validID ?? .null, into: &out, error: error)

@@ -27,8 +27,15 @@ package final class FanOut {
     private var pending: [[Delivery]] = []
     private var fanningOut = false
 
-    init(registry: RoomRegistry, policies: Policies, metrics: ServerMetrics, webhooks: WebhookRelay,
-         schedule: Schedule, homes: RoomHomes, logger: Logger) {
+    init(
+        registry: RoomRegistry,
+        policies: Policies,
+        metrics: ServerMetrics,
+        webhooks: WebhookRelay,
+        schedule: Schedule,
+        homes: RoomHomes,
+        logger: Logger
+    ) {
         self.registry = registry
         self.policies = policies
         self.metrics = metrics
@@ -48,8 +55,12 @@ package final class FanOut {
             guard let connection = handle as? Connection else { continue }
             connection.peer = nil
             let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
-            logger.info("peer disconnected", metadata: [
-                "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)"])
+            logger.info(
+                "peer disconnected",
+                metadata: [
+                    "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)",
+                ]
+            )
             if ObjectIdentifier(connection) == caller { closeCallerAfterReply = code } else { connection.close(code) }
         }
     }
@@ -109,7 +120,10 @@ package final class FanOut {
         }
         for connection in dropped { dropSlowConsumer(connection) }
         for peer in overflowing where peer.transportHandle is HeldPushes {
-            logger.info("reconnect grace ended: too many held pushes", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            logger.info(
+                "reconnect grace ended: too many held pushes",
+                metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]
+            )
             peer.transportHandle = nil
             fanOut(registry.leave(peer, reason: .websocketClosed))
         }
@@ -131,11 +145,17 @@ package final class FanOut {
         if registry.startGrace(peer) {
             peer.transportHandle = HeldPushes()
             schedule.rearm(.reconnectGrace)
-            logger.info("peer disconnected, in reconnect grace", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
+            logger.info(
+                "peer disconnected, in reconnect grace",
+                metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]
+            )
             return
         }
         peer.transportHandle = nil
-        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"])
+        logger.info(
+            "peer left",
+            metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"]
+        )
         fanOut(registry.leave(peer, reason: .websocketClosed))
     }
 }

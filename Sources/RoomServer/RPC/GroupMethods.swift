@@ -29,14 +29,22 @@ extension Dispatcher {
     }
 
     /// `group-join`/`group-leave` (the caller) and `group-add`/`group-remove` (`peer_id`).
-    private func changeGroup(_ params: Params, _ connection: Connection, add: Bool, ofOther: Bool)
+    private func changeGroup(
+        _ params: Params,
+        _ connection: Connection,
+        add: Bool,
+        ofOther: Bool
+    )
         throws(RoomError) -> [UInt8]
     {
         let peer = connection.peer!
         let name = try params.id("name", required: true)!
         let target = ofOther ? try registry.groupTarget(by: peer, try params.requiredString("peer_id")) : peer
-        fanOut(add ? try registry.addToGroup(by: .peer(peer), target, group: name)
-                   : try registry.removeFromGroup(by: .peer(peer), target, group: name))
+        fanOut(
+            add
+                ? try registry.addToGroup(by: .peer(peer), target, group: name)
+                : try registry.removeFromGroup(by: .peer(peer), target, group: name)
+        )
         return groups(of: target)
     }
 

@@ -65,7 +65,9 @@ extension JSONWriter {
     }
 
     mutating func optionalField(_ key: String, _ value: Int64?) {
-        if let value { field(key, value) } else {
+        if let value {
+            field(key, value)
+        } else {
             self.key(key)
             null()
         }
@@ -118,7 +120,8 @@ enum DateRange {
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
         while i < bytes.count {
-            let b0 = Int(bytes[i]), b1 = i + 1 < bytes.count ? Int(bytes[i + 1]) : 0
+            let b0 = Int(bytes[i])
+            let b1 = i + 1 < bytes.count ? Int(bytes[i + 1]) : 0
             let b2 = i + 2 < bytes.count ? Int(bytes[i + 2]) : 0
             out.append(alphabet[b0 >> 2])
             out.append(alphabet[(b0 & 3) << 4 | b1 >> 4])

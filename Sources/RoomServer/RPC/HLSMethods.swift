@@ -44,14 +44,18 @@ extension Dispatcher {
         guard let items = try params.objectArray("variants") else { return nil }
         var variants: [HLSVariantRequest] = []
         for item in items {
-            variants.append(HLSVariantRequest(meetingURL: try item.string("meeting_url"), metadata: try item.string("metadata")))
+            variants.append(
+                HLSVariantRequest(meetingURL: try item.string("meeting_url"), metadata: try item.string("metadata"))
+            )
         }
         return variants
     }
 
     /// `metadata_objs:[{payload, duration}]` (required).
     static func cueRequests(_ params: Params) throws(RoomError) -> [HLSCueRequest] {
-        guard let items = try params.objectArray("metadata_objs") else { throw .invalidParams("metadata_objs: required") }
+        guard let items = try params.objectArray("metadata_objs") else {
+            throw .invalidParams("metadata_objs: required")
+        }
         var cues: [HLSCueRequest] = []
         for item in items {
             let payload = try item.requiredString("payload")

@@ -23,10 +23,18 @@ extension Dispatcher {
         let peerID = try params.string("peer_id")
         let grant = try verifier.verifyApp(token)
         try homes.admitJoin(grant.roomID)  // a cluster serves a room on its home node only
-        let outcome = try registry.join(JoinRequest(
-            roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
-            name: name ?? grant.name ?? grant.userID, data: data ?? "", viewOnly: grant.viewOnly,
-            resumePeerID: peerID))
+        let outcome = try registry.join(
+            JoinRequest(
+                roomID: grant.roomID,
+                requestedRoomID: roomID,
+                userID: grant.userID,
+                roleName: grant.role,
+                name: name ?? grant.name ?? grant.userID,
+                data: data ?? "",
+                viewOnly: grant.viewOnly,
+                resumePeerID: peerID
+            )
+        )
         let peer = outcome.peer
         if let replaced = outcome.replacedHandle as? Connection, replaced !== connection {
             replaced.peer = nil
@@ -37,10 +45,13 @@ extension Dispatcher {
         connection.markJoined()
         // Pushes held during the grace follow the response, in order.
         if let held = outcome.replacedHandle as? HeldPushes { replayAfterReply = held.frames }
-        logger.info("peer joined", metadata: [
-            "room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(peer.userID)", "role": "\(peer.role.name)",
-            "resumed": "\(outcome.resumed)",
-        ])
+        logger.info(
+            "peer joined",
+            metadata: [
+                "room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(peer.userID)", "role": "\(peer.role.name)",
+                "resumed": "\(outcome.resumed)",
+            ]
+        )
         fanOut(outcome.deliveries)
         let locked = registry.lockedRoomIDs.contains(outcome.room.id)
         return Self.encode { w in
@@ -62,7 +73,10 @@ extension Dispatcher {
         _ = try params.string("reason")
         let peer = connection.peer!
         connection.peer = nil
-        logger.info("peer left", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "client request"])
+        logger.info(
+            "peer left",
+            metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "client request"]
+        )
         fanOut(registry.leave(peer, reason: .clientRequest))
         outbound.closeCallerAfterReply = 1000
         return Self.encode { _ in }

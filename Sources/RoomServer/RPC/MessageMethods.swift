@@ -5,7 +5,7 @@ import RoomWire
 extension Dispatcher {
     static var messageMethods: [String: Method] {
         [
-            "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast),
+            "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast)
         ]
     }
 

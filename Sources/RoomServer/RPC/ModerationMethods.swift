@@ -17,18 +17,32 @@ extension Dispatcher {
         let target = try params.requiredString("requested_for")
         let track = try params.requiredString("track_id")
         guard let mute = try params.bool("mute") else { throw .invalidParams("mute: required") }
-        apply(try registry.requestTrackUpdate(by: .peer(peer), in: peer.room, targetID: target, trackID: track, mute: mute))
+        apply(
+            try registry.requestTrackUpdate(
+                by: .peer(peer),
+                in: peer.room,
+                targetID: target,
+                trackID: track,
+                mute: mute
+            )
+        )
         return Self.empty
     }
 
     func changeTrackMuteState(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
         guard let value = try params.bool("value") else { throw .invalidParams("value: required") }
-        let filter = TrackFilter(roles: try params.stringArray("roles"),
-                                 kind: try params.choice("type", Track.Kind.self),
-                                 source: try params.choice("source", Track.Source.self))
-        let (affected, effects) = try registry.changeTrackMuteState(by: .peer(peer), in: peer.room, value: value,
-                                                                     filter: filter)
+        let filter = TrackFilter(
+            roles: try params.stringArray("roles"),
+            kind: try params.choice("type", Track.Kind.self),
+            source: try params.choice("source", Track.Source.self)
+        )
+        let (affected, effects) = try registry.changeTrackMuteState(
+            by: .peer(peer),
+            in: peer.room,
+            value: value,
+            filter: filter
+        )
         apply(effects)
         return Self.encode { w in w.field("tracks_affected", affected) }
     }

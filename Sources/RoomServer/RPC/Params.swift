@@ -47,7 +47,9 @@ struct Params {
         guard let value = value(key) else { return nil }
         guard let int = value.intValue else { throw typeError(key, "an integer", value) }
         guard range.contains(int) else {
-            throw .invalidParams("\(name(key)): must be between \(range.lowerBound) and \(range.upperBound), got \(int)")
+            throw .invalidParams(
+                "\(name(key)): must be between \(range.lowerBound) and \(range.upperBound), got \(int)"
+            )
         }
         return int
     }
@@ -89,12 +91,18 @@ extension Params {
     }
 
     /// One of an enum's raw values.
-    func choice<T: RawRepresentable & CaseIterable>(_ key: String, _: T.Type, required: Bool = false) throws(RoomError)
+    func choice<T: RawRepresentable & CaseIterable>(
+        _ key: String,
+        _: T.Type,
+        required: Bool = false
+    ) throws(RoomError)
         -> T? where T.RawValue == String
     {
         guard let value = required ? try requiredString(key) : try string(key) else { return nil }
         guard let choice = T(rawValue: value) else {
-            throw .invalidParams("\(key): expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(value)\"")
+            throw .invalidParams(
+                "\(key): expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), got \"\(value)\""
+            )
         }
         return choice
     }
@@ -105,7 +113,9 @@ extension Params {
     func objectArray(_ key: String) throws(RoomError) -> [Params]? {
         let name = path.isEmpty ? key : "\(path).\(key)"
         guard let value = value(key) else { return nil }
-        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
+        guard let items = value.arrayValue else {
+            throw .invalidParams("\(name): expected an array, got \(value.typeName)")
+        }
         var objects: [Params] = []
         for (index, item) in items.enumerated() {
             guard case .object = item else {

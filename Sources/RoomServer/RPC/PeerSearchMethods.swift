@@ -12,8 +12,12 @@ extension Dispatcher {
 
     func findPeer(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let limit = try params.int("limit", in: 1...RoomRegistry.maxPageSize) ?? 10
-        let page = try registry.findPeers(connection.peer!, role: try params.string("role"),
-                                          group: try params.string("group"), limit: limit)
+        let page = try registry.findPeers(
+            connection.peer!,
+            role: try params.string("role"),
+            group: try params.string("group"),
+            limit: limit
+        )
         return encode(page)
     }
 

@@ -44,7 +44,11 @@ extension JSONWriter {
             w.pollInfoFields(poll)
             if questions {
                 w.key("questions")
-                w.array { w in for question in poll.questions { w.pollQuestion(question, quiz: poll.type == .quiz, withAnswer: withAnswers) } }
+                w.array { w in
+                    for question in poll.questions {
+                        w.pollQuestion(question, quiz: poll.type == .quiz, withAnswer: withAnswers)
+                    }
+                }
             }
         }
     }

@@ -24,11 +24,15 @@ extension Dispatcher {
     func pollInfoSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
         let info = PollInfoInput(
-            pollID: try params.id("poll_id"), title: try params.requiredString("title"),
+            pollID: try params.id("poll_id"),
+            title: try params.requiredString("title"),
             type: try params.choice("type", PollType.self, required: true)!,
             duration: try params.int("duration", in: 0...RoomRegistry.maxPollDurationS) ?? 0,
-            anonymous: try params.bool("anonymous") ?? false, visibility: try params.bool("visibility") ?? false,
-            vote: try params.stringArray("vote"), responses: try params.stringArray("responses"))
+            anonymous: try params.bool("anonymous") ?? false,
+            visibility: try params.bool("visibility") ?? false,
+            vote: try params.stringArray("vote"),
+            responses: try params.stringArray("responses")
+        )
         let poll = try registry.setPollInfo(by: peer, info)
         logger.info("poll info set", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         return Self.encode { w in w.field("poll_id", poll.id) }
@@ -39,14 +43,20 @@ extension Dispatcher {
         let pollID = try params.id("poll_id", required: true)!
         let entries = try params.objects("questions", required: true)!
         if entries.count > RoomRegistry.maxQuestionsPerPoll {
-            throw RoomError(.tooMany, "questions: at most \(RoomRegistry.maxQuestionsPerPoll) per poll, got \(entries.count)")
+            throw RoomError(
+                .tooMany,
+                "questions: at most \(RoomRegistry.maxQuestionsPerPoll) per poll, got \(entries.count)"
+            )
         }
         var inputs: [QuestionInput] = []
         for entry in entries {
             let question = try entry.requiredObject("question")
             let options = try entry.objects("options") ?? []
             if options.count > RoomRegistry.maxOptionsPerQuestion {
-                throw RoomError(.tooMany, "\(entry.path).options: at most \(RoomRegistry.maxOptionsPerQuestion) per question, got \(options.count)")
+                throw RoomError(
+                    .tooMany,
+                    "\(entry.path).options: at most \(RoomRegistry.maxOptionsPerQuestion) per question, got \(options.count)"
+                )
             }
             var texts: [String] = []
             for option in options { texts.append(try option.requiredString("text")) }
@@ -59,12 +69,18 @@ extension Dispatcher {
                 case (.some, .some): throw .invalidParams("\(given.path): give option or options, not both")
                 }
             }
-            inputs.append(QuestionInput(
-                text: try question.requiredString("text"), type: try question.choice("type", QuestionType.self, required: true)!,
-                skippable: try question.bool("skippable") ?? false, weight: try question.int("weight", in: 0...1000) ?? 1,
-                answerMinLen: try question.int("answer_min_len", in: 0...RoomRegistry.maxPollTextBytes),
-                answerMaxLen: try question.int("answer_max_len", in: 0...RoomRegistry.maxPollTextBytes),
-                options: texts, answer: answer))
+            inputs.append(
+                QuestionInput(
+                    text: try question.requiredString("text"),
+                    type: try question.choice("type", QuestionType.self, required: true)!,
+                    skippable: try question.bool("skippable") ?? false,
+                    weight: try question.int("weight", in: 0...1000) ?? 1,
+                    answerMinLen: try question.int("answer_min_len", in: 0...RoomRegistry.maxPollTextBytes),
+                    answerMaxLen: try question.int("answer_max_len", in: 0...RoomRegistry.maxPollTextBytes),
+                    options: texts,
+                    answer: answer
+                )
+            )
         }
         let poll = try registry.setPollQuestions(by: peer, pollID: pollID, inputs)
         return Self.encode { w in
@@ -102,7 +118,10 @@ extension Dispatcher {
     func expirePolls() {
         let (stopped, deliveries) = registry.expirePolls()
         for poll in stopped {
-            logger.info("poll stopped", metadata: ["room": "\(poll.room?.id ?? "?")", "poll": "\(poll.id)", "by": "timer"])
+            logger.info(
+                "poll stopped",
+                metadata: ["room": "\(poll.room?.id ?? "?")", "poll": "\(poll.id)", "by": "timer"]
+            )
         }
         fanOut(deliveries)
     }
@@ -118,11 +137,16 @@ extension Dispatcher {
         }
         var inputs: [ResponseInput] = []
         for entry in entries {
-            inputs.append(ResponseInput(
-                question: try entry.requiredInt("question", in: 1...Int.max),
-                option: try entry.int("option", in: Int.min...Int.max), options: try entry.ints("options"),
-                text: try entry.string("text"), skipped: try entry.bool("skipped") ?? false,
-                duration: Int64(try entry.int("duration", in: 0...86_400_000) ?? 0)))
+            inputs.append(
+                ResponseInput(
+                    question: try entry.requiredInt("question", in: 1...Int.max),
+                    option: try entry.int("option", in: Int.min...Int.max),
+                    options: try entry.ints("options"),
+                    text: try entry.string("text"),
+                    skipped: try entry.bool("skipped") ?? false,
+                    duration: Int64(try entry.int("duration", in: 0...86_400_000) ?? 0)
+                )
+            )
         }
         let (poll, outcomes) = try registry.respond(peer, pollID: pollID, inputs)
         let accepted = outcomes.filter { $0.error == nil }.count
@@ -185,7 +209,9 @@ extension Dispatcher {
         let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
         try registry.requireResultAccess(peer, poll)
         let maxUser = poll.eligibleVoterCount(in: peer.room, roleNames: registry.template.roleNames)
-        return Self.encode { w in w.pollResultFields(poll, maxUser: maxUser, withCorrect: registry.seesAnswers(peer, poll)) }
+        return Self.encode { w in
+            w.pollResultFields(poll, maxUser: maxUser, withCorrect: registry.seesAnswers(peer, poll))
+        }
     }
 
     func pollResponses(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
@@ -248,7 +274,9 @@ extension Params {
             return nil
         }
         let name = path.isEmpty ? key : "\(path).\(key)"
-        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array, got \(value.typeName)") }
+        guard let items = value.arrayValue else {
+            throw .invalidParams("\(name): expected an array, got \(value.typeName)")
+        }
         var objects: [Params] = []
         for (index, item) in items.enumerated() {
             guard case .object = item else {
@@ -260,7 +288,9 @@ extension Params {
     }
 
     func requiredInt(_ key: String, in range: ClosedRange<Int>) throws(RoomError) -> Int {
-        guard let int = try int(key, in: range) else { throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required") }
+        guard let int = try int(key, in: range) else {
+            throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required")
+        }
         return int
     }
 
@@ -268,10 +298,14 @@ extension Params {
     func ints(_ key: String) throws(RoomError) -> [Int]? {
         guard let value = value(key) else { return nil }
         let name = path.isEmpty ? key : "\(path).\(key)"
-        guard let items = value.arrayValue else { throw .invalidParams("\(name): expected an array of integers, got \(value.typeName)") }
+        guard let items = value.arrayValue else {
+            throw .invalidParams("\(name): expected an array of integers, got \(value.typeName)")
+        }
         var ints: [Int] = []
         for (index, item) in items.enumerated() {
-            guard let int = item.intValue else { throw .invalidParams("\(name)[\(index)]: expected an integer, got \(item.typeName)") }
+            guard let int = item.intValue else {
+                throw .invalidParams("\(name)[\(index)]: expected an integer, got \(item.typeName)")
+            }
             ints.append(int)
         }
         return ints

@@ -5,7 +5,7 @@ import RoomWire
 extension Dispatcher {
     static var previewMethods: [String: Method] {
         [
-            "preview": Method(needsJoin: false, handler: Dispatcher.preview),
+            "preview": Method(needsJoin: false, handler: Dispatcher.preview)
         ]
     }
 
@@ -15,10 +15,20 @@ extension Dispatcher {
         let token = try params.requiredString("token")
         let roomID = try params.string("room_id")
         let grant = try verifier.verifyApp(token)
-        let outcome = try registry.preview(JoinRequest(
-            roomID: grant.roomID, requestedRoomID: roomID, userID: grant.userID, roleName: grant.role,
-            name: grant.name ?? grant.userID, viewOnly: grant.viewOnly))
-        logger.debug("preview", metadata: ["room": "\(grant.roomID)", "user": "\(grant.userID)", "role": "\(grant.role)"])
+        let outcome = try registry.preview(
+            JoinRequest(
+                roomID: grant.roomID,
+                requestedRoomID: roomID,
+                userID: grant.userID,
+                roleName: grant.role,
+                name: grant.name ?? grant.userID,
+                viewOnly: grant.viewOnly
+            )
+        )
+        logger.debug(
+            "preview",
+            metadata: ["room": "\(grant.roomID)", "user": "\(grant.userID)", "role": "\(grant.role)"]
+        )
         return Self.encode { w in
             w.key("room")
             if let room = outcome.room {

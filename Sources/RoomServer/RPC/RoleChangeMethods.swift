@@ -27,8 +27,13 @@ extension Dispatcher {
             }
         }
         let target = try params.requiredString("requested_for")
-        let (outcome, effects) = try registry.requestRoleChange(by: .peer(peer), in: peer.room, targetID: target,
-                                                                 role: role, force: force ?? false)
+        let (outcome, effects) = try registry.requestRoleChange(
+            by: .peer(peer),
+            in: peer.room,
+            targetID: target,
+            role: role,
+            force: force ?? false
+        )
         apply(effects)
         guard case .requested(let token) = outcome else { return Self.empty }
         schedule.rearm(.roleChangeRequest)

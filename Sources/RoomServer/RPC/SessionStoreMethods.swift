@@ -25,7 +25,9 @@ extension Dispatcher {
     func getMetadata(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let store = connection.peer!.room.sessionStore
         if let key = try params.string("key") {
-            guard RoomRegistry.isValidMetadataKey(key) else { throw .invalidParams("key: must match [A-Za-z0-9_.-]{1,64}") }
+            guard RoomRegistry.isValidMetadataKey(key) else {
+                throw .invalidParams("key: must match [A-Za-z0-9_.-]{1,64}")
+            }
             var w = JSONWriter()
             w.sessionEntry(store.entry(key))
             return w.bytes

@@ -20,8 +20,14 @@ extension Dispatcher {
         let source = try params.choice("source", Track.Source.self) ?? .regular
         let mute = try params.bool("mute") ?? false
         let description = try params.string("description") ?? ""
-        let (track, deliveries) = try registry.addTrack(peer, id: id, kind: kind, source: source, mute: mute,
-                                                        description: description)
+        let (track, deliveries) = try registry.addTrack(
+            peer,
+            id: id,
+            kind: kind,
+            source: source,
+            mute: mute,
+            description: description
+        )
         fanOut(deliveries)
         return Self.encode { w in
             w.key("track")
@@ -31,8 +37,12 @@ extension Dispatcher {
 
     func trackUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let id = try params.requiredString("track_id")
-        let (track, deliveries) = try registry.updateTrack(connection.peer!, id: id, mute: try params.bool("mute"),
-                                                           description: try params.string("description"))
+        let (track, deliveries) = try registry.updateTrack(
+            connection.peer!,
+            id: id,
+            mute: try params.bool("mute"),
+            description: try params.string("description")
+        )
         fanOut(deliveries)
         return Self.encode { w in
             w.key("track")
@@ -47,16 +57,22 @@ extension Dispatcher {
 
     func audioLevel(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         guard let items = params.value("levels") else { throw .invalidParams("levels: required") }
-        guard let entries = items.arrayValue else { throw .invalidParams("levels: expected an array, got \(items.typeName)") }
+        guard let entries = items.arrayValue else {
+            throw .invalidParams("levels: expected an array, got \(items.typeName)")
+        }
         if entries.count > registry.settings.limits.maxTracksPerPeer {
             throw .invalidParams("levels: at most \(registry.settings.limits.maxTracksPerPeer) entries")
         }
         var levels: [(trackID: String, level: Int)] = []
         for (index, entry) in entries.enumerated() {
-            guard case .object = entry else { throw .invalidParams("levels[\(index)]: expected an object, got \(entry.typeName)") }
+            guard case .object = entry else {
+                throw .invalidParams("levels[\(index)]: expected an object, got \(entry.typeName)")
+            }
             let item = Params(entry, path: "levels[\(index)]")
             let trackID = try item.requiredString("track_id")
-            guard let level = try item.int("level", in: 0...100) else { throw .invalidParams("levels[\(index)].level: required") }
+            guard let level = try item.int("level", in: 0...100) else {
+                throw .invalidParams("levels[\(index)].level: required")
+            }
             levels.append((trackID, level))
         }
         try registry.reportAudioLevels(connection.peer!, levels)

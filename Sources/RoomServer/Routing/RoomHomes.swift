@@ -25,11 +25,17 @@ final class RoomHomes {
     func admitJoin(_ room: String) throws(RoomError) {
         guard clustered else { return }
         if status?.connected != true {
-            throw RoomError(.clusterUnavailable, "cluster unavailable: the message bus (NATS) is unreachable, try again later")
+            throw RoomError(
+                .clusterUnavailable,
+                "cluster unavailable: the message bus (NATS) is unreachable, try again later"
+            )
         }
         if !homed.contains(room) {
             // The lookup of the room's home failed, or the room moved meanwhile.
-            throw RoomError(.clusterUnavailable, "cluster unavailable: the room's home node cannot be reached, try again")
+            throw RoomError(
+                .clusterUnavailable,
+                "cluster unavailable: the room's home node cannot be reached, try again"
+            )
         }
     }
 

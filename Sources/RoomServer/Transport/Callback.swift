@@ -3,8 +3,11 @@ import CWebSockets
 /// The one lws protocol callback, for HTTP and WebSocket alike. A plain
 /// top-level function: lws calls it on the service thread only.
 func roomdCallback(
-    _ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
-    _ input: UnsafeMutableRawPointer?, _ length: Int
+    _ wsi: OpaquePointer?,
+    _ reason: lws_callback_reasons,
+    _ user: UnsafeMutableRawPointer?,
+    _ input: UnsafeMutableRawPointer?,
+    _ length: Int
 ) -> Int32 {
     guard let wsi, let context = lws_get_context(wsi), let opaque = lws_context_user(context) else {
         return lws_callback_http_dummy(wsi, reason, user, input, length)
@@ -45,9 +48,13 @@ func roomdCallback(
         guard let connection = server.sockets[wsi] else { return -1 }
         connection.liveness.heard(at: monotonicMillis())
         let fragment = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-        server.received(fragment, on: connection, first: lws_is_first_fragment(wsi) != 0,
-                        final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
-                        binary: lws_frame_is_binary(wsi) != 0)
+        server.received(
+            fragment,
+            on: connection,
+            first: lws_is_first_fragment(wsi) != 0,
+            final: lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
+            binary: lws_frame_is_binary(wsi) != 0
+        )
         return 0
 
     case LWS_CALLBACK_SERVER_WRITEABLE:
@@ -86,10 +93,12 @@ func roomdCallback(
         return 0
 
     case LWS_CALLBACK_RAW_WRITEABLE:
-        var bytes = [UInt8](repeating: 0, count: Int(CWS_PRE))
+        var bytes =
+            [UInt8](repeating: 0, count: Int(CWS_PRE))
             + HTTPExchange.rawResponse(400, reason: "Bad Request", code: 400, "not an HTTP/1.1 request roomd serves")
         _ = bytes.withUnsafeMutableBufferPointer { buffer in
-            lws_write(wsi, buffer.baseAddress! + Int(CWS_PRE), buffer.count - Int(CWS_PRE), LWS_WRITE_HTTP)  // = LWS_WRITE_RAW
+            // LWS_WRITE_HTTP is LWS_WRITE_RAW.
+            lws_write(wsi, buffer.baseAddress! + Int(CWS_PRE), buffer.count - Int(CWS_PRE), LWS_WRITE_HTTP)
         }
         return -1
 

@@ -168,7 +168,12 @@ package final class Connection {
     /// Copies as many queued frames as fit into `scratch` and hands them to
     /// lws in one raw write: server frames are unmasked, so complete frames
     /// built here can be written back to back. Returns -1 to close the connection.
-    func writeQueued(to wsi: OpaquePointer, into scratch: inout [UInt8], limit fullLimit: Int, backedUpLimit: Int) -> Int32 {
+    func writeQueued(
+        to wsi: OpaquePointer,
+        into scratch: inout [UInt8],
+        limit fullLimit: Int,
+        backedUpLimit: Int
+    ) -> Int32 {
         writableRequested = false
         if !outbound.isEmpty {
             // At most `limit` bytes per write, possibly ending inside a frame
@@ -250,8 +255,13 @@ extension Connection {
     /// micro`, the fuzz-dispatcher target): roomd never makes one. What it
     /// queues stays queued until `discardQueuedForBenchmark()`.
     package convenience init(discardingFor id: Int, maxQueuedBytes: Int) {
-        self.init(sink: .discard, id: id, maxQueuedBytes: maxQueuedBytes,
-                  rate: TokenBucket(rate: 1, burst: 1, nowMillis: 0), now: 0)
+        self.init(
+            sink: .discard,
+            id: id,
+            maxQueuedBytes: maxQueuedBytes,
+            rate: TokenBucket(rate: 1, burst: 1, nowMillis: 0),
+            now: 0
+        )
     }
 
     /// The frames queued and not written, oldest first (harness only).

@@ -23,7 +23,13 @@ extension Connection {
     /// Reassembles one WebSocket message from lws' fragments. Binary → 1003;
     /// over `limit` (`max_message_bytes`) → 1009 as soon as the limit is
     /// passed (the limit is ours: lws never caps a message).
-    func receive(_ fragment: UnsafeRawBufferPointer, first: Bool, final: Bool, binary: Bool, limit: Int) -> InboundProgress {
+    func receive(
+        _ fragment: UnsafeRawBufferPointer,
+        first: Bool,
+        final: Bool,
+        binary: Bool,
+        limit: Int
+    ) -> InboundProgress {
         if isClosing { return .partial }
         if first {
             inbound.reset()

@@ -33,8 +33,10 @@ final class LWSLog {
     }
 
     func emit(level: Int32, line: String) {
-        logger.debug("libwebsockets: \(line.hasSuffix("\n") ? String(line.dropLast()) : line)",
-                     metadata: ["lws_level": "\(level)"])
+        logger.debug(
+            "libwebsockets: \(line.hasSuffix("\n") ? String(line.dropLast()) : line)",
+            metadata: ["lws_level": "\(level)"]
+        )
     }
 }
 

@@ -1,8 +1,9 @@
 import CWebSockets
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 
 /// One libwebsockets context and the loop it runs on: libev (epoll) with
 /// roomd's own listening socket, or lws' poll() loop (`ROOMD_EVENT_LOOP=poll`,
@@ -60,8 +61,13 @@ final class ServiceLoop {
     /// Creates the context and binds the listening socket; returns the port
     /// (the chosen one for port 0). `user`: what lws hands every callback
     /// (the server). `shared`: `SO_REUSEPORT` (needs the libev loop).
-    func open(host: String, port requestedPort: Int, shared: Bool, rxBufferSize: Int,
-              user: UnsafeMutableRawPointer) throws(ServerError) -> Int {
+    func open(
+        host: String,
+        port requestedPort: Int,
+        shared: Bool,
+        rxBufferSize: Int,
+        user: UnsafeMutableRawPointer
+    ) throws(ServerError) -> Int {
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
         protocols.initialize(to: lws_protocols())
         protocols[0].name = UnsafePointer(keep("roomd"))
@@ -78,7 +84,8 @@ final class ServiceLoop {
         info.protocols = UnsafePointer(protocols)
         // An unknown method or a line that is not HTTP falls back to a raw
         // socket (answered 400 in the callback) instead of lws' HTML 403.
-        info.options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
+        info.options =
+            UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FALLBACK_TO_APPLY_LISTEN_ACCEPT_CONFIG)
         if !host.contains(":") { info.options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.pt_serv_buf_size = 64 * 1024
         info.max_http_header_data = UInt16(HTTPExchange.headerTableBytes)
@@ -99,7 +106,9 @@ final class ServiceLoop {
             }
             info.port = Int32(CWS_PORT_NO_LISTEN_SERVER)
         } else if shared {
-            throw ServerError(description: "sharing a port (SO_REUSEPORT) needs the libev loop, not ROOMD_EVENT_LOOP=poll")
+            throw ServerError(
+                description: "sharing a port (SO_REUSEPORT) needs the libev loop, not ROOMD_EVENT_LOOP=poll"
+            )
         }
 
         guard let context = lws_create_context(&info) else {

@@ -1,10 +1,11 @@
 import CWebSockets
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import RoomConfig
 import RoomModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The client connections of a service thread, by lws handle: their ids,
 /// the open-file budget new sockets are admitted by, the write path, and
@@ -44,7 +45,14 @@ final class Sockets {
     private let logger: Logger
 
     /// `servers`: service threads in this process (`--threads`); each may hold its share of sockets.
-    init(limits: LimitSettings, servers: Int, flow: FlowControl, clock: RoomClock, metrics: ServerMetrics, logger: Logger) {
+    init(
+        limits: LimitSettings,
+        servers: Int,
+        flow: FlowControl,
+        clock: RoomClock,
+        metrics: ServerMetrics,
+        logger: Logger
+    ) {
         self.limits = limits
         self.flow = flow
         self.clock = clock
@@ -71,9 +79,12 @@ final class Sockets {
     @discardableResult
     func opened(_ wsi: OpaquePointer) -> Connection {
         let connection = Connection(
-            sink: .socket(wsi), id: makeID(), maxQueuedBytes: limits.maxOutboundBytes,
+            sink: .socket(wsi),
+            id: makeID(),
+            maxQueuedBytes: limits.maxOutboundBytes,
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
-            now: monotonicMillis())
+            now: monotonicMillis()
+        )
         connection.flow = flow
         connections[wsi] = connection
         return connection
@@ -90,8 +101,12 @@ final class Sockets {
         refusedSinceLog += 1
         let now = monotonicMillis()
         if now - lastRefusalLog >= 1000 {
-            logger.warning("open-file limit reached: refusing new connections", metadata: [
-                "open": "\(open)", "budget": "\(budget)", "refused": "\(refusedSinceLog)"])
+            logger.warning(
+                "open-file limit reached: refusing new connections",
+                metadata: [
+                    "open": "\(open)", "budget": "\(budget)", "refused": "\(refusedSinceLog)",
+                ]
+            )
             lastRefusalLog = now
             refusedSinceLog = 0
         }
@@ -102,8 +117,12 @@ final class Sockets {
     func write(_ wsi: OpaquePointer) -> Int32 {
         guard let connection = connections[wsi] else { return -1 }
         let queued = connection.queuedBytes
-        let result = connection.writeQueued(to: wsi, into: &writeScratch, limit: Self.writeChunk,
-                                            backedUpLimit: Self.backedUpWriteChunk)
+        let result = connection.writeQueued(
+            to: wsi,
+            into: &writeScratch,
+            limit: Self.writeChunk,
+            backedUpLimit: Self.backedUpWriteChunk
+        )
         if queued > connection.queuedBytes {
             metrics.bytesOut.increment(by: queued - connection.queuedBytes)
             bytesSinceTrim += queued - connection.queuedBytes

@@ -1,4 +1,5 @@
 import CWebSockets
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,8 +23,11 @@ final class LoopTimer {
         let size = MemoryLayout<lws_sorted_usec_list_t>.stride + MemoryLayout<UnsafeRawPointer>.stride
         storage = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0, count: size)
-        storage.storeBytes(of: Unmanaged.passUnretained(self).toOpaque(),
-                           toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride, as: UnsafeMutableRawPointer.self)
+        storage.storeBytes(
+            of: Unmanaged.passUnretained(self).toOpaque(),
+            toByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
+            as: UnsafeMutableRawPointer.self
+        )
         if let period { schedule(afterMillis: period) }
     }
 
@@ -51,8 +55,10 @@ final class LoopTimer {
 
     fileprivate static func fire(_ sul: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
         guard let sul else { return }
-        let raw = UnsafeMutableRawPointer(sul).load(fromByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
-                                                     as: UnsafeMutableRawPointer.self)
+        let raw = UnsafeMutableRawPointer(sul).load(
+            fromByteOffset: MemoryLayout<lws_sorted_usec_list_t>.stride,
+            as: UnsafeMutableRawPointer.self
+        )
         let timer = Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue()
         timer.action()
         if let period = timer.period { timer.schedule(afterMillis: period) }

@@ -21,7 +21,8 @@ final class WebhookRelay {
             delivered: Metrics.Counter(label: label, dimensions: [("result", "delivered")], factory: factory),
             retried: Metrics.Counter(label: label, dimensions: [("result", "retried")], factory: factory),
             failed: Metrics.Counter(label: label, dimensions: [("result", "failed")], factory: factory),
-            dropped: Metrics.Counter(label: "roomd_webhook_dropped_total", factory: factory))
+            dropped: Metrics.Counter(label: "roomd_webhook_dropped_total", factory: factory)
+        )
         guard let settings else {
             sender = nil
             return

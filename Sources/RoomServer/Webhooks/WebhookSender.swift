@@ -1,13 +1,14 @@
 import AsyncHTTPClient
 import Crypto
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
 import Metrics
 import NIOCore
 import RoomConfig
 import RoomModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Delivers webhooks (PROTOCOL.md section 17) off the service thread: the
 /// service thread calls `enqueue`, which only appends to the bounded queue
@@ -46,8 +47,10 @@ final class WebhookSender: Sendable {
         if let dropped = queue.append(event) {
             metrics.dropped.increment()
             if dropped % 1000 == 1 {  // the first, then every 1000th
-                logger.warning("webhook queue full: oldest event dropped",
-                               metadata: ["limit": "\(settings.queueLimit)", "dropped": "\(dropped)"])
+                logger.warning(
+                    "webhook queue full: oldest event dropped",
+                    metadata: ["limit": "\(settings.queueLimit)", "dropped": "\(dropped)"]
+                )
             }
         }
         wake.yield()
@@ -83,22 +86,37 @@ final class WebhookSender: Sendable {
             let failure = await post(event)
             guard let failure else {
                 metrics.delivered.increment()
-                logger.debug("webhook delivered", metadata: ["room": "\(event.roomID)", "event": "\(event.type)",
-                                                             "id": "\(event.id)", "attempt": "\(attempt)"])
+                logger.debug(
+                    "webhook delivered",
+                    metadata: [
+                        "room": "\(event.roomID)", "event": "\(event.type)",
+                        "id": "\(event.id)", "attempt": "\(attempt)",
+                    ]
+                )
                 return
             }
             if attempt == settings.maxAttempts {
                 metrics.failed.increment()
-                logger.warning("webhook failed, giving up", metadata: [
-                    "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)",
-                    "attempts": "\(attempt)", "error": "\(failure)"])
+                logger.warning(
+                    "webhook failed, giving up",
+                    metadata: [
+                        "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)",
+                        "attempts": "\(attempt)", "error": "\(failure)",
+                    ]
+                )
                 return
             }
             metrics.retried.increment()
             let delay = Self.backoff(afterAttempt: attempt)
-            logger.info("webhook attempt failed, retrying", metadata: [
-                "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)", "attempt": "\(attempt)",
-                "error": "\(failure)", "retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)"])
+            logger.info(
+                "webhook attempt failed, retrying",
+                metadata: [
+                    "room": "\(event.roomID)", "event": "\(event.type)", "id": "\(event.id)", "attempt": "\(attempt)",
+                    "error": "\(failure)",
+                    "retry_in_ms":
+                        "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
+                ]
+            )
             try? await Task.sleep(for: delay)
         }
     }
@@ -117,7 +135,10 @@ final class WebhookSender: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "roomd")
         request.headers.add(name: "X-Roomd-Timestamp", value: timestamp)
-        request.headers.add(name: "X-Roomd-Signature", value: Self.signature(key: key, timestamp: timestamp, body: event.body))
+        request.headers.add(
+            name: "X-Roomd-Signature",
+            value: Self.signature(key: key, timestamp: timestamp, body: event.body)
+        )
         request.body = .bytes(event.body)
         do {
             let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeoutMs)))
@@ -137,10 +158,11 @@ final class WebhookSender: Sendable {
     /// `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
     static func signature(key: SymmetricKey, timestamp: String, body: [UInt8]) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: key)
-        return "sha256=" + mac.map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        return "sha256="
+            + mac.map { byte in
+                let hex = String(byte, radix: 16)
+                return byte < 16 ? "0" + hex : hex
+            }.joined()
     }
 
     static func nowMillis() -> Int64 {

@@ -1,9 +1,9 @@
-import RoomTokens
 import Foundation
 import RoomClient
-import RoomdTesting
 import RoomServer
+import RoomTokens
 import RoomWire
+import RoomdTesting
 import Synchronization
 import Testing
 
@@ -19,7 +19,8 @@ import Testing
 /// (signals, limits, logs, metrics, the command line) opt out with
 /// `singleProcess: true` and run on one daemon in both runs.
 final class Daemon: @unchecked Sendable {
-    static let clusterRun = ProcessInfo.processInfo.environment["ROOMD_TEST_CLUSTER"].map { !$0.isEmpty && $0 != "0" } ?? false
+    static let clusterRun =
+        ProcessInfo.processInfo.environment["ROOMD_TEST_CLUSTER"].map { !$0.isEmpty && $0 != "0" } ?? false
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let shippedConfig = packageRoot.appendingPathComponent("config/roles.json").path
@@ -49,21 +50,42 @@ final class Daemon: @unchecked Sendable {
 
     /// Starts roomd with the shipped template, or with `template` (JSON text).
     /// `settings` (JSON object text) is merged into the shipped template's settings.
-    static func start(template: String? = nil, settings: String? = nil, arguments: [String] = [],
-                      environment: [String: String] = [:], secret: [UInt8] = defaultSecret,
-                      listeningHost: String = "127.0.0.1", limits: [String] = [],
-                      singleProcess: Bool = false) throws -> Daemon {
+    static func start(
+        template: String? = nil,
+        settings: String? = nil,
+        arguments: [String] = [],
+        environment: [String: String] = [:],
+        secret: [UInt8] = defaultSecret,
+        listeningHost: String = "127.0.0.1",
+        limits: [String] = [],
+        singleProcess: Bool = false
+    ) throws -> Daemon {
         guard clusterRun, !singleProcess, limits.isEmpty, !arguments.contains("--cluster") else {
-            return try startOne(template: template, settings: settings, arguments: arguments, environment: environment,
-                                secret: secret, listeningHost: listeningHost, limits: limits)
+            return try startOne(
+                template: template,
+                settings: settings,
+                arguments: arguments,
+                environment: environment,
+                secret: secret,
+                listeningHost: listeningHost,
+                limits: limits
+            )
         }
         let nats = try NatsServerProcess.start()
         var started: [Daemon] = []
         do {
             for id in ["n1", "n2", "n3"] {
-                started.append(try startOne(template: template, settings: settings,
-                                            arguments: arguments + ["--cluster", nats.url, "--node-id", id],
-                                            environment: environment, secret: secret, listeningHost: listeningHost, limits: []))
+                started.append(
+                    try startOne(
+                        template: template,
+                        settings: settings,
+                        arguments: arguments + ["--cluster", nats.url, "--node-id", id],
+                        environment: environment,
+                        secret: secret,
+                        listeningHost: listeningHost,
+                        limits: []
+                    )
+                )
             }
             try waitForCluster(started)
         } catch {
@@ -72,8 +94,13 @@ final class Daemon: @unchecked Sendable {
             throw error
         }
         // The last node answers HTTP; `url` starts with the first.
-        let daemon = Daemon(process: started[2].process, port: started[2].port, secret: secret,
-                            directory: started[2].directory, stderrFile: started[2].stderrFile)
+        let daemon = Daemon(
+            process: started[2].process,
+            port: started[2].port,
+            secret: secret,
+            directory: started[2].directory,
+            stderrFile: started[2].stderrFile
+        )
         daemon.nodes = started
         daemon.nats = nats
         return daemon
@@ -86,15 +113,26 @@ final class Daemon: @unchecked Sendable {
             while true {
                 let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
                 let answer = (try? rawExchange(port: node.port, request, timeout: 1))?.response ?? ""
-                if answer.hasPrefix("HTTP/1.1 200"), answer.contains("\"nodes\":\(nodes.count),\"connected\":true") { break }
-                if Date() > deadline { throw DaemonError(description: "the cluster did not form: \(answer) \(node.stderr)") }
+                if answer.hasPrefix("HTTP/1.1 200"), answer.contains("\"nodes\":\(nodes.count),\"connected\":true") {
+                    break
+                }
+                if Date() > deadline {
+                    throw DaemonError(description: "the cluster did not form: \(answer) \(node.stderr)")
+                }
                 usleep(50_000)
             }
         }
     }
 
-    private static func startOne(template: String?, settings: String?, arguments: [String], environment: [String: String],
-                                 secret: [UInt8], listeningHost: String, limits: [String]) throws -> Daemon {
+    private static func startOne(
+        template: String?,
+        settings: String?,
+        arguments: [String],
+        environment: [String: String],
+        secret: [UInt8],
+        listeningHost: String,
+        limits: [String]
+    ) throws -> Daemon {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("roles.json")
@@ -110,8 +148,11 @@ final class Daemon: @unchecked Sendable {
         try Data(secret).write(to: secretFile)
 
         let process = Process()
-        let daemonArguments = ["--config", config.path, "--port", "0", "--secret-file", secretFile.path,
-                                "--log-level", "debug"] + arguments
+        let daemonArguments =
+            [
+                "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
+                "--log-level", "debug",
+            ] + arguments
         if limits.isEmpty {
             process.executableURL = URL(fileURLWithPath: binary)
             process.arguments = daemonArguments
@@ -168,7 +209,9 @@ final class Daemon: @unchecked Sendable {
     }
 
     var stderr: String {
-        if !nodes.isEmpty { return nodes.map { (try? String(contentsOf: $0.stderrFile, encoding: .utf8)) ?? "" }.joined() }
+        if !nodes.isEmpty {
+            return nodes.map { (try? String(contentsOf: $0.stderrFile, encoding: .utf8)) ?? "" }.joined()
+        }
         return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
     }
 
@@ -183,17 +226,32 @@ final class Daemon: @unchecked Sendable {
 
     // MARK: tokens and peers
 
-    func token(room: String = "room-1", user: String, role: String, name: String? = nil,
-               restrictions: String? = nil) throws -> String {
-        try TokenMinter(secret: secret).appToken(room: room, user: user, role: role, name: name,
-                                                       restrictions: restrictions)
+    func token(
+        room: String = "room-1",
+        user: String,
+        role: String,
+        name: String? = nil,
+        restrictions: String? = nil
+    ) throws -> String {
+        try TokenMinter(secret: secret).appToken(
+            room: room,
+            user: user,
+            role: role,
+            name: name,
+            restrictions: restrictions
+        )
     }
 
     func client() async throws -> RoomClient { try await RoomClient.connect(to: url) }
 
     /// Connects and joins; returns the client and the join result.
-    func join(_ user: String, as role: String, room: String = "room-1", name: String? = nil,
-              restrictions: String? = nil) async throws -> (client: RoomClient, result: JSON) {
+    func join(
+        _ user: String,
+        as role: String,
+        room: String = "room-1",
+        name: String? = nil,
+        restrictions: String? = nil
+    ) async throws -> (client: RoomClient, result: JSON) {
         let client = try await client()
         let token = try token(room: room, user: user, role: role, name: name, restrictions: restrictions)
         let result = try await client.call("join", ["token": .string(token)])
@@ -229,7 +287,9 @@ final class Daemon: @unchecked Sendable {
 
     /// The shipped template with its roles edited.
     static func shippedTemplate(_ edit: (inout [String: [String: Any]]) -> Void) throws -> String {
-        var root = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: shippedConfig))) as! [String: Any]
+        var root =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: shippedConfig)))
+            as! [String: Any]
         var roles = root["roles"] as! [String: [String: Any]]
         edit(&roles)
         root["roles"] = roles
@@ -270,13 +330,18 @@ func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
 }
 
 /// Runs a command to completion; returns (exit status, stdout, stderr).
-func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                timeout: Double = 10) throws -> (status: Int32, out: String, err: String) {
+func runCommand(
+    _ path: String,
+    _ arguments: [String],
+    environment: [String: String]? = nil,
+    timeout: Double = 10
+) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     if let environment { process.environment = environment }
-    let out = Pipe(), err = Pipe()
+    let out = Pipe()
+    let err = Pipe()
     process.standardOutput = out
     process.standardError = err
     try process.run()

@@ -1,12 +1,20 @@
-import RoomTokens
 import Foundation
+import RoomServer
+import RoomTokens
+import RoomWire
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import RoomWire
 
 /// One HTTP request to the daemon; returns the status and the parsed JSON body (or the text as a string).
-func http(_ method: String, _ daemon: Daemon, _ path: String, token: String? = nil, body: String? = nil)
+func http(
+    _ method: String,
+    _ daemon: Daemon,
+    _ path: String,
+    token: String? = nil,
+    body: String? = nil
+)
     async throws -> (status: Int, body: JSON)
 {
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)\(path)")!)
@@ -36,7 +44,9 @@ extension Daemon {
                     if !order.contains(line) { order.append(line) }
                     continue
                 }
-                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+                guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                    continue
+                }
                 let series = String(line[..<space])
                 if sums[series] == nil { order.append(series) }
                 sums[series, default: 0] += value
@@ -52,5 +62,3 @@ extension Daemon {
         try TokenMinter(secret: secret).managementToken()
     }
 }
-
-import RoomServer

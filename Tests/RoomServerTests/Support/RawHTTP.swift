@@ -3,7 +3,12 @@ import Foundation
 /// Sends raw bytes on a fresh TCP connection and reads until the server
 /// closes it or `timeout` passes: for HTTP that a client library won't send
 /// (pipelined requests, bad framing, garbage).
-func rawExchange(port: Int, _ bytes: [UInt8], timeout: Double = 3, closeAfterSending: Bool = false)
+func rawExchange(
+    port: Int,
+    _ bytes: [UInt8],
+    timeout: Double = 3,
+    closeAfterSending: Bool = false
+)
     throws -> (response: String, closedByServer: Bool)
 {
     let fd = try connectTCP(port: port)
@@ -32,6 +37,10 @@ func rawExchange(port: Int, _ bytes: [UInt8], timeout: Double = 3, closeAfterSen
 /// `GET /healthz` on a fresh connection: the status line, or nil when the
 /// daemon did not answer within `timeout`.
 func healthStatusLine(port: Int, timeout: Double = 2) throws -> String? {
-    let (response, _) = try rawExchange(port: port, Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: timeout)
+    let (response, _) = try rawExchange(
+        port: port,
+        Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+        timeout: timeout
+    )
     return response.split(separator: "\r\n").first.map(String.init)
 }

@@ -1,6 +1,6 @@
-import RoomTokens
 import Crypto
 import Foundation
+import RoomTokens
 
 /// Hand-made JWTs for the token defect tests (what TokenMinter would never make).
 enum Tokens {
@@ -10,8 +10,12 @@ enum Tokens {
     }
 
     /// Signs `claims` (a JSON object text) with HS256 under `header` (JSON text).
-    static func make(claims: String, secret: [UInt8], header: String = #"{"alg":"HS256","typ":"JWT"}"#,
-                     signature: String? = nil) -> String {
+    static func make(
+        claims: String,
+        secret: [UInt8],
+        header: String = #"{"alg":"HS256","typ":"JWT"}"#,
+        signature: String? = nil
+    ) -> String {
         let signingInput = base64URL(Array(header.utf8)) + "." + base64URL(Array(claims.utf8))
         let mac = HMAC<SHA256>.authenticationCode(for: Array(signingInput.utf8), using: SymmetricKey(data: secret))
         return signingInput + "." + (signature ?? base64URL(Array(mac)))
@@ -28,6 +32,9 @@ enum Tokens {
         for (key, value) in overrides {
             if let value { claims[key] = value } else { claims.removeValue(forKey: key) }
         }
-        return String(decoding: try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]), as: UTF8.self)
+        return String(
+            decoding: try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]),
+            as: UTF8.self
+        )
     }
 }

@@ -5,7 +5,13 @@ import RoomWire
 /// `scripts/webhook-receiver.py` run with python3. It verifies each request
 /// with README.md's `verify` and logs one JSON line per request.
 final class WebhookReceiver: @unchecked Sendable {
-    enum Mode: String { case ok, failFirst = "fail-first", hang, hangFirst = "hang-first", holdFirst = "hold-first" }
+    enum Mode: String {
+        case ok
+        case failFirst = "fail-first"
+        case hang
+        case hangFirst = "hang-first"
+        case holdFirst = "hold-first"
+    }
 
     let process: Process
     let port: Int
@@ -16,17 +22,21 @@ final class WebhookReceiver: @unchecked Sendable {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("webhooks-\(UUID().uuidString).jsonl")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
-                             "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
-                             "--release", log.path + ".release",
-                             "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path]
+        process.arguments = [
+            "python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
+            "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
+            "--release", log.path + ".release",
+            "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path,
+        ]
         var environment = ProcessInfo.processInfo.environment
         environment["RECEIVER_SECRET"] = String(decoding: secret, as: UTF8.self)
         process.environment = environment
         let stdout = Pipe()
         process.standardOutput = stdout
         try process.run()
-        guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000), let port = Int(line) else {
+        guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000),
+            let port = Int(line)
+        else {
             process.terminate()
             throw DaemonError(description: "the webhook receiver printed no port")
         }
