@@ -182,17 +182,26 @@ public struct RoomdProcessError: Error, CustomStringConvertible, Sendable {
     public var description: String
 }
 
-/// One line from `fd` (without the newline), or nil at EOF or timeout.
-private func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
+/// One line from `fd` (without the newline), or nil at EOF, on an error or
+/// when `timeoutMillis` pass first. Reads byte by byte, so nothing after
+/// the line is consumed. RoomdProcess reads the listening line with it;
+/// this package's tests read other processes' output.
+package func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
     var bytes: [UInt8] = []
     let deadline = Date().addingTimeInterval(Double(timeoutMillis) / 1000)
-    while Date() < deadline {
+    while true {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0 else { return nil }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { return nil }
+        let ready = poll(&poller, 1, Int32(min(max(1, left * 1000), 1000)))
+        if ready < 0, errno == EINTR { continue }
+        guard ready >= 0 else { return nil }
+        if ready == 0 { continue }  // the deadline decides
         var byte: UInt8 = 0
-        guard read(fd, &byte, 1) == 1 else { return nil }
+        let count = read(fd, &byte, 1)
+        if count < 0, errno == EINTR { continue }
+        guard count == 1 else { return nil }
         if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
         bytes.append(byte)
     }
-    return nil
 }

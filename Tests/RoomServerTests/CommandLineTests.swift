@@ -1,5 +1,6 @@
 import Foundation
 import RoomClient
+import RoomdTesting
 import RoomWire
 import Testing
 

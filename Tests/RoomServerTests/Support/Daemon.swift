@@ -253,22 +253,6 @@ final class Daemon: @unchecked Sendable {
 
 struct DaemonError: Error, CustomStringConvertible { var description: String }
 
-/// Reads one line from `fd`, waiting at most `timeoutMillis`.
-func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
-    var bytes: [UInt8] = []
-    let deadline = Date().addingTimeInterval(Double(timeoutMillis) / 1000)
-    while Date() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, 100)
-        if ready <= 0 { continue }
-        var byte: UInt8 = 0
-        if read(fd, &byte, 1) != 1 { return nil }
-        if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
-        bytes.append(byte)
-    }
-    return nil
-}
-
 /// Runs a command to completion; returns (exit status, stdout, stderr).
 func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
                 timeout: Double = 10) throws -> (status: Int32, out: String, err: String) {

@@ -1,4 +1,5 @@
 import Foundation
+import RoomdTesting
 import RoomWire
 
 /// A real HTTP receiver for webhooks on a free loopback port:
