@@ -175,8 +175,8 @@ public final class RoomdProcess: Sendable {
         }
         Self.running.withLock { $0[process.processIdentifier] = process }
         func fail(_ problem: String) -> RoomdProcessError {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            if exitStatus(of: process) == nil { kill(process.processIdentifier, SIGKILL) }
+            waitForExit(process)
             Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
             let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             removeDirectory()
@@ -222,7 +222,9 @@ public final class RoomdProcess: Sendable {
         return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
     }
 
-    public var isRunning: Bool { process.isRunning }
+    /// Whether the daemon runs (asked of the kernel: Foundation's
+    /// `Process.isRunning` can lag, see `exitStatus(of:)`).
+    public var isRunning: Bool { exitStatus(of: process) == nil }
 
     /// SIGTERM, then waits (SIGKILL after `timeout` s). Returns the exit
     /// status (0 after a clean shutdown). Idempotent. The same as
@@ -247,18 +249,20 @@ public final class RoomdProcess: Sendable {
         outcome.withLock { recorded in
             if let recorded { return recorded }
             let started = Date()
+            let deadline = started.addingTimeInterval(timeout)
             var timedOut = false
-            if process.isRunning {
-                kill(process.processIdentifier, signal)
-                let deadline = started.addingTimeInterval(timeout)
-                while process.isRunning, Date() < deadline { usleep(5_000) }
-                if process.isRunning {
-                    kill(process.processIdentifier, SIGKILL)
-                    timedOut = true
-                }
+            var status = exitStatus(of: process)
+            if status == nil { kill(process.processIdentifier, signal) }
+            while status == nil, Date() < deadline {
+                usleep(5_000)
+                status = exitStatus(of: process)
             }
-            process.waitUntilExit()
-            let exit = Exit(status: process.terminationStatus, seconds: Date().timeIntervalSince(started), timedOut: timedOut)
+            if status == nil {
+                kill(process.processIdentifier, SIGKILL)
+                timedOut = true
+            }
+            let exit = Exit(status: status ?? waitForExit(process), seconds: Date().timeIntervalSince(started),
+                            timedOut: timedOut)
             Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
             let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             finalLog.withLock { $0 = log }
