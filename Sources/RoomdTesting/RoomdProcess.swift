@@ -85,7 +85,8 @@ public final class RoomdProcess: Sendable {
     /// The daemon's process id (for signals, /proc, prlimit).
     public var pid: Int32 { process.processIdentifier }
 
-    private let process: Process
+    /// The daemon's process (for this package's tests).
+    package let process: Process
     private let stdinPipe: Pipe
     private let stderrFile: URL
     /// How the daemon ended: set by the first `stop`, held while it stops.
@@ -304,9 +305,9 @@ public final class RoomdProcess: Sendable {
     }
 
     /// This package's root (RoomdTesting is built from source, so its file is there).
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    package static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static var shippedTemplatePath: String { packageRoot.appendingPathComponent("config/roles.json").path }
+    package static var shippedTemplatePath: String { packageRoot.appendingPathComponent("config/roles.json").path }
 
     // MARK: stopping with the test process
 
