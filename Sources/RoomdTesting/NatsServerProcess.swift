@@ -59,7 +59,7 @@ public final class NatsServerProcess: Sendable {
 
     deinit { remove() }
 
-    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
+    public var isRunning: Bool { process.withLock { $0.map { exitStatus(of: $0) == nil } ?? false } }
     public var pid: Int32? { process.withLock { $0?.processIdentifier } }
 
     /// (Re)starts the server on the same ports and store; waits until its
@@ -93,10 +93,8 @@ public final class NatsServerProcess: Sendable {
         NatsServerProcess.running.withLock { $0[process.processIdentifier] = process }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if !process.isRunning {
-                throw RoomdProcessError(
-                    description: "nats-server exited (\(process.terminationStatus)): \(self.log.suffix(2000))"
-                )
+            if let status = exitStatus(of: process) {
+                throw RoomdProcessError(description: "nats-server exited (\(status)): \(self.log.suffix(2000))")
             }
             if let (status, _) = httpGet(port: monitorPort, path: "/healthz"), status == 200 { return }
             usleep(20_000)
@@ -130,12 +128,12 @@ public final class NatsServerProcess: Sendable {
 
     private func signalAndWait(_ signal: Int32, timeout: Double) {
         guard let process = process.withLock({ $0 }) else { return }
-        if process.isRunning {
+        if exitStatus(of: process) == nil {
             Foundation.kill(process.processIdentifier, signal)
             let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning, Date() < deadline { usleep(5_000) }
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            while exitStatus(of: process) == nil, Date() < deadline { usleep(5_000) }
+            if exitStatus(of: process) == nil { Foundation.kill(process.processIdentifier, SIGKILL) }
+            waitForExit(process)
         }
         NatsServerProcess.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
     }

@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 
 /// A real `roomd` on a free port, for integration tests: started the way a
-/// user starts it (`roomd --config FILE --port 0 --secret-file F`), with a
-/// fresh secret and template in its own temporary directory, so harnesses
-/// can run in parallel.
+/// user starts it (`roomd --config FILE --port 0 --secret-file F`), with its
+/// secret (a fresh one unless given) and template in its own temporary
+/// directory, so harnesses can run in parallel.
 ///
 /// The daemon goes when the test goes: `stop()` sends SIGTERM; a process
 /// that exits without calling it stops its daemons on the way out (`atexit`);
@@ -28,97 +28,222 @@ public final class RoomdProcess: Sendable {
         case json(String)
     }
 
-    /// `ws://127.0.0.1:PORT/ws`.
+    /// A resource limit of the daemon alone: `/bin/sh` runs `ulimit OPTION
+    /// VALUE` for each limit, then execs roomd (same pid), so the test
+    /// process keeps its own limits. `ulimit` without `-H` or `-S` sets the
+    /// soft and the hard limit; a limit the shell refuses fails the start.
+    public struct ResourceLimit: Sendable, Hashable, CustomStringConvertible {
+        /// The option of `ulimit` in `/bin/sh`: `-n`, `-s`, `-v`, ….
+        public var option: String
+        /// Its value in the option's unit, or `unlimited`.
+        public var value: String
+
+        /// `ulimit OPTION VALUE`, e.g. `ResourceLimit(ulimit: "-v", "1048576")`.
+        public init(ulimit option: String, _ value: String) {
+            self.option = option
+            self.value = value
+        }
+
+        /// At most `count` open files (`ulimit -n`). roomd sizes its socket
+        /// budget from this limit when it starts.
+        public static func openFiles(_ count: Int) -> ResourceLimit { ResourceLimit(ulimit: "-n", "\(count)") }
+
+        /// A main-thread stack of `kib` KiB (`ulimit -s`); roomd's first
+        /// service thread is its main thread.
+        public static func stackKiB(_ kib: Int) -> ResourceLimit { ResourceLimit(ulimit: "-s", "\(kib)") }
+
+        public var description: String { "ulimit \(option) \(value)" }
+    }
+
+    /// How a stopped daemon ended (`stop(signal:timeout:)`).
+    public struct Exit: Sendable, Equatable {
+        /// The exit status (0 after a clean shutdown), or the number of the
+        /// signal that ended the daemon (9 after a SIGKILL).
+        public var status: Int32
+        /// Seconds from the signal to the exit.
+        public var seconds: Double
+        /// The daemon outlived the timeout and was ended with SIGKILL.
+        public var timedOut: Bool
+    }
+
+    /// The URL to connect to: `ws://HOST:PORT/ws`, HOST as in the listening
+    /// line (`ws://127.0.0.1:PORT/ws` by default); a wildcard address
+    /// (`0.0.0.0`, `::`) becomes the loopback address of its family.
     public let url: String
+    /// The URL of the daemon's listening line, verbatim
+    /// (`roomd listening on ws://HOST:PORT/ws`).
+    public let listeningURL: String
     public let port: Int
     /// The HS256 secret the daemon verifies tokens with.
     public let secret: [UInt8]
     /// Mints tokens the daemon accepts.
     public var tokens: TokenMinter { TokenMinter(secret: secret) }
-    /// The temporary directory with the template, secret and stderr log.
+    /// The temporary directory with the template (`roles.json`: edit it and
+    /// send SIGHUP to reload), the secret (`secret`) and the stderr log
+    /// (`stderr.log`). `stop` deletes it.
     public let directory: URL
+    /// The daemon's process id (for signals, /proc, prlimit).
     public var pid: Int32 { process.processIdentifier }
 
-    private let process: Process
+    /// The daemon's process (for this package's tests).
+    package let process: Process
     private let stdinPipe: Pipe
     private let stderrFile: URL
+    /// How the daemon ended: set by the first `stop`, held while it stops.
+    private let outcome = Mutex<Exit?>(nil)
+    /// All of the log, read by `stop` before it deletes the directory.
+    private let finalLog = Mutex<String?>(nil)
 
-    /// Starts roomd and waits for its listening line (at most `timeout` s).
-    /// `binary` nil: see `RoomdProcess.locateBinary`. `arguments` are added
-    /// to the command line (e.g. `["--log-level", "debug"]`).
+    /// Starts roomd and waits for its listening line (at most `timeout` s):
+    /// `roomd --config DIR/roles.json --port 0 --secret-file DIR/secret
+    /// --exit-with-stdin --host HOST ARGUMENTS`, in a fresh directory DIR.
+    /// The daemon inherits this process's environment without
+    /// `ROOMD_SECRET` and `ROOMD_ACCESS_KEY` (the secret is `secret`, and
+    /// tokens from `tokens` carry no access key), plus `environment`.
+    ///
+    /// - Parameters:
+    ///   - binary: the roomd executable; nil: see `RoomdProcess.locateBinary`.
+    ///   - template: the role template the daemon serves.
+    ///   - secret: the HS256 secret (at least 32 bytes, as roomd requires);
+    ///     nil: a fresh random one. Either way it is in `secret`.
+    ///   - host: the address to listen on (`--host`): `0.0.0.0` or `::` for
+    ///     every interface, `localhost`, an interface's address.
+    ///   - arguments: added to the command line after the ones above (the
+    ///     last of a repeated option wins), e.g. `["--log-level", "debug"]`.
+    ///   - environment: variables set for the daemon (over the inherited ones).
+    ///   - limits: resource limits of the daemon alone, e.g. `[.openFiles(128)]`.
+    ///   - timeout: seconds to wait for the listening line.
     public static func start(
         binary: String? = nil,
         template: Template = .shipped,
+        secret: [UInt8]? = nil,
+        host: String = "127.0.0.1",
         arguments: [String] = [],
         environment: [String: String] = [:],
+        limits: [ResourceLimit] = [],
         timeout: Double = 10
     ) throws -> RoomdProcess {
         let executable = try locateBinary(binary)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("roomd-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let removeDirectory = { try? FileManager.default.removeItem(at: directory) }
         let config = directory.appendingPathComponent("roles.json")
-        switch template {
-        case .shipped: try FileManager.default.copyItem(atPath: shippedTemplatePath, toPath: config.path)
-        case .file(let path): try FileManager.default.copyItem(atPath: path, toPath: config.path)
-        case .json(let text): try text.write(to: config, atomically: true, encoding: .utf8)
-        }
-        var secret = [UInt8](repeating: 0, count: 32)
-        for index in secret.indices { secret[index] = UInt8.random(in: 0x21...0x7E) }
         let secretFile = directory.appendingPathComponent("secret")
-        _ = FileManager.default.createFile(
-            atPath: secretFile.path,
-            contents: Data(secret),
-            attributes: [.posixPermissions: 0o600]
-        )
         let stderrFile = directory.appendingPathComponent("stderr.log")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+        let secret = secret ?? (0..<32).map { _ in UInt8.random(in: 0x21...0x7E) }
+        do {
+            switch template {
+            case .shipped: try FileManager.default.copyItem(atPath: shippedTemplatePath, toPath: config.path)
+            case .file(let path): try FileManager.default.copyItem(atPath: path, toPath: config.path)
+            case .json(let text): try text.write(to: config, atomically: true, encoding: .utf8)
+            }
+            // roomd ignores one trailing newline of a secret file: a secret
+            // that ends with one gets another, so the daemon reads all of it.
+            let contents = secret.last == UInt8(ascii: "\n") ? secret + [UInt8(ascii: "\n")] : secret
+            guard
+                FileManager.default.createFile(
+                    atPath: secretFile.path,
+                    contents: Data(contents),
+                    attributes: [.posixPermissions: 0o600]
+                ),
+                FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
+            else {
+                throw RoomdProcessError(description: "cannot write to \(directory.path)")
+            }
+        } catch {
+            removeDirectory()
+            throw error
+        }
 
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments =
+        let daemonArguments =
             [
                 "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
-                "--exit-with-stdin",
+                "--exit-with-stdin", "--host", host,
             ] + arguments
+        if limits.isEmpty {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = daemonArguments
+        } else {
+            // The limits reach the shell as arguments (nothing is quoted into
+            // the script); `exec` keeps the pid.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script =
+                #"n=$1; shift; while [ "$n" -gt 0 ]; do ulimit "$1" "$2" || exit 126; shift 2; n=$((n - 1)); done; exec "$@""#
+            process.arguments =
+                ["-c", script, "roomd-limits", "\(limits.count)"]
+                + limits.flatMap { [$0.option, $0.value] } + [executable] + daemonArguments
+        }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ROOMD_SECRET")
+        env.removeValue(forKey: "ROOMD_ACCESS_KEY")
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let stdout = Pipe()
         let stdin = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try process.run()
+        do {
+            process.standardError = try FileHandle(forWritingTo: stderrFile)
+            try process.run()
+        } catch {
+            removeDirectory()
+            throw error
+        }
         Self.running.withLock { $0[process.processIdentifier] = process }
-        let log = { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+        func fail(_ problem: String) -> RoomdProcessError {
+            if exitStatus(of: process) == nil { kill(process.processIdentifier, SIGKILL) }
+            waitForExit(process)
+            Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
+            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+            removeDirectory()
+            return RoomdProcessError(description: "\(problem); stderr:\n\(log)")
+        }
         guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: Int(timeout * 1000)) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            throw RoomdProcessError(
-                description: "roomd printed no listening line within \(timeout) s; stderr:\n\(log())"
-            )
+            throw fail("roomd printed no listening line within \(timeout) s")
         }
-        guard let port = line.split(separator: ":").last.flatMap({ Int($0.dropLast(3)) }), line.hasSuffix("/ws") else {
-            kill(process.processIdentifier, SIGKILL)
-            throw RoomdProcessError(description: "unexpected listening line \"\(line)\"; stderr:\n\(log())")
+        let prefix = "roomd listening on "
+        guard line.hasPrefix(prefix + "ws://"), line.hasSuffix("/ws"), let colon = line.lastIndex(of: ":"),
+            let port = Int(line[line.index(after: colon)...].dropLast(3))
+        else {
+            throw fail("unexpected listening line \"\(line)\"")
         }
+        let listeningURL = String(line.dropFirst(prefix.count))
+        let listeningHost = line[line.index(line.startIndex, offsetBy: prefix.count + 5)..<colon]
+        let connectHost =
+            switch listeningHost {
+            case "0.0.0.0": "127.0.0.1"
+            case "[::]": "[::1]"
+            default: String(listeningHost)
+            }
         return RoomdProcess(
             process: process,
             stdin: stdin,
             port: port,
+            url: "ws://\(connectHost):\(port)/ws",
+            listeningURL: listeningURL,
             secret: secret,
             directory: directory,
             stderrFile: stderrFile
         )
     }
 
-    private init(process: Process, stdin: Pipe, port: Int, secret: [UInt8], directory: URL, stderrFile: URL) {
+    private init(
+        process: Process,
+        stdin: Pipe,
+        port: Int,
+        url: String,
+        listeningURL: String,
+        secret: [UInt8],
+        directory: URL,
+        stderrFile: URL
+    ) {
         self.process = process
         self.stdinPipe = stdin
         self.port = port
-        self.url = "ws://127.0.0.1:\(port)/ws"
+        self.url = url
+        self.listeningURL = listeningURL
         self.secret = secret
         self.directory = directory
         self.stderrFile = stderrFile
@@ -126,25 +251,64 @@ public final class RoomdProcess: Sendable {
 
     deinit { stop() }
 
-    /// What the daemon wrote to stderr so far (its log): put it in failure messages.
-    public var stderr: String { (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? "" }
+    /// What the daemon wrote to stderr (its log) so far; after `stop`, all
+    /// of it. Put it in failure messages.
+    public var stderr: String {
+        if let log = finalLog.withLock({ $0 }) { return log }
+        return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+    }
 
-    public var isRunning: Bool { process.isRunning }
+    /// Whether the daemon runs (asked of the kernel: Foundation's
+    /// `Process.isRunning` can lag, see `exitStatus(of:)`).
+    public var isRunning: Bool { exitStatus(of: process) == nil }
 
     /// SIGTERM, then waits (SIGKILL after `timeout` s). Returns the exit
-    /// status (0 after a clean shutdown). Idempotent.
+    /// status (0 after a clean shutdown). Idempotent. The same as
+    /// `stop(signal: SIGTERM, timeout: timeout).status`.
     @discardableResult
     public func stop(timeout: Double = 5) -> Int32 {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning, Date() < deadline { usleep(5_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+        stop(signal: SIGTERM, timeout: timeout).status
+    }
+
+    /// Sends `signal` and waits for the exit, then deletes `directory`
+    /// (`stderr` keeps the log). Idempotent: a later call sends nothing and
+    /// returns the first one's report.
+    ///
+    /// - Parameters:
+    ///   - signal: SIGTERM or SIGINT (roomd closes its connections with
+    ///     1001, delivers what it can and exits 0), SIGKILL (a crash), ….
+    ///   - timeout: seconds to wait before a SIGKILL (`Exit.timedOut`).
+    /// - Returns: the exit status, the seconds it took, whether it timed out.
+    @discardableResult
+    public func stop(signal: Int32, timeout: Double = 5) -> Exit {
+        // A concurrent call waits for the first one's report.
+        outcome.withLock { recorded in
+            if let recorded { return recorded }
+            let started = Date()
+            let deadline = started.addingTimeInterval(timeout)
+            var timedOut = false
+            var status = exitStatus(of: process)
+            if status == nil { kill(process.processIdentifier, signal) }
+            while status == nil, Date() < deadline {
+                usleep(5_000)
+                status = exitStatus(of: process)
+            }
+            if status == nil {
+                kill(process.processIdentifier, SIGKILL)
+                timedOut = true
+            }
+            let exit = Exit(
+                status: status ?? waitForExit(process),
+                seconds: Date().timeIntervalSince(started),
+                timedOut: timedOut
+            )
+            Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
+            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+            finalLog.withLock { $0 = log }
+            try? FileManager.default.removeItem(at: directory)
+            recorded = exit
+            return exit
         }
-        Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
-        try? FileManager.default.removeItem(at: directory)
-        return process.terminationStatus
     }
 
     // MARK: finding the binary
@@ -184,9 +348,9 @@ public final class RoomdProcess: Sendable {
     }
 
     /// This package's root (RoomdTesting is built from source, so its file is there).
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    package static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
-    static var shippedTemplatePath: String { packageRoot.appendingPathComponent("config/roles.json").path }
+    package static var shippedTemplatePath: String { packageRoot.appendingPathComponent("config/roles.json").path }
 
     // MARK: stopping with the test process
 
@@ -207,17 +371,26 @@ public struct RoomdProcessError: Error, CustomStringConvertible, Sendable {
     public var description: String
 }
 
-/// One line from `fd` (without the newline), or nil at EOF or timeout.
-private func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
+/// One line from `fd` (without the newline), or nil at EOF, on an error or
+/// when `timeoutMillis` pass first. Reads byte by byte, so nothing after
+/// the line is consumed. RoomdProcess reads the listening line with it;
+/// this package's tests read other processes' output.
+package func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
     var bytes: [UInt8] = []
     let deadline = Date().addingTimeInterval(Double(timeoutMillis) / 1000)
-    while Date() < deadline {
+    while true {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0 else { return nil }
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000))) > 0 else { return nil }
+        let ready = poll(&poller, 1, Int32(min(max(1, left * 1000), 1000)))
+        if ready < 0, errno == EINTR { continue }
+        guard ready >= 0 else { return nil }
+        if ready == 0 { continue }  // the deadline decides
         var byte: UInt8 = 0
-        guard read(fd, &byte, 1) == 1 else { return nil }
+        let count = read(fd, &byte, 1)
+        if count < 0, errno == EINTR { continue }
+        guard count == 1 else { return nil }
         if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
         bytes.append(byte)
     }
-    return nil
 }

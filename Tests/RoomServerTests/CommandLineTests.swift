@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// `roomd` as an operator runs it: config errors, secrets, `token`, `check-config`.

@@ -20,6 +20,54 @@ import Testing
         #expect(other.stop() == 0)
     }
 
+    @Test func aGivenSecretHostEnvironmentAndLimitsAndAStopThatReports() async throws {
+        // roomd drops one trailing newline of a secret file: this secret keeps its own.
+        let secret = Array("a-harness-secret-of-at-least-32-bytes\n".utf8)
+        let roomd = try RoomdProcess.start(
+            binary: Daemon.binary,
+            secret: secret,
+            host: "0.0.0.0",
+            arguments: ["--log-level", "debug"],
+            environment: ["ROOMD_ACCESS_KEY": "app-7"],
+            limits: [.openFiles(256), .stackKiB(4096)]
+        )
+        #expect(roomd.listeningURL == "ws://0.0.0.0:\(roomd.port)/ws")
+        #expect(roomd.url == "ws://127.0.0.1:\(roomd.port)/ws", "a wildcard address is reached on loopback")
+        #expect(roomd.secret == secret)
+        #expect(ResourceLimitTests.softOpenFileLimit(roomd.pid) == 256, "the limit is the daemon's (same pid)")
+        let limits = try String(contentsOfFile: "/proc/\(roomd.pid)/limits", encoding: .utf8).split(separator: "\n")
+        #expect(
+            limits.contains {
+                $0.hasPrefix("Max stack size") && $0.split(separator: " ").dropFirst(3).first == "4194304"
+            }
+        )
+        let client = try await RoomClient.connect(to: roomd.url)
+        let without = try roomd.tokens.appToken(room: "r", user: "u", role: "host")
+        #expect(
+            try await client.errorCode("join", ["token": .string(without)]) == 40101,
+            "the environment's access key counts"
+        )
+        let joined = try await client.join(
+            token: try roomd.tokens.appToken(room: "r", user: "u", role: "host", accessKey: "app-7")
+        )
+        #expect(joined.peer.role == "host")
+
+        let exit = roomd.stop(signal: SIGINT)
+        #expect(exit.status == 0 && !exit.timedOut && exit.seconds < 5, "\(exit)")
+        #expect(try await client.closeCode() == 1001)
+        #expect(roomd.stop(signal: SIGKILL) == exit, "a second stop reports the first")
+        #expect(!FileManager.default.fileExists(atPath: roomd.directory.path))
+        #expect(roomd.stderr.contains("shutdown complete"), "the log outlives the directory")
+    }
+
+    @Test func aDaemonThatOutlivesTheTimeoutIsKilled() throws {
+        let roomd = try RoomdProcess.start(binary: Daemon.binary)
+        kill(roomd.pid, SIGSTOP)  // deaf to SIGTERM
+        let exit = roomd.stop(signal: SIGTERM, timeout: 0.3)
+        #expect(exit.timedOut && exit.status == SIGKILL && exit.seconds >= 0.3, "\(exit)")
+        #expect(!roomd.isRunning)
+    }
+
     @Test func aFailedStartSaysWhyWithTheDaemonsStderr() throws {
         let error = try #require(throws: RoomdProcessError.self) {
             try RoomdProcess.start(binary: Daemon.binary, template: .json(#"{"roles":{"host":{"priority":9}}}"#))

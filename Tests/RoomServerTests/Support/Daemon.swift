@@ -7,8 +7,11 @@ import RoomdTesting
 import Synchronization
 import Testing
 
-/// A real `roomd` process on a free port, started as a user would:
-/// `roomd --config FILE --port 0 --secret-file F`, reading its listening line.
+/// A real `roomd` process on a free port, started through RoomdTesting's
+/// `RoomdProcess` as an app's harness starts it (`roomd --config FILE
+/// --port 0 --secret-file F --exit-with-stdin`: a killed test run takes its
+/// daemons along), with `--log-level debug`, a fixed secret and a long join
+/// deadline.
 ///
 /// With `ROOMD_TEST_CLUSTER=1` (the second run of `make test`), a daemon is
 /// a cluster instead (PROTOCOL.md section 18): a nats-server with JetStream
@@ -18,12 +21,11 @@ import Testing
 /// is usually not the room's home. Tests of one process's own behaviour
 /// (signals, limits, logs, metrics, the command line) opt out with
 /// `singleProcess: true` and run on one daemon in both runs.
-final class Daemon: @unchecked Sendable {
+final class Daemon: Sendable {
     static let clusterRun =
         ProcessInfo.processInfo.environment["ROOMD_TEST_CLUSTER"].map { !$0.isEmpty && $0 != "0" } ?? false
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let shippedConfig = packageRoot.appendingPathComponent("config/roles.json").path
+    static var packageRoot: URL { RoomdProcess.packageRoot }
+    static var shippedConfig: String { RoomdProcess.shippedTemplatePath }
 
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["ROOMD_BIN"], !path.isEmpty { return path }
@@ -32,14 +34,16 @@ final class Daemon: @unchecked Sendable {
 
     static let defaultSecret = Array("0123456789abcdef0123456789abcdef-test".utf8)
 
-    let process: Process
-    let port: Int
-    let secret: [UInt8]
-    let directory: URL
-    private let stderrFile: URL
-    /// In a cluster run: the other nodes (all three, this one first) and the bus.
-    private(set) var nodes: [Daemon] = []
-    private(set) var nats: NatsServerProcess?
+    /// The daemon (in a cluster run: the last node, which answers HTTP).
+    let roomd: RoomdProcess
+    /// Its process: tests signal it and ask whether it still runs.
+    var process: Process { roomd.process }
+    var port: Int { roomd.port }
+    var secret: [UInt8] { roomd.secret }
+    var directory: URL { roomd.directory }
+    /// In a cluster run: the nodes (this one last) and the bus.
+    let nodes: [Daemon]
+    let nats: NatsServerProcess?
     private let turn = Atomic<Int>(0)
     /// The next node's WebSocket URL (the only one without a cluster).
     var url: String {
@@ -49,7 +53,9 @@ final class Daemon: @unchecked Sendable {
     }
 
     /// Starts roomd with the shipped template, or with `template` (JSON text).
-    /// `settings` (JSON object text) is merged into the shipped template's settings.
+    /// `settings` (JSON object text) is merged into the template's settings;
+    /// `listeningHost` is the host the listening line must name; `limits`
+    /// are `ulimit` options of the daemon alone (e.g. "-n 128").
     static func start(
         template: String? = nil,
         settings: String? = nil,
@@ -94,16 +100,7 @@ final class Daemon: @unchecked Sendable {
             throw error
         }
         // The last node answers HTTP; `url` starts with the first.
-        let daemon = Daemon(
-            process: started[2].process,
-            port: started[2].port,
-            secret: secret,
-            directory: started[2].directory,
-            stderrFile: started[2].stderrFile
-        )
-        daemon.nodes = started
-        daemon.nats = nats
-        return daemon
+        return Daemon(roomd: started[2].roomd, nodes: started, nats: nats)
     }
 
     /// Waits until every node sees all of them on a connected bus.
@@ -133,9 +130,6 @@ final class Daemon: @unchecked Sendable {
         listeningHost: String,
         limits: [String]
     ) throws -> Daemon {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let config = directory.appendingPathComponent("roles.json")
         var text = try template ?? String(contentsOfFile: shippedConfig, encoding: .utf8)
         // Protocol tests hold unjoined connections for as long as a loaded
         // machine makes them take: the join deadline (10 s) has its own test.
@@ -143,81 +137,50 @@ final class Daemon: @unchecked Sendable {
             text = try mergeSettings(text, #"{"limits":{"join_timeout_s":300}}"#)
         }
         if let settings { text = try mergeSettings(text, settings) }
-        try text.write(to: config, atomically: true, encoding: .utf8)
-        let secretFile = directory.appendingPathComponent("secret")
-        try Data(secret).write(to: secretFile)
-
-        let process = Process()
-        let daemonArguments =
-            [
-                "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
-                "--log-level", "debug",
-            ] + arguments
-        if limits.isEmpty {
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = daemonArguments
-        } else {
-            // `ulimit` options (e.g. "-s 256", "-n 64") for the daemon alone, then exec it.
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            let ulimits = limits.map { "ulimit \($0) && " }.joined()
-            process.arguments = ["-c", "\(ulimits)exec \"$0\" \"$@\"", binary] + daemonArguments
+        let limits = try limits.map { option in
+            let parts = option.split(separator: " ", omittingEmptySubsequences: true)
+            guard parts.count == 2 else {
+                throw DaemonError(description: "a limit is \"-OPTION VALUE\", got \"\(option)\"")
+            }
+            return RoomdProcess.ResourceLimit(ulimit: String(parts[0]), String(parts[1]))
         }
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "ROOMD_SECRET")
-        env.removeValue(forKey: "ROOMD_ACCESS_KEY")
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let stdout = Pipe()
-        let stderrFile = directory.appendingPathComponent("stderr.log")
-        _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
-        process.standardOutput = stdout
-        process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try process.run()
-        guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000) else {
-            process.terminate()
-            let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
-            throw DaemonError(description: "roomd printed no listening line; stderr: \(log)")
+        let roomd = try RoomdProcess.start(
+            binary: binary,
+            template: .json(text),
+            secret: secret,
+            host: listeningHost,
+            arguments: ["--log-level", "debug"] + arguments,
+            environment: environment,
+            limits: limits
+        )
+        guard roomd.listeningURL.hasPrefix("ws://\(listeningHost):") else {
+            roomd.stop(signal: SIGKILL)
+            throw DaemonError(description: "unexpected listening line: roomd listening on \(roomd.listeningURL)")
         }
-        let prefix = "roomd listening on ws://\(listeningHost):"
-        guard line.hasPrefix(prefix), line.hasSuffix("/ws"), let port = Int(line.dropFirst(prefix.count).dropLast(3))
-        else {
-            process.terminate()
-            throw DaemonError(description: "unexpected listening line: \(line)")
-        }
-        return Daemon(process: process, port: port, secret: secret, directory: directory, stderrFile: stderrFile)
+        return Daemon(roomd: roomd, nodes: [], nats: nil)
     }
 
-    private init(process: Process, port: Int, secret: [UInt8], directory: URL, stderrFile: URL) {
-        self.process = process
-        self.port = port
-        self.secret = secret
-        self.directory = directory
-        self.stderrFile = stderrFile
+    private init(roomd: RoomdProcess, nodes: [Daemon], nats: NatsServerProcess?) {
+        self.roomd = roomd
+        self.nodes = nodes
+        self.nats = nats
     }
 
+    /// A daemon a test leaves running dies as in a crash (no drain to wait for).
     deinit {
-        for node in nodes.dropLast() where node.process.isRunning {
-            kill(node.process.processIdentifier, SIGKILL)
-            node.process.waitUntilExit()
-        }
+        for node in nodes.dropLast() { node.roomd.stop(signal: SIGKILL) }
         nats?.remove()
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
+        roomd.stop(signal: SIGKILL)
     }
 
     var stderr: String {
-        if !nodes.isEmpty {
-            return nodes.map { (try? String(contentsOf: $0.stderrFile, encoding: .utf8)) ?? "" }.joined()
-        }
-        return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+        if !nodes.isEmpty { return nodes.map(\.roomd.stderr).joined() }
+        return roomd.stderr
     }
 
     /// Resident memory of the daemon, in KiB.
     var residentKiB: Int {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let status = (try? String(contentsOfFile: "/proc/\(roomd.pid)/status", encoding: .utf8)) ?? ""
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
         }
@@ -260,11 +223,12 @@ final class Daemon: @unchecked Sendable {
 
     // MARK: lifecycle
 
-    /// Sends `signal` and waits for the exit; returns (status, seconds taken).
+    /// Sends `signal` and waits for the exit; returns (status, seconds taken),
+    /// status -1 when it outlived `timeout` and was SIGKILLed.
     func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> (status: Int32, seconds: Double) {
         if !nodes.isEmpty {
             // Every node at once; the answer is the HTTP node's (this process).
-            for node in nodes.dropLast() { kill(node.process.processIdentifier, signal) }
+            for node in nodes.dropLast() { kill(node.roomd.pid, signal) }
             let result = stopOne(signal: signal, timeout: timeout)
             for node in nodes.dropLast() { _ = node.stopOne(signal: signal, timeout: timeout) }
             nats?.remove()
@@ -274,15 +238,8 @@ final class Daemon: @unchecked Sendable {
     }
 
     private func stopOne(signal: Int32, timeout: Double) -> (status: Int32, seconds: Double) {
-        let start = Date()
-        kill(process.processIdentifier, signal)
-        while process.isRunning, Date().timeIntervalSince(start) < timeout { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return (-1, Date().timeIntervalSince(start))
-        }
-        return (process.terminationStatus, Date().timeIntervalSince(start))
+        let exit = roomd.stop(signal: signal, timeout: timeout)
+        return (exit.timedOut ? -1 : exit.status, exit.seconds)
     }
 
     /// The shipped template with its roles edited.
@@ -313,22 +270,6 @@ final class Daemon: @unchecked Sendable {
 
 struct DaemonError: Error, CustomStringConvertible { var description: String }
 
-/// Reads one line from `fd`, waiting at most `timeoutMillis`.
-func readLine(_ fd: Int32, timeoutMillis: Int) -> String? {
-    var bytes: [UInt8] = []
-    let deadline = Date().addingTimeInterval(Double(timeoutMillis) / 1000)
-    while Date() < deadline {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&pfd, 1, 100)
-        if ready <= 0 { continue }
-        var byte: UInt8 = 0
-        if read(fd, &byte, 1) != 1 { return nil }
-        if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
-        bytes.append(byte)
-    }
-    return nil
-}
-
 /// Runs a command to completion; returns (exit status, stdout, stderr).
 func runCommand(
     _ path: String,
@@ -346,12 +287,13 @@ func runCommand(
     process.standardError = err
     try process.run()
     let start = Date()
-    while process.isRunning, Date().timeIntervalSince(start) < timeout { usleep(10_000) }
-    if process.isRunning { process.terminate() }
-    process.waitUntilExit()
+    // `exitStatus(of:)`, not `isRunning`: Foundation can miss an exit for a while (RoomdTesting's ChildExit.swift).
+    while exitStatus(of: process) == nil, Date().timeIntervalSince(start) < timeout { usleep(10_000) }
+    if exitStatus(of: process) == nil { process.terminate() }
+    let status = waitForExit(process)
     let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (process.terminationStatus, stdout, stderr)
+    return (status, stdout, stderr)
 }
 
 extension RoomClient {

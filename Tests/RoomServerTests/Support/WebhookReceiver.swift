@@ -1,5 +1,6 @@
 import Foundation
 import RoomWire
+import RoomdTesting
 
 /// A real HTTP receiver for webhooks on a free loopback port:
 /// `scripts/webhook-receiver.py` run with python3. It verifies each request
