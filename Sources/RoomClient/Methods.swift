@@ -164,6 +164,26 @@ extension RoomClient {
         _ = try await call("track-remove", ["track_id": .string(id)], timeout: timeout)
     }
 
+    // MARK: - Active speakers
+
+    /// Reports levels of this peer's own audio tracks (`audio-level {levels:[{track_id, level}]}`).
+    ///
+    /// Feeds the room's `active-speakers` pushes (PROTOCOL.md section 7).
+    /// A muted track counts as 0.
+    ///
+    /// - Parameter levels: Levels 0...100, at most `max_tracks_per_peer` entries.
+    /// - Throws: `rpc` with 40401 (not this peer's track), -32602 (level out
+    ///   of range, too many entries).
+    public func reportAudioLevels(
+        _ levels: [(trackID: String, level: Int)],
+        timeout: Duration = .seconds(5)
+    )
+        async throws
+    {
+        let entries: [JSON] = levels.map { .obj(["track_id": .string($0.trackID), "level": .int($0.level)]) }
+        _ = try await call("audio-level", ["levels": .array(entries)], timeout: timeout)
+    }
+
     // MARK: - Messages
 
     /// Sends a chat message to every other peer (`broadcast {info:{message, type}}`).
@@ -228,306 +248,6 @@ extension RoomClient {
         let info = JSON.object([.init("message", .string(message)), .init("type", .string(type))])
         let result = try await call("broadcast", .object([.init("info", info)] + target), timeout: timeout)
         return try decode("broadcast", result) { try MessageReceipt(WireReader($0, path: "")) }
-    }
-
-    // MARK: - Roles
-
-    /// Asks (or forces) one peer to change role (`role-change-request
-    /// {requested_for, role, force}`). Needs the `changeRole` permission.
-    ///
-    /// Polite (`force: false`): the target gets `on-role-change-request
-    /// {requested_by, role, token}` and answers with
-    /// ``acceptRoleChange(token:timeout:)`` or ``rejectRoleChange(token:timeout:)``;
-    /// this peer gets `on-role-change-rejected` if it is rejected or expires.
-    /// Forced: applied at once (`on-policy-change` to the target,
-    /// `on-peer-update {changed:["role"]}` to everyone).
-    ///
-    /// - Returns: The request's token for a polite request; nil when forced,
-    ///   or when the target already has `role` (nothing is sent then).
-    /// - Throws: `rpc` with 40300 (no `changeRole`), 40400 (no such peer),
-    ///   40402 (role not in the template), 40900 (role limit), -32602.
-    @discardableResult
-    public func requestRoleChange(
-        for peerID: String,
-        to role: String,
-        force: Bool = false,
-        timeout: Duration = .seconds(5)
-    ) async throws -> String? {
-        let result = try await call(
-            "role-change-request",
-            ["requested_for": .string(peerID), "role": .string(role), "force": .bool(force)],
-            timeout: timeout
-        )
-        return try decode("role-change-request", result) { try WireReader($0, path: "").optionalString("token") }
-    }
-
-    /// Moves every peer whose role is in `roles` to `role`, forced, all or
-    /// nothing (`role-change-request {roles, role, force:true}`), the caller
-    /// included if its role is listed. Needs `changeRole`.
-    ///
-    /// - Returns: The peer ids that changed.
-    /// - Throws: `rpc` with 40300, 40402, 40900 (role limit), 40902 (`role`
-    ///   is one of `roles`), -32602 (`roles` empty).
-    @discardableResult
-    public func changeRoles(
-        _ roles: [String],
-        to role: String,
-        timeout: Duration = .seconds(5)
-    ) async throws
-        -> [String]
-    {
-        let result = try await call(
-            "role-change-request",
-            ["roles": .array(roles.map(JSON.string)), "role": .string(role), "force": true],
-            timeout: timeout
-        )
-        return try decode("role-change-request", result) { try WireReader($0, path: "").strings("changed") }
-    }
-
-    /// Accepts a polite role change addressed to this peer (`role-change {token}`).
-    ///
-    /// This peer gets `on-policy-change`; everyone gets `on-peer-update
-    /// {changed:["role"]}`; tracks the new role may not publish are removed.
-    ///
-    /// - Returns: This peer with its new role.
-    /// - Throws: `rpc` with 40403 (token unknown, used, expired or not this
-    ///   peer's), 40900 (role limit reached meanwhile).
-    @discardableResult
-    public func acceptRoleChange(token: String, timeout: Duration = .seconds(5)) async throws -> Peer {
-        let result = try await call("role-change", ["token": .string(token)], timeout: timeout)
-        return try decode("role-change", result) { try Peer(WireReader($0["peer"], path: "peer")) }
-    }
-
-    /// Rejects a polite role change addressed to this peer (`role-change-reject {token}`).
-    ///
-    /// The requester gets `on-role-change-rejected {…, reason:"rejected"}`.
-    ///
-    /// - Throws: `rpc` with 40403.
-    public func rejectRoleChange(token: String, timeout: Duration = .seconds(5)) async throws {
-        _ = try await call("role-change-reject", ["token": .string(token)], timeout: timeout)
-    }
-
-    // MARK: - Moderation
-
-    /// Mutes another peer's track, or asks its owner to unmute it
-    /// (`track-update-request {requested_for, track_id, mute}`).
-    ///
-    /// `mute: true` needs `mute` and is enforced (subscribers get
-    /// `on-track-update`); `mute: false` needs `unmute` and is only a
-    /// request. Either way the owner gets `on-track-update-request`.
-    ///
-    /// - Throws: `rpc` with 40300, 40400 (no such peer), 40401 (no such
-    ///   track of that peer), -32602.
-    public func requestTrackUpdate(
-        for peerID: String,
-        trackID: String,
-        mute: Bool,
-        timeout: Duration = .seconds(5)
-    ) async throws {
-        _ = try await call(
-            "track-update-request",
-            ["requested_for": .string(peerID), "track_id": .string(trackID), "mute": .bool(mute)],
-            timeout: timeout
-        )
-    }
-
-    /// Mutes (or asks to unmute) every matching track of every other peer
-    /// (`change-track-mute-state-request {value, roles?, type?, source?}`).
-    ///
-    /// Each affected owner gets one `on-change-track-mute-state-request`.
-    ///
-    /// - Parameters:
-    ///   - value: true mutes (needs `mute`), false asks to unmute (needs `unmute`).
-    ///   - roles, type, source: Filters; nil matches everything.
-    /// - Returns: `tracks_affected`: tracks muted (`value: true`) or asked to
-    ///   unmute (`value: false`).
-    /// - Throws: `rpc` with 40300, -32602.
-    @discardableResult
-    public func changeTrackMuteState(
-        mute value: Bool,
-        roles: [String]? = nil,
-        type: TrackType? = nil,
-        source: TrackSource? = nil,
-        timeout: Duration = .seconds(5)
-    ) async throws -> Int {
-        let result = try await call(
-            "change-track-mute-state-request",
-            params([
-                "value": .bool(value), "roles": roles.map { .array($0.map(JSON.string)) },
-                "type": type.map { .string($0.rawValue) }, "source": source.map { .string($0.rawValue) },
-            ]),
-            timeout: timeout
-        )
-        return try decode("change-track-mute-state-request", result) {
-            try WireReader($0, path: "").int("tracks_affected")
-        }
-    }
-
-    /// Removes another peer from the room (`peer-leave-request {requested_for, reason?}`).
-    /// Needs `removeOthers`.
-    ///
-    /// The target gets `on-peer-leave-request {…, room_end:false}` and is
-    /// closed with 4001; others get `on-peer-leave {reason:"peer kicked"}`.
-    ///
-    /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
-    public func removePeer(_ peerID: String, reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
-        _ = try await call(
-            "peer-leave-request",
-            params(["requested_for": .string(peerID), "reason": reason.map(JSON.string)]),
-            timeout: timeout
-        )
-    }
-
-    /// Ends the room for everyone (`end-room {reason?, lock}`). Needs `endRoom`.
-    ///
-    /// Every peer, the caller included, gets `on-peer-leave-request {…,
-    /// room_end:true}` and is closed with 4002. With `lock`, later joins of
-    /// this room id fail with 40003 until the REST API unlocks it.
-    ///
-    /// - Throws: `rpc` with 40300.
-    public func endRoom(reason: String? = nil, lock: Bool = false, timeout: Duration = .seconds(5)) async throws {
-        _ = try await call(
-            "end-room",
-            params(["reason": reason.map(JSON.string), "lock": .bool(lock)]),
-            timeout: timeout
-        )
-    }
-
-    // MARK: - Groups
-
-    /// Joins a group (`group-join {name}`).
-    ///
-    /// Everyone gets `on-peer-update {changed:["groups"]}`, unless this peer
-    /// already was in it (then nothing is sent).
-    ///
-    /// - Returns: This peer's groups.
-    /// - Throws: `rpc` with -32602 (name not `[A-Za-z0-9_-]{1,64}`), 40300
-    ///   (`view_and_polls_only` token), 40903 (17th group).
-    @discardableResult
-    public func joinGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
-        try await groups("group-join", ["name": .string(name)], timeout: timeout)
-    }
-
-    /// Leaves a group (`group-leave {name}`); nothing is sent if this peer was not in it.
-    ///
-    /// - Returns: This peer's groups.
-    /// - Throws: `rpc` with -32602.
-    @discardableResult
-    public func leaveGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
-        try await groups("group-leave", ["name": .string(name)], timeout: timeout)
-    }
-
-    /// Puts another peer in a group (`group-add {name, peer_id}`). Needs `changeRole`.
-    ///
-    /// - Returns: The target's groups.
-    /// - Throws: `rpc` with 40300, 40400 (no such peer), 40903, -32602.
-    @discardableResult
-    public func addToGroup(
-        _ name: String,
-        peer peerID: String,
-        timeout: Duration = .seconds(5)
-    ) async throws
-        -> [String]
-    {
-        try await groups("group-add", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
-    }
-
-    /// Takes another peer out of a group (`group-remove {name, peer_id}`). Needs `changeRole`.
-    ///
-    /// - Returns: The target's groups.
-    /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
-    @discardableResult
-    public func removeFromGroup(
-        _ name: String,
-        peer peerID: String,
-        timeout: Duration = .seconds(5)
-    ) async throws
-        -> [String]
-    {
-        try await groups("group-remove", ["name": .string(name), "peer_id": .string(peerID)], timeout: timeout)
-    }
-
-    /// Raises this peer's hand: ``joinGroup(_:timeout:)`` with `"_handraise"`.
-    ///
-    /// - Returns: This peer's groups.
-    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 40903.
-    @discardableResult
-    public func raiseHand(timeout: Duration = .seconds(5)) async throws -> [String] {
-        try await joinGroup(Self.handRaiseGroup, timeout: timeout)
-    }
-
-    /// Lowers this peer's hand: ``leaveGroup(_:timeout:)`` with `"_handraise"`.
-    ///
-    /// - Returns: This peer's groups.
-    @discardableResult
-    public func lowerHand(timeout: Duration = .seconds(5)) async throws -> [String] {
-        try await leaveGroup(Self.handRaiseGroup, timeout: timeout)
-    }
-
-    private func groups(_ method: String, _ params: JSON, timeout: Duration) async throws -> [String] {
-        let result = try await call(method, params, timeout: timeout)
-        return try decode(method, result) { try WireReader($0, path: "").strings("groups") }
-    }
-
-    // MARK: - Active speakers
-
-    /// Reports levels of this peer's own audio tracks (`audio-level {levels:[{track_id, level}]}`).
-    ///
-    /// Feeds the room's `active-speakers` pushes (PROTOCOL.md section 7).
-    /// A muted track counts as 0.
-    ///
-    /// - Parameter levels: Levels 0...100, at most `max_tracks_per_peer` entries.
-    /// - Throws: `rpc` with 40401 (not this peer's track), -32602 (level out
-    ///   of range, too many entries).
-    public func reportAudioLevels(
-        _ levels: [(trackID: String, level: Int)],
-        timeout: Duration = .seconds(5)
-    )
-        async throws
-    {
-        let entries: [JSON] = levels.map { .obj(["track_id": .string($0.trackID), "level": .int($0.level)]) }
-        _ = try await call("audio-level", ["levels": .array(entries)], timeout: timeout)
-    }
-
-    // MARK: - Large rooms
-
-    /// The first page of the peers matching all given filters, the caller
-    /// included (`find-peer {role?, group?, limit?}`). Works in rooms of any size.
-    ///
-    /// - Parameter limit: 1...100, server default 10.
-    /// - Returns: A page; pass its `iterator` to ``nextPeers(iterator:limit:timeout:)``.
-    /// - Throws: `rpc` with -32602.
-    public func findPeers(
-        role: String? = nil,
-        group: String? = nil,
-        limit: Int? = nil,
-        timeout: Duration = .seconds(5)
-    ) async throws -> PeerPage {
-        let result = try await call(
-            "find-peer",
-            params(["role": role.map(JSON.string), "group": group.map(JSON.string), "limit": limit.map { .int($0) }]),
-            timeout: timeout
-        )
-        return try decode("find-peer", result) { try PeerPage(WireReader($0, path: "")) }
-    }
-
-    /// The next page of a ``findPeers(role:group:limit:timeout:)`` listing
-    /// (`peer-iter-next {iterator, limit?}`).
-    ///
-    /// - Throws: `rpc` with -32602 (unknown iterator).
-    public func nextPeers(
-        iterator: String,
-        limit: Int? = nil,
-        timeout: Duration = .seconds(5)
-    ) async throws
-        -> PeerPage
-    {
-        let result = try await call(
-            "peer-iter-next",
-            params(["iterator": .string(iterator), "limit": limit.map { .int($0) }]),
-            timeout: timeout
-        )
-        return try decode("peer-iter-next", result) { try PeerPage(WireReader($0, path: "")) }
     }
 
     // MARK: - Ping
