@@ -114,7 +114,7 @@ final class Edge {
     private func forward(_ message: [UInt8], from connection: Connection, to home: String) {
         let route = connection.route
         outboxes.outbox(home).append(.data(conn: UInt64(connection.id), bytes: message))
-        route.unacked.sent(message.count)
+        route.unacked.sent(message)
         if route.unacked.count >= Self.maxUnacked || route.unacked.bytes >= Self.maxUnackedBytes, !route.pausedForHome {
             route.pausedForHome = true
             connection.pauseReading()
@@ -267,6 +267,10 @@ final class Edge {
 
     /// The home node `dead` left: its rooms are looked up again, each
     /// joined client to be attached to its peer at the room's new home.
+    /// What its clients sent it and saw no answer to is answered now (PROTOCOL.md
+    /// section 18, 1.2): a joined client's calls get 5003 (their outcome is
+    /// unknown: the client may send them again); a `join` not answered yet
+    /// is routed again, and waits out the takeover like any new join.
     func homeLeft(_ dead: String) {
         let orphans = routed.values.filter { $0.edge?.home?.node == dead }
         if !orphans.isEmpty {
@@ -280,12 +284,18 @@ final class Edge {
             let room = route.home!.room
             routed.removeValue(forKey: UInt64(connection.id))
             route.home = nil
-            route.unacked = InFlight()
+            let unanswered = route.unacked.takeAll()
             if route.pausedForHome {
                 route.pausedForHome = false
                 connection.resumeReading()
             }
-            guard connection.hasJoined, route.remotePeerID != nil, !connection.isClosing else { continue }
+            if connection.isClosing { continue }
+            guard connection.hasJoined else {
+                for message in unanswered { inbound(message, on: connection) }
+                continue
+            }
+            for message in unanswered { answerUnavailable(message, on: connection, "the call was in flight") }
+            guard route.remotePeerID != nil else { continue }
             route.takingOver = true
             route.resolvingRoom = room
             lookUp(room, claim: true, for: connection)
@@ -298,7 +308,7 @@ final class Edge {
         switch found {
         case .here:
             guard let room = registry.room(roomID), let peer = room.peer(peerID), peer.graceDeadline != nil else {
-                connection.close(1001)
+                giveUp(connection)
                 return
             }
             home.bind(peer, to: connection)
@@ -307,7 +317,36 @@ final class Edge {
             routed[UInt64(connection.id)] = connection
             outboxes.outbox(other).append(.attach(conn: UInt64(connection.id), peer: peerID, room: roomID))
         case .nowhere, .unavailable:
-            connection.close(1001)
+            giveUp(connection)
+        }
+    }
+
+    /// The room could not be taken over (its home died before its state was
+    /// first saved, or the bus failed): what the client sent meanwhile is
+    /// answered 5003, then it is closed with 1001 and joins again (a new session).
+    private func giveUp(_ connection: Connection) {
+        let route = connection.route
+        for message in route.awaitingRoute {
+            answerUnavailable(message, on: connection, "the room was lost with its home")
+        }
+        route.awaitingRoute = []
+        logger.info(
+            "cluster: a room could not be taken over: closing its client (1001, join again)",
+            metadata: connection.logMetadata
+        )
+        connection.close(1001)
+    }
+
+    /// Answers every call of `message` with 5003 (notifications get `on-error`).
+    private func answerUnavailable(_ message: [UInt8], on connection: Connection, _ why: String) {
+        let error = RoomError(
+            .clusterUnavailable,
+            "cluster unavailable: the room's home node was lost and \(why); "
+                + "its outcome is unknown, send it again"
+        )
+        metrics.failed(error.code)
+        for frame in Envelope.failures(of: message, error) {
+            connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false)
         }
     }
 }

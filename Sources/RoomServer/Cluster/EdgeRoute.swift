@@ -32,30 +32,41 @@ extension Connection {
 }
 
 /// On the edge: the messages of one client sent to its room's home and not
-/// acknowledged yet, oldest first (acknowledgements count messages; the
-/// sizes they free are looked up here).
+/// acknowledged yet, oldest first. The home acknowledges a message in the
+/// same node message as its answer (Home.swift), so these are exactly the
+/// calls whose answers have not come: when the home is lost they are
+/// answered here (5003) or, a `join` not answered yet, routed again.
 struct InFlight {
-    private var sizes: [Int] = []
+    private var messages: [[UInt8]] = []
     private var head = 0
     private(set) var bytes = 0
 
-    var count: Int { sizes.count - head }
+    var count: Int { messages.count - head }
 
-    mutating func sent(_ size: Int) {
-        sizes.append(size)
-        bytes += size
+    mutating func sent(_ message: [UInt8]) {
+        messages.append(message)
+        bytes += message.count
     }
 
-    mutating func acknowledged(_ messages: Int) {
-        let end = head + min(messages, count)
-        for index in head..<end { bytes -= sizes[index] }
+    mutating func acknowledged(_ count: Int) {
+        let end = head + min(count, self.count)
+        for index in head..<end {
+            bytes -= messages[index].count
+            messages[index] = []
+        }
         head = end
-        if head == sizes.count {
-            sizes.removeAll(keepingCapacity: sizes.count <= 1024)
+        if head == messages.count {
+            messages.removeAll(keepingCapacity: messages.count <= 1024)
             head = 0
         } else if head > 1024 {
-            sizes.removeFirst(head)
+            messages.removeFirst(head)
             head = 0
         }
+    }
+
+    /// Every message not acknowledged, oldest first; none afterwards.
+    mutating func takeAll() -> [[UInt8]] {
+        defer { self = InFlight() }
+        return Array(messages[head...])
     }
 }

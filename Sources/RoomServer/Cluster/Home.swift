@@ -39,8 +39,10 @@ struct RemoteClient {
 /// of other nodes' clients on a `Connection` of its own per client, exactly
 /// as for a local client — the same dispatcher, rate limit, error streak,
 /// order — and what it queues to that connection goes back to the client's
-/// node. Messages are acknowledged once per turn of the loop (none while
-/// the client's room is paused by flow control: its node stops reading it).
+/// node. Handled messages are acknowledged once per turn of the loop, in the
+/// node message that carries their answers; while the client's room is
+/// paused by flow control its messages wait here unhandled and
+/// unacknowledged, so its node stops reading it once its window is full.
 ///
 /// Service thread only.
 final class Home {
@@ -83,6 +85,7 @@ final class Home {
         self.sockets = sockets
         self.clock = clock
         self.logger = logger
+        outboxes.beforeSending = { [unowned self] node, box in acknowledge(to: node, in: box) }
     }
 
     /// Every connection served here for another node's client.
@@ -245,23 +248,41 @@ final class Home {
     }
 
     /// Before the turn's batches leave: what waited for a paused room is
-    /// handled once it runs again, and the handled messages are acknowledged
-    /// (except a paused room's: its clients' nodes stop reading them).
+    /// handled once it runs again, and every message handled is acknowledged.
+    /// An acknowledgement travels in the same node message as the answers it
+    /// covers (a batch that leaves early, grown past `flushBytes`, carries
+    /// the acknowledgements due so far: `acknowledge(to:in:)`), so a client's
+    /// node knows which calls were answered if this node dies (Edge.homeLeft).
+    /// A paused room's clients are held back by their messages waiting here
+    /// unhandled (`heldWhilePaused`), which fills their node's window.
     func flushAcknowledgements() {
         if !held.isEmpty { handleHeld() }
         guard !ackDue.isEmpty else { return }
-        var waiting: [RemoteClient] = []
         for client in ackDue where client.link.handledSinceAck > 0 {
-            if client.connection.flowState.pausedRoom != nil {
-                waiting.append(client)
-                continue
-            }
-            outboxes.outbox(client.link.node).append(
-                .ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck))
-            )
+            // Looking the batch up may send it first (grown past the limit): then
+            // `acknowledge(to:in:)` put this client's acknowledgement in it already.
+            let box = outboxes.outbox(client.link.node)
+            guard client.link.handledSinceAck > 0 else { continue }
+            box.append(.ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck)))
             client.link.handledSinceAck = 0
         }
-        ackDue = waiting
+        ackDue = []
+    }
+
+    /// A batch for `node` leaves: the acknowledgements due to its clients go with it.
+    private func acknowledge(to node: String, in box: Outbox) {
+        guard ackDue.contains(where: { $0.link.node == node }) else { return }
+        var others: [RemoteClient] = []
+        for client in ackDue {
+            guard client.link.node == node else {
+                others.append(client)
+                continue
+            }
+            guard client.link.handledSinceAck > 0 else { continue }
+            box.append(.ack(conn: client.link.conn, count: UInt64(client.link.handledSinceAck)))
+            client.link.handledSinceAck = 0
+        }
+        ackDue = others
     }
 
     /// Handles, in order, what remote clients sent while their room was

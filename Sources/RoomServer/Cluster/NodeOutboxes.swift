@@ -15,6 +15,9 @@ final class NodeOutboxes {
     /// The other service threads of this process, by node id: their records go to their inbox.
     var siblings: [String: @Sendable ([UInt8]) -> Bool] = [:]
     private var lastSendError: Int64 = 0
+    /// Runs before a batch for node `to` leaves (the home's acknowledgements
+    /// of the messages it answered in it: Home.swift).
+    var beforeSending: ((String, Outbox) -> Void)?
 
     init(cluster: RoomCluster, logger: Logger) {
         self.cluster = cluster
@@ -38,6 +41,7 @@ final class NodeOutboxes {
     }
 
     private func flush(_ box: Outbox, to: String) {
+        beforeSending?(to, box)
         box.finishFrame()
         defer { box.writer.reset() }
         if let sibling = siblings[to] {

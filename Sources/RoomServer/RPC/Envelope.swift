@@ -51,3 +51,39 @@ package enum Envelope {
         }
     }
 }
+
+extension Envelope {
+    /// `error` as the answer to every call of `message` (one call or a
+    /// batch): the responses (an array for a batch) in one frame, and an
+    /// `on-error` push per notification, as the dispatcher answers a call
+    /// that fails. Nothing for a message that is not JSON-RPC (no id to answer).
+    static func failures(of message: [UInt8], _ error: RoomError) -> [Frame] {
+        guard let json = try? JSON.parse(message) else { return [] }
+        let batch = json.arrayValue
+        var responses: [JSON] = []
+        var frames: [Frame] = []
+        for call in batch ?? [json] {
+            guard call.objectValue != nil, let method = call["method"]?.stringValue else { continue }
+            switch call["id"] {
+            case .string?, .number?:
+                responses.append(call["id"]!)
+            case nil:
+                frames.append(
+                    notification("on-error") { w in
+                        w.field("code", error.code.rawValue)
+                        w.field("message", error.message)
+                        w.field("method", method)
+                    }
+                )
+            default:
+                continue
+            }
+        }
+        if responses.isEmpty { return frames }
+        var out = Frame.writer(reserving: 128)
+        if batch != nil { out.beginArray() }
+        for id in responses { response(id: id, into: &out, error: error) }
+        if batch != nil { out.endArray() }
+        return [Frame(payload: out)] + frames
+    }
+}

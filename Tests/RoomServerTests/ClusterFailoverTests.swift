@@ -1,0 +1,96 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// Every call is answered while a room's home is replaced (PROTOCOL.md
+/// section 18, 1.2 wording): with its result once the new home has it, or
+/// with 5003 — never left waiting. Three nodes on a real nats-server; the
+/// room's home (n1) is killed with SIGKILL.
+@Suite(.serialized) struct ClusterFailoverTests {
+    typealias Cluster = ClusterRoutingTests.Cluster
+
+    /// A call's answer: its result, or its error code.
+    static func answer(
+        _ client: RoomClient,
+        _ method: String,
+        _ params: JSON? = nil
+    ) async throws -> Result<
+        JSON, RoomClientError
+    > {
+        do {
+            return .success(try await client.call(method, params, timeout: .seconds(25)))
+        } catch let error as RoomClientError {
+            if case .timeout = error { throw error }
+            return .failure(error)
+        }
+    }
+
+    /// A survivor's call reaches the home, which stops (SIGSTOP: it never
+    /// answers) and is then killed: the survivor's node answers it 5003 once
+    /// the home is counted out, and the survivor goes on in the taken-over room.
+    @Test func aCallInFlightAtTheKillIsAnswered5003() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        defer { _ = host }
+        try await Task.sleep(for: .milliseconds(600))  // the room's state is saved (every 200 ms)
+        let home = cluster.nodes[0].process.processIdentifier
+        kill(home, SIGSTOP)
+        async let inFlight = Self.answer(guest, "broadcast", ["info": ["message": "at the kill"]])
+        try await Task.sleep(for: .milliseconds(300))
+        kill(home, SIGKILL)
+        let started = Date()
+        switch try await inFlight {
+        case .failure(.rpc(let code, _, _)): #expect(code == 5003)
+        case .failure(let error): Issue.record("the call failed with \(error), not 5003")
+        case .success(let result): Issue.record("the stopped home answered \(result)")
+        }
+        #expect(Date().timeIntervalSince(started) < 15, "answered once the home was counted out")
+        // The room lives on: the guest's calls are answered by the new home.
+        let after = try await ClusterRoutingTests.eventually(guest, "broadcast", ["info": ["message": "after"]])
+        #expect(after["message_id"] != nil)
+    }
+
+    /// The killed node's peer resumes on another node while its room is
+    /// being taken over: its `join` waits out the takeover and is answered.
+    @Test func aResumeOfTheDeadNodesPeerDuringTheTakeoverIsAnswered() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, hostID) = try await cluster.join("h", as: "host", on: 0)  // n1: home, and the host's node
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        defer { _ = (host, guest) }
+        try await Task.sleep(for: .milliseconds(600))  // saved
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        try await Task.sleep(for: .milliseconds(300))
+        let again = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let token = try cluster.nodes[1].token(user: "h", role: "host")
+        switch try await Self.answer(again, "join", ["token": .string(token), "peer_id": .string(hostID)]) {
+        case .success(let result):
+            #expect(result["resumed"] == true, "\(result)")
+            #expect(result["peer"]?["peer_id"]?.stringValue == hostID)
+        case .failure(let error):
+            Issue.record("the resume failed: \(error)")
+        }
+    }
+
+    /// A room ended with `lock: true` whose home dies: a `join` sent to
+    /// another node during the takeover gets the lock's 40003.
+    @Test func aJoinOfALockedRoomDuringTheTakeoverIsAnswered40003() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        _ = try await host.call("end-room", ["reason": "the show is over", "lock": true])
+        try await Task.sleep(for: .milliseconds(600))  // the lock is saved
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        try await Task.sleep(for: .milliseconds(500))
+        let late = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let token = try cluster.nodes[1].token(user: "v", role: "viewer")
+        switch try await Self.answer(late, "join", ["token": .string(token)]) {
+        case .failure(.rpc(let code, _, _)): #expect(code == 40003)
+        case .failure(let error): Issue.record("the join failed with \(error), not 40003")
+        case .success(let result): Issue.record("joined a locked room: \(result)")
+        }
+    }
+}
