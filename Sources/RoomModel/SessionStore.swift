@@ -29,14 +29,17 @@ public enum MetadataListening: Sendable, Equatable {
 
 /// A room session's key-value store (PROTOCOL.md section 14, 100ms session
 /// store). Deleted keys keep their version (a tombstone) so that versions
-/// never go back; tombstones are bounded too: beyond `max_session_keys` of
-/// them the oldest is forgotten (its key then reads as never set).
+/// never go back. Tombstones are bounded by distinct keys: a key deleted
+/// again keeps one tombstone (moved to the end), a key set again loses it,
+/// and beyond `max_session_keys` of them the oldest is forgotten (its key
+/// then reads as never set). So the store — and a room's saved state — holds
+/// at most 2 × `max_session_keys` keys, however many deletes come.
 public struct SessionStore: Sendable, Equatable {
     static let null: [UInt8] = Array("null".utf8)
     private(set) var entries: [String: SessionEntry] = [:]
     /// Keys whose value is not null.
     private(set) var liveCount = 0
-    /// Deleted keys, oldest deletion first (may hold keys set again since: skipped when evicting).
+    /// The deleted keys (exactly the keys whose entry is null), oldest deletion first.
     private(set) var tombstones: [String] = []
 
     init() {}
@@ -95,27 +98,16 @@ public struct SessionStore: Sendable, Equatable {
         entries[key] = entry
         if isLive, !wasLive { liveCount += 1 }
         if !isLive, wasLive { liveCount -= 1 }
+        if previous != nil, !wasLive, let index = tombstones.firstIndex(of: key) {
+            tombstones.remove(at: index)  // deleted again, or set again: its old tombstone goes
+        }
         if !isLive {
             tombstones.append(key)
-            evictTombstones(keeping: maxKeys)
-        }
-        return entry
-    }
-
-    private mutating func evictTombstones(keeping limit: Int) {
-        let deadCount = entries.count - liveCount
-        guard deadCount > limit else { return }
-        var excess = deadCount - limit
-        var kept: [String] = []
-        for key in tombstones {
-            if excess > 0, let entry = entries[key], entry.isNull {
-                entries.removeValue(forKey: key)
-                excess -= 1
-            } else if entries[key]?.isNull == true {
-                kept.append(key)
+            if tombstones.count > maxKeys {  // the oldest is forgotten
+                entries.removeValue(forKey: tombstones.removeFirst())
             }
         }
-        tombstones = kept
+        return entry
     }
 }
 

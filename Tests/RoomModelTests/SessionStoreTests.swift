@@ -57,4 +57,32 @@ import Testing
         #expect(host.room.sessionStore.entry("a").version == 0, "the oldest tombstone was forgotten")
         #expect(host.room.sessionStore.entry("g").version == 2)
     }
+
+    /// Issue 20, item 3: deletes of one key (a guest can send them all
+    /// session long) append nothing: one tombstone, one entry; deletes of
+    /// ever new keys keep max_session_keys tombstones. So the room's saved
+    /// state (its snapshot) stays as small as the store allows.
+    @Test func deletesCostNoMemoryBeyondTheKeysTheyName() throws {
+        var store = SessionStore()
+        for _ in 0..<1_000_000 {
+            _ = try store.set("k", value: SessionStore.null, by: .server, at: 0, maxKeys: 256)
+        }
+        #expect(store.tombstones == ["k"])
+        #expect(store.entries.count == 1)
+        #expect(store.entry("k").version == 1_000_000, "versions never go back")
+        for n in 0..<100_000 {
+            _ = try store.set("k\(n)", value: SessionStore.null, by: .server, at: 0, maxKeys: 256)
+        }
+        #expect(store.tombstones.count == 256)
+        #expect(store.entries.count == 256)
+        // Set again, a deleted key loses its tombstone; deleted again, it has one.
+        _ = try store.set("k99999", value: [0x31], by: .server, at: 0, maxKeys: 256)
+        #expect(store.tombstones.count == 255 && !store.tombstones.contains("k99999"))
+        _ = try store.set("k99999", value: SessionStore.null, by: .server, at: 0, maxKeys: 256)
+        #expect(store.tombstones.last == "k99999" && store.tombstones.count == 256)
+
+        for _ in 0..<10_000 { _ = try set("a", nil) }
+        let saved = registry.snapshot(of: host.room).encodeJSON()
+        #expect(saved.count < 4096, "the room's saved state: \(saved.count) bytes")
+    }
 }

@@ -93,4 +93,42 @@ import Testing
         case .success(let result): Issue.record("joined a locked room: \(result)")
         }
     }
+
+    /// Issue 20, item 3: a guest deleting one session-store key over and over
+    /// (16,000 times, ~1.2 MB of tombstones before) no longer grows its
+    /// room's saved state past the bound: the room is saved, and survives
+    /// its home's death with its store.
+    @Test func deletesOfOneKeyDoNotBloatTheSavedState() async throws {
+        let cluster = try await Cluster(
+            settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#
+        )
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        defer { _ = host }
+        _ = try await host.call("set-metadata", ["key": "topic", "value": "kept"])
+        let guest = try RawSocket(port: cluster.nodes[1].port, readTimeoutSeconds: 20)
+        let token = try cluster.nodes[1].token(user: "g", role: "guest")
+        try guest.sendText(#"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(token)"}}"#)
+        #expect(try JSON.parse(try #require(guest.readFrame()).payload)["result"]?["peer"] != nil)
+        let key = String(repeating: "k", count: 64)
+        let batch =
+            "["
+            + (1...64).map {
+                #"{"jsonrpc":"2.0","id":\#($0),"method":"set-metadata","params":{"key":"\#(key)","value":null}}"#
+            }
+            .joined(separator: ",") + "]"
+        let batches = 250  // 16,000 deletes
+        try guest.sendTexts(Array(repeating: batch, count: batches))
+        var answered = 0
+        while answered < batches, let frame = guest.readFrame() {
+            if (try? JSON.parse(frame.payload))?.arrayValue?.count == 64 { answered += 1 }
+        }
+        #expect(answered == batches)
+        try await Task.sleep(for: .milliseconds(600))  // saved
+        #expect(!cluster.nodes[0].stderr.contains("room state too large to save"))
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        let topic = try await ClusterRoutingTests.eventually(viewer, "get-metadata", ["key": "topic"], within: 15)
+        #expect(topic["value"] == "kept")
+    }
 }

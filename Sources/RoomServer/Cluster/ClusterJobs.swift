@@ -51,9 +51,6 @@ final class ClusterJobs: Sendable {
     static let maxInFlight = 256
     private let inFlight = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
-    private let stateQueue = DispatchQueue(label: "roomd-cluster-state")
-    /// Room states to write (nil: delete), latest only.
-    private let pendingStates = Mutex<[String: [UInt8]?]>([:])
 
     init(cluster: RoomCluster, logger: Logger, post: @escaping @Sendable (ClusterEvent) -> Void) {
         self.cluster = cluster
@@ -149,34 +146,6 @@ final class ClusterJobs: Sendable {
             }
             if monotonicMillis() >= deadline { return .unavailable }
             usleep(100_000)
-        }
-    }
-
-    /// Saves (or, nil, deletes) a room's state; only the latest of each room
-    /// waiting is written, in order, on a queue of its own.
-    func saveState(_ room: String, _ state: [UInt8]?) {
-        let schedule = pendingStates.withLock { pending -> Bool in
-            defer { pending[room] = .some(state) }
-            return pending.isEmpty
-        }
-        if schedule { stateQueue.async { [self] in writeStates() } }
-    }
-
-    private func writeStates() {
-        while true {
-            let batch = pendingStates.withLock { pending -> [String: [UInt8]?] in
-                defer { pending.removeAll() }
-                return pending
-            }
-            if batch.isEmpty { return }
-            guard let states = cluster.states else { continue }
-            for (room, state) in batch {
-                do throws(ClusterError) {
-                    if let state { try states.save(room, state) } else { try states.delete(room) }
-                } catch {
-                    logger.debug("cluster: room state not saved", metadata: ["room": "\(room)", "error": "\(error)"])
-                }
-            }
         }
     }
 

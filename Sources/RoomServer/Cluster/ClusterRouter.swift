@@ -123,7 +123,11 @@ final class ClusterRouter: Router {
             metrics: parts.dispatcher.metrics,
             logger: parts.logger
         )
-        states = RoomStateSaver(registry: parts.registry, homes: parts.homes, jobs: jobs, logger: parts.logger)
+        states = RoomStateSaver(
+            registry: parts.registry,
+            homes: parts.homes,
+            writer: RoomStateWriter(cluster: cluster, logger: parts.logger)
+        )
         rest = RestForwarder(
             cluster: cluster,
             jobs: jobs,
