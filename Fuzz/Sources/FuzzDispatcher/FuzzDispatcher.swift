@@ -121,6 +121,9 @@ private final class Script {
             dispatcher.fanOut(server.registry.tickRoomState())
             dispatcher.apply(server.registry.expireRoleChangeRequests())
             dispatcher.fanOut(server.registry.expireGraces())
+            dispatcher.fanOut(server.registry.tickPollStats())
+            dispatcher.expirePolls()
+            server.registry.expireCues()
         } else if let first = line.first, let slot = slot(first) {
             send(Array(line.dropFirst()), on: slot)
         } else {
