@@ -37,7 +37,8 @@ extension RoomClient {
     ///   40001 (room does not exist), 40002, 40003 (room locked), 40004
     ///   (`peerID` of another user), 41001 (peer gone), 5001 (already
     ///   joined), 40900 (role limit), 40901 (room full), 41300 (name or data
-    ///   too long), -32602.
+    ///   too long, or the token's `user_id` claim over 256 bytes or `name`
+    ///   claim over `max_name_bytes`), -32602.
     @discardableResult
     public func join(
         token: String,

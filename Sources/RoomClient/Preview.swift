@@ -13,7 +13,8 @@ extension RoomClient {
     /// - Returns: The room's session (nil when the room has none now), the
     ///   Policy of the token's role, and the peer count.
     /// - Throws: `rpc` with the codes of ``join(token:name:data:roomID:peerID:timeout:)``
-    ///   (2004, 40100–40109, 40001, 40002, 40003, 40900, 40901), and 5001 after `join`.
+    ///   (2004, 40100–40109, 40001, 40002, 40003, 40900, 40901, 41300 for the
+    ///   token's claim sizes), and 5001 after `join`.
     public func preview(
         token: String,
         roomID: String? = nil,

@@ -80,7 +80,11 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let policies = Policies(template: template)
-        let verifier = TokenVerifier(secret: options.secret, accessKey: options.accessKey)
+        let verifier = TokenVerifier(
+            secret: options.secret,
+            accessKey: options.accessKey,
+            maxNameBytes: limits.maxNameBytes
+        )
         let fanOut = FanOut(
             registry: registry,
             policies: policies,

@@ -16,8 +16,13 @@ public struct TokenMinter: Sendable {
             }
     }
 
-    /// Whether `join` accepts this `user_id` claim: any non-empty string.
-    public static func isValidUserID(_ id: String) -> Bool { !id.isEmpty }
+    /// The most bytes (UTF-8) of a `user_id` claim `join` accepts: the id is
+    /// in every push about the peer, so it is bounded like a name.
+    public static let maxUserIDBytes = 256
+
+    /// Whether `join` accepts this `user_id` claim: a non-empty string of at
+    /// most `maxUserIDBytes` bytes (empty is 40107, longer 41300).
+    public static func isValidUserID(_ id: String) -> Bool { !id.isEmpty && id.utf8.count <= maxUserIDBytes }
 
     private let key: SymmetricKey
     private let serializer = DefaultJWTSerializer()

@@ -123,7 +123,7 @@ struct Serve: ParsableCommand {
         }
         let server = servers[0]
         let (path, strict) = (config, strict)
-        Signals.install(servers) {
+        Signals.install(servers, logger: logger) {
             do throws(TemplateError) {
                 let (template, warnings) = try RoleTemplate.load(path: path, strict: strict)
                 for warning in warnings { logger.warning("template reload: \(warning)") }

@@ -78,7 +78,7 @@ func lookUpSecret(file: String?, port: Int) -> [UInt8] {
     fail("no secret: pass --secret-file, set ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first")
 }
 
-/// A usage error for ids that `join` would refuse (40102 / 40107).
+/// A usage error for ids that `join` would refuse (40102 / 40107 / 41300).
 func validateIDs(room: String?, user: String?) throws {
     if let room, !TokenMinter.isValidRoomID(room) {
         throw ValidationError(
@@ -86,6 +86,8 @@ func validateIDs(room: String?, user: String?) throws {
         )
     }
     if let user, !TokenMinter.isValidUserID(user) {
-        throw ValidationError("--user: must not be empty")
+        throw ValidationError(
+            "--user: must be 1 to \(TokenMinter.maxUserIDBytes) bytes, got \(user.utf8.count)"
+        )
     }
 }

@@ -308,7 +308,10 @@ import Testing
     }
 
     @Test func tokenRefusesIdsThatJoinWouldRefuse() throws {
-        for arguments in [["--room", "my room", "--user", "u"], ["--room", "r", "--user", ""]] {
+        let tooLong = String(repeating: "u", count: 257)  // a user_id claim over 256 bytes is 41300
+        for arguments in [
+            ["--room", "my room", "--user", "u"], ["--room", "r", "--user", ""], ["--room", "r", "--user", tooLong],
+        ] {
             let run = try runCommand(
                 Daemon.binary,
                 ["token", "--role", "host", "--secret-file", try secretFile()] + arguments

@@ -94,6 +94,29 @@ import Testing
         #expect(try await host.errorCode("set-metadata", ["key": "d", "value": 1]) == 40907)
     }
 
+    /// Too many keys over REST is the contract's "too many" code with the
+    /// status of its other limits (section 9: role limit → 409/40900): 409/40907.
+    @Test func restTooManyKeysIs409With40907() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"max_session_keys":1}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let token = try daemon.managementToken()
+        func set(_ key: String) async throws -> (status: Int, body: JSON) {
+            try await http(
+                "POST",
+                daemon,
+                "/v2/active-rooms/room-1/metadata",
+                token: token,
+                body: #"{"key":"\#(key)","value":1}"#
+            )
+        }
+        #expect(try await set("a").status == 200)
+        let tooMany = try await set("b")
+        #expect(tooMany.status == 409)
+        #expect(tooMany.body["code"] == 40907)
+        #expect(try await host.call("get-metadata", ["key": "b"])["version"] == 0, "nothing stored")
+        #expect(try await set("a").status == 200, "a key that has a value can always be set")
+    }
+
     @Test func restrictedPeersMayReadAndListenButNotSet() async throws {
         let daemon = try Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host")

@@ -68,6 +68,40 @@ import Testing
         #expect(try await guest.next("on-policy-change")["name"] == "panelist")
     }
 
+    /// The threads of process `pid` named `name` (Linux: /proc/PID/task/*/comm).
+    static func threads(named name: String, of pid: Int32) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.filter { task in
+            let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            return comm?.trimmingCharacters(in: .newlines) == name
+        }.count
+    }
+
+    /// A template path that blocks when read (a FIFO nobody writes; a hung
+    /// network file system alike) used to block the signal thread in the
+    /// reload, so SIGTERM was never handled (issue 20). The reload reads on
+    /// a thread of its own, one at a time, later SIGHUPs coalesced.
+    @Test func aReloadBlockedOnAFIFOLeavesSigtermHandledPromptly() async throws {
+        let daemon = try Daemon.start(singleProcess: true)  // a signal to one process
+        let (host, _) = try await daemon.join("h", as: "host")
+        let config = daemon.directory.appendingPathComponent("roles.json")
+        try FileManager.default.removeItem(at: config)
+        #expect(mkfifo(config.path, 0o600) == 0)
+        let pid = daemon.process.processIdentifier
+        for _ in 0..<3 {
+            kill(pid, SIGHUP)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await Self.waitFor("one more follows it", in: daemon))
+        // Still serving; one reload thread waits on the FIFO, not one per SIGHUP.
+        #expect(try await host.call("ping")["server_time"] != nil)
+        #expect(Self.threads(named: "roomd-reload", of: pid) == 1)
+        let stopped = daemon.stop(timeout: 5)
+        #expect(stopped.status == 0, "SIGTERM handled (-1: it hung and was killed)")
+        #expect(stopped.seconds < 2.5)
+        #expect(try await host.closeCode() == 1001)
+    }
+
     @Test func sighupWithAnInvalidTemplateKeepsTheOldOneAndLogsThePath() async throws {
         let daemon = try Daemon.start(singleProcess: true)  // a signal to one process
         let config = daemon.directory.appendingPathComponent("roles.json")

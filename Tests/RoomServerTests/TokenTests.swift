@@ -60,6 +60,47 @@ import Testing
         _ = try await client.call("join", ["token": .string(Tokens.make(claims: Tokens.appClaims(), secret: secret))])
     }
 
+    /// The claims that are in every push about the peer are bounded (issue
+    /// 20): a 40,000-byte `user_id` used to make each of them 40 KB. Both are
+    /// refused at `preview` and `join` alike, whatever the `name` param.
+    @Test func userIDAndNameClaimsOverTheirLimitsAre41300AtPreviewAndJoin() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"max_name_bytes":100}}"#)
+        let secret = daemon.secret
+        func token(_ overrides: [String: Any?]) -> JSON {
+            .string(Tokens.make(claims: Tokens.appClaims(overrides), secret: secret))
+        }
+        let cases: [(JSON, String)] = [
+            (
+                token(["user_id": String(repeating: "u", count: 40_000)]),
+                "user_id claim: 40000 bytes is over the limit of 256"
+            ),
+            (
+                token(["user_id": String(repeating: "é", count: 129)]),
+                "user_id claim: 258 bytes is over the limit of 256"
+            ),
+            (token(["name": String(repeating: "n", count: 101)]), "name claim: 101 bytes is over the limit of 100"),
+            (
+                token(["name": String(repeating: "n", count: 40_000)]),
+                "name claim: 40000 bytes is over the limit of 100"
+            ),
+        ]
+        let client = try await daemon.client()
+        for (token, message) in cases {
+            let preview = try await client.failure("preview", ["token": token])
+            #expect(preview.code == 41300 && preview.message == message, "preview: \(preview.message)")
+            let join = try await client.failure("join", ["token": token, "name": "Ada"])
+            #expect(join.code == 41300 && join.message == message, "join: \(join.message)")
+        }
+        // At the limits: previewed and joined, and the peer carries both whole.
+        let userID = String(repeating: "é", count: 128)
+        let name = String(repeating: "n", count: 100)
+        let atLimits = token(["user_id": userID, "name": name])
+        _ = try await client.call("preview", ["token": atLimits])
+        let joined = try await client.call("join", ["token": atLimits])
+        #expect(joined["peer"]?["info"]?["user_id"] == .string(userID))
+        #expect(joined["peer"]?["info"]?["name"] == .string(name))
+    }
+
     @Test func accessKeyMustMatchWhenConfigured() async throws {
         let daemon = try Daemon.start(arguments: ["--access-key", "app-123"])
         let client = try await daemon.client()

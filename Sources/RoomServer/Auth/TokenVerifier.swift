@@ -19,16 +19,26 @@ struct AppGrant: Sendable {
 struct TokenVerifier: Sendable {
     private let key: SymmetricKey
     private let accessKey: String?
+    /// The bound of a `name` claim: `limits.max_name_bytes`, as for the `name` param.
+    private let maxNameBytes: Int
     private let parser = DefaultJWTParser()
     private let now: @Sendable () -> Date
 
-    init(secret: [UInt8], accessKey: String?, now: @escaping @Sendable () -> Date = { Date() }) {
+    init(
+        secret: [UInt8],
+        accessKey: String?,
+        maxNameBytes: Int,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.key = SymmetricKey(data: secret)
         self.accessKey = accessKey
+        self.maxNameBytes = maxNameBytes
         self.now = now
     }
 
-    /// A token for `join`.
+    /// A token for `join` and `preview`. The claims that end up in pushes
+    /// about the peer (`user_id`, `name`) are bounded here, whatever the
+    /// call's params, so that `preview` refuses what `join` would (41300).
     func verifyApp(_ token: String) throws(RoomError) -> AppGrant {
         let claims = try verifySigned(token)
         guard claims.type.value == "app", claims.version.value == 2 else {
@@ -40,12 +50,14 @@ struct TokenVerifier: Sendable {
         guard let roomID = claims.roomID.value, TokenMinter.isValidRoomID(roomID) else {
             throw RoomError(.roomIDClaimInvalid, "room_id claim missing or invalid")
         }
-        guard let userID = claims.userID.value, TokenMinter.isValidUserID(userID) else {
+        guard let userID = claims.userID.value, !userID.isEmpty else {
             throw RoomError(.userIDClaimInvalid, "user_id claim missing or not a string")
         }
         guard let role = claims.role.value else {
             throw RoomError(.roleClaimInvalid, "role claim missing or not a string")
         }
+        try Self.checkSize(userID, claim: "user_id", limit: TokenMinter.maxUserIDBytes)
+        if let name = claims.name.value { try Self.checkSize(name, claim: "name", limit: maxNameBytes) }
         return AppGrant(
             roomID: roomID,
             userID: userID,
@@ -101,6 +113,14 @@ struct TokenVerifier: Sendable {
             }
         }
         return claims
+    }
+
+    /// A claim over its limit is 41300, as a param over its limit is.
+    private static func checkSize(_ value: String, claim: String, limit: Int) throws(RoomError) {
+        let size = value.utf8.count
+        if size > limit {
+            throw RoomError(.tooLarge, "\(claim) claim: \(size) bytes is over the limit of \(limit)")
+        }
     }
 
     private func isBase64URL(_ part: Substring) -> Bool {
