@@ -318,6 +318,24 @@ import Testing
         #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="failed"}"#) == 0)
         withExtendedLifetime(clients) {}
     }
+
+    /// roomd reads at most 4 KiB of an answer's body (it needs only the status): an
+    /// answer that sends 16 KiB of its body and then next to nothing ends the attempt
+    /// at once, not at `timeout_ms` (it used to read 64 KiB, and wait as long as it took).
+    @Test func anAnswersBodyIsReadUpTo4KiBThenItsConnectionIsClosed() async throws {
+        let receiver = try WebhookReceiver(mode: .dripFirst, dripCount: 1, dripPrefix: 16384)
+        let daemon = try Daemon.start(webhooksTo: receiver.url, extra: #""timeout_ms":60000"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let requests = try await receiver.wait(timeout: .seconds(20)) { $0.count >= 2 }
+        #expect(
+            requests.compactMap { $0["event"]?["type"]?.stringValue } == ["session.open.success", "peer.join.success"],
+            "the room's next event followed well before timeout_ms (60 s)"
+        )
+        #expect(requests.first?["drip"] == true)
+        #expect(try await receiver.closedDrips(count: 1).count == 1, "roomd closed the connection")
+        #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="retried"}"#) == 0, "a 2xx: delivered")
+        withExtendedLifetime(host) {}
+    }
 }
 
 /// A loopback port that was free a moment ago (bound, then closed).

@@ -133,7 +133,7 @@ final class WebhookSender: Sendable {
     /// The most of an answer's body an attempt reads (and drops): roomd needs only
     /// the status. A body read to its end keeps the connection for the next event;
     /// a longer one, or one still coming at the attempt's deadline, closes it.
-    static let maxBodyRead = 65536
+    static let maxBodyRead = 4096
 
     /// One POST, `timeout_ms` for all of it: connecting (and waiting for a
     /// connection), sending, the answer's head, then at most `maxBodyRead` bytes of
