@@ -83,7 +83,7 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// Attempts until a 2xx or `max_attempts`: backoff 1 s, 2 s, 4 s… ± 10 %.
+    /// Attempts until a 2xx or `max_attempts`: backoff 1 s, 2 s, 4 s… ± 10 %, at most 5 minutes.
     private func deliver(_ event: WebhookEvent) async {
         for attempt in 1...settings.maxAttempts {
             let failure = await post(event)
@@ -124,10 +124,19 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// 1 s · 2^(attempt-1), ± 10 % jitter.
+    /// The longest wait between two attempts of an event (reached after the 9th).
+    static let maxBackoff = Duration.seconds(300)
+
+    /// 1 s · 2^(attempt-1), ± 10 % jitter, at most `maxBackoff`.
     static func backoff(afterAttempt attempt: Int) -> Duration {
-        let base = 1000.0 * Double(1 << min(attempt - 1, 20))
-        return .milliseconds(Int64(base * Double.random(in: 0.9...1.1)))
+        backoff(afterAttempt: attempt, jitter: Double.random(in: 0.9...1.1))
+    }
+
+    /// `backoff(afterAttempt:)` with the jitter factor given (0.9...1.1).
+    static func backoff(afterAttempt attempt: Int, jitter: Double) -> Duration {
+        let cap = Double(maxBackoff.components.seconds) * 1000
+        let base = min(1000.0 * Double(1 << min(max(attempt - 1, 0), 20)), cap)
+        return .milliseconds(Int64(min(base * jitter, cap)))
     }
 
     /// The most of an answer's body an attempt reads (and drops): roomd needs only
