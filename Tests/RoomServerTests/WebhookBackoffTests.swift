@@ -1,3 +1,4 @@
+import RoomConfig
 import Testing
 
 @testable import RoomServer
@@ -18,6 +19,16 @@ import Testing
         #expect(milliseconds(WebhookSender.backoff(afterAttempt: 10, jitter: 0.9)) == 270_000, "the cap, − 10 %")
         #expect(milliseconds(WebhookSender.backoff(afterAttempt: 10, jitter: 1.1)) == 300_000, "never over the cap")
         #expect(milliseconds(WebhookSender.backoff(afterAttempt: .max, jitter: 1.1)) == 300_000)
+    }
+
+    /// `max_attempts` stops where more attempts would only add 5-minute waits: the
+    /// most the template allows waits about 20 minutes in all before giving up.
+    @Test func theLargestMaxAttemptsWaitsAtMostTwentyMinutesInAll() {
+        #expect(WebhookSettings.maxAttemptsRange == 1...12)
+        let retries = 1..<WebhookSettings.maxAttemptsRange.upperBound
+        let longest = retries.map { milliseconds(WebhookSender.backoff(afterAttempt: $0, jitter: 1.1)) }.reduce(0, +)
+        #expect(longest <= 20 * 60_000, "\(longest) ms of backoff at most")
+        #expect(milliseconds(WebhookSender.backoff(afterAttempt: retries.upperBound - 1, jitter: 1)) == 300_000)
     }
 
     private func milliseconds(_ duration: Duration) -> Int {

@@ -124,7 +124,8 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// The longest wait between two attempts of an event (reached after the 9th).
+    /// The longest wait between two attempts of an event (reached after the 9th:
+    /// `WebhookSettings.maxAttemptsRange` is chosen with it).
     static let maxBackoff = Duration.seconds(300)
 
     /// 1 s · 2^(attempt-1), ± 10 % jitter, at most `maxBackoff`.
