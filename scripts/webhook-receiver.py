@@ -10,6 +10,10 @@ line per request to --log, and answers according to --mode:
   hang-first  never answers the very first request, 200 to the others
   hold-first  holds the very first request until the file --release exists,
               then answers it 200; 200 to the others at once
+  drip-first  answers the first --drip-count requests (default 8) 200 with a
+              body of 1 GiB announced: --drip-prefix bytes at once, then one
+              byte every 100 ms until the sender closes the connection (logged
+              to <--log>.closed); 200 to the others at once
 --delay-ms waits before answering. Prints the port on stdout's first line.
 """
 import argparse, http.server, json, os, re, socketserver, sys, threading, time
@@ -20,6 +24,8 @@ parser.add_argument("--log", required=True)
 parser.add_argument("--readme", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"))
 parser.add_argument("--delay-ms", type=int, default=0)
 parser.add_argument("--release", default="")
+parser.add_argument("--drip-count", type=int, default=8)
+parser.add_argument("--drip-prefix", type=int, default=0)
 args = parser.parse_args()
 # The secret roomd signs with: RECEIVER_SECRET, else ROOMD_WEBHOOK_SECRET, else ROOMD_SECRET.
 secret = next((os.environ[k] for k in ("RECEIVER_SECRET", "ROOMD_WEBHOOK_SECRET", "ROOMD_SECRET") if os.environ.get(k)), "").encode()
@@ -39,6 +45,27 @@ def first_request(record):
     with lock:
         seen.append(record)
         return len(seen) == 1
+
+
+def drip(handler, record):
+    """200, then a body that never ends; logs when the sender closed the connection."""
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(1 << 30))
+    handler.end_headers()
+    sent = 0
+    try:
+        handler.wfile.write(b"x" * args.drip_prefix)
+        sent = args.drip_prefix
+        while True:
+            time.sleep(0.1)
+            handler.wfile.write(b"x")
+            sent += 1
+    except OSError:
+        closed = {"id": record["event"]["id"], "received_ms": record["received_ms"],
+                  "closed_ms": int(time.time() * 1000), "body_bytes_sent": sent}
+        with lock, open(args.log + ".closed", "a", encoding="utf-8") as log:
+            log.write(json.dumps(closed) + "\n")
+    handler.close_connection = True
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -61,8 +88,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "content_type": self.headers.get("Content-Type"),
                 "timestamp_header": self.headers.get("X-Roomd-Timestamp"),
             }
+            if args.mode == "drip-first":
+                seen.append(record)
+                record["drip"] = len(seen) <= args.drip_count
             with open(args.log, "a", encoding="utf-8") as log:
                 log.write(json.dumps(record) + "\n")
+        if record.get("drip"):
+            return drip(self, record)
         first = args.mode in ("hang-first", "hold-first") and first_request(record)
         if args.mode == "hang" or (args.mode == "hang-first" and first):
             time.sleep(3600)

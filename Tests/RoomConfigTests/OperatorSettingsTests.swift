@@ -85,7 +85,7 @@ import Testing
         ),
         (
             #"{"webhooks":{"url":"http://h/","max_attempts":0}}"#,
-            "settings.webhooks.max_attempts: must be between 1 and 20, got 0"
+            "settings.webhooks.max_attempts: must be between 1 and 12, got 0"
         ),
         (
             #"{"webhooks":{"url":"http://h/","queue_limit":0}}"#,
@@ -103,6 +103,20 @@ import Testing
     ])
     func rejects(_ settings: String, _ expected: String) {
         #expect(failure(settings) == expected)
+    }
+
+    /// Issue 20, item 5: with the backoff capped at 5 minutes, more than 12 attempts
+    /// would only add 5-minute waits (20 used to wait 2^18 s before the last).
+    @Test func maxAttemptsIsAtMost12() throws {
+        #expect(try decode(#"{"webhooks":{"url":"http://h/","max_attempts":12}}"#).webhooks?.maxAttempts == 12)
+        #expect(
+            failure(#"{"webhooks":{"url":"http://h/","max_attempts":13}}"#)
+                == "settings.webhooks.max_attempts: must be between 1 and 12, got 13"
+        )
+        #expect(
+            failure(#"{"webhooks":{"url":"http://h/","max_attempts":20}}"#)
+                == "settings.webhooks.max_attempts: must be between 1 and 12, got 20"
+        )
     }
 
     @Test func everyProblemIsListed() {

@@ -273,6 +273,69 @@ import Testing
         #expect(stopped.seconds < 6, "at most 2 s for webhooks after the connections closed, took \(stopped.seconds) s")
         withExtendedLifetime((clients, peer)) {}
     }
+
+    /// Issue 20, item 4: answers of 200 whose body then drips forever, on 8
+    /// connections (the HTTP client's default per host), used to stop every
+    /// webhook of every room: 0 delivered. `timeout_ms` bounds the whole attempt,
+    /// body included, and every room in flight has a connection of its own.
+    @Test func answersThatDripTheirBodyForeverOnEightConnectionsStopNoDelivery() async throws {
+        let receiver = try WebhookReceiver(mode: .dripFirst, dripCount: 8)
+        let daemon = try Daemon.start(webhooksTo: receiver.url, extra: #""timeout_ms":15000"#)
+        var clients: [RoomClient] = []
+        for index in 0..<12 {
+            clients.append(try await daemon.join("h\(index)", as: "host", room: "r\(index)").client)
+        }
+        // 24 events: session.open and peer.join of 12 rooms. The first 8 requests (8 rooms'
+        // session.open) are answered 200 and a body that never ends; those rooms' peer.join
+        // wait behind them. The 4 other rooms go out while the 8 answers still drip.
+        let undripped = try await receiver.wait(timeout: .seconds(30)) {
+            $0.filter { $0["drip"] == false }.count >= 8
+        }
+        #expect(undripped.filter { $0["drip"] == true }.count == 8)
+        #expect(undripped.filter { $0["drip"] == false }.count == 8, "the 4 other rooms' 8 events")
+        #expect(receiver.closedDrips.isEmpty, "…delivered while the 8 answers still dripped (timeout_ms is 15 s)")
+        // At each attempt's deadline roomd stops reading and closes the connection; the
+        // status decided: the event is delivered, and its room's next event follows.
+        let requests = try await receiver.wait(timeout: .seconds(40)) { $0.count >= 24 }
+        #expect(requests.count == 24, "each event once: a 2xx ends it, however its body goes on")
+        for room in 0..<12 {
+            let types = requests.filter { $0["event"]?["data"]?["room_id"] == .string("r\(room)") }
+                .compactMap { $0["event"]?["type"]?.stringValue }
+            #expect(types == ["session.open.success", "peer.join.success"], "room r\(room), in order")
+        }
+        let closed = try await receiver.closedDrips(count: 8)
+        #expect(closed.count == 8, "roomd closed every dripping connection")
+        for drip in closed {
+            let held = drip["closed_ms"]!.intValue! - drip["received_ms"]!.intValue!
+            #expect(held < 25_000, "a dripping answer held its connection \(held) ms (timeout_ms 15000)")
+        }
+        var delivered = 0.0
+        for _ in 0..<250 where delivered < 24 {
+            delivered = try await daemon.metric(#"roomd_webhook_deliveries_total{result="delivered"}"#) ?? 0
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(delivered == 24)
+        #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="failed"}"#) == 0)
+        withExtendedLifetime(clients) {}
+    }
+
+    /// roomd reads at most 4 KiB of an answer's body (it needs only the status): an
+    /// answer that sends 16 KiB of its body and then next to nothing ends the attempt
+    /// at once, not at `timeout_ms` (it used to read 64 KiB, and wait as long as it took).
+    @Test func anAnswersBodyIsReadUpTo4KiBThenItsConnectionIsClosed() async throws {
+        let receiver = try WebhookReceiver(mode: .dripFirst, dripCount: 1, dripPrefix: 16384)
+        let daemon = try Daemon.start(webhooksTo: receiver.url, extra: #""timeout_ms":60000"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let requests = try await receiver.wait(timeout: .seconds(20)) { $0.count >= 2 }
+        #expect(
+            requests.compactMap { $0["event"]?["type"]?.stringValue } == ["session.open.success", "peer.join.success"],
+            "the room's next event followed well before timeout_ms (60 s)"
+        )
+        #expect(requests.first?["drip"] == true)
+        #expect(try await receiver.closedDrips(count: 1).count == 1, "roomd closed the connection")
+        #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="retried"}"#) == 0, "a 2xx: delivered")
+        withExtendedLifetime(host) {}
+    }
 }
 
 /// A loopback port that was free a moment ago (bound, then closed).

@@ -35,6 +35,9 @@ final class WebhookSender: Sendable {
         let timeout = TimeAmount.milliseconds(Int64(settings.timeoutMs))
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: timeout, read: timeout)
         configuration.redirectConfiguration = .disallow
+        // A connection for every room in flight, so that an attempt does not wait in the pool
+        // for another room's (the client's default is 8 per host, fewer than the 16 rooms).
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = queue.maxInFlight
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         wake = continuation
@@ -80,7 +83,7 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// Attempts until a 2xx or `max_attempts`: backoff 1 s, 2 s, 4 s… ± 10 %.
+    /// Attempts until a 2xx or `max_attempts`: backoff 1 s, 2 s, 4 s… ± 10 %, at most 5 minutes.
     private func deliver(_ event: WebhookEvent) async {
         for attempt in 1...settings.maxAttempts {
             let failure = await post(event)
@@ -121,14 +124,35 @@ final class WebhookSender: Sendable {
         }
     }
 
-    /// 1 s · 2^(attempt-1), ± 10 % jitter.
+    /// The longest wait between two attempts of an event (reached after the 9th:
+    /// `WebhookSettings.maxAttemptsRange` is chosen with it).
+    static let maxBackoff = Duration.seconds(300)
+
+    /// 1 s · 2^(attempt-1), ± 10 % jitter, at most `maxBackoff`.
     static func backoff(afterAttempt attempt: Int) -> Duration {
-        let base = 1000.0 * Double(1 << min(attempt - 1, 20))
-        return .milliseconds(Int64(base * Double.random(in: 0.9...1.1)))
+        backoff(afterAttempt: attempt, jitter: Double.random(in: 0.9...1.1))
     }
 
-    /// One POST; nil on a 2xx, else what went wrong.
+    /// `backoff(afterAttempt:)` with the jitter factor given (0.9...1.1).
+    static func backoff(afterAttempt attempt: Int, jitter: Double) -> Duration {
+        let cap = Double(maxBackoff.components.seconds) * 1000
+        let base = min(1000.0 * Double(1 << min(max(attempt - 1, 0), 20)), cap)
+        return .milliseconds(Int64(min(base * jitter, cap)))
+    }
+
+    /// The most of an answer's body an attempt reads (and drops): roomd needs only
+    /// the status. A body read to its end keeps the connection for the next event;
+    /// a longer one, or one still coming at the attempt's deadline, closes it.
+    static let maxBodyRead = 4096
+
+    /// One POST, `timeout_ms` for all of it: connecting (and waiting for a
+    /// connection), sending, the answer's head, then at most `maxBodyRead` bytes of
+    /// its body. Nil on a 2xx, else what went wrong. The status decides: a 2xx
+    /// whose body is long or slow is delivered, its connection closed.
     private func post(_ event: WebhookEvent) async -> String? {
+        // One deadline for the attempt: the client's ends with the answer's head, the body has the rest.
+        let deadline = ContinuousClock.now + .milliseconds(settings.timeoutMs)
+        let headDeadline = NIODeadline.now() + .milliseconds(Int64(settings.timeoutMs))
         let timestamp = String(Self.nowMillis())
         var request = HTTPClientRequest(url: settings.url)
         request.method = .POST
@@ -141,17 +165,49 @@ final class WebhookSender: Sendable {
         )
         request.body = .bytes(event.body)
         do {
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeoutMs)))
-            // Read (and drop) at most 64 KiB of the answer, so the connection can be reused.
-            var read = 0
-            for try await chunk in response.body {
-                read += chunk.readableBytes
-                if read > 65536 { break }
+            let response = try await client.execute(request, deadline: headDeadline)
+            let complete = await Self.discard(response.body, upTo: Self.maxBodyRead, until: deadline)
+            if !complete {
+                logger.debug(
+                    "webhook answer's body not read to its end: connection closed",
+                    metadata: ["id": "\(event.id)", "status": "\(response.status.code)"]
+                )
             }
             if (200..<300).contains(response.status.code) { return nil }
             return "HTTP \(response.status.code)"
         } catch {
             return "\(error)"
+        }
+    }
+
+    /// Reads and drops `body` until its end, more than `limit` bytes, or
+    /// `deadline`, whichever comes first; true when it ended. Stopping early ends
+    /// the request: the client closes its connection.
+    static func discard(
+        _ body: HTTPClientResponse.Body,
+        upTo limit: Int,
+        until deadline: ContinuousClock.Instant
+    ) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var read = 0
+                do {
+                    for try await chunk in body {
+                        read += chunk.readableBytes
+                        if read > limit { return false }
+                    }
+                    return true
+                } catch {
+                    return false  // the connection failed, or the deadline cancelled the read
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                return false
+            }
+            let ended = await group.next() ?? false
+            group.cancelAll()
+            return ended
         }
     }
 

@@ -12,6 +12,9 @@ final class WebhookReceiver: @unchecked Sendable {
         case hang
         case hangFirst = "hang-first"
         case holdFirst = "hold-first"
+        /// The first `dripCount` requests: 200, then `dripPrefix` bytes of a 1-GiB body
+        /// and one byte every 100 ms until roomd closes the connection.
+        case dripFirst = "drip-first"
     }
 
     let process: Process
@@ -19,14 +22,20 @@ final class WebhookReceiver: @unchecked Sendable {
     let log: URL
     var url: String { "http://127.0.0.1:\(port)/hooks" }
 
-    init(mode: Mode = .ok, delayMillis: Int = 0, secret: [UInt8] = Daemon.defaultSecret) throws {
+    init(
+        mode: Mode = .ok,
+        delayMillis: Int = 0,
+        dripCount: Int = 8,
+        dripPrefix: Int = 0,
+        secret: [UInt8] = Daemon.defaultSecret
+    ) throws {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("webhooks-\(UUID().uuidString).jsonl")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
             "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
-            "--release", log.path + ".release",
+            "--release", log.path + ".release", "--drip-count", "\(dripCount)", "--drip-prefix", "\(dripPrefix)",
             "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path,
         ]
         var environment = ProcessInfo.processInfo.environment
@@ -51,6 +60,7 @@ final class WebhookReceiver: @unchecked Sendable {
         }
         try? FileManager.default.removeItem(at: log)
         try? FileManager.default.removeItem(atPath: log.path + ".release")
+        try? FileManager.default.removeItem(atPath: log.path + ".closed")
     }
 
     /// `hold-first`: lets the held first request be answered (200).
@@ -62,6 +72,22 @@ final class WebhookReceiver: @unchecked Sendable {
     var requests: [JSON] {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { try? JSON.parse(Array($0.utf8)) }
+    }
+
+    /// `drip-first`: the dripping answers whose connection roomd closed, in that order:
+    /// `{id, received_ms, closed_ms, body_bytes_sent}`.
+    var closedDrips: [JSON] {
+        let text = (try? String(contentsOfFile: log.path + ".closed", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSON.parse(Array($0.utf8)) }
+    }
+
+    /// Waits until roomd closed `count` dripping answers (or `timeout` passes); returns them.
+    func closedDrips(count: Int, timeout: Duration = .seconds(10)) async throws -> [JSON] {
+        let deadline = ContinuousClock.now + timeout
+        while closedDrips.count < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return closedDrips
     }
 
     /// The events answered with a 2xx, in order.
