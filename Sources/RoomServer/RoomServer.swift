@@ -71,7 +71,7 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let homes = RoomHomes(clustered: options.clusterURL != nil)
-        let schedule = Schedule(registry: registry, clock: clock)
+        let schedule = Schedule(registry: registry, clock: clock, sockets: sockets)
         let webhooks = WebhookRelay(
             registry: registry,
             settings: template.settings.webhooks,
@@ -266,6 +266,9 @@ public final class RoomServer: @unchecked Sendable {
         case .roleChangeRequest: fanOut.apply(registry.expireRoleChangeRequests())
         case .pollEnd: dispatcher.expirePolls()
         case .cueEnd: registry.expireCues()
+        case .joinDeadline:
+            sockets.closeUnjoined(now: monotonicMillis())
+            return  // no room changed
         }
         homes.touchAll()
     }
@@ -325,6 +328,11 @@ public final class RoomServer: @unchecked Sendable {
         case .complete(let message): router.inbound(message, on: connection)
         case .refused(_, let reason): logger.info("\(reason)", metadata: connection.logMetadata)
         }
+    }
+
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open; its join deadline runs.
+    func connectionOpened(_ wsi: OpaquePointer) {
+        if sockets.opened(wsi).firstAwaitingJoin { schedule.rearm(.joinDeadline) }
     }
 
     /// An HTTP request's progress: routed once complete.

@@ -27,6 +27,37 @@ import Testing
         #expect(try await joined.call("ping")["server_time"] != nil, "a joined connection stays")
     }
 
+    /// The join deadline has a timer of its own (the Schedule's `.joinDeadline`,
+    /// armed for the socket that has waited longest), not the once-a-second
+    /// keepalive sweep, which closed a socket up to a second late. Four
+    /// sockets opened a quarter second apart: with the sweep, one of them was
+    /// always closed at least 2.75 s after its upgrade. The sockets are opened
+    /// and watched on a thread of their own, so that a busy test pool cannot
+    /// delay the measurement.
+    @Test func theJoinDeadlineClosesEachSocketOnTime() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":2}}"#)
+        let port = daemon.port
+        let waited = try await onThread { () throws -> [(code: Int?, seconds: Double)] in
+            var sockets: [RawSocket] = []
+            var opened: [Date] = []
+            for _ in 0..<4 {
+                sockets.append(try RawSocket(port: port, readTimeoutSeconds: 6))
+                opened.append(Date())  // the 101 is in
+                usleep(250_000)
+            }
+            return zip(RawSocket.closes(of: sockets, timeout: 6), opened).map { close, opened in
+                (close.code, close.at.map { $0.timeIntervalSince(opened) } ?? -1)
+            }
+        }
+        for (index, close) in waited.enumerated() {
+            #expect(close.code == 1008, "socket \(index): \(String(describing: close.code))")
+            #expect(
+                close.seconds >= 1.9 && close.seconds <= 2.6,
+                "socket \(index) closed \(close.seconds) s after its upgrade"
+            )
+        }
+    }
+
     @Test func atTheOpenFileLimitNewConnectionsAreRefusedWithoutSpinning() async throws {
         // 128 open files: a budget of 64 sockets (64 kept in reserve).
         let daemon = try Daemon.start(limits: ["-n 128"])

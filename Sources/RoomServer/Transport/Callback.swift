@@ -37,7 +37,7 @@ func roomdCallback(
         return webSocketVersion(wsi) == "13" ? 0 : 1
 
     case LWS_CALLBACK_ESTABLISHED:
-        server.sockets.opened(wsi)
+        server.connectionOpened(wsi)
         return 0
 
     case LWS_CALLBACK_RECEIVE_PONG:

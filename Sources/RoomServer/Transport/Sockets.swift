@@ -8,9 +8,9 @@ import Glibc
 #endif
 
 /// The client connections of a service thread, by lws handle: their ids,
-/// the open-file budget new sockets are admitted by, the write path, and
-/// the keepalive sweep (pings, the join deadline, idle peers). Service
-/// thread only.
+/// the open-file budget new sockets are admitted by, the join deadline, the
+/// write path, and the keepalive sweep (pings, idle peers). Service thread
+/// only.
 final class Sockets {
     private(set) var connections: [OpaquePointer: Connection] = [:]
     private var lastID = 0
@@ -23,6 +23,12 @@ final class Sockets {
     static let reservedFiles = 64
     /// Shutting down: no new connection, /healthz says so.
     var draining = false
+
+    /// WebSocket connections in the order they opened, each with its join
+    /// deadline (monotonic ms). Joined and closed ones are dropped when they
+    /// reach the front, so the front is the next connection to close with
+    /// 1008: the Schedule's `.joinDeadline`.
+    private var awaitingJoin = FIFO<(wsi: OpaquePointer, id: Int, deadline: Int64)>()
 
     /// Bytes handed to lws per write. Several queued frames leave in one
     /// write; lws copies what the kernel does not take, so this also bounds
@@ -75,19 +81,24 @@ final class Sockets {
         return lastID
     }
 
-    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open.
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open. `firstAwaitingJoin`:
+    /// it is the only connection waiting to join (the join deadline timer
+    /// must be armed for it).
     @discardableResult
-    func opened(_ wsi: OpaquePointer) -> Connection {
+    func opened(_ wsi: OpaquePointer) -> (connection: Connection, firstAwaitingJoin: Bool) {
+        let now = monotonicMillis()
         let connection = Connection(
             sink: .socket(wsi),
             id: makeID(),
             maxQueuedBytes: limits.maxOutboundBytes,
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
-            now: monotonicMillis()
+            now: now
         )
         connection.flow = flow
         connections[wsi] = connection
-        return connection
+        dropSettledJoins()
+        awaitingJoin.append((wsi, connection.id, now + Int64(limits.joinTimeoutS) * 1000))
+        return (connection, awaitingJoin.count == 1)
     }
 
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
@@ -111,6 +122,34 @@ final class Sockets {
             refusedSinceLog = 0
         }
         return false
+    }
+
+    /// The join deadline of the connection that waits longest, if any (monotonic ms).
+    var nextJoinDeadline: Int64? {
+        dropSettledJoins()
+        return awaitingJoin.first?.deadline
+    }
+
+    /// Closes with 1008 every connection whose join deadline has passed.
+    func closeUnjoined(now: Int64) {
+        dropSettledJoins()
+        while let (wsi, _, deadline) = awaitingJoin.first, deadline <= now {
+            awaitingJoin.removeFirst()
+            guard let connection = connections[wsi] else { continue }
+            // An unauthenticated socket may not hold a file descriptor for long.
+            logger.info("no join in time, closing", metadata: connection.logMetadata)
+            metrics.joinTimeouts.increment()
+            connection.close(1008)
+            dropSettledJoins()
+        }
+    }
+
+    /// Drops the front entries whose connection joined, closes or is gone.
+    private func dropSettledJoins() {
+        awaitingJoin.removeFirst { entry in
+            guard let connection = connections[entry.wsi], connection.id == entry.id else { return true }
+            return connection.hasJoined || connection.isClosing
+        }
     }
 
     /// LWS_CALLBACK_SERVER_WRITEABLE: as much of the queue as one write takes.
@@ -138,13 +177,12 @@ final class Sockets {
     /// Keepalive, once a second: a connection silent for a third of
     /// `idle_timeout_s` gets a ping (leaving the answer two thirds of the
     /// window); one silent for all of it is dropped (its peer enters the
-    /// reconnect grace); one that has not joined by `join_timeout_s` is
-    /// closed with 1008. One pass over the connections per second, instead
+    /// reconnect grace). One pass over the connections per second, instead
     /// of lws' per-connection validity timers, whose sorted list makes a
-    /// round of n pings cost O(n²).
+    /// round of n pings cost O(n²). (The join deadline has a timer of its
+    /// own: `closeUnjoined`.)
     func sweep(now: Int64) {
         let idle = Int64(limits.idleTimeoutS) * 1000
-        let joinDeadline = Int64(limits.joinTimeoutS) * 1000
         // After heavy traffic (a join storm, a large fan-out) glibc keeps the
         // freed heap: give it back, at most every 10 s (it measured 380 MB →
         // 96 MB for 10,000 idle peers).
@@ -155,12 +193,7 @@ final class Sockets {
         }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.liveness.lastHeard
-            if !connection.hasJoined, now - connection.liveness.openedAt >= joinDeadline {
-                // An unauthenticated socket may not hold a file descriptor for long.
-                logger.info("no join in time, closing", metadata: connection.logMetadata)
-                metrics.joinTimeouts.increment()
-                connection.close(1008)
-            } else if silent >= idle {
+            if silent >= idle {
                 logger.info("idle connection dropped", metadata: connection.logMetadata)
                 connection.cutOff()
             } else if silent >= idle / 3, !connection.liveness.pinged {

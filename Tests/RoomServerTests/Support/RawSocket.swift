@@ -101,6 +101,37 @@ final class RawSocket {
     }
 }
 
+extension RawSocket {
+    /// Waits on every socket at once for its close frame: each one's code
+    /// (1005 without one, nil if the socket ended without a close frame or
+    /// nothing came within `timeout`) and when it arrived.
+    static func closes(of sockets: [RawSocket], timeout: Double) -> [(code: Int?, at: Date?)] {
+        var results = [(code: Int?, at: Date?)](repeating: (nil, nil), count: sockets.count)
+        var waiting = Set(sockets.indices)
+        let deadline = Date().addingTimeInterval(timeout)
+        while !waiting.isEmpty, Date() < deadline {
+            let order = Array(waiting)
+            var pollers = order.map { pollfd(fd: sockets[$0].fd, events: Int16(POLLIN), revents: 0) }
+            let remaining = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&pollers, nfds_t(pollers.count), remaining) > 0 else { continue }
+            for (index, poller) in zip(order, pollers) where poller.revents != 0 {
+                let now = Date()
+                guard let frame = sockets[index].readFrame() else {
+                    results[index] = (nil, now)
+                    waiting.remove(index)
+                    continue
+                }
+                if frame.opcode == 8 {
+                    let payload = frame.payload
+                    results[index] = (payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : 1005, now)
+                    waiting.remove(index)
+                }
+            }
+        }
+        return results
+    }
+}
+
 extension Array where Element == UInt8 {
     func ends(with suffix: [UInt8]) -> Bool {
         count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
