@@ -335,11 +335,15 @@ public final class RoomServer: @unchecked Sendable {
         if sockets.opened(wsi).firstAwaitingJoin { schedule.rearm(.joinDeadline) }
     }
 
-    /// An HTTP request's progress: routed once complete.
+    /// An HTTP request's progress: routed once complete (it no longer
+    /// counts as an unjoined connection: it is being answered).
     func serve(_ progress: HTTPExchange.Progress, on wsi: OpaquePointer) -> Int32 {
         switch progress {
-        case .waiting(let result): result
-        case .complete(let request): router.serve(request, on: wsi)
+        case .waiting(let result):
+            return result
+        case .complete(let request):
+            sockets.unjoined.settle(wsi: wsi)
+            return router.serve(request, on: wsi)
         }
     }
 

@@ -19,15 +19,21 @@ func roomdCallback(
         server.drainInbox()
         return 0
 
+    // lws' own accept (the poll() loop; on libev roomd accepts itself): `input` is the socket.
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-        return server.sockets.admit() ? 0 : 1
+        let fd = Int32(truncatingIfNeeded: Int(bitPattern: input))
+        guard let arrival = server.sockets.admit(from: PeerAddress(peerOf: fd) ?? .unknown, as: .adopting) else {
+            return 1
+        }
+        server.sockets.adopting = arrival  // lws adopts the socket next
+        return 0
 
     case LWS_CALLBACK_WSI_CREATE:
-        server.sockets.open += 1
+        server.sockets.created(wsi)
         return 0
 
     case LWS_CALLBACK_WSI_DESTROY:
-        server.sockets.open -= 1
+        server.sockets.destroyed(wsi)
         return 0
 
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:

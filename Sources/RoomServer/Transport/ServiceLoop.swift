@@ -166,7 +166,8 @@ final class ServiceLoop {
 
     /// The listening socket is readable: accepts what waits, at most 64 per
     /// turn of the loop (the rest waits for the next turn, behind the sockets
-    /// already served), each admitted by the socket budget and handed to lws.
+    /// already served), each admitted by the socket budget and the
+    /// per-address cap of unjoined connections, and handed to lws.
     func acceptPending() {
         guard let listener, let vhost else { return }
         for _ in 0..<64 {
@@ -180,12 +181,17 @@ final class ServiceLoop {
                 }
                 return
             }
-            guard sockets.admit() else {
+            guard let arrival = sockets.admit(from: PeerAddress(peerOf: socket) ?? .unknown, as: .adopting) else {
                 Glibc.close(socket)
                 continue
             }
+            sockets.adopting = arrival  // its wsi comes with LWS_CALLBACK_WSI_CREATE
             // On failure lws closes the socket itself.
             if lws_adopt_socket_vhost(vhost, socket) == nil { metrics.acceptErrors.increment() }
+            if sockets.adopting === arrival {  // lws made no wsi of it
+                sockets.adopting = nil
+                sockets.unjoined.settle(arrival)
+            }
         }
     }
 }

@@ -8,21 +8,28 @@ import Glibc
 #endif
 
 /// The client connections of a service thread, by lws handle: their ids,
-/// the open-file budget new sockets are admitted by, the join deadline, the
-/// write path, and the keepalive sweep (pings, idle peers). Service thread
-/// only.
+/// the open-file budget new sockets are admitted by (and, within it, the
+/// per-address cap of unjoined connections and who makes room when it is
+/// full), the join deadline, the write path, and the keepalive sweep (pings,
+/// idle peers). Service thread only.
 final class Sockets {
     private(set) var connections: [OpaquePointer: Connection] = [:]
     private var lastID = 0
     /// Sockets lws holds (WSI_CREATE minus WSI_DESTROY), and how many it
     /// may hold: the open-file limit less a reserve for everything else the
-    /// process opens. At the budget new connections are refused at once —
-    /// so `accept` never fails with EMFILE, which lws would retry in a spin.
-    var open = 0
+    /// process opens. At the budget an unjoined connection makes room, or the
+    /// new one is refused at once — so `accept` never fails with EMFILE,
+    /// which lws would retry in a spin.
+    private(set) var open = 0
     let budget: Int
     static let reservedFiles = 64
     /// Shutting down: no new connection, /healthz says so.
     var draining = false
+
+    /// The connections that have not joined yet, by address (PROTOCOL.md section 1).
+    let unjoined = UnjoinedConnections()
+    /// The connection being handed to lws: its wsi comes with WSI_CREATE.
+    var adopting: Arrival?
 
     /// WebSocket connections in the order they opened, each with its join
     /// deadline (monotonic ms). Joined and closed ones are dropped when they
@@ -41,8 +48,9 @@ final class Sockets {
     /// Bytes written since the heap was last trimmed (see `sweep`).
     private var bytesSinceTrim = 0
     private var lastTrim: Int64 = 0
-    private var lastRefusalLog: Int64 = 0
-    private var refusedSinceLog = 0
+    private var refusals = OncePerSecond()
+    private var addressRefusals = OncePerSecond()
+    private var evictions = OncePerSecond()
 
     private let limits: LimitSettings
     private let flow: FlowControl
@@ -81,6 +89,21 @@ final class Sockets {
         return lastID
     }
 
+    /// LWS_CALLBACK_WSI_CREATE.
+    func created(_ wsi: OpaquePointer) {
+        open += 1
+        if let arrival = adopting {
+            adopting = nil
+            unjoined.adopted(arrival, as: wsi)
+        }
+    }
+
+    /// LWS_CALLBACK_WSI_DESTROY.
+    func destroyed(_ wsi: OpaquePointer) {
+        open -= 1
+        unjoined.settle(wsi: wsi)
+    }
+
     /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open. `firstAwaitingJoin`:
     /// it is the only connection waiting to join (the join deadline timer
     /// must be armed for it).
@@ -95,6 +118,7 @@ final class Sockets {
             now: now
         )
         connection.flow = flow
+        connection.unjoined = unjoined
         connections[wsi] = connection
         dropSettledJoins()
         awaitingJoin.append((wsi, connection.id, now + Int64(limits.joinTimeoutS) * 1000))
@@ -104,24 +128,69 @@ final class Sockets {
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
     func closed(_ wsi: OpaquePointer) -> Connection? { connections.removeValue(forKey: wsi) }
 
-    /// Whether another socket may be opened (LWS_CALLBACK_FILTER_NETWORK_CONNECTION,
-    /// and roomd's own accept). Refusals are logged at most once a second, counted always.
-    func admit() -> Bool {
-        if open < budget { return true }
-        metrics.acceptErrors.increment()
-        refusedSinceLog += 1
+    /// Sockets held.
+    private var held: Int { open }
+
+    /// Whether a new connection from `address` may have a socket (roomd's own
+    /// accept, or LWS_CALLBACK_FILTER_NETWORK_CONNECTION): its place among
+    /// the unjoined connections, or nil to refuse it (closed at once, before
+    /// any byte is read). An address already holding `max_unjoined_per_address`
+    /// unjoined connections is refused. At the budget, the oldest unjoined
+    /// connection of the address holding the most is closed to make room;
+    /// joined peers are never closed for a newcomer, and with none unjoined
+    /// the newcomer is refused. Logged at most once a second, counted always.
+    func admit(from address: PeerAddress, as socket: Arrival.Socket) -> Arrival? {
         let now = monotonicMillis()
-        if now - lastRefusalLog >= 1000 {
-            logger.warning(
-                "open-file limit reached: refusing new connections",
-                metadata: [
-                    "open": "\(open)", "budget": "\(budget)", "refused": "\(refusedSinceLog)",
-                ]
-            )
-            lastRefusalLog = now
-            refusedSinceLog = 0
+        if let stale = adopting {  // lws made no wsi of the last one
+            adopting = nil
+            unjoined.settle(stale)
         }
-        return false
+        if unjoined.count(from: address) >= limits.maxUnjoinedPerAddress {
+            metrics.unjoinedDropped(.perAddress)
+            if let refused = addressRefusals.due(now) {
+                logger.warning(
+                    "unjoined connections of one address at the limit: refusing its new connections",
+                    metadata: [
+                        "address": "\(address)", "limit": "\(limits.maxUnjoinedPerAddress)",
+                        "refused": "\(refused)",
+                    ]
+                )
+            }
+            return nil
+        }
+        if held >= budget {
+            guard let victim = unjoined.victim() else {
+                metrics.acceptErrors.increment()
+                if let refused = refusals.due(now) {
+                    logger.warning(
+                        "open-file limit reached: refusing new connections",
+                        metadata: ["open": "\(held)", "budget": "\(budget)", "refused": "\(refused)"]
+                    )
+                }
+                return nil
+            }
+            close(victim)
+            metrics.unjoinedDropped(.budget)
+            if let closed = evictions.due(now) {
+                logger.warning(
+                    "open-file limit reached: closing the oldest unjoined connections to make room",
+                    metadata: [
+                        "open": "\(held)", "budget": "\(budget)", "closed": "\(closed)",
+                        "address": "\(victim.address)",
+                    ]
+                )
+            }
+        }
+        return unjoined.arrived(from: address, socket: socket)
+    }
+
+    /// Closes an unjoined connection at once, without a close frame: its
+    /// file is free when this returns. (lws closes a wsi synchronously when it
+    /// is not the one being serviced: roomd's accept runs outside lws, and lws'
+    /// own accept services the listening socket.)
+    private func close(_ victim: Arrival) {
+        if case .lws(let wsi) = victim.socket { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC) }
+        unjoined.settle(victim)
     }
 
     /// The join deadline of the connection that waits longest, if any (monotonic ms).
@@ -201,5 +270,20 @@ final class Sockets {
                 connection.enqueue(Frame.ping)
             }
         }
+    }
+}
+
+/// A condition logged at most once a second: `due` counts each occurrence and
+/// returns how many there were since the last line when one is due.
+struct OncePerSecond {
+    private var last: Int64?
+    private var count = 0
+
+    mutating func due(_ now: Int64) -> Int? {
+        count += 1
+        if let last, now - last < 1000 { return nil }
+        last = now
+        defer { count = 0 }
+        return count
     }
 }

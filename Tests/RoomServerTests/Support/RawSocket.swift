@@ -139,12 +139,28 @@ extension Array where Element == UInt8 {
 }
 
 /// A blocking TCP socket connected to 127.0.0.1:`port`. `receiveBuffer`
-/// shrinks SO_RCVBUF before connecting.
-func connectTCP(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+/// shrinks SO_RCVBUF before connecting; `source` is the local address to
+/// connect from (another loopback address, e.g. "127.0.0.2": another client
+/// as roomd's per-address limits see it).
+func connectTCP(port: Int, receiveBuffer: Int32? = nil, from source: String? = nil) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw DaemonError(description: "socket failed") }
     if var size = receiveBuffer {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    if let source {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw DaemonError(description: "bind to \(source) failed")
+        }
     }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
