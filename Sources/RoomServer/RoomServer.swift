@@ -142,6 +142,7 @@ public final class RoomServer: @unchecked Sendable {
             rxBufferSize: max(64 * 1024, min(maxMessageBytes, 1 << 20)),
             user: Unmanaged.passUnretained(self).toOpaque()
         )
+        http.countsParsedHeaders = !loop.readsRequestHeads
         schedule.start(
             context: loop.context!,
             fired: { [unowned self] in deadlinePassed($0) },
@@ -288,6 +289,7 @@ public final class RoomServer: @unchecked Sendable {
         router.tick(now: now)
         if !siblings.isEmpty { routes.recordGauges() }  // what a sibling's scrape reads
         if !sockets.draining { loop.resumeListening() }
+        loop.expireRequestHeads(now: now)
         for connection in flow.excuseStalled(now: now, among: sockets.connections.values) {
             logger.debug(
                 "behind while its room was paused: held to the slow-consumer rule",

@@ -39,7 +39,8 @@ func roomdCallback(
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         // Only RFC 6455 (version 13) upgrades of /ws, and none while draining.
         if server.sockets.draining { return 1 }
-        guard requestPath(wsi) == "/ws", headerBytes(wsi) <= HTTPExchange.maxHeaderBytes else { return 1 }
+        guard requestPath(wsi) == "/ws" else { return 1 }
+        if server.http.countsParsedHeaders, headerBytes(wsi) > HTTPExchange.maxHeaderBytes { return 1 }
         return webSocketVersion(wsi) == "13" ? 0 : 1
 
     case LWS_CALLBACK_ESTABLISHED:

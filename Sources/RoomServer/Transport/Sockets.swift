@@ -23,6 +23,8 @@ final class Sockets {
     private(set) var open = 0
     let budget: Int
     static let reservedFiles = 64
+    /// Sockets roomd holds itself while it reads their request heads (RequestHeads.swift).
+    var heads = 0
     /// Shutting down: no new connection, /healthz says so.
     var draining = false
 
@@ -30,6 +32,9 @@ final class Sockets {
     let unjoined = UnjoinedConnections()
     /// The connection being handed to lws: its wsi comes with WSI_CREATE.
     var adopting: Arrival?
+    /// Closes a socket roomd holds while it reads its head (set by the
+    /// libev loop's RequestHeads; there are none on lws' poll() loop).
+    var closeHead: (Arrival) -> Void = { _ in }
 
     /// WebSocket connections in the order they opened, each with its join
     /// deadline (monotonic ms). Joined and closed ones are dropped when they
@@ -128,8 +133,8 @@ final class Sockets {
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
     func closed(_ wsi: OpaquePointer) -> Connection? { connections.removeValue(forKey: wsi) }
 
-    /// Sockets held.
-    private var held: Int { open }
+    /// Sockets held: lws' and roomd's own.
+    private var held: Int { open + heads }
 
     /// Whether a new connection from `address` may have a socket (roomd's own
     /// accept, or LWS_CALLBACK_FILTER_NETWORK_CONNECTION): its place among
@@ -189,7 +194,11 @@ final class Sockets {
     /// is not the one being serviced: roomd's accept runs outside lws, and lws'
     /// own accept services the listening socket.)
     private func close(_ victim: Arrival) {
-        if case .lws(let wsi) = victim.socket { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC) }
+        switch victim.socket {
+        case .head: closeHead(victim)
+        case .lws(let wsi): lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)
+        case .adopting: break
+        }
         unjoined.settle(victim)
     }
 

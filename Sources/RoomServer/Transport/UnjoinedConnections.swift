@@ -1,7 +1,10 @@
 /// One client connection that has not joined yet: where it came from, and
-/// its socket.
+/// whose socket it is — roomd's while its request head is being read
+/// (RequestHeads.swift), then libwebsockets'.
 final class Arrival {
     enum Socket {
+        /// roomd reads the request head (the libev loop).
+        case head(Int32)
         /// libwebsockets serves it.
         case lws(OpaquePointer)
         /// Being handed to libwebsockets (its wsi comes with LWS_CALLBACK_WSI_CREATE).
