@@ -164,6 +164,48 @@ import Testing
         #expect(within.hasPrefix("HTTP/1.1 200 "), "\(within.prefix(80))")
     }
 
+    /// Issue 20, item 9a: lws decodes `%XX` into the path it hands roomd as a
+    /// C string, so `%00` cut it short (`/v2/active-rooms/%00/hls` answered as
+    /// the room list), `/healthz%00` and a `%00` in the query got no answer,
+    /// `%0a` ended up in the path, and a malformed escape got lws' HTML 403.
+    /// A request target (path or query) whose escapes are malformed or decode
+    /// to a control byte is 400 JSON, upgrades included.
+    @Test(arguments: [
+        "/v2/active-rooms/%00/hls", "/v2/active-rooms/%00", "/healthz%00", "/healthz%0a", "/healthz%7F",
+        "/v2/active-rooms?start=%00", "/healthz%zz", "/healthz%4",
+    ])
+    func aControlByteOrABadEscapeInTheTargetIs400JSON(target: String) async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+        )
+        #expect(response.hasPrefix("HTTP/1.1 400 "), "\(target): \(response.prefix(80))")
+        #expect(Self.body(response)?["code"] == .int(400))
+        #expect(Self.body(response)?["message"]?.stringValue?.hasPrefix("request target: ") == true)
+        #expect(closed)
+        let (fine, _) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET /healthz?x=%41%2F%e2%82%ac HTTP/1.1\r\nHost: x\r\n\r\n")
+        )
+        #expect(fine.hasPrefix("HTTP/1.1 200 "), "escapes of other bytes still work: \(fine.prefix(80))")
+    }
+
+    /// The same for an upgrade: `GET /ws%00` was closed without an answer.
+    @Test func anUpgradeOfATargetWithAnEscapedNULIs400() async throws {
+        let daemon = try Daemon.start()
+        let (upgrade, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /ws%00 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            )
+        )
+        #expect(upgrade.hasPrefix("HTTP/1.1 400 "), "\(upgrade.prefix(80))")
+        #expect(Self.body(upgrade)?["code"] == .int(400))
+        #expect(closed)
+    }
+
     @Test(arguments: ["BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "\u{1}\u{2}hello\r\n\r\n"])
     func anUnknownMethodOrGarbageGets400JSON(text: String) async throws {
         let daemon = try Daemon.start()

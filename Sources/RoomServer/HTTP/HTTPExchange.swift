@@ -39,8 +39,9 @@ final class HTTPExchange {
         case complete(HTTPRequest)
     }
 
-    /// LWS_CALLBACK_HTTP: the headers are in.
-    func started(_ wsi: OpaquePointer, path: String) -> Progress {
+    /// LWS_CALLBACK_HTTP: the headers are in. `cut`: lws' decoded path
+    /// holds a NUL (it ends the C string early).
+    func started(_ wsi: OpaquePointer, path: String, cut: Bool = false) -> Progress {
         let method: HTTPRequest.Method =
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
             ? .post
@@ -49,6 +50,11 @@ final class HTTPExchange {
         request.query = queryArguments(wsi)
         if countsParsedHeaders, headerBytes(wsi) > Self.maxHeaderBytes {
             return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
+        }
+        // On the libev loop the raw target was checked before lws (RequestHeads); this is lws' poll() loop's
+        // backstop, which sees only what lws decoded: a NUL at the very end of the path goes unseen there.
+        if cut || path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return .waiting(respond(wsi, .error(400, code: 400, "request target: a control byte in the path")))
         }
         let declared: Int
         switch Self.bodyLength(

@@ -72,8 +72,12 @@ func roomdCallback(
         return 0
 
     case LWS_CALLBACK_HTTP:
-        let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-        return server.serve(server.http.started(wsi, path: path), on: wsi)
+        let cString = input?.assumingMemoryBound(to: CChar.self)
+        let path = cString.map { String(cString: $0) } ?? "/"
+        // lws decodes %XX into the path; `length` counts its bytes but NULs, so a
+        // shorter C string means a %00 cut it (the libev loop refused those before lws).
+        let cut = cString.map { strlen($0) < length } ?? false
+        return server.serve(server.http.started(wsi, path: path, cut: cut), on: wsi)
 
     case LWS_CALLBACK_HTTP_BODY:
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)

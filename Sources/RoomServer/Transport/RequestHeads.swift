@@ -213,7 +213,45 @@ final class RequestHeads {
                 )
                 : .incomplete
         }
+        if let problem = targetProblem(bytes) {
+            return .refused(status: 400, reason: "Bad Request", message: "request target: \(problem)")
+        }
         return .complete
+    }
+
+    /// What is wrong with the percent-encoding of the request target (path
+    /// and query) of a complete head, if anything: lws decodes `%XX` into the
+    /// path it hands roomd as a C string, so `%00` cut the path short
+    /// (`/v2/active-rooms/%00/hls` was the room list), other control bytes
+    /// ended up in it, and a malformed escape got lws' HTML 403.
+    static func targetProblem(_ bytes: UnsafeRawBufferPointer) -> String? {
+        let space = UInt8(ascii: " ")
+        guard let start = bytes.firstIndex(of: space) else { return nil }
+        var index = start + 1
+        while index < bytes.count, bytes[index] != space, bytes[index] != UInt8(ascii: "\r"),
+            bytes[index] != UInt8(ascii: "\n")
+        {
+            defer { index += 1 }
+            guard bytes[index] == UInt8(ascii: "%") else { continue }
+            guard index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+            else { return "malformed percent-encoding (% must be followed by two hex digits)" }
+            let byte = high << 4 | low
+            if byte < 0x20 || byte == 0x7F {
+                let escape = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[index..<index + 3]), as: UTF8.self)
+                return "\(escape) decodes to a control byte"
+            }
+            index += 2
+        }
+        return nil
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// The length of the head (up to and including the empty line), if it is complete in `bytes`.
