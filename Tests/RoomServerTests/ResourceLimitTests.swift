@@ -129,6 +129,24 @@ import Testing
         #expect(flood.closedByDaemon.load(ordering: .relaxed) > 0)
     }
 
+    /// On lws' own poll() loop (`ROOMD_EVENT_LOOP=poll`) lws accepts, and
+    /// roomd admits in LWS_CALLBACK_FILTER_NETWORK_CONNECTION: the same cap.
+    @Test func thePerAddressCapHoldsOnLwsOwnPollLoopToo() async throws {
+        let daemon = try Daemon.start(
+            settings: #"{"limits":{"max_unjoined_per_address":8}}"#,
+            environment: ["ROOMD_EVENT_LOOP": "poll"],
+            singleProcess: true
+        )
+        let flood = SocketFlood(port: daemon.port, from: "127.0.0.2", sockets: 20)
+        defer { flood.stop() }
+        try await Task.sleep(for: .seconds(1))
+        let (peer, _) = try await daemon.join("p", as: "viewer")
+        #expect(try await peer.call("ping")["server_time"] != nil)
+        let refused = try Self.metric(#"roomd_unjoined_dropped_total{reason="per_address"}"#, port: daemon.port)
+        #expect((refused ?? 0) > 0, "refused beyond 8: \(String(describing: refused))")
+        #expect(flood.closedByDaemon.load(ordering: .relaxed) > 0)
+    }
+
     @Test func atTheOpenFileLimitNewConnectionsAreRefusedWithoutSpinning() async throws {
         // 128 open files: a budget of 64 sockets (64 kept in reserve).
         let daemon = try Daemon.start(limits: ["-n 128"])
