@@ -24,6 +24,9 @@ public struct LimitSettings: Sendable, Equatable {
     public var maxSessionValueBytes: Int = 4096
     /// `max_session_keys`: session-store keys per room.
     public var maxSessionKeys: Int = 256
+    /// `max_unjoined_per_address`: connections one address (IPv4, or an IPv6
+    /// /64) may hold before they join; a new one beyond it is refused at accept.
+    public var maxUnjoinedPerAddress: Int = 64
 
     public init(
         maxMessageBytes: Int = 65536,
@@ -62,6 +65,7 @@ extension LimitSettings {
             ("message_burst", \.messageBurst), ("max_name_bytes", \.maxNameBytes),
             ("max_metadata_bytes", \.maxMetadataBytes), ("join_timeout_s", \.joinTimeoutS),
             ("max_session_value_bytes", \.maxSessionValueBytes), ("max_session_keys", \.maxSessionKeys),
+            ("max_unjoined_per_address", \.maxUnjoinedPerAddress),
         ]
         for (name, key) in limits {
             self[keyPath: key] = try c.int(name, default: self[keyPath: key], atLeast: 1)

@@ -71,7 +71,7 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let homes = RoomHomes(clustered: options.clusterURL != nil)
-        let schedule = Schedule(registry: registry, clock: clock)
+        let schedule = Schedule(registry: registry, clock: clock, sockets: sockets)
         let webhooks = WebhookRelay(
             registry: registry,
             settings: template.settings.webhooks,
@@ -146,6 +146,7 @@ public final class RoomServer: @unchecked Sendable {
             rxBufferSize: max(64 * 1024, min(maxMessageBytes, 1 << 20)),
             user: Unmanaged.passUnretained(self).toOpaque()
         )
+        http.countsParsedHeaders = !loop.readsRequestHeads
         schedule.start(
             context: loop.context!,
             fired: { [unowned self] in deadlinePassed($0) },
@@ -270,6 +271,9 @@ public final class RoomServer: @unchecked Sendable {
         case .roleChangeRequest: fanOut.apply(registry.expireRoleChangeRequests())
         case .pollEnd: dispatcher.expirePolls()
         case .cueEnd: registry.expireCues()
+        case .joinDeadline:
+            sockets.closeUnjoined(now: monotonicMillis())
+            return  // no room changed
         }
         homes.touchAll()
     }
@@ -289,6 +293,7 @@ public final class RoomServer: @unchecked Sendable {
         router.tick(now: now)
         if !siblings.isEmpty { routes.recordGauges() }  // what a sibling's scrape reads
         if !sockets.draining { loop.resumeListening() }
+        loop.expireRequestHeads(now: now)
         for connection in flow.excuseStalled(now: now, among: sockets.connections.values) {
             logger.debug(
                 "behind while its room was paused: held to the slow-consumer rule",
@@ -331,11 +336,20 @@ public final class RoomServer: @unchecked Sendable {
         }
     }
 
-    /// An HTTP request's progress: routed once complete.
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open; its join deadline runs.
+    func connectionOpened(_ wsi: OpaquePointer) {
+        if sockets.opened(wsi).firstAwaitingJoin { schedule.rearm(.joinDeadline) }
+    }
+
+    /// An HTTP request's progress: routed once complete (it no longer
+    /// counts as an unjoined connection: it is being answered).
     func serve(_ progress: HTTPExchange.Progress, on wsi: OpaquePointer) -> Int32 {
         switch progress {
-        case .waiting(let result): result
-        case .complete(let request): router.serve(request, on: wsi)
+        case .waiting(let result):
+            return result
+        case .complete(let request):
+            sockets.unjoined.settle(wsi: wsi)
+            return router.serve(request, on: wsi)
         }
     }
 

@@ -3,9 +3,11 @@ import RoomModel
 /// Every timer of a service thread, in one place. Deadlines — the end of a
 /// reconnect grace, of a role-change request, of a timed poll, of an HLS
 /// cue — are the model's (`RoomRegistry.next…`, read against the injected
-/// clock) and are re-armed after each change that may move them and after
-/// each firing. Ticks run at the template's intervals. A timer kind is a
-/// case here, so none can be added without the schedule knowing it.
+/// clock); the join deadline is the transport's (`Sockets.nextJoinDeadline`,
+/// the connection that has waited longest, on the monotonic clock). Each is
+/// re-armed after each change that may move it and after each firing. Ticks
+/// run at the template's intervals. A timer kind is a case here, so none can
+/// be added without the schedule knowing it.
 ///
 /// Service thread only; the lws timers exist from `start` on (before it,
 /// `rearm` does nothing: nothing is served yet).
@@ -13,6 +15,8 @@ final class Schedule {
     /// A deadline of the model.
     enum Deadline: CaseIterable {
         case reconnectGrace, roleChangeRequest, pollEnd, cueEnd
+        /// The earliest `join_timeout_s` of a WebSocket that has not joined.
+        case joinDeadline
     }
 
     /// A periodic tick.
@@ -23,20 +27,22 @@ final class Schedule {
         case roomState
         /// One slice of `on-poll-stats` (RoomRegistry.pollStatsTickMs).
         case pollStats
-        /// Pings, the join deadline, idle connections, heap trimming (1 s).
+        /// Pings, idle connections, request heads, heap trimming (1 s).
         case keepalive
     }
 
     private let registry: RoomRegistry
     private let clock: RoomClock
+    private let sockets: Sockets
     /// The lws context the timers run on (set by `start`).
     private var context: OpaquePointer?
     private var deadlines: [Deadline: LoopTimer] = [:]
     private var others: [LoopTimer] = []
 
-    init(registry: RoomRegistry, clock: RoomClock) {
+    init(registry: RoomRegistry, clock: RoomClock, sockets: Sockets) {
         self.registry = registry
         self.clock = clock
+        self.sockets = sockets
     }
 
     /// Milliseconds between two ticks of `tick`.
@@ -49,13 +55,16 @@ final class Schedule {
         }
     }
 
-    /// When `deadline` comes next (wall-clock ms), if anything waits for it.
-    func next(_ deadline: Deadline) -> Int64? {
+    /// When `deadline` comes next, if anything waits for it, and the time
+    /// now on the same clock (ms): the model's clock for its deadlines, the
+    /// monotonic clock for the transport's.
+    func next(_ deadline: Deadline) -> (at: Int64?, now: Int64) {
         switch deadline {
-        case .reconnectGrace: registry.nextGraceExpiry
-        case .roleChangeRequest: registry.nextRoleChangeExpiry
-        case .pollEnd: registry.nextPollDeadline
-        case .cueEnd: registry.nextCueExpiry
+        case .reconnectGrace: (registry.nextGraceExpiry, clock.nowMillis())
+        case .roleChangeRequest: (registry.nextRoleChangeExpiry, clock.nowMillis())
+        case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
+        case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
+        case .joinDeadline: (sockets.nextJoinDeadline, monotonicMillis())
         }
     }
 
@@ -76,7 +85,8 @@ final class Schedule {
 
     /// A change may have moved `deadline`: the timer is set for its next time.
     func rearm(_ deadline: Deadline) {
-        deadlines[deadline]?.schedule(at: next(deadline), now: clock.nowMillis())
+        let (at, now) = next(deadline)
+        deadlines[deadline]?.schedule(at: at, now: now)
     }
 
     /// A periodic timer of another component (the cluster's state saving);

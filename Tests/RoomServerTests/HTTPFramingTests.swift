@@ -94,6 +94,118 @@ import Testing
         #expect(ok.hasPrefix("HTTP/1.1 200 "))
     }
 
+    /// Issue 20, item 8: lws 4.1 tells roomd only the headers it knows, so a
+    /// 9 or 15 KB unknown header got 200 and a 17 KB one no answer (lws'
+    /// header table overflowed). roomd now measures the raw head before lws
+    /// reads it: over 8 KiB is 431, whatever the header names and sizes.
+    @Test(arguments: [9000, 15000, 17000, 100_000])
+    func anyHeadOver8KiBGets431WhateverItsHeaders(size: Int) async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: size))\r\n\r\n")
+        )
+        #expect(response.hasPrefix("HTTP/1.1 431 "), "\(size) B: \(response.prefix(80))")
+        #expect(Self.body(response)?["code"] == .int(431))
+        #expect(closed)
+        let (fine, _) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 8000))\r\n\r\n")
+        )
+        #expect(fine.hasPrefix("HTTP/1.1 200 "), "a head of 8 KiB or less is served: \(fine.prefix(80))")
+    }
+
+    /// The same for an upgrade: an oversized `Cookie` on `GET /ws` was closed
+    /// without an answer; it gets 431 before any 101.
+    @Test func anUpgradeWithAnOversizedCookieGets431() async throws {
+        let daemon = try Daemon.start()
+        let upgrade = { (cookie: Int) in
+            Self.request(
+                "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+                    + "Cookie: \(String(repeating: "c", count: cookie))\r\n\r\n"
+            )
+        }
+        let (response, closed) = try rawExchange(port: daemon.port, upgrade(9000))
+        #expect(response.hasPrefix("HTTP/1.1 431 "), "\(response.prefix(80))")
+        #expect(Self.body(response)?["code"] == .int(431))
+        #expect(closed)
+        let (fine, _) = try rawExchange(port: daemon.port, upgrade(7000), timeout: 1)
+        #expect(fine.hasPrefix("HTTP/1.1 101 "), "an upgrade within the limit: \(fine.prefix(80))")
+    }
+
+    /// A head that arrives in pieces is measured as a whole: 431 once it
+    /// passes 8 KiB, served once a head within the limit is complete.
+    @Test func aHeadArrivingInPiecesIsMeasuredWhole() async throws {
+        let daemon = try Daemon.start()
+        func exchange(_ pieces: [String]) throws -> String {
+            let fd = try connectTCP(port: daemon.port)
+            defer { close(fd) }
+            for piece in pieces {
+                let bytes = Array(piece.utf8)
+                _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                usleep(200_000)
+            }
+            var timeout = timeval(tv_sec: 3, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var response: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                response += buffer[..<count]
+            }
+            return String(decoding: response, as: UTF8.self)
+        }
+        let big = String(repeating: "a", count: 5000)
+        let over = try exchange(["GET /healthz HTTP/1.1\r\nHost: x\r\n", "X-One: \(big)\r\n", "X-Two: \(big)\r\n\r\n"])
+        #expect(over.hasPrefix("HTTP/1.1 431 "), "\(over.prefix(80))")
+        let within = try exchange(["GET /healthz HTTP/1.1\r\nHost: x\r\n", "X-One: \(big)\r\n", "\r\n"])
+        #expect(within.hasPrefix("HTTP/1.1 200 "), "\(within.prefix(80))")
+    }
+
+    /// Issue 20, item 9a: lws decodes `%XX` into the path it hands roomd as a
+    /// C string, so `%00` cut it short (`/v2/active-rooms/%00/hls` answered as
+    /// the room list), `/healthz%00` and a `%00` in the query got no answer,
+    /// `%0a` ended up in the path, and a malformed escape got lws' HTML 403.
+    /// A request target (path or query) whose escapes are malformed or decode
+    /// to a control byte is 400 JSON, upgrades included.
+    @Test(arguments: [
+        "/v2/active-rooms/%00/hls", "/v2/active-rooms/%00", "/healthz%00", "/healthz%0a", "/healthz%7F",
+        "/v2/active-rooms?start=%00", "/healthz%zz", "/healthz%4",
+    ])
+    func aControlByteOrABadEscapeInTheTargetIs400JSON(target: String) async throws {
+        let daemon = try Daemon.start()
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+        )
+        #expect(response.hasPrefix("HTTP/1.1 400 "), "\(target): \(response.prefix(80))")
+        #expect(Self.body(response)?["code"] == .int(400))
+        #expect(Self.body(response)?["message"]?.stringValue?.hasPrefix("request target: ") == true)
+        #expect(closed)
+        let (fine, _) = try rawExchange(
+            port: daemon.port,
+            Self.request("GET /healthz?x=%41%2F%e2%82%ac HTTP/1.1\r\nHost: x\r\n\r\n")
+        )
+        #expect(fine.hasPrefix("HTTP/1.1 200 "), "escapes of other bytes still work: \(fine.prefix(80))")
+    }
+
+    /// The same for an upgrade: `GET /ws%00` was closed without an answer.
+    @Test func anUpgradeOfATargetWithAnEscapedNULIs400() async throws {
+        let daemon = try Daemon.start()
+        let (upgrade, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(
+                "GET /ws%00 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            )
+        )
+        #expect(upgrade.hasPrefix("HTTP/1.1 400 "), "\(upgrade.prefix(80))")
+        #expect(Self.body(upgrade)?["code"] == .int(400))
+        #expect(closed)
+    }
+
     @Test(arguments: ["BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", "\u{1}\u{2}hello\r\n\r\n"])
     func anUnknownMethodOrGarbageGets400JSON(text: String) async throws {
         let daemon = try Daemon.start()

@@ -100,8 +100,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The secret (>= 32 bytes) and the bench template: the shipped roles with the
-# rate limit raised (one sender sends thousands of broadcasts/s) and 4 MiB of
-# outbound queue per connection.
+# rate limit raised (one sender sends thousands of broadcasts/s), 4 MiB of
+# outbound queue per connection, and no per-address cap of unjoined
+# connections (roombench opens every connection from 127.0.0.1, then joins).
 head -c 48 /dev/urandom | base64 | tr -d '\n' >"$WORK/secret"
 chmod 600 "$WORK/secret"
 TEMPLATE="$WORK/bench-roles.json"
@@ -109,7 +110,8 @@ python3 - config/roles.json "$TEMPLATE" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1]))
 limits = t.setdefault("settings", {}).setdefault("limits", {})
-limits.update(messages_per_second=1000000, message_burst=1000000, max_outbound_bytes=4194304)
+limits.update(messages_per_second=1000000, message_burst=1000000, max_outbound_bytes=4194304,
+              max_unjoined_per_address=1000000)
 json.dump(t, open(sys.argv[2], "w"), indent=2)
 PY
 "$ROOMD" check-config "$TEMPLATE" >/dev/null 2>&1 || die "the bench template does not validate"

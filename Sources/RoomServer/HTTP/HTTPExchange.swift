@@ -7,17 +7,25 @@ import RoomWire
 /// one body, written when the connection becomes writable, then the
 /// connection closes. Service thread only.
 final class HTTPExchange {
-    /// Request headers over this get 431 (PROTOCOL.md section 1, 1.1).
+    /// A request head (request line, headers, the empty line) over this gets
+    /// 431 (PROTOCOL.md section 1, 1.1). On the libev loop roomd measures the
+    /// raw head before lws reads it (RequestHeads.swift); on lws' poll() loop
+    /// only the headers lws knows can be counted (`headerBytes`).
     static let maxHeaderBytes = 8192
-    /// lws' header table per request (names and values of every header):
-    /// twice the limit, so that roomd sees and answers requests over it;
-    /// lws closes a request that overflows the table without an answer.
-    static let headerTableBytes = 16384
+    /// lws' header table per request: the values of the headers it knows, and
+    /// the names and values of the others with 8 bytes each of its own. Three
+    /// times the limit, so that no head within the limit overflows it (a head
+    /// of 4-byte unknown headers, `a:\r\n`, takes 10 bytes each); lws
+    /// closes a request that overflows the table without an answer.
+    static let headerTableBytes = 24576
     static let bodyTimeoutSeconds = 10
     private static let close = Array("close".utf8)
 
     /// Largest body (`max_message_bytes`).
     let maxBody: Int
+    /// Whether the 431 check counts the headers lws parsed: on lws' poll()
+    /// loop only; on the libev loop the raw head was measured before lws saw it.
+    var countsParsedHeaders = true
     private var requests: [OpaquePointer: HTTPRequest] = [:]
     private var responses: [OpaquePointer: HTTPResponse] = [:]
 
@@ -31,16 +39,22 @@ final class HTTPExchange {
         case complete(HTTPRequest)
     }
 
-    /// LWS_CALLBACK_HTTP: the headers are in.
-    func started(_ wsi: OpaquePointer, path: String) -> Progress {
+    /// LWS_CALLBACK_HTTP: the headers are in. `cut`: lws' decoded path
+    /// holds a NUL (it ends the C string early).
+    func started(_ wsi: OpaquePointer, path: String, cut: Bool = false) -> Progress {
         let method: HTTPRequest.Method =
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
             ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
-        if headerBytes(wsi) > Self.maxHeaderBytes {
+        if countsParsedHeaders, headerBytes(wsi) > Self.maxHeaderBytes {
             return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
+        }
+        // On the libev loop the raw target was checked before lws (RequestHeads); this is lws' poll() loop's
+        // backstop, which sees only what lws decoded: a NUL at the very end of the path goes unseen there.
+        if cut || path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return .waiting(respond(wsi, .error(400, code: 400, "request target: a control byte in the path")))
         }
         let declared: Int
         switch Self.bodyLength(

@@ -21,6 +21,9 @@ final class ServerMetrics: Sendable {
     let acceptErrors: Metrics.Counter
     /// Connections closed with 1008 for not joining in `join_timeout_s`.
     let joinTimeouts: Metrics.Counter
+    /// Unjoined connections refused or closed for another's sake (PROTOCOL.md section 1).
+    private let unjoinedRefusedPerAddress: Metrics.Counter
+    private let unjoinedClosedAtBudget: Metrics.Counter
     let joinDuration: Metrics.Timer
     /// Accepted `poll-response` answers (one per question answered or skipped).
     let pollVotes: Metrics.Counter
@@ -58,6 +61,16 @@ final class ServerMetrics: Sendable {
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
         acceptErrors = Metrics.Counter(label: "roomd_accept_errors_total", factory: factory)
         joinTimeouts = Metrics.Counter(label: "roomd_join_timeouts_total", factory: factory)
+        unjoinedRefusedPerAddress = Metrics.Counter(
+            label: "roomd_unjoined_dropped_total",
+            dimensions: [("reason", UnjoinedDrop.perAddress.rawValue)],
+            factory: factory
+        )
+        unjoinedClosedAtBudget = Metrics.Counter(
+            label: "roomd_unjoined_dropped_total",
+            dimensions: [("reason", UnjoinedDrop.budget.rawValue)],
+            factory: factory
+        )
         pollVotes = Metrics.Counter(label: "roomd_poll_votes_total", factory: factory)
     }
 
@@ -66,6 +79,21 @@ final class ServerMetrics: Sendable {
     }
 
     func failed(_ code: ErrorCode) { errors[code]?.increment() }
+
+    /// Why an unjoined connection was dropped (`roomd_unjoined_dropped_total{reason}`).
+    enum UnjoinedDrop: String {
+        /// A new connection refused: its address held `max_unjoined_per_address` unjoined ones.
+        case perAddress = "per_address"
+        /// The oldest unjoined connection (of the address holding the most) closed to make room at the budget.
+        case budget
+    }
+
+    func unjoinedDropped(_ reason: UnjoinedDrop) {
+        switch reason {
+        case .perAddress: unjoinedRefusedPerAddress.increment()
+        case .budget: unjoinedClosedAtBudget.increment()
+        }
+    }
 
     /// Service thread: the gauges as they are now.
     func recordGauges(connections: Int, peers: Int, rooms: Int) {

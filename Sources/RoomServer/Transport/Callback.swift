@@ -19,25 +19,32 @@ func roomdCallback(
         server.drainInbox()
         return 0
 
+    // lws' own accept (the poll() loop; on libev roomd accepts itself): `input` is the socket.
     case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
-        return server.sockets.admit() ? 0 : 1
+        let fd = Int32(truncatingIfNeeded: Int(bitPattern: input))
+        guard let arrival = server.sockets.admit(from: PeerAddress(peerOf: fd) ?? .unknown, as: .adopting) else {
+            return 1
+        }
+        server.sockets.adopting = arrival  // lws adopts the socket next
+        return 0
 
     case LWS_CALLBACK_WSI_CREATE:
-        server.sockets.open += 1
+        server.sockets.created(wsi)
         return 0
 
     case LWS_CALLBACK_WSI_DESTROY:
-        server.sockets.open -= 1
+        server.sockets.destroyed(wsi)
         return 0
 
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
         // Only RFC 6455 (version 13) upgrades of /ws, and none while draining.
         if server.sockets.draining { return 1 }
-        guard requestPath(wsi) == "/ws", headerBytes(wsi) <= HTTPExchange.maxHeaderBytes else { return 1 }
+        guard requestPath(wsi) == "/ws" else { return 1 }
+        if server.http.countsParsedHeaders, headerBytes(wsi) > HTTPExchange.maxHeaderBytes { return 1 }
         return webSocketVersion(wsi) == "13" ? 0 : 1
 
     case LWS_CALLBACK_ESTABLISHED:
-        server.sockets.opened(wsi)
+        server.connectionOpened(wsi)
         return 0
 
     case LWS_CALLBACK_RECEIVE_PONG:
@@ -65,8 +72,12 @@ func roomdCallback(
         return 0
 
     case LWS_CALLBACK_HTTP:
-        let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
-        return server.serve(server.http.started(wsi, path: path), on: wsi)
+        let cString = input?.assumingMemoryBound(to: CChar.self)
+        let path = cString.map { String(cString: $0) } ?? "/"
+        // lws decodes %XX into the path; `length` counts its bytes but NULs, so a
+        // shorter C string means a %00 cut it (the libev loop refused those before lws).
+        let cut = cString.map { strlen($0) < length } ?? false
+        return server.serve(server.http.started(wsi, path: path, cut: cut), on: wsi)
 
     case LWS_CALLBACK_HTTP_BODY:
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)

@@ -48,6 +48,9 @@ package final class Connection {
     /// The cluster's state of a client of this node (Cluster/EdgeRoute.swift);
     /// nil without a cluster.
     var edge: EdgeRoute?
+    /// The socket's place among the unjoined connections until it joins
+    /// (Sockets: the per-address cap); nil for other nodes' clients and harnesses.
+    var unjoined: UnjoinedConnections?
 
     init(sink: ConnectionSink, id: Int, maxQueuedBytes: Int, rate: TokenBucket, now: Int64) {
         self.sink = sink
@@ -68,7 +71,11 @@ package final class Connection {
     func markJoined() {
         guard !hasJoined else { return }
         hasJoined = true
-        if case .remote(let link) = sink { link.joined(peerID: peer?.id ?? "") }
+        switch sink {
+        case .socket(let wsi): unjoined?.settle(wsi: wsi)
+        case .remote(let link): link.joined(peerID: peer?.id ?? "")
+        case .discard: break
+        }
     }
 
     /// Queues a frame, or closes the connection with 4008 when its queue

@@ -31,6 +31,8 @@ final class ServiceLoop {
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
     /// roomd's own listening socket (libev loop); nil on lws' poll() loop.
     private var listener: Listener?
+    /// The request heads roomd reads before lws (libev loop); nil on lws' poll() loop.
+    private var heads: RequestHeads?
 
     private let sockets: Sockets
     private let metrics: ServerMetrics
@@ -43,6 +45,7 @@ final class ServiceLoop {
     }
 
     deinit {
+        heads = nil
         listener?.close()
         if let context { lws_context_destroy(context) }
         if let evLoop { cws_ev_loop_destroy(evLoop) }
@@ -120,8 +123,13 @@ final class ServiceLoop {
         }
         self.vhost = vhost
         let port: Int
-        if let listener {
+        if let listener, let evLoop {
             port = listener.port
+            let heads = RequestHeads(loop: evLoop, sockets: sockets, logger: logger) { [unowned self] fd, arrival in
+                handOver(fd, arrival, to: vhost)
+            }
+            sockets.closeHead = { [unowned heads] in heads.close($0) }
+            self.heads = heads
             listener.start(self)
         } else {
             port = Int(lws_get_vhost_listen_port(vhost))
@@ -164,11 +172,20 @@ final class ServiceLoop {
         if let listener, listener.isPaused { listener.start(self) }
     }
 
+    /// roomd reads each request head before lws does (the libev loop): a
+    /// head over 8 KiB is answered 431 whatever its headers (RequestHeads.swift).
+    var readsRequestHeads: Bool { heads != nil }
+
+    /// Once a second: request heads that took too long are closed.
+    func expireRequestHeads(now: Int64) { heads?.expire(now: now) }
+
     /// The listening socket is readable: accepts what waits, at most 64 per
     /// turn of the loop (the rest waits for the next turn, behind the sockets
-    /// already served), each admitted by the socket budget and handed to lws.
+    /// already served), each admitted by the socket budget and the
+    /// per-address cap of unjoined connections; its request head is read
+    /// (RequestHeads), then it is handed to lws.
     func acceptPending() {
-        guard let listener, let vhost else { return }
+        guard let listener, let heads else { return }
         for _ in 0..<64 {
             guard let socket = listener.accept() else {
                 if errno == EMFILE || errno == ENFILE {
@@ -180,12 +197,23 @@ final class ServiceLoop {
                 }
                 return
             }
-            guard sockets.admit() else {
+            guard let arrival = sockets.admit(from: PeerAddress(peerOf: socket) ?? .unknown, as: .head(socket)) else {
                 Glibc.close(socket)
                 continue
             }
-            // On failure lws closes the socket itself.
-            if lws_adopt_socket_vhost(vhost, socket) == nil { metrics.acceptErrors.increment() }
+            heads.take(socket, arrival)
+        }
+    }
+
+    /// A socket whose request head is fine goes to lws (`vhost`).
+    private func handOver(_ socket: Int32, _ arrival: Arrival, to vhost: OpaquePointer) {
+        arrival.socket = .adopting
+        sockets.adopting = arrival  // its wsi comes with LWS_CALLBACK_WSI_CREATE
+        // On failure lws closes the socket itself.
+        if lws_adopt_socket_vhost(vhost, socket) == nil { metrics.acceptErrors.increment() }
+        if sockets.adopting === arrival {  // lws made no wsi of it
+            sockets.adopting = nil
+            sockets.unjoined.settle(arrival)
         }
     }
 }

@@ -8,21 +8,39 @@ import Glibc
 #endif
 
 /// The client connections of a service thread, by lws handle: their ids,
-/// the open-file budget new sockets are admitted by, the write path, and
-/// the keepalive sweep (pings, the join deadline, idle peers). Service
-/// thread only.
+/// the open-file budget new sockets are admitted by (and, within it, the
+/// per-address cap of unjoined connections and who makes room when it is
+/// full), the join deadline, the write path, and the keepalive sweep (pings,
+/// idle peers). Service thread only.
 final class Sockets {
     private(set) var connections: [OpaquePointer: Connection] = [:]
     private var lastID = 0
     /// Sockets lws holds (WSI_CREATE minus WSI_DESTROY), and how many it
     /// may hold: the open-file limit less a reserve for everything else the
-    /// process opens. At the budget new connections are refused at once —
-    /// so `accept` never fails with EMFILE, which lws would retry in a spin.
-    var open = 0
+    /// process opens. At the budget an unjoined connection makes room, or the
+    /// new one is refused at once — so `accept` never fails with EMFILE,
+    /// which lws would retry in a spin.
+    private(set) var open = 0
     let budget: Int
     static let reservedFiles = 64
+    /// Sockets roomd holds itself while it reads their request heads (RequestHeads.swift).
+    var heads = 0
     /// Shutting down: no new connection, /healthz says so.
     var draining = false
+
+    /// The connections that have not joined yet, by address (PROTOCOL.md section 1).
+    let unjoined = UnjoinedConnections()
+    /// The connection being handed to lws: its wsi comes with WSI_CREATE.
+    var adopting: Arrival?
+    /// Closes a socket roomd holds while it reads its head (set by the
+    /// libev loop's RequestHeads; there are none on lws' poll() loop).
+    var closeHead: (Arrival) -> Void = { _ in }
+
+    /// WebSocket connections in the order they opened, each with its join
+    /// deadline (monotonic ms). Joined and closed ones are dropped when they
+    /// reach the front, so the front is the next connection to close with
+    /// 1008: the Schedule's `.joinDeadline`.
+    private var awaitingJoin = FIFO<(wsi: OpaquePointer, id: Int, deadline: Int64)>()
 
     /// Bytes handed to lws per write. Several queued frames leave in one
     /// write; lws copies what the kernel does not take, so this also bounds
@@ -35,8 +53,9 @@ final class Sockets {
     /// Bytes written since the heap was last trimmed (see `sweep`).
     private var bytesSinceTrim = 0
     private var lastTrim: Int64 = 0
-    private var lastRefusalLog: Int64 = 0
-    private var refusedSinceLog = 0
+    private var refusals = OncePerSecond()
+    private var addressRefusals = OncePerSecond()
+    private var evictions = OncePerSecond()
 
     private let limits: LimitSettings
     private let flow: FlowControl
@@ -75,42 +94,140 @@ final class Sockets {
         return lastID
     }
 
-    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open.
+    /// LWS_CALLBACK_WSI_CREATE.
+    func created(_ wsi: OpaquePointer) {
+        open += 1
+        if let arrival = adopting {
+            adopting = nil
+            unjoined.adopted(arrival, as: wsi)
+        }
+    }
+
+    /// LWS_CALLBACK_WSI_DESTROY.
+    func destroyed(_ wsi: OpaquePointer) {
+        open -= 1
+        unjoined.settle(wsi: wsi)
+    }
+
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open. `firstAwaitingJoin`:
+    /// it is the only connection waiting to join (the join deadline timer
+    /// must be armed for it).
     @discardableResult
-    func opened(_ wsi: OpaquePointer) -> Connection {
+    func opened(_ wsi: OpaquePointer) -> (connection: Connection, firstAwaitingJoin: Bool) {
+        let now = monotonicMillis()
         let connection = Connection(
             sink: .socket(wsi),
             id: makeID(),
             maxQueuedBytes: limits.maxOutboundBytes,
             rate: TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis()),
-            now: monotonicMillis()
+            now: now
         )
         connection.flow = flow
+        connection.unjoined = unjoined
         connections[wsi] = connection
-        return connection
+        dropSettledJoins()
+        awaitingJoin.append((wsi, connection.id, now + Int64(limits.joinTimeoutS) * 1000))
+        return (connection, awaitingJoin.count == 1)
     }
 
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
     func closed(_ wsi: OpaquePointer) -> Connection? { connections.removeValue(forKey: wsi) }
 
-    /// Whether another socket may be opened (LWS_CALLBACK_FILTER_NETWORK_CONNECTION,
-    /// and roomd's own accept). Refusals are logged at most once a second, counted always.
-    func admit() -> Bool {
-        if open < budget { return true }
-        metrics.acceptErrors.increment()
-        refusedSinceLog += 1
+    /// Sockets held: lws' and roomd's own.
+    private var held: Int { open + heads }
+
+    /// Whether a new connection from `address` may have a socket (roomd's own
+    /// accept, or LWS_CALLBACK_FILTER_NETWORK_CONNECTION): its place among
+    /// the unjoined connections, or nil to refuse it (closed at once, before
+    /// any byte is read). An address already holding `max_unjoined_per_address`
+    /// unjoined connections is refused. At the budget, the oldest unjoined
+    /// connection of the address holding the most is closed to make room;
+    /// joined peers are never closed for a newcomer, and with none unjoined
+    /// the newcomer is refused. Logged at most once a second, counted always.
+    func admit(from address: PeerAddress, as socket: Arrival.Socket) -> Arrival? {
         let now = monotonicMillis()
-        if now - lastRefusalLog >= 1000 {
-            logger.warning(
-                "open-file limit reached: refusing new connections",
-                metadata: [
-                    "open": "\(open)", "budget": "\(budget)", "refused": "\(refusedSinceLog)",
-                ]
-            )
-            lastRefusalLog = now
-            refusedSinceLog = 0
+        if let stale = adopting {  // lws made no wsi of the last one
+            adopting = nil
+            unjoined.settle(stale)
         }
-        return false
+        if unjoined.count(from: address) >= limits.maxUnjoinedPerAddress {
+            metrics.unjoinedDropped(.perAddress)
+            if let refused = addressRefusals.due(now) {
+                logger.warning(
+                    "unjoined connections of one address at the limit: refusing its new connections",
+                    metadata: [
+                        "address": "\(address)", "limit": "\(limits.maxUnjoinedPerAddress)",
+                        "refused": "\(refused)",
+                    ]
+                )
+            }
+            return nil
+        }
+        if held >= budget {
+            guard let victim = unjoined.victim() else {
+                metrics.acceptErrors.increment()
+                if let refused = refusals.due(now) {
+                    logger.warning(
+                        "open-file limit reached: refusing new connections",
+                        metadata: ["open": "\(held)", "budget": "\(budget)", "refused": "\(refused)"]
+                    )
+                }
+                return nil
+            }
+            close(victim)
+            metrics.unjoinedDropped(.budget)
+            if let closed = evictions.due(now) {
+                logger.warning(
+                    "open-file limit reached: closing the oldest unjoined connections to make room",
+                    metadata: [
+                        "open": "\(held)", "budget": "\(budget)", "closed": "\(closed)",
+                        "address": "\(victim.address)",
+                    ]
+                )
+            }
+        }
+        return unjoined.arrived(from: address, socket: socket)
+    }
+
+    /// Closes an unjoined connection at once, without a close frame: its
+    /// file is free when this returns. (lws closes a wsi synchronously when it
+    /// is not the one being serviced: roomd's accept runs outside lws, and lws'
+    /// own accept services the listening socket.)
+    private func close(_ victim: Arrival) {
+        switch victim.socket {
+        case .head: closeHead(victim)
+        case .lws(let wsi): lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)
+        case .adopting: break
+        }
+        unjoined.settle(victim)
+    }
+
+    /// The join deadline of the connection that waits longest, if any (monotonic ms).
+    var nextJoinDeadline: Int64? {
+        dropSettledJoins()
+        return awaitingJoin.first?.deadline
+    }
+
+    /// Closes with 1008 every connection whose join deadline has passed.
+    func closeUnjoined(now: Int64) {
+        dropSettledJoins()
+        while let (wsi, _, deadline) = awaitingJoin.first, deadline <= now {
+            awaitingJoin.removeFirst()
+            guard let connection = connections[wsi] else { continue }
+            // An unauthenticated socket may not hold a file descriptor for long.
+            logger.info("no join in time, closing", metadata: connection.logMetadata)
+            metrics.joinTimeouts.increment()
+            connection.close(1008)
+            dropSettledJoins()
+        }
+    }
+
+    /// Drops the front entries whose connection joined, closes or is gone.
+    private func dropSettledJoins() {
+        awaitingJoin.removeFirst { entry in
+            guard let connection = connections[entry.wsi], connection.id == entry.id else { return true }
+            return connection.hasJoined || connection.isClosing
+        }
     }
 
     /// LWS_CALLBACK_SERVER_WRITEABLE: as much of the queue as one write takes.
@@ -138,13 +255,12 @@ final class Sockets {
     /// Keepalive, once a second: a connection silent for a third of
     /// `idle_timeout_s` gets a ping (leaving the answer two thirds of the
     /// window); one silent for all of it is dropped (its peer enters the
-    /// reconnect grace); one that has not joined by `join_timeout_s` is
-    /// closed with 1008. One pass over the connections per second, instead
+    /// reconnect grace). One pass over the connections per second, instead
     /// of lws' per-connection validity timers, whose sorted list makes a
-    /// round of n pings cost O(n²).
+    /// round of n pings cost O(n²). (The join deadline has a timer of its
+    /// own: `closeUnjoined`.)
     func sweep(now: Int64) {
         let idle = Int64(limits.idleTimeoutS) * 1000
-        let joinDeadline = Int64(limits.joinTimeoutS) * 1000
         // After heavy traffic (a join storm, a large fan-out) glibc keeps the
         // freed heap: give it back, at most every 10 s (it measured 380 MB →
         // 96 MB for 10,000 idle peers).
@@ -155,12 +271,7 @@ final class Sockets {
         }
         for connection in connections.values where !connection.isClosing {
             let silent = now - connection.liveness.lastHeard
-            if !connection.hasJoined, now - connection.liveness.openedAt >= joinDeadline {
-                // An unauthenticated socket may not hold a file descriptor for long.
-                logger.info("no join in time, closing", metadata: connection.logMetadata)
-                metrics.joinTimeouts.increment()
-                connection.close(1008)
-            } else if silent >= idle {
+            if silent >= idle {
                 logger.info("idle connection dropped", metadata: connection.logMetadata)
                 connection.cutOff()
             } else if silent >= idle / 3, !connection.liveness.pinged {
@@ -168,5 +279,20 @@ final class Sockets {
                 connection.enqueue(Frame.ping)
             }
         }
+    }
+}
+
+/// A condition logged at most once a second: `due` counts each occurrence and
+/// returns how many there were since the last line when one is due.
+struct OncePerSecond {
+    private var last: Int64?
+    private var count = 0
+
+    mutating func due(_ now: Int64) -> Int? {
+        count += 1
+        if let last, now - last < 1000 { return nil }
+        last = now
+        defer { count = 0 }
+        return count
     }
 }

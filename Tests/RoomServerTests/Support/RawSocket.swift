@@ -101,6 +101,37 @@ final class RawSocket {
     }
 }
 
+extension RawSocket {
+    /// Waits on every socket at once for its close frame: each one's code
+    /// (1005 without one, nil if the socket ended without a close frame or
+    /// nothing came within `timeout`) and when it arrived.
+    static func closes(of sockets: [RawSocket], timeout: Double) -> [(code: Int?, at: Date?)] {
+        var results = [(code: Int?, at: Date?)](repeating: (nil, nil), count: sockets.count)
+        var waiting = Set(sockets.indices)
+        let deadline = Date().addingTimeInterval(timeout)
+        while !waiting.isEmpty, Date() < deadline {
+            let order = Array(waiting)
+            var pollers = order.map { pollfd(fd: sockets[$0].fd, events: Int16(POLLIN), revents: 0) }
+            let remaining = Int32(max(1, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&pollers, nfds_t(pollers.count), remaining) > 0 else { continue }
+            for (index, poller) in zip(order, pollers) where poller.revents != 0 {
+                let now = Date()
+                guard let frame = sockets[index].readFrame() else {
+                    results[index] = (nil, now)
+                    waiting.remove(index)
+                    continue
+                }
+                if frame.opcode == 8 {
+                    let payload = frame.payload
+                    results[index] = (payload.count >= 2 ? Int(payload[0]) << 8 | Int(payload[1]) : 1005, now)
+                    waiting.remove(index)
+                }
+            }
+        }
+        return results
+    }
+}
+
 extension Array where Element == UInt8 {
     func ends(with suffix: [UInt8]) -> Bool {
         count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
@@ -108,12 +139,28 @@ extension Array where Element == UInt8 {
 }
 
 /// A blocking TCP socket connected to 127.0.0.1:`port`. `receiveBuffer`
-/// shrinks SO_RCVBUF before connecting.
-func connectTCP(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
+/// shrinks SO_RCVBUF before connecting; `source` is the local address to
+/// connect from (another loopback address, e.g. "127.0.0.2": another client
+/// as roomd's per-address limits see it).
+func connectTCP(port: Int, receiveBuffer: Int32? = nil, from source: String? = nil) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw DaemonError(description: "socket failed") }
     if var size = receiveBuffer {
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    if let source {
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw DaemonError(description: "bind to \(source) failed")
+        }
     }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
