@@ -24,15 +24,16 @@ import Testing
     }
 
     @Test func aSocketThatNeverJoinsIsClosedWith1008() async throws {
-        // 5 s: room for a loaded machine (the whole suite runs in parallel) to connect and join in time.
-        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":5}}"#)
+        // 10 s: room for a loaded machine (the whole suite starts its daemons at
+        // once) to connect and join in time; 5 s was not, under CI-like load.
+        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":10}}"#)
         let (joined, _) = try await daemon.join("h", as: "host")
-        let idle = try RawSocket(port: daemon.port, readTimeoutSeconds: 12)
+        let idle = try RawSocket(port: daemon.port, readTimeoutSeconds: 20)
         try idle.sendText(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)  // ping does not count as joining
         let started = Date()
         #expect(idle.readCloseCode() == 1008)
         let waited = Date().timeIntervalSince(started)
-        #expect(waited > 3 && waited < 11, "closed at the deadline, after \(waited) s")
+        #expect(waited > 8 && waited < 16, "closed at the deadline, after \(waited) s")
         #expect(try await joined.call("ping")["server_time"] != nil, "a joined connection stays")
     }
 
