@@ -74,12 +74,16 @@ public struct ClusterStatus: Sendable, Equatable {
     public var connected: Bool
     /// The ids of the nodes alive, this one included, sorted.
     public var alive: [String]
+    /// The run (incarnation) of each node alive, as its heartbeats say: a node
+    /// restarted within the alive window keeps its id but not its run.
+    public var runs: [String: String]
 
-    public init(nodeID: String, nodes: Int, connected: Bool, alive: [String]? = nil) {
+    public init(nodeID: String, nodes: Int, connected: Bool, alive: [String]? = nil, runs: [String: String] = [:]) {
         self.nodeID = nodeID
         self.nodes = nodes
         self.connected = connected
         self.alive = alive ?? [nodeID]
+        self.runs = runs
     }
 }
 

@@ -11,6 +11,8 @@ final class ClusterCore: Sendable {
         var stopping = false
         /// Last heartbeat of each node (monotonic ms), this node's own included.
         var seen: [String: Int64] = [:]
+        /// The run (incarnation) each node's last heartbeat named.
+        var runs: [String: String] = [:]
         /// Heartbeat now, not at the next tick: a node appeared, or we reconnected.
         var announce = true
         /// (Re)bind the bucket: after a (re)connect, nats-server may have lost it.
@@ -148,12 +150,19 @@ final class ClusterCore: Sendable {
             return
         }
         let wakeUp = state.withLock { state -> Bool in
-            if kind == "leave" { return state.seen.removeValue(forKey: node) != nil }
+            if kind == "leave" {
+                guard state.runs[node] == nil || state.runs[node] == from else { return false }  // an older run's
+                state.runs.removeValue(forKey: node)
+                return state.seen.removeValue(forKey: node) != nil
+            }
             let known = state.seen[node] != nil
             if !known, state.seen.count >= RoomCluster.maxNodes { return false }
             state.seen[node] = now
-            if !known, node != config.nodeID { state.announce = true }
-            return !known
+            // A node restarted within the alive window: a new run, reported at once.
+            let restarted = known && state.runs[node] != from
+            state.runs[node] = from
+            if !known || restarted, node != config.nodeID { state.announce = true }
+            return !known || restarted
         }
         if wakeUp { wake.signal() }
     }

@@ -279,7 +279,7 @@ extension ClusterCore {
                 ttl = actual
             }
         }
-        return RoomLeases(kv: kv, nodeID: config.nodeID, ttlMillis: ttl)
+        return RoomLeases(kv: kv, nodeID: config.nodeID, run: incarnation, ttlMillis: ttl)
     }
 
     /// Binds `roomd-state`, creating it when nats-server has none.
@@ -306,13 +306,17 @@ extension ClusterCore {
         let now = monotonicMillis()
         let (status, previous) = state.withLock { state -> (ClusterStatus, ClusterStatus) in
             state.seen = state.seen.filter { $0.key == config.nodeID || now - $0.value <= config.aliveWindowMillis }
+            state.runs = state.runs.filter { state.seen[$0.key] != nil }
             let others = state.seen.keys.filter { $0 != config.nodeID }.sorted()
             let alive = forceNodes == nil ? (others + [config.nodeID]).sorted() : [config.nodeID]
+            var runs = state.runs.filter { alive.contains($0.key) }
+            runs[config.nodeID] = incarnation
             let status = ClusterStatus(
                 nodeID: config.nodeID,
                 nodes: forceNodes ?? others.count + 1,
                 connected: connected,
-                alive: alive
+                alive: alive,
+                runs: runs
             )
             defer { state.reported = status }
             return (status, state.reported)
@@ -324,10 +328,16 @@ extension ClusterCore {
             } else {
                 logger.warning("cluster: bus unreachable", metadata: ["url": "\(config.natsURL)"])
             }
-        } else {
+        } else if status.alive != previous.alive {
             logger.info(
                 "cluster: nodes alive changed",
                 metadata: ["nodes": "\(status.nodes)", "was": "\(previous.nodes)"]
+            )
+        } else {
+            let restarted = status.runs.filter { previous.runs[$0.key] != nil && previous.runs[$0.key] != $0.value }
+            logger.info(
+                "cluster: a node restarted",
+                metadata: ["nodes": "\(restarted.keys.sorted().joined(separator: ","))"]
             )
         }
         onStatus(status)

@@ -1,16 +1,30 @@
 import CNats
 
-/// A room's home: the node that holds the room's lease, and the revision of
-/// the KV entry that says so (what a renewal or release must match).
+/// A room's home: the node that holds the room's lease, the run of that node
+/// (its incarnation: a node restarted with the same id is a new run, and the
+/// old run's leases are not its own), and the revision of the KV entry that
+/// says so (what a renewal or release must match).
 public struct RoomLease: Sendable, Equatable {
     public var room: String
     public var node: String
+    /// Nil in a lease written before runs were recorded (the value is the node id alone).
+    public var run: String?
     public var revision: UInt64
 
-    public init(room: String, node: String, revision: UInt64) {
+    public init(room: String, node: String, run: String? = nil, revision: UInt64) {
         self.room = room
         self.node = node
+        self.run = run
         self.revision = revision
+    }
+
+    /// The KV value: `NODE RUN`.
+    var value: String { run.map { "\(node) \($0)" } ?? node }
+
+    /// A lease as its KV value says (`NODE RUN`, or `NODE` alone).
+    init(room: String, value: String, revision: UInt64) {
+        let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+        self.init(room: room, node: parts.first ?? "", run: parts.count > 1 ? parts[1] : nil, revision: revision)
     }
 }
 
@@ -48,14 +62,20 @@ public final class RoomLeases: @unchecked Sendable {
 
     let kv: OpaquePointer
     public let nodeID: String
+    /// This run of the node (`RoomCluster.incarnation`), written into its leases.
+    public let run: String
     /// The bucket's TTL: a lease not renewed for this long expires.
     public let ttlMillis: Int64
 
-    init(kv: OpaquePointer, nodeID: String, ttlMillis: Int64) {
+    init(kv: OpaquePointer, nodeID: String, run: String, ttlMillis: Int64) {
         self.kv = kv
         self.nodeID = nodeID
+        self.run = run
         self.ttlMillis = ttlMillis
     }
+
+    /// What this run writes into a lease it holds.
+    private var mine: String { "\(nodeID) \(run)" }
 
     deinit { kvStore_Destroy(kv) }
 
@@ -73,28 +93,34 @@ public final class RoomLeases: @unchecked Sendable {
     /// Who holds `room` now; nil when nobody does (never claimed, expired or released).
     public func holder(of room: String) throws(ClusterError) -> RoomLease? {
         guard let entry = try entry(Self.key(room)), !entry.value.isEmpty else { return nil }
-        return RoomLease(room: room, node: entry.value, revision: entry.revision)
+        return RoomLease(room: room, value: entry.value, revision: entry.revision)
     }
 
     /// Claims `room` for this node unless another holder has it.
     public func claim(_ room: String) throws(ClusterError) -> LeaseClaim {
+        try claim(room, writing: mine)
+    }
+
+    /// `claim` with `value` as the lease's value (tests write a lease of
+    /// another form: one without a run, as roomd wrote them before runs).
+    func claim(_ room: String, writing value: String) throws(ClusterError) -> LeaseClaim {
         let key = Self.key(room)
         // A bounded number of rounds: each lost race means another node's write won.
         for _ in 0..<3 {
             var revision: UInt64 = 0
-            let status = kvStore_CreateString(&revision, kv, key, nodeID)
-            if status == NATS_OK { return .claimed(RoomLease(room: room, node: nodeID, revision: revision)) }
+            let status = kvStore_CreateString(&revision, kv, key, value)
+            if status == NATS_OK { return .claimed(RoomLease(room: room, value: value, revision: revision)) }
             let create = natsError("claim \(key)", status)
             guard let entry = try entry(key) else {
                 if status == NATS_TIMEOUT || status == NATS_CONNECTION_CLOSED { throw create }
                 continue  // expired between the create and the read: try again
             }
             if !entry.value.isEmpty {
-                return .held(RoomLease(room: room, node: entry.value, revision: entry.revision))
+                return .held(RoomLease(room: room, value: entry.value, revision: entry.revision))
             }
             // Released: take it over at the released revision.
-            if kvStore_UpdateString(&revision, kv, key, nodeID, entry.revision) == NATS_OK {
-                return .claimed(RoomLease(room: room, node: nodeID, revision: revision))
+            if kvStore_UpdateString(&revision, kv, key, value, entry.revision) == NATS_OK {
+                return .claimed(RoomLease(room: room, value: value, revision: revision))
             }
         }
         if let current = try holder(of: room) { return .held(current) }
@@ -108,11 +134,11 @@ public final class RoomLeases: @unchecked Sendable {
     /// Renews a lease this node holds: the renewed lease, or nil when it was
     /// lost (it expired and another node claimed it, or it was released).
     public func renew(_ lease: RoomLease) throws(ClusterError) -> RoomLease? {
-        guard lease.node == nodeID else { return nil }
+        guard lease.node == nodeID, lease.run == run else { return nil }
         let key = Self.key(lease.room)
         var revision: UInt64 = 0
-        let status = kvStore_UpdateString(&revision, kv, key, nodeID, lease.revision)
-        if status == NATS_OK { return RoomLease(room: lease.room, node: nodeID, revision: revision) }
+        let status = kvStore_UpdateString(&revision, kv, key, mine, lease.revision)
+        if status == NATS_OK { return RoomLease(room: lease.room, node: nodeID, run: run, revision: revision) }
         let update = natsError("renew \(key)", status)
         if status == NATS_TIMEOUT || status == NATS_CONNECTION_CLOSED { throw update }
         // The entry moved on (or the read fails too, and that error is the answer).
@@ -122,7 +148,7 @@ public final class RoomLeases: @unchecked Sendable {
 
     /// Releases a lease this node holds; false when it was no longer ours.
     public func release(_ lease: RoomLease) throws(ClusterError) -> Bool {
-        guard lease.node == nodeID else { return false }
+        guard lease.node == nodeID, lease.run == run else { return false }
         let key = Self.key(lease.room)
         var revision: UInt64 = 0
         let status = kvStore_UpdateString(&revision, kv, key, "", lease.revision)

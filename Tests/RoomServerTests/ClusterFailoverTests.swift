@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import RoomClient
+import RoomCluster
 import RoomWire
 import Testing
 
@@ -130,5 +132,62 @@ import Testing
         _ = cluster.nodes[0].stop(signal: SIGKILL)
         let topic = try await ClusterRoutingTests.eventually(viewer, "get-metadata", ["key": "topic"], within: 15)
         #expect(topic["value"] == "kept")
+    }
+
+    /// Issue 20 (found by the cluster soak): the home is killed and restarted
+    /// with the same node id within the alive window (3.5 s), so the others
+    /// never count it out. Its new run knows none of the old run's clients:
+    /// the survivor's call in flight at the kill is still answered (5003),
+    /// and the room is taken over and goes on.
+    @Test func aCallInFlightWhenTheHomeRestartsAtOnceIsAnswered5003() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        defer { _ = host }
+        try await Task.sleep(for: .milliseconds(600))  // saved
+        let home = cluster.nodes[0].process.processIdentifier
+        kill(home, SIGSTOP)
+        async let inFlight = Self.answer(guest, "broadcast", ["info": ["message": "at the kill"]])
+        try await Task.sleep(for: .milliseconds(300))
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        let restarted = try ClusterTests.node(cluster.nats, "n1")  // the same id, a new run, at once
+        defer { _ = restarted.stop(signal: SIGKILL) }
+        switch try await inFlight {
+        case .failure(.rpc(let code, _, _)): #expect(code == 5003)
+        case .failure(let error): Issue.record("the call failed with \(error), not 5003")
+        case .success(let result): Issue.record("the stopped home answered \(result)")
+        }
+        let after = try await ClusterRoutingTests.eventually(guest, "broadcast", ["info": ["message": "after"]])
+        #expect(after["message_id"] != nil)
+    }
+
+    /// Issue 20 (found by the cluster soak, a SIGSEGV in lws): clients that
+    /// close while their room is being looked up (here: a lease left by a
+    /// node that died, waited out) must not be touched when the lookup ends.
+    @Test func clientsGoneWhileTheirRoomIsLookedUpAreLeftAlone() async throws {
+        let cluster = try await Cluster(nodes: 1)
+        defer { cluster.nats.remove() }
+        var logger = Logger(label: "ghost")
+        logger.logLevel = .critical
+        let ghost = RoomCluster(config: ClusterConfig(natsURL: cluster.nats.url, nodeID: "ghost"), logger: logger)
+        ghost.start()
+        let deadline = Date().addingTimeInterval(5)
+        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        _ = try #require(ghost.leases).claim("orphan")
+        ghost.stop()
+        let node = cluster.nodes[0]
+        let token = try node.token(room: "orphan", user: "e", role: "host")
+        for _ in 0..<20 {
+            let eager = try RawSocket(port: node.port, readTimeoutSeconds: 10)
+            try eager.sendTexts([
+                #"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(token)"}}"#,
+                #"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            ])
+        }  // each socket closes here (deinit): gone before the lookup ends (the lease expires within 3 s)
+        try await Task.sleep(for: .seconds(5))
+        #expect(node.process.isRunning, "the node is alive")
+        let (client, _) = try await cluster.join("a", as: "host", on: 0, room: "orphan")
+        #expect(try await client.call("ping")["server_time"] != nil)
     }
 }

@@ -109,8 +109,9 @@ final class ClusterJobs: Sendable {
         )
     }
 
-    /// Blocking. A holder that is not alive (killed) is waited out: its
-    /// lease expires within the TTL, then the room is claimed here.
+    /// Blocking. A holder that is not alive (killed), or whose lease is of an
+    /// earlier run of its node id (restarted within the alive window), is
+    /// waited out: its lease expires within the TTL, then the room is claimed.
     func home(of room: String, claim: Bool) -> RoomHome {
         let deadline = monotonicMillis() + cluster.config.leaseTTLMillis + cluster.config.aliveWindowMillis
         while true {
@@ -123,7 +124,7 @@ final class ClusterJobs: Sendable {
                                 return .here
                             }
                             // Else a previous run of this node id holds it: wait for the expiry.
-                        } else if cluster.status.alive.contains(holder.node) {
+                        } else if isCurrent(holder) {
                             return .node(holder.node)
                         }
                     } else if !claim {
@@ -135,7 +136,7 @@ final class ClusterJobs: Sendable {
                             logger.info("cluster: room claimed", metadata: ["room": "\(room)"])
                             return .here
                         case .held(let holder):
-                            if holder.node != nodeID, cluster.status.alive.contains(holder.node) {
+                            if holder.node != nodeID, isCurrent(holder) {
                                 return .node(holder.node)
                             }
                         }
@@ -147,6 +148,15 @@ final class ClusterJobs: Sendable {
             if monotonicMillis() >= deadline { return .unavailable }
             usleep(100_000)
         }
+    }
+
+    /// Whether `lease` is held by a node alive now, in the run that wrote it
+    /// (a lease without a run is taken at its word).
+    private func isCurrent(_ lease: RoomLease) -> Bool {
+        let status = cluster.status
+        guard status.alive.contains(lease.node) else { return false }
+        guard let run = lease.run, let current = status.runs[lease.node] else { return true }
+        return run == current
     }
 
     /// Gives up the lease of a room that ended here (unless `keep` comes first).

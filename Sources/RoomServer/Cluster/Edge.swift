@@ -265,17 +265,18 @@ final class Edge {
 
     // MARK: takeover
 
-    /// The home node `dead` left: its rooms are looked up again, each
+    /// The home node `dead` left (or restarted: its new run knows nothing of
+    /// the old one's rooms and clients): its rooms are looked up again, each
     /// joined client to be attached to its peer at the room's new home.
     /// What its clients sent it and saw no answer to is answered now (PROTOCOL.md
     /// section 18, 1.2): a joined client's calls get 5003 (their outcome is
     /// unknown: the client may send them again); a `join` not answered yet
     /// is routed again, and waits out the takeover like any new join.
-    func homeLeft(_ dead: String) {
+    func homeLost(_ dead: String, reason: String) {
         let orphans = routed.values.filter { $0.edge?.home?.node == dead }
         if !orphans.isEmpty {
             logger.warning(
-                "cluster: a room's home node left: taking its rooms over",
+                "cluster: a room's home node \(reason): taking its rooms over",
                 metadata: ["node": "\(dead)", "connections": "\(orphans.count)"]
             )
         }

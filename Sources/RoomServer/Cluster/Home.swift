@@ -252,7 +252,7 @@ final class Home {
     /// An acknowledgement travels in the same node message as the answers it
     /// covers (a batch that leaves early, grown past `flushBytes`, carries
     /// the acknowledgements due so far: `acknowledge(to:in:)`), so a client's
-    /// node knows which calls were answered if this node dies (Edge.homeLeft).
+    /// node knows which calls were answered if this node dies (Edge.homeLost).
     /// A paused room's clients are held back by their messages waiting here
     /// unhandled (`heldWhilePaused`), which fills their node's window.
     func flushAcknowledgements() {

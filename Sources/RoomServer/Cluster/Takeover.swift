@@ -6,8 +6,9 @@ import RoomModel
 /// wins), the winner restores the saved state, and every client is
 /// attached to its peer again there; rooms that ended give their lease back.
 extension ClusterRouter {
-    /// The alive nodes changed: clients of nodes that died are gone (their
-    /// peers enter the grace); rooms whose home died are taken over.
+    /// The alive nodes (or their runs) changed: clients of nodes that died or
+    /// restarted are gone (their peers enter the grace); rooms whose home
+    /// died or restarted are taken over.
     func statusChanged(_ status: ClusterStatus) {
         let previous = homes.status
         homes.statusChanged(status)
@@ -16,7 +17,16 @@ extension ClusterRouter {
         let gone = Set(alive).subtracting(status.alive)
         for dead in gone where dead != node {
             home.forgetClients(of: dead, reason: "node left")
-            edge.homeLeft(dead)
+            edge.homeLost(dead, reason: "left")
+        }
+        // A node restarted within the alive window (a new run, the same id): its
+        // new run knows none of the old one's clients or rooms, as if it left.
+        for restarted in status.alive where restarted != node {
+            guard let before = previous?.runs[restarted], let now = status.runs[restarted], before != now else {
+                continue
+            }
+            home.forgetClients(of: restarted, reason: "node restarted")
+            edge.homeLost(restarted, reason: "restarted")
         }
     }
 

@@ -7,7 +7,8 @@ import RoomModel
 /// (`package`: `roombench micro` measures `enqueue`.)
 package final class Connection {
     let id: Int
-    let sink: ConnectionSink
+    /// Where frames go; `.discard` once the socket is gone (`socketClosed`).
+    private(set) var sink: ConnectionSink
     /// The peer joined through this connection, if any.
     var peer: Peer?
     /// A `join` succeeded on this connection (`preview` and `ping` do not count).
@@ -62,6 +63,15 @@ package final class Connection {
     }
 
     var isClosing: Bool { closeCode != nil }
+
+    /// LWS_CALLBACK_CLOSED: the socket and its lws handle are gone. The
+    /// connection may still be held (a room lookup under way, a cluster
+    /// route): it takes nothing more and never touches the handle again.
+    func socketClosed() {
+        if closeCode == nil { closeCode = 1006 }
+        deferred = nil
+        if case .socket = sink { sink = .discard }
+    }
 
     /// Dropped by the slow-consumer rule: its peer must go at once, not when
     /// the socket finally closes.

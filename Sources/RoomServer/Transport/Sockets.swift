@@ -130,8 +130,13 @@ final class Sockets {
         return (connection, awaitingJoin.count == 1)
     }
 
-    /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and returned).
-    func closed(_ wsi: OpaquePointer) -> Connection? { connections.removeValue(forKey: wsi) }
+    /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and
+    /// returned), and never touches its lws handle again.
+    func closed(_ wsi: OpaquePointer) -> Connection? {
+        guard let connection = connections.removeValue(forKey: wsi) else { return nil }
+        connection.socketClosed()
+        return connection
+    }
 
     /// Sockets held: lws' and roomd's own.
     private var held: Int { open + heads }
