@@ -19,7 +19,7 @@ stops is reported too (fds should fall back to the idle count). A daemon that
 dies, or an unexpected protocol error, also fails the run.
 
 To extend: write `async def action_x(session)` and add it to ACTIONS with a
-weight (polls go there once roomd has them).
+weight.
 """
 import argparse
 import asyncio
@@ -41,6 +41,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 ROLES = ["host", "guest", "moderator", "viewer"]
+POLL_WRITERS = {"host", "moderator"}  # pollWrite in config/roles.json
 
 
 def b64url(data: bytes) -> str:
@@ -76,12 +77,15 @@ class Session:
         self.stats = stats
         self.next_id = 0
         self.pending = {}
+        self.done = False  # the session is over (e.g. the room was ended)
         self.peer_id = None
         self.room = None
         self.role = None
         self.others = set()
         self.tracks = []
         self.role_change_tokens = []
+        self.polls = {}  # started polls heard of: poll_id -> questions
+        self.own_polls = []  # polls this peer started
         self.reader = asyncio.create_task(self.read())
 
     async def read(self):
@@ -102,6 +106,15 @@ class Session:
                     self.others.discard((params.get("peer") or params).get("peer_id"))
                 elif method == "on-role-change-request" and "token" in params:
                     self.role_change_tokens.append(params["token"])
+                elif method == "on-policy-change":
+                    self.role = params.get("name", self.role)
+                elif method == "on-poll-start":
+                    for poll in params.get("polls", []):
+                        if len(self.polls) < 100:
+                            self.polls[poll["poll_id"]] = poll.get("questions") or []
+                elif method == "on-poll-stop":
+                    for poll in params.get("polls", []):
+                        self.polls.pop(poll.get("poll_id"), None)
         except ConnectionClosed:
             pass
         finally:
@@ -115,7 +128,13 @@ class Session:
         ident = self.next_id
         future = asyncio.get_running_loop().create_future()
         self.pending[ident] = future
-        await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}))
+        try:
+            await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}))
+        except BaseException:
+            self.pending.pop(ident, None)
+            if future.done():
+                future.exception()  # the reader failed it as the connection closed: retrieved here
+            raise
         answer = await asyncio.wait_for(future, timeout)
         self.stats.add("calls")
         if "error" in answer:
@@ -173,7 +192,99 @@ async def action_ping(s):
     await s.call("ping", {"timestamp": int(time.time() * 1000)})
 
 
-# (weight, action). Polls: add e.g. (3, action_poll) here once the poll methods exist.
+SESSION_KEYS = [f"k{i}" for i in range(24)]
+
+
+async def action_session_store(s):
+    """Session store (PROTOCOL.md section 14): set, delete, read and listen to 24 keys."""
+    r = random.random()
+    key = random.choice(SESSION_KEYS)
+    if r < 0.5:
+        await s.call("set-metadata", {"key": key, "value": {"n": random.randint(0, 1 << 20),
+                                                           "text": "v" * random.randint(0, 300)}})
+    elif r < 0.65:
+        await s.call("set-metadata", {"key": key, "value": None})
+    elif r < 0.85:
+        await s.call("get-metadata", {"key": key} if random.random() < 0.7 else {})
+    else:
+        keys = random.choice([["*"], [], random.sample(SESSION_KEYS, random.randint(1, 6))])
+        await s.call("listen-metadata-change", {"keys": keys})
+
+
+def poll_questions(quiz):
+    questions = []
+    for i in range(random.randint(1, 3)):
+        kind = random.choice(["single-choice", "multiple-choice", "short-answer"])
+        question = {"question": {"text": f"q{i} " + "?" * random.randint(0, 40), "type": kind,
+                                 "skippable": random.random() < 0.3}}
+        if kind != "short-answer":
+            n = random.randint(2, 5)
+            question["options"] = [{"text": f"o{k}"} for k in range(n)]
+            if quiz and kind == "single-choice":
+                question["answer"] = {"option": random.randint(1, n)}
+            elif quiz:
+                question["answer"] = {"options": sorted(random.sample(range(1, n + 1), random.randint(1, n)))}
+        questions.append(question)
+    return questions
+
+
+def poll_responses(questions):
+    responses = []
+    for q in questions:
+        entry = {"question": q.get("index"), "duration": random.randint(100, 5000)}
+        options = len(q.get("options") or [])
+        if q.get("skippable") and random.random() < 0.2:
+            entry["skipped"] = True
+        elif q.get("type") == "single-choice" and options:
+            entry["option"] = random.randint(1, options)
+        elif q.get("type") == "multiple-choice" and options:
+            entry["options"] = sorted(random.sample(range(1, options + 1), random.randint(1, options)))
+        else:
+            entry["text"] = "soak"
+        responses.append(entry)
+    return responses
+
+
+async def action_poll(s):
+    """Polls and quizzes (PROTOCOL.md section 15): writers create, start and
+    stop them (each stops by itself after 5-60 s); everyone votes on the
+    started ones it heard of and reads lists and results."""
+    r = random.random()
+    if s.role in POLL_WRITERS and r < 0.15:
+        if s.own_polls and random.random() < 0.3:
+            await s.call("poll-stop", {"poll_id": s.own_polls.pop()})
+            return
+        quiz = random.random() < 0.5
+        answer = await s.call("poll-info-set", {"title": f"soak {random.randint(0, 999)}",
+                                                "type": "quiz" if quiz else "poll",
+                                                "duration": random.randint(5, 60),
+                                                "visibility": random.random() < 0.5})
+        if "result" not in answer:
+            return  # e.g. 40907: max_polls in this room session
+        poll_id = answer["result"]["poll_id"]
+        await s.call("poll-questions-set", {"poll_id": poll_id, "questions": poll_questions(quiz)})
+        if random.random() < 0.9 and "result" in await s.call("poll-start", {"poll_id": poll_id}):
+            s.own_polls.append(poll_id)
+    elif s.polls and r < 0.8:
+        poll_id = random.choice(sorted(s.polls))
+        await s.call("poll-response", {"poll_id": poll_id, "responses": poll_responses(s.polls[poll_id])})
+    elif s.polls and r < 0.9:
+        await s.call("poll-result", {"poll_id": random.choice(sorted(s.polls))})
+    else:
+        await s.call("poll-list", {"state": "started"} if random.random() < 0.5 else {})
+
+
+async def action_end_room(s):
+    """Rare: a host ends the room (everyone closed 4002, not locked); the next
+    join starts a new session, so polls and the session store start over."""
+    if s.role == "host":
+        answer = await s.call("end-room", {"reason": "soak"})
+        if "result" in answer:
+            s.stats.add("rooms ended")
+            s.done = True
+
+
+# (weight, action).
 ACTIONS = [
     (5, action_broadcast),
     (2, action_direct_message),
@@ -182,6 +293,9 @@ ACTIONS = [
     (2, action_audio_level),
     (2, action_role_change),
     (1, action_ping),
+    (3, action_session_store),
+    (3, action_poll),
+    (0.015, action_end_room),  # about once every 1-2 minutes per room
 ]
 
 
@@ -207,16 +321,19 @@ async def worker(index, args, url, secret, deadline, stats):
                 continue
             stats.add("joins")
             session.peer_id = answer["result"]["peer"]["peer_id"]
+            session.role = answer["result"]["peer"].get("role")
             session.others = {p["peer_id"] for p in answer["result"].get("peers", [])}
             for _ in range(rng.randint(1, args.max_actions)):
-                if time.monotonic() >= deadline:
+                if time.monotonic() >= deadline or session.done:
                     break
                 action = rng.choices([a for _, a in ACTIONS], weights=[w for w, _ in ACTIONS])[0]
                 await action(session)
                 stats.add("actions")
                 await asyncio.sleep(rng.uniform(0.02, 0.2))
             ending = rng.random()
-            if ending < 0.5:
+            if session.done:
+                pass  # the room was ended: the daemon closes the connection
+            elif ending < 0.5:
                 await session.call("leave", {"reason": "soak"})
                 stats.add("leaves")
             elif ending < 0.75:
