@@ -63,6 +63,7 @@ import hmac
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -125,21 +126,27 @@ class Node:
         self.up = False
         self.restarts = 0
         self.joins = 0  # joins and resumes on this run
-        self.runs = []  # (run, pid, last rss KiB, last fds) of the runs that ended
+        self.runs = []  # (run, pid, last rss KiB, last fds, joins) of the runs that ended
+        self.cwd = None  # the working directory of the current run
 
     @property
     def url(self):
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def start(self, env, port):
-        """Starts roomd on `port` (0: a free one); False when it does not say it listens."""
+        """Starts roomd on `port` (0: a free one); False when it does not say it listens.
+        Each run has a directory of its own as its working directory, where a
+        crash leaves its core file (core_pattern `core`)."""
+        self.cwd = os.path.join(env.directory, f"{self.name}-run{self.run + 1}")
+        os.makedirs(self.cwd, exist_ok=True)
         with open(env.log_path(self), "ab") as log:
             log.write(f"--- soak: start {self.name} run {self.run + 1} on port {port or 'free'}\n".encode())
             log.flush()
             process = subprocess.Popen([env.args.binary, "--config", env.args.config, "--host", "127.0.0.1",
                                         "--port", str(port), "--secret-file", env.secret_file,
-                                        "--log-level", "warning"] + self.cluster_args,
-                                       stdout=subprocess.PIPE, stderr=log)
+                                        "--log-level", env.args.log_level] + self.cluster_args,
+                                       stdout=subprocess.PIPE, stderr=log, cwd=self.cwd,
+                                       preexec_fn=allow_core_dumps if env.args.cores else None)
         line = process.stdout.readline().decode().strip()
         prefix = "roomd listening on ws://127.0.0.1:"
         if not line.startswith(prefix):
@@ -262,6 +269,15 @@ class Env:
                 self.nats.wait(10)
             except subprocess.TimeoutExpired:
                 self.nats.kill()
+
+
+def allow_core_dumps():
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
+def exit_status(returncode):
+    return f"killed by {signal.Signals(-returncode).name}" if returncode < 0 else f"exit status {returncode}"
 
 
 def free_port():
@@ -747,7 +763,8 @@ def take_sample(env, started, stats, load):
     if not env.cluster:
         node = env.nodes[0]
         if node.process.poll() is not None:
-            raise NodeDied(f"roomd exited during the run (status {node.process.returncode})")
+            raise NodeDied(f"roomd exited during the run ({exit_status(node.process.returncode)}, "
+                           f"log {env.log_path(node)}, working directory {node.cwd})")
         row["rss_kib"], row["fds"] = sample(node.process.pid)
         row["settled"] = 1
         return row
@@ -759,8 +776,8 @@ def take_sample(env, started, stats, load):
             except (FileNotFoundError, ProcessLookupError, StopIteration):
                 pass  # gone (or a zombie) since: killed by us just now, or died (below)
             if process.poll() is not None and node.up and node.process is process:
-                raise NodeDied(f"{node.name} exited without being killed (status {process.returncode}, "
-                               f"log {env.log_path(node)})")
+                raise NodeDied(f"{node.name} exited without being killed ({exit_status(process.returncode)}, "
+                               f"log {env.log_path(node)}, working directory {node.cwd})")
         if measured and node.up and node.run == run:
             row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run})
         else:
@@ -883,6 +900,10 @@ async def main():
     parser.add_argument("--max-growth", type=float, default=0.10)
     parser.add_argument("--csv", default=None, help="default .build-soak/soak.csv (soak-cluster.csv with --cluster)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--log-level", default="warning", help="roomd's --log-level (default warning)")
+    parser.add_argument("--no-cores", dest="cores", action="store_false",
+                        help="do not raise the core-file limit of the daemons (a crash dumps core in the run's "
+                             "directory when /proc/sys/kernel/core_pattern is a file name)")
     parser.add_argument("--answer-timeout", type=float, default=None,
                         help="a call unanswered this long fails the run (default 10 s; 30 s with --cluster)")
     cluster = parser.add_argument_group("cluster")
@@ -897,6 +918,7 @@ async def main():
     cluster.add_argument("--rejoin-timeout", type=float, default=30,
                          help="a restarted node must be counted by every node within this (default 30 s)")
     args = parser.parse_args()
+    args.binary, args.config = os.path.abspath(args.binary), os.path.abspath(args.config)  # roomd runs elsewhere
     if not 0 < args.minutes <= 24 * 60:
         sys.exit("soak: --minutes must be in (0, 1440]")
     if args.cluster == 1 or args.cluster < 0:
