@@ -863,7 +863,7 @@ def judge(env, args, rows, after, warmup):
     base = next((r for r in rows if r["elapsed_s"] >= warmup and r["settled"]), None)
     loaded = [r for r in rows if r["load"] and r["settled"]]
     if base is None or len(loaded) < 3 or base is loaded[-1]:
-        env.failed.append("too few settled samples after the warm-up to judge growth")
+        env.failed.append(f"too few {'settled ' if env.cluster else ''}samples after the warm-up to judge growth")
         return
     tail = loaded[-3:]
     for node in judged:
