@@ -103,12 +103,19 @@ test-tsan: deps
 	scripts/sanitized-test.sh thread .build-tsan
 
 # Churn against one daemon for MINUTES, RSS and open fds sampled every 10 s into
-# .build-soak/soak.csv; fails on more than 10 % growth after the first 5 minutes.
+# .build-soak/soak.csv; fails on more than 10 % growth after the first 5 minutes
+# or a call unanswered. CLUSTER=1: 3 nodes on a nats-server instead, node3
+# killed (-9) and restarted every KILL_EVERY s; samples in soak-cluster.csv.
+# SOAK_ARGS: more scripts/soak.py options (--workers, --seed, …; see its --help).
 MINUTES ?= 30
 SOAK_BIN ?= .build/debug/roomd
+CLUSTER ?= 0
+KILL_EVERY ?= 180
+SOAK_ARGS ?=
 soak: deps
 	swift build --product roomd
-	scripts/soak.sh --minutes $(MINUTES) --binary $(SOAK_BIN)
+	scripts/soak.sh --minutes $(MINUTES) --binary $(SOAK_BIN) \
+	  $(if $(filter-out 0,$(CLUSTER)),--cluster 3 --kill-every $(KILL_EVERY)) $(SOAK_ARGS)
 
 clean:
 	rm -rf .build $(VENV) .build-fuzz .build-asan .build-tsan .build-soak

@@ -1,25 +1,58 @@
 #!/usr/bin/env python3
-"""Soak test: churn against one roomd for --minutes, sampling its RSS and open
-file descriptors every 10 s into a CSV.
+"""Soak test: churn against one roomd, or a cluster of roomd nodes, for
+--minutes, sampling RSS and open file descriptors every 10 s into a CSV.
 
-Started by `make soak MINUTES=30` (scripts/soak.sh sets up the venv). It
-starts its own daemon (`--binary`, the shipped template, a fresh secret, port
-0, loopback only) and runs --workers client loops over --rooms rooms. Each
-loop, until the deadline, opens a WebSocket, joins a random room with a random
-role, performs a random number of random actions (ACTIONS below) and ends the
-session in one of three ways: `leave`, a WebSocket close without `leave`, or a
-drop (the TCP connection torn down without a close frame). Every loop is
-bounded in time (the deadline) and in sessions (--max-sessions).
+Started by `make soak MINUTES=30` (`CLUSTER=1` for the cluster; scripts/soak.sh
+sets up the venv). Everything listens on 127.0.0.1 only.
 
-Verdict: RSS and open fds are compared between the sample at the end of the
-warm-up (5 minutes; half the run when it is shorter than 10 minutes) and the
-median of the last three samples taken under load. Either growing by more than
---max-growth (10 %) fails the run (exit 1). A sample taken 5 s after the load
-stops is reported too (fds should fall back to the idle count). A daemon that
-dies, or an unexpected protocol error, also fails the run.
+One daemon (the default): it starts `--binary` with the shipped template, a
+fresh secret and port 0, and runs --workers client loops over --rooms rooms.
+Each loop, until the deadline, opens a WebSocket, joins a random room with a
+random role, performs a random number of random actions (ACTIONS below) and
+ends the session in one of three ways: `leave`, a WebSocket close without
+`leave`, or a drop (the TCP connection torn down without a close frame).
+Every loop is bounded in time (the deadline) and in sessions (--max-sessions).
+
+A cluster (`--cluster 3`): it starts nats-server with JetStream (a free
+loopback port, its store in the run's temporary directory, deleted at the
+end) and 3 nodes
+(`--cluster nats://… --node-id node1…3`), and waits until every node's
+/healthz counts them all. Worker i connects to node i mod 3 (so rooms, homed
+where their first peer joined, are spread over the nodes; a node that refuses
+the connection is skipped for another). Every --kill-every seconds a node
+(one of those after the first --steady; by default the last one) is killed
+with SIGKILL, stays down for a random time in --down-seconds, and is started
+again with the same --node-id and port; it must be counted by every node
+(`/healthz` `nodes: 3`) within --rejoin-timeout. A client whose connection
+ends without a close frame (its node died) or with a code that keeps its peer
+in the reconnect grace (1001, 4008, …) reconnects to another node and
+resumes with its `peer_id`, as a real client does; a resume refused with
+41001 (the grace is over, or the room was lost) joins anew. A `join` answered
+5003 (the room's home is being replaced) is sent again after 0.5 s. Samples
+have a column per node (RSS, fds, run number), nats-server's RSS and
+JetStream's message and byte counts (the KV buckets), in soak-cluster.csv.
+
+Verdict (exit 1 on any failure):
+- Flat memory: RSS and open fds are compared between the sample at the end of
+  the warm-up (5 minutes; half the run when it is shorter than 10 minutes) and
+  the median of the last three samples taken under load. Either growing by
+  more than --max-growth (10 %) fails. With a cluster this is judged for the
+  nodes that are never killed, on settled samples only (every node up, the
+  last restart at least 20 s old), since a dead node's clients crowd the
+  others for a while. A sample taken 5 s after the load stops is reported
+  too (fds should fall back to the idle count).
+- No unanswered call: every call gets a result or an error within
+  --answer-timeout (10 s for one daemon, 30 s for a cluster). A call on a
+  connection that closes is not unanswered (it is counted, with the close
+  code or "node killed"); a 5003 is an answer, but one given when no node
+  was killed in the last 30 s (or for one daemon at all) is unexpected.
+- A node that dies without being killed, a restarted node that does not
+  rejoin (or one of its runs that serves no join), a join or resume with an
+  unexpected answer, or a node that does not stop within 10 s of SIGTERM at
+  the end fails the run.
 
 To extend: write `async def action_x(session)` and add it to ACTIONS with a
-weight (polls go there once roomd has them).
+weight.
 """
 import argparse
 import asyncio
@@ -30,17 +63,30 @@ import hmac
 import json
 import os
 import random
+import resource
+import shutil
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 import uuid
 
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 ROLES = ["host", "guest", "moderator", "viewer"]
+POLL_WRITERS = {"host", "moderator"}  # pollWrite in config/roles.json
+# Close codes after which the peer is still in its reconnect grace (PROTOCOL.md
+# section 1): a real client resumes. None: no close frame (the node died, or
+# the connection broke).
+RESUMABLE = {None, 1001, 1003, 1006, 1007, 1009, 1011, 4008, 4029}
+SETTLE_S = 20  # a cluster sample counts for the growth verdict this long after a restart
+TAKEOVER_S = 30  # 5003 answers are expected until this long after a restarted node rejoined
 
 
 def b64url(data: bytes) -> str:
@@ -61,9 +107,206 @@ class Stats:
     def __init__(self):
         self.counts = {}
         self.unexpected = []
+        self.unanswered = []
+        self.slowest = 0.0
 
     def add(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n
+
+
+class Node:
+    """One roomd process (a cluster node, or the single daemon), restartable on its port."""
+
+    def __init__(self, name, cluster_args):
+        self.name = name
+        self.cluster_args = cluster_args
+        self.port = 0
+        self.process = None
+        self.run = 0  # incremented at every start
+        self.up = False
+        self.restarts = 0
+        self.joins = 0  # joins and resumes on this run
+        self.runs = []  # (run, pid, last rss KiB, last fds, joins) of the runs that ended
+        self.cwd = None  # the working directory of the current run
+
+    @property
+    def url(self):
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self, env, port):
+        """Starts roomd on `port` (0: a free one); False when it does not say it listens.
+        Each run has a directory of its own as its working directory, where a
+        crash leaves its core file (core_pattern `core`)."""
+        self.cwd = os.path.join(env.directory, f"{self.name}-run{self.run + 1}")
+        os.makedirs(self.cwd, exist_ok=True)
+        with open(env.log_path(self), "ab") as log:
+            log.write(f"--- soak: start {self.name} run {self.run + 1} on port {port or 'free'}\n".encode())
+            log.flush()
+            process = subprocess.Popen([env.args.binary, "--config", env.args.config, "--host", "127.0.0.1",
+                                        "--port", str(port), "--secret-file", env.secret_file,
+                                        "--log-level", env.args.log_level] + self.cluster_args,
+                                       stdout=subprocess.PIPE, stderr=log, cwd=self.cwd,
+                                       preexec_fn=allow_core_dumps if env.args.cores else None)
+        line = process.stdout.readline().decode().strip()
+        prefix = "roomd listening on ws://127.0.0.1:"
+        if not line.startswith(prefix):
+            process.kill()
+            process.wait()
+            return False
+        self.port = int(line[len(prefix):].split("/")[0])
+        self.process = process
+        self.run += 1
+        self.joins = 0
+        self.up = True
+        return True
+
+
+class Env:
+    """The daemon or the cluster under test, and what the clients may know of it."""
+
+    def __init__(self, args, directory):
+        self.args = args
+        self.directory = directory
+        self.secret = os.urandom(32)
+        self.secret_file = os.path.join(directory, "secret")
+        with open(self.secret_file, "wb") as f:
+            f.write(self.secret)
+        self.cluster = args.cluster > 0
+        self.nats = None
+        self.nats_port = None
+        self.monitor_port = None
+        self.nodes = []
+        self.kills = []  # dicts: node, at, down, rejoined (s after the restart) or None
+        self.expect_5003_until = 0.0  # monotonic; inf while a node is down
+        self.settled_from = 0.0  # monotonic; samples before this are not judged
+        self.failed = []
+
+    def log_path(self, node):
+        return os.path.join(self.directory, f"{node.name}.log")
+
+    def expects_5003(self):
+        return self.cluster and time.monotonic() < self.expect_5003_until
+
+    # --- nats-server
+
+    def start_nats(self):
+        binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
+        if not os.access(binary, os.X_OK):
+            sys.exit("soak: no nats-server (make deps installs it; Debian puts it in /usr/sbin)")
+        for _ in range(3):  # a free port can be taken between the probe and the bind
+            self.nats_port, self.monitor_port = free_port(), free_port()
+            log = open(os.path.join(self.directory, "nats-server.log"), "ab")
+            self.nats = subprocess.Popen([binary, "-a", "127.0.0.1", "-p", str(self.nats_port), "-js",
+                                          "-sd", os.path.join(self.directory, "nats-store"),
+                                          "-m", str(self.monitor_port)], stdout=log, stderr=log)
+            log.close()
+            give_up = time.monotonic() + 10
+            while time.monotonic() < give_up and self.nats.poll() is None:
+                if http_json(self.monitor_port, "/healthz") is not None:
+                    return
+                time.sleep(0.05)
+            self.nats.kill()
+            self.nats.wait()
+        sys.exit(f"soak: nats-server did not start (log {self.directory}/nats-server.log)")
+
+    def jetstream(self):
+        """(messages, bytes) in nats-server's JetStream (the KV buckets), or (None, None)."""
+        info = http_json(self.monitor_port, "/jsz") if self.nats else None
+        return (info.get("messages"), info.get("bytes")) if info else (None, None)
+
+    # --- nodes
+
+    def start(self):
+        if not self.cluster:
+            node = Node("roomd", [])
+            if not node.start(self, 0):
+                sys.exit(f"soak: roomd did not start (log {self.log_path(node)})")
+            self.nodes = [node]
+            return
+        self.start_nats()
+        for i in range(1, self.args.cluster + 1):
+            node = Node(f"node{i}", ["--cluster", f"nats://127.0.0.1:{self.nats_port}", "--node-id", f"node{i}"])
+            if not node.start(self, 0):
+                self.stop()
+                sys.exit(f"soak: {node.name} did not start (log {self.log_path(node)})")
+            self.nodes.append(node)
+        if self.wait_for_cluster(30) is None:
+            self.stop()
+            sys.exit(f"soak: the nodes did not see each other within 30 s (logs in {self.directory})")
+
+    def wait_for_cluster(self, timeout):
+        """Seconds until every node's /healthz counts every node on a connected bus; None on timeout."""
+        began = time.monotonic()
+        while time.monotonic() - began < timeout:
+            if all(node_counts(self, node) == len(self.nodes) for node in self.nodes):
+                return time.monotonic() - began
+            time.sleep(0.2)
+        return None
+
+    def restart(self, node):
+        """The same --node-id on the same port (a few tries; a free port if it stays taken)."""
+        for attempt in range(6):
+            if node.start(self, node.port if attempt < 5 else 0):
+                return True
+            time.sleep(0.5)
+        return False
+
+    def stop(self):
+        for node in self.nodes:
+            if node.up and node.process.poll() is None:
+                node.process.terminate()
+        for node in self.nodes:
+            if node.up:
+                try:
+                    node.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    node.process.kill()
+                    self.failed.append(f"{node.name} did not stop within 10 s of SIGTERM")
+                node.up = False
+        if self.nats and self.nats.poll() is None:
+            self.nats.terminate()
+            try:
+                self.nats.wait(10)
+            except subprocess.TimeoutExpired:
+                self.nats.kill()
+
+
+def allow_core_dumps():
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+
+
+def exit_status(returncode):
+    return f"killed by {signal.Signals(-returncode).name}" if returncode < 0 else f"exit status {returncode}"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_json(port, path):
+    """GET http://127.0.0.1:port/path: the JSON body (of a 503 too), or None."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        try:
+            return json.loads(error.read())
+        except ValueError:
+            return None
+    except (OSError, ValueError):
+        return None
+
+
+def node_counts(env, node):
+    """The number of nodes `node`'s /healthz counts on a connected bus (None if it cannot tell)."""
+    if not node.up:
+        return None
+    health = http_json(node.port, "/healthz") or {}
+    cluster = health.get("cluster") or {}
+    return cluster.get("nodes") if cluster.get("connected") else None
 
 
 class Session:
@@ -71,18 +314,42 @@ class Session:
     are read (and counted) as they come, so the daemon never sees a slow
     consumer."""
 
-    def __init__(self, ws, stats):
+    def __init__(self, ws, env, stats, node):
         self.ws = ws
+        self.env = env
         self.stats = stats
+        self.node = node
+        self.run = node.run
         self.next_id = 0
         self.pending = {}
+        self.close_code = None  # from the close frame roomd sent; None: none came
+        self.lost_calls = 0  # calls unanswered when the connection closed
+        self.ended_by_us = False
+        self.done = False  # the session is over (e.g. the room was ended)
         self.peer_id = None
         self.room = None
+        self.user = None
         self.role = None
         self.others = set()
         self.tracks = []
         self.role_change_tokens = []
+        self.polls = {}  # started polls heard of: poll_id -> questions
+        self.own_polls = []  # polls this peer started
         self.reader = asyncio.create_task(self.read())
+
+    def joined(self, answer, room, user):
+        result = answer["result"]
+        if self.node.run == self.run:
+            self.node.joins += 1
+        self.room, self.user = room, user
+        self.peer_id = result["peer"]["peer_id"]
+        self.role = result["peer"].get("role")
+        self.others = {p["peer_id"] for p in result.get("peers", [])}
+
+    def adopt(self, old):
+        """A resumed peer: what the client knew of its room carries over."""
+        self.tracks, self.role_change_tokens = old.tracks, old.role_change_tokens
+        self.polls, self.own_polls = old.polls, old.own_polls
 
     async def read(self):
         try:
@@ -102,24 +369,57 @@ class Session:
                     self.others.discard((params.get("peer") or params).get("peer_id"))
                 elif method == "on-role-change-request" and "token" in params:
                     self.role_change_tokens.append(params["token"])
+                elif method == "on-policy-change":
+                    self.role = params.get("name", self.role)
+                elif method == "on-poll-start":
+                    for poll in params.get("polls", []):
+                        if len(self.polls) < 100:
+                            self.polls[poll["poll_id"]] = poll.get("questions") or []
+                elif method == "on-poll-stop":
+                    for poll in params.get("polls", []):
+                        self.polls.pop(poll.get("poll_id"), None)
         except ConnectionClosed:
             pass
         finally:
+            # Iterating ends quietly on 1000, 1001 and no close frame: the code is the frame's.
+            rcvd = getattr(self.ws.protocol, "close_rcvd", None)
+            self.close_code = rcvd.code if rcvd else None
+            self.lost_calls = len(self.pending)
             for future in self.pending.values():
                 if not future.done():
                     future.set_exception(ConnectionError("closed"))
             self.pending.clear()
 
-    async def call(self, method, params=None, timeout=10):
+    async def call(self, method, params=None):
         self.next_id += 1
         ident = self.next_id
         future = asyncio.get_running_loop().create_future()
         self.pending[ident] = future
-        await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}))
-        answer = await asyncio.wait_for(future, timeout)
+        sent = time.monotonic()
+        try:
+            await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}))
+        except BaseException:
+            self.pending.pop(ident, None)
+            if future.done():
+                future.exception()  # the reader failed it as the connection closed: retrieved here
+            raise
+        try:
+            answer = await asyncio.wait_for(future, self.env.args.answer_timeout)
+        except TimeoutError:
+            self.pending.pop(ident, None)
+            self.stats.add("unanswered calls")
+            raise Unanswered(method, self)
+        took = time.monotonic() - sent
+        self.stats.slowest = max(self.stats.slowest, took)
+        if took > 1:
+            self.stats.add("answers after more than 1 s")
         self.stats.add("calls")
         if "error" in answer:
-            self.stats.add(f"error {answer['error'].get('code')}")
+            code = answer["error"].get("code")
+            self.stats.add(f"error {code}")
+            if code == 5003 and not self.env.expects_5003():
+                self.stats.unexpected.append(f"{method} on {self.node.name} answered 5003 with no node down "
+                                             f"({answer['error'].get('message')})")
         return answer
 
     async def close_reader(self):
@@ -128,6 +428,13 @@ class Session:
             await self.reader
         except (asyncio.CancelledError, Exception):
             pass
+
+
+class Unanswered(Exception):
+    def __init__(self, method, session):
+        super().__init__(method)
+        self.method = method
+        self.session = session
 
 
 # --- actions: each gets a joined session; errors the protocol allows are counted, not fatal.
@@ -173,7 +480,99 @@ async def action_ping(s):
     await s.call("ping", {"timestamp": int(time.time() * 1000)})
 
 
-# (weight, action). Polls: add e.g. (3, action_poll) here once the poll methods exist.
+SESSION_KEYS = [f"k{i}" for i in range(24)]
+
+
+async def action_session_store(s):
+    """Session store (PROTOCOL.md section 14): set, delete, read and listen to 24 keys."""
+    r = random.random()
+    key = random.choice(SESSION_KEYS)
+    if r < 0.5:
+        await s.call("set-metadata", {"key": key, "value": {"n": random.randint(0, 1 << 20),
+                                                           "text": "v" * random.randint(0, 300)}})
+    elif r < 0.65:
+        await s.call("set-metadata", {"key": key, "value": None})
+    elif r < 0.85:
+        await s.call("get-metadata", {"key": key} if random.random() < 0.7 else {})
+    else:
+        keys = random.choice([["*"], [], random.sample(SESSION_KEYS, random.randint(1, 6))])
+        await s.call("listen-metadata-change", {"keys": keys})
+
+
+def poll_questions(quiz):
+    questions = []
+    for i in range(random.randint(1, 3)):
+        kind = random.choice(["single-choice", "multiple-choice", "short-answer"])
+        question = {"question": {"text": f"q{i} " + "?" * random.randint(0, 40), "type": kind,
+                                 "skippable": random.random() < 0.3}}
+        if kind != "short-answer":
+            n = random.randint(2, 5)
+            question["options"] = [{"text": f"o{k}"} for k in range(n)]
+            if quiz and kind == "single-choice":
+                question["answer"] = {"option": random.randint(1, n)}
+            elif quiz:
+                question["answer"] = {"options": sorted(random.sample(range(1, n + 1), random.randint(1, n)))}
+        questions.append(question)
+    return questions
+
+
+def poll_responses(questions):
+    responses = []
+    for q in questions:
+        entry = {"question": q.get("index"), "duration": random.randint(100, 5000)}
+        options = len(q.get("options") or [])
+        if q.get("skippable") and random.random() < 0.2:
+            entry["skipped"] = True
+        elif q.get("type") == "single-choice" and options:
+            entry["option"] = random.randint(1, options)
+        elif q.get("type") == "multiple-choice" and options:
+            entry["options"] = sorted(random.sample(range(1, options + 1), random.randint(1, options)))
+        else:
+            entry["text"] = "soak"
+        responses.append(entry)
+    return responses
+
+
+async def action_poll(s):
+    """Polls and quizzes (PROTOCOL.md section 15): writers create, start and
+    stop them (each stops by itself after 5-60 s); everyone votes on the
+    started ones it heard of and reads lists and results."""
+    r = random.random()
+    if s.role in POLL_WRITERS and r < 0.15:
+        if s.own_polls and random.random() < 0.3:
+            await s.call("poll-stop", {"poll_id": s.own_polls.pop()})
+            return
+        quiz = random.random() < 0.5
+        answer = await s.call("poll-info-set", {"title": f"soak {random.randint(0, 999)}",
+                                                "type": "quiz" if quiz else "poll",
+                                                "duration": random.randint(5, 60),
+                                                "visibility": random.random() < 0.5})
+        if "result" not in answer:
+            return  # e.g. 40907: max_polls in this room session
+        poll_id = answer["result"]["poll_id"]
+        await s.call("poll-questions-set", {"poll_id": poll_id, "questions": poll_questions(quiz)})
+        if random.random() < 0.9 and "result" in await s.call("poll-start", {"poll_id": poll_id}):
+            s.own_polls.append(poll_id)
+    elif s.polls and r < 0.8:
+        poll_id = random.choice(sorted(s.polls))
+        await s.call("poll-response", {"poll_id": poll_id, "responses": poll_responses(s.polls[poll_id])})
+    elif s.polls and r < 0.9:
+        await s.call("poll-result", {"poll_id": random.choice(sorted(s.polls))})
+    else:
+        await s.call("poll-list", {"state": "started"} if random.random() < 0.5 else {})
+
+
+async def action_end_room(s):
+    """Rare: a host ends the room (everyone closed 4002, not locked); the next
+    join starts a new session, so polls and the session store start over."""
+    if s.role == "host":
+        answer = await s.call("end-room", {"reason": "soak"})
+        if "result" in answer:
+            s.stats.add("rooms ended")
+            s.done = True
+
+
+# (weight, action).
 ACTIONS = [
     (5, action_broadcast),
     (2, action_direct_message),
@@ -182,10 +581,103 @@ ACTIONS = [
     (2, action_audio_level),
     (2, action_role_change),
     (1, action_ping),
+    (3, action_session_store),
+    (3, action_poll),
+    (0.015, action_end_room),  # about once every 1-2 minutes per room
 ]
 
 
-async def worker(index, args, url, secret, deadline, stats):
+async def open_session(env, stats, nodes):
+    """A connection to the first of `nodes` that takes it; None if none does."""
+    for node in nodes:
+        try:
+            ws = await asyncio.wait_for(connect(node.url, max_size=2 ** 22, open_timeout=10, ping_interval=None), 15)
+        except Exception:  # noqa: BLE001 - counted; the verdict checks the daemon
+            stats.add("connects refused (node down)" if env.cluster and not node.up else "connect failures")
+            continue
+        return Session(ws, env, stats, node)
+    return None
+
+
+async def join(session, params):
+    """`join`, sent again after 0.5 s while it is answered 5003 (a home being replaced)."""
+    give_up = time.monotonic() + session.env.args.answer_timeout
+    while True:
+        answer = await session.call("join", params)
+        if "result" in answer or answer["error"].get("code") != 5003 or time.monotonic() > give_up:
+            return answer
+        await asyncio.sleep(0.5)
+
+
+async def end(session):
+    session.ended_by_us = True
+    await session.close_reader()
+    try:
+        await asyncio.wait_for(session.ws.close(), 5)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+async def closed_how(old, env, stats):
+    """A connection ended without our asking: counts how (its node was
+    killed, or roomd closed it with a code) and returns the code."""
+    await asyncio.wait({old.reader}, timeout=5)
+    code = old.close_code
+    killed = env.cluster and (not old.node.up or old.node.run != old.run)
+    how = "lost with a killed node" if killed else f"closed by roomd {code or 'without a close frame'}"
+    stats.add(f"connections {how}")
+    if old.lost_calls:
+        stats.add(f"calls on connections {how}", old.lost_calls)
+    return code
+
+
+async def after_close(old, env, stats, rng):
+    """The connection of a joined session ended without our asking. Counts how,
+    and resumes the peer on another node (or joins anew) when a real client
+    would. Returns the session to go on with, or None."""
+    code = await closed_how(old, env, stats)
+    if code not in RESUMABLE:
+        return None  # 4001/4002 removed or room ended, 4003 replaced, 1000 after leave
+    order = [n for n in env.nodes if n is not old.node]
+    rng.shuffle(order)
+    order.append(old.node)
+    token = app_token(env.secret, old.room, old.user, rng.choice(ROLES))
+    give_up = time.monotonic() + env.args.answer_timeout
+    attempt = 0
+    while time.monotonic() < give_up:
+        session = await open_session(env, stats, [order[attempt % len(order)]])
+        attempt += 1
+        if session is None:
+            await asyncio.sleep(0.2)
+            continue
+        try:
+            answer = await join(session, {"token": token, "peer_id": old.peer_id})
+            if "result" in answer and answer["result"].get("resumed"):
+                stats.add("resumes")
+                session.joined(answer, old.room, old.user)
+                session.adopt(old)
+                return session
+            if answer.get("error", {}).get("code") == 41001:
+                stats.add("resumes refused 41001, joined anew")
+                answer = await join(session, {"token": token})
+                if "result" in answer:
+                    stats.add("joins")
+                    session.joined(answer, old.room, old.user)
+                    return session
+            stats.unexpected.append(f"resume on {session.node.name} answered {answer.get('error') or answer}")
+        except (ConnectionClosed, ConnectionError):
+            await closed_how(session, env, stats)
+        except Unanswered:
+            await end(session)
+            raise
+        await end(session)
+        return None
+    stats.unexpected.append(f"could not reconnect to any node within {env.args.answer_timeout:g} s")
+    return None
+
+
+async def worker(index, env, deadline, stats):
+    args = env.args
     rng = random.Random(args.seed * 1000 + index)
     sessions = 0
     while time.monotonic() < deadline and sessions < args.max_sessions:
@@ -193,48 +685,62 @@ async def worker(index, args, url, secret, deadline, stats):
         room = f"soak-{rng.randrange(args.rooms)}"
         role = rng.choice(ROLES)
         user = f"w{index}-{sessions}"
-        try:
-            ws = await asyncio.wait_for(connect(url, max_size=2 ** 22, open_timeout=10, ping_interval=None), 15)
-        except Exception as error:  # noqa: BLE001 - counted; the verdict checks the daemon
-            stats.add("connect failures")
+        preferred = env.nodes[index % len(env.nodes)]
+        others = [n for n in env.nodes if n is not preferred]
+        rng.shuffle(others)
+        session = await open_session(env, stats, [preferred] + others)
+        if session is None:
             await asyncio.sleep(1)
             continue
-        session = Session(ws, stats)
         try:
-            answer = await session.call("join", {"token": app_token(secret, room, user, role)})
+            answer = await join(session, {"token": app_token(env.secret, room, user, role)})
             if "result" not in answer:
                 stats.unexpected.append(f"join failed: {answer.get('error')}")
                 continue
             stats.add("joins")
-            session.peer_id = answer["result"]["peer"]["peer_id"]
-            session.others = {p["peer_id"] for p in answer["result"].get("peers", [])}
-            for _ in range(rng.randint(1, args.max_actions)):
-                if time.monotonic() >= deadline:
-                    break
+            session.joined(answer, room, user)
+            actions = rng.randint(1, args.max_actions)
+            while actions > 0 and time.monotonic() < deadline and not session.done:
                 action = rng.choices([a for _, a in ACTIONS], weights=[w for w, _ in ACTIONS])[0]
-                await action(session)
+                try:
+                    await action(session)
+                except (ConnectionClosed, ConnectionError):
+                    resumed = await after_close(session, env, stats, rng)
+                    if resumed is None:
+                        break
+                    await end(session)
+                    session = resumed
+                    continue
+                actions -= 1
                 stats.add("actions")
                 await asyncio.sleep(rng.uniform(0.02, 0.2))
-            ending = rng.random()
-            if ending < 0.5:
-                await session.call("leave", {"reason": "soak"})
-                stats.add("leaves")
-            elif ending < 0.75:
-                await ws.close()
-                stats.add("closes without leave")
             else:
-                ws.transport.abort()  # no close frame: the daemon sees the TCP connection go
-                stats.add("drops")
-        except (ConnectionClosed, ConnectionError) as error:
-            stats.add("closed by daemon")  # e.g. 4001/4002 after a role change or removal
-        except asyncio.TimeoutError:
-            stats.unexpected.append(f"worker {index}: a call got no answer in 10 s")
+                if session.done:
+                    continue
+                ending = rng.random()
+                try:
+                    if ending < 0.5:
+                        await session.call("leave", {"reason": "soak"})
+                        stats.add("leaves")
+                    elif ending < 0.75:
+                        session.ended_by_us = True
+                        await session.ws.close()
+                        stats.add("closes without leave")
+                    else:
+                        session.ended_by_us = True
+                        session.ws.transport.abort()  # no close frame: the daemon sees the TCP connection go
+                        stats.add("drops")
+                except (ConnectionClosed, ConnectionError):
+                    await closed_how(session, env, stats)  # e.g. its node was killed just now
+        except (ConnectionClosed, ConnectionError):
+            await closed_how(session, env, stats)  # before the join was answered
+        except Unanswered as error:
+            since = time.monotonic() - env.kills[-1]["mono"] if env.kills else None
+            stats.unanswered.append(
+                f"worker {index}: {error.method} on {error.session.node.name} got no answer in "
+                f"{args.answer_timeout:g} s" + (f" ({since:.0f} s after the last kill)" if since is not None else ""))
         finally:
-            await session.close_reader()
-            try:
-                await asyncio.wait_for(ws.close(), 5)
-            except Exception:  # noqa: BLE001
-                pass
+            await end(session)
 
 
 def sample(pid):
@@ -244,39 +750,142 @@ def sample(pid):
     return rss, fds
 
 
-async def sampler(pid, args, started, deadline, stats, rows, writer, file):
+class NodeDied(Exception):
+    pass
+
+
+def take_sample(env, started, stats, load):
+    """One CSV row: single-daemon columns as before; a cluster has per-node columns."""
+    now = time.monotonic()
+    row = {"elapsed_s": round(now - started), "load": int(load),
+           "joins": stats.counts.get("joins", 0), "calls": stats.counts.get("calls", 0),
+           "pushes": stats.counts.get("pushes", 0)}
+    if not env.cluster:
+        node = env.nodes[0]
+        if node.process.poll() is not None:
+            raise NodeDied(f"roomd exited during the run ({exit_status(node.process.returncode)}, "
+                           f"log {env.log_path(node)}, working directory {node.cwd})")
+        row["rss_kib"], row["fds"] = sample(node.process.pid)
+        row["settled"] = 1
+        return row
+    for node in env.nodes:
+        process, run, measured = node.process, node.run, None
+        if node.up:
+            try:
+                measured = sample(process.pid)
+            except (FileNotFoundError, ProcessLookupError, StopIteration):
+                pass  # gone (or a zombie) since: killed by us just now, or died (below)
+            if process.poll() is not None and node.up and node.process is process:
+                raise NodeDied(f"{node.name} exited without being killed ({exit_status(process.returncode)}, "
+                               f"log {env.log_path(node)}, working directory {node.cwd})")
+        if measured and node.up and node.run == run:
+            row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run})
+        else:
+            row.update({f"{node.name}_rss_kib": "", f"{node.name}_fds": "", f"{node.name}_run": ""})
+    row["settled"] = int(all(n.up for n in env.nodes) and now >= env.settled_from)
+    row["nats_rss_kib"] = sample(env.nats.pid)[0]
+    row["js_messages"], row["js_bytes"] = env.jetstream()
+    return row
+
+
+def describe(env, row):
+    counters = f"joins {row['joins']}  calls {row['calls']}  pushes {row['pushes']}"
+    if not env.cluster:
+        return f"soak: {row['elapsed_s']:5d}s  rss {row['rss_kib'] / 1024:7.1f} MiB  fds {row['fds']:4d}  {counters}"
+    nodes = "  ".join(f"{n.name} {row[n.name + '_rss_kib'] / 1024:5.1f} MiB {row[n.name + '_fds']:3d} fds"
+                      if row[n.name + "_rss_kib"] != "" else f"{n.name} down" for n in env.nodes)
+    return f"soak: {row['elapsed_s']:5d}s  {nodes}  {counters}"
+
+
+async def sampler(env, started, deadline, stats, rows, writer, file):
     while True:
-        elapsed = time.monotonic() - started
-        rss, fds = sample(pid)
-        row = {"elapsed_s": round(elapsed), "rss_kib": rss, "fds": fds, "load": int(time.monotonic() < deadline),
-               "joins": stats.counts.get("joins", 0), "calls": stats.counts.get("calls", 0),
-               "pushes": stats.counts.get("pushes", 0)}
+        row = await asyncio.to_thread(take_sample, env, started, stats, time.monotonic() < deadline)
         rows.append(row)
         writer.writerow(row)
         file.flush()
-        print(f"soak: {row['elapsed_s']:5d}s  rss {rss / 1024:7.1f} MiB  fds {fds:4d}  joins {row['joins']}"
-              f"  calls {row['calls']}  pushes {row['pushes']}", flush=True)
+        print(describe(env, row), flush=True)
         if time.monotonic() >= deadline:
             return
         await asyncio.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
 
 
-def start_daemon(args, directory):
-    secret = os.urandom(32)
-    secret_file = os.path.join(directory, "secret")
-    with open(secret_file, "wb") as f:
-        f.write(secret)
-    log = open(os.path.join(directory, "roomd.log"), "wb")
-    process = subprocess.Popen([args.binary, "--config", args.config, "--host", "127.0.0.1", "--port", "0",
-                                "--secret-file", secret_file, "--log-level", "warning"],
-                               stdout=subprocess.PIPE, stderr=log)
-    line = process.stdout.readline().decode().strip()
-    prefix = "roomd listening on ws://127.0.0.1:"
-    if not line.startswith(prefix):
-        process.kill()
-        sys.exit(f"soak: roomd did not start: {line!r}")
-    port = int(line[len(prefix):].split("/")[0])
-    return process, secret, f"ws://127.0.0.1:{port}/ws"
+async def killer(env, started, deadline, rng):
+    """Every --kill-every s: SIGKILL a victim node, wait, restart it with the
+    same --node-id and port, and wait until every node counts it again."""
+    args = env.args
+    victims = env.nodes[args.steady:]
+    low, high = args.down_range
+    n = 0
+    while victims:
+        n += 1
+        at = started + n * args.kill_every
+        if at + high + args.rejoin_timeout > deadline:
+            return
+        await asyncio.sleep(max(0.0, at - time.monotonic()))
+        node = rng.choice(victims)
+        if node.restarts and node.joins == 0:
+            env.failed.append(f"{node.name}'s run {node.run} served no join")
+        last = await asyncio.to_thread(sample, node.process.pid)
+        node.runs.append((node.run, node.process.pid) + last + (node.joins,))
+        node.up = False  # before the signal: a client that sees its connection go knows why
+        env.expect_5003_until = float("inf")
+        env.settled_from = float("inf")  # until it is counted again (below)
+        kill = {"node": node.name, "at": round(time.monotonic() - started), "mono": time.monotonic(),
+                "pid": node.process.pid}
+        os.kill(node.process.pid, signal.SIGKILL)
+        await asyncio.to_thread(node.process.wait)
+        env.kills.append(kill)
+        kill["down"] = rng.uniform(low, high)
+        await asyncio.sleep(kill["down"])
+        if not await asyncio.to_thread(env.restart, node):
+            env.failed.append(f"{node.name} could not be started again (log {env.log_path(node)})")
+            kill["rejoined"] = None
+            print(f"soak: {kill['at']:5d}s  kill -9 {node.name}: it did not start again", flush=True)
+            return
+        node.restarts += 1
+        kill["rejoined"] = await asyncio.to_thread(env.wait_for_cluster, args.rejoin_timeout)
+        now = time.monotonic()
+        env.expect_5003_until = now + TAKEOVER_S
+        env.settled_from = now + SETTLE_S
+        if kill["rejoined"] is None:
+            counts = {n.name: node_counts(env, n) for n in env.nodes}
+            env.failed.append(f"{node.name} restarted at {kill['at']} s was not counted by every node within "
+                              f"{args.rejoin_timeout:g} s (nodes seen: {counts})")
+        print(f"soak: {kill['at']:5d}s  kill -9 {node.name} (pid {kill['pid']}), down {kill['down']:.1f} s, "
+              f"restarted as pid {node.process.pid} on port {node.port}: "
+              + (f"nodes: {len(env.nodes)} on every node {kill['rejoined']:.1f} s later" if kill["rejoined"] is not None
+                 else "NOT counted by every node"), flush=True)
+
+
+def judge(env, args, rows, after, warmup):
+    """The 10 % rule on the nodes that stayed up, from the first settled sample after the warm-up."""
+    judged = [n for n in env.nodes if n.restarts == 0]
+    base = next((r for r in rows if r["elapsed_s"] >= warmup and r["settled"]), None)
+    loaded = [r for r in rows if r["load"] and r["settled"]]
+    if base is None or len(loaded) < 3 or base is loaded[-1]:
+        env.failed.append(f"too few {'settled ' if env.cluster else ''}samples after the warm-up to judge growth")
+        return
+    tail = loaded[-3:]
+    for node in judged:
+        for key in ("rss_kib", "fds"):
+            column = key if not env.cluster else f"{node.name}_{key}"
+            start, at_base, end = rows[0][column], base[column], statistics.median(r[column] for r in tail)
+            growth = (end - at_base) / at_base
+            name = key if not env.cluster else f"{node.name} {key}"
+            print(f"soak: {name}: start {start}, at {base['elapsed_s']} s {at_base}, end (median of last 3 under "
+                  f"load) {end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[column]}" if after else ""))
+            if growth > args.max_growth:
+                env.failed.append(f"{name} grew {growth * 100:.1f} % after the warm-up (limit {args.max_growth * 100:g} %)")
+    for node in env.nodes:
+        if node.restarts:
+            runs = ", ".join(f"run {run} (pid {pid}) {rss / 1024:.1f} MiB {fds} fds, {joins} joins"
+                             for run, pid, rss, fds, joins in node.runs)
+            last = [r for r in rows if r.get(f"{node.name}_rss_kib") not in ("", None)][-1:]
+            now = f"; run {node.run} at the end {last[0][node.name + '_rss_kib'] / 1024:.1f} MiB " \
+                  f"{last[0][node.name + '_fds']} fds, {node.joins} joins" if last else ""
+            print(f"soak: {node.name} (restarted {node.restarts}x, not judged) before each kill: {runs}{now}")
+            if node.joins == 0:
+                env.failed.append(f"{node.name}'s last run served no join")
 
 
 async def main():
@@ -289,73 +898,133 @@ async def main():
     parser.add_argument("--max-actions", type=int, default=30, help="actions per session, at most")
     parser.add_argument("--max-sessions", type=int, default=100_000, help="sessions per worker, at most")
     parser.add_argument("--max-growth", type=float, default=0.10)
-    parser.add_argument("--csv", default=".build-soak/soak.csv")
+    parser.add_argument("--csv", default=None, help="default .build-soak/soak.csv (soak-cluster.csv with --cluster)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--log-level", default="warning", help="roomd's --log-level (default warning)")
+    parser.add_argument("--no-cores", dest="cores", action="store_false",
+                        help="do not raise the core-file limit of the daemons (a crash dumps core in the run's "
+                             "directory when /proc/sys/kernel/core_pattern is a file name)")
+    parser.add_argument("--answer-timeout", type=float, default=None,
+                        help="a call unanswered this long fails the run (default 10 s; 30 s with --cluster)")
+    cluster = parser.add_argument_group("cluster")
+    cluster.add_argument("--cluster", type=int, default=0, metavar="N",
+                         help="run N roomd nodes on a nats-server instead of one daemon (N >= 2)")
+    cluster.add_argument("--kill-every", type=float, default=180, metavar="S",
+                         help="kill -9 a node every S seconds and restart it (0: never; default 180)")
+    cluster.add_argument("--down-seconds", default="1-8", metavar="MIN-MAX",
+                         help="a killed node stays down a random time in this range (default 1-8)")
+    cluster.add_argument("--steady", type=int, default=None, metavar="K",
+                         help="nodes 1..K are never killed (default N-1: only the last node is)")
+    cluster.add_argument("--rejoin-timeout", type=float, default=30,
+                         help="a restarted node must be counted by every node within this (default 30 s)")
     args = parser.parse_args()
+    args.binary, args.config = os.path.abspath(args.binary), os.path.abspath(args.config)  # roomd runs elsewhere
     if not 0 < args.minutes <= 24 * 60:
         sys.exit("soak: --minutes must be in (0, 1440]")
+    if args.cluster == 1 or args.cluster < 0:
+        sys.exit("soak: --cluster takes 2 nodes or more")
+    if args.csv is None:
+        args.csv = ".build-soak/soak-cluster.csv" if args.cluster else ".build-soak/soak.csv"
+    if args.answer_timeout is None:
+        args.answer_timeout = 30 if args.cluster else 10
+    try:
+        low, high = (float(x) for x in args.down_seconds.split("-"))
+        assert 0 <= low <= high
+        args.down_range = (low, high)
+    except (ValueError, AssertionError):
+        sys.exit("soak: --down-seconds takes MIN-MAX, e.g. 1-8")
+    if args.steady is None:
+        args.steady = max(args.cluster - 1, 0)
+    if args.cluster and not 0 <= args.steady <= args.cluster:
+        sys.exit("soak: --steady must be in 0..N")
     warmup = 300 if args.minutes >= 10 else args.minutes * 30
 
     directory = tempfile.mkdtemp(prefix="roomd-soak-")
-    process, secret, url = start_daemon(args, directory)
-    print(f"soak: roomd pid {process.pid} on {url}, {args.workers} workers over {args.rooms} rooms for "
-          f"{args.minutes:g} min; warm-up {warmup:g} s; log {directory}/roomd.log; samples {args.csv}", flush=True)
-    os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
+    env = Env(args, directory)
+    env.start()
     stats = Stats()
+    if env.cluster:
+        kills = (f"kill -9 of {', '.join(n.name for n in env.nodes[args.steady:]) or 'no node'} every "
+                 f"{args.kill_every:g} s, down {args.down_seconds} s" if args.kill_every > 0 else "no kills")
+        print(f"soak: nats-server pid {env.nats.pid} on nats://127.0.0.1:{env.nats_port} (JetStream store in "
+              f"{directory}/nats-store); " + ", ".join(f"{n.name} pid {n.process.pid} on {n.url}" for n in env.nodes),
+              flush=True)
+        print(f"soak: {args.workers} workers over {args.rooms} rooms for {args.minutes:g} min; {kills}; warm-up "
+              f"{warmup:g} s; calls answered within {args.answer_timeout:g} s; logs in {directory}; samples {args.csv}",
+              flush=True)
+    else:
+        print(f"soak: roomd pid {env.nodes[0].process.pid} on {env.nodes[0].url}, {args.workers} workers over "
+              f"{args.rooms} rooms for {args.minutes:g} min; warm-up {warmup:g} s; log {directory}/roomd.log; "
+              f"samples {args.csv}", flush=True)
+    os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
     rows = []
+    after = None
     started = time.monotonic()
     deadline = started + args.minutes * 60
-    failed = []
+    if env.cluster:
+        fields = ["elapsed_s", "load", "settled"] + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run")] \
+                 + ["nats_rss_kib", "js_messages", "js_bytes", "joins", "calls", "pushes"]
+    else:
+        fields = ["elapsed_s", "rss_kib", "fds", "load", "joins", "calls", "pushes"]
+    rng = random.Random(args.seed)
+    tasks = []
+    js_messages = js_bytes = nats_rss = None
     with open(args.csv, "w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=["elapsed_s", "rss_kib", "fds", "load", "joins", "calls", "pushes"])
+        writer = csv.DictWriter(file, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         try:
-            workers = [asyncio.create_task(worker(i, args, url, secret, deadline, stats)) for i in range(args.workers)]
-            await sampler(process.pid, args, started, deadline, stats, rows, writer, file)
-            await asyncio.wait_for(asyncio.gather(*workers, return_exceptions=True), 60)
+            workers = [asyncio.create_task(worker(i, env, deadline, stats)) for i in range(args.workers)]
+            tasks = list(workers)
+            if env.cluster and args.kill_every > 0:
+                tasks.append(asyncio.create_task(killer(env, started, deadline, rng)))
+            await sampler(env, started, deadline, stats, rows, writer, file)
+            try:
+                await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
+            except TimeoutError:
+                env.failed.append("the clients did not finish within 60 s of the deadline")
             await asyncio.sleep(5)
-            rss, fds = sample(process.pid)
-            after = {"elapsed_s": round(time.monotonic() - started), "rss_kib": rss, "fds": fds, "load": 0,
-                     "joins": stats.counts.get("joins", 0), "calls": stats.counts.get("calls", 0),
-                     "pushes": stats.counts.get("pushes", 0)}
+            after = await asyncio.to_thread(take_sample, env, started, stats, False)
             writer.writerow(after)
+        except NodeDied as died:
+            env.failed.append(str(died))
         except (FileNotFoundError, ProcessLookupError, StopIteration):
-            failed.append("roomd died during the run")
-            after = None
+            env.failed.append("roomd died during the run")
         finally:
-            alive = process.poll() is None
-            if alive:
-                process.terminate()
-                try:
-                    process.wait(10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    failed.append("roomd did not stop within 10 s of SIGTERM")
-            else:
-                failed.append(f"roomd exited during the run (status {process.returncode})")
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if env.cluster and env.nats.poll() is None:
+                js_messages, js_bytes = env.jetstream()
+                nats_rss = sample(env.nats.pid)[0]
+            await asyncio.to_thread(env.stop)
 
     print("soak: counts " + ", ".join(f"{k} {v}" for k, v in sorted(stats.counts.items())))
-    base = next((r for r in rows if r["elapsed_s"] >= warmup), None)
-    loaded = [r for r in rows if r["load"]]
-    if base is None or len(loaded) < 3 or base is loaded[-1]:
-        failed.append("too few samples after the warm-up to judge growth")
-    else:
-        tail = loaded[-3:]
-        for key in ("rss_kib", "fds"):
-            start, at_base, end = rows[0][key], base[key], statistics.median(r[key] for r in tail)
-            growth = (end - at_base) / at_base
-            print(f"soak: {key}: start {start}, at {base['elapsed_s']} s {at_base}, end (median of last 3 under load) "
-                  f"{end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[key]}" if after else ""))
-            if growth > args.max_growth:
-                failed.append(f"{key} grew {growth * 100:.1f} % after the warm-up (limit {args.max_growth * 100:g} %)")
+    print(f"soak: slowest answer {stats.slowest:.2f} s (limit {args.answer_timeout:g} s)")
+    if env.cluster:
+        for kill in env.kills:
+            rejoined = f"counted by every node {kill['rejoined']:.1f} s after its restart" if kill.get("rejoined") is not None \
+                else "not counted by every node"
+            print(f"soak: kill -9 {kill['node']} at {kill['at']} s, down {kill.get('down', 0):.1f} s, {rejoined}")
+        if nats_rss is not None:
+            print(f"soak: nats-server at the end: rss {nats_rss / 1024:.1f} MiB, JetStream {js_messages} messages, "
+                  f"{js_bytes} bytes")
+    judge(env, args, rows, after, warmup)
+    for problem in stats.unanswered[:10]:
+        print(f"soak: unanswered: {problem}")
+    if len(stats.unanswered) > 10:
+        print(f"soak: … {len(stats.unanswered) - 10} more unanswered")
+    if stats.unanswered:
+        env.failed.append(f"{len(stats.unanswered)} call(s) unanswered within {args.answer_timeout:g} s")
     for problem in stats.unexpected[:10]:
         print(f"soak: unexpected: {problem}")
     if len(stats.unexpected) > 10:
         print(f"soak: … {len(stats.unexpected) - 10} more unexpected")
     if stats.unexpected:
-        failed.append(f"{len(stats.unexpected)} unexpected protocol outcome(s)")
-    if failed:
-        print("soak: FAILED: " + "; ".join(failed))
+        env.failed.append(f"{len(stats.unexpected)} unexpected protocol outcome(s)")
+    if env.cluster:
+        shutil.rmtree(os.path.join(directory, "nats-store"), ignore_errors=True)
+    if env.failed:
+        print("soak: FAILED: " + "; ".join(env.failed))
         return 1
     print("soak: passed")
     return 0
