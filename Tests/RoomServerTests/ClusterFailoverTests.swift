@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import RoomClient
 import RoomCluster
 import RoomWire
@@ -168,13 +167,8 @@ import Testing
     @Test func clientsGoneWhileTheirRoomIsLookedUpAreLeftAlone() async throws {
         let cluster = try await Cluster(nodes: 1)
         defer { cluster.nats.remove() }
-        var logger = Logger(label: "ghost")
-        logger.logLevel = .critical
-        let ghost = RoomCluster(config: ClusterConfig(natsURL: cluster.nats.url, nodeID: "ghost"), logger: logger)
-        ghost.start()
-        let deadline = Date().addingTimeInterval(5)
-        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        _ = try #require(ghost.leases).claim("orphan")
+        let (ghost, leases) = try await ClusterRoutingTests.ghost(cluster.nats.url)
+        _ = try leases.claim("orphan")
         ghost.stop()
         let node = cluster.nodes[0]
         let token = try node.token(room: "orphan", user: "e", role: "host")

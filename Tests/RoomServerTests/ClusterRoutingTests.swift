@@ -13,6 +13,18 @@ import Testing
 /// killed node's peers leave after the grace while the others go on.
 /// Each test starts its own nats-server and nodes (`--node-id` n1…n3).
 @Suite(.serialized) struct ClusterRoutingTests {
+    /// A node "ghost" on the bus that claims leases and then leaves without
+    /// giving them back, as a killed node would; stopped by the caller.
+    static func ghost(_ natsURL: String) async throws -> (RoomCluster, RoomLeases) {
+        var logger = Logger(label: "ghost")
+        logger.logLevel = .critical
+        let ghost = RoomCluster(config: ClusterConfig(natsURL: natsURL, nodeID: "ghost"), logger: logger)
+        ghost.start()
+        let deadline = Date().addingTimeInterval(5)
+        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return (ghost, try #require(ghost.leases))
+    }
+
     struct Cluster {
         let nats: NatsServerProcess
         let nodes: [Daemon]
@@ -311,13 +323,7 @@ import Testing
         let cluster = try await Cluster(nodes: 1)
         defer { cluster.nats.remove() }
         // Leases held by a node that then leaves without giving them back (as a killed one would).
-        var logger = Logger(label: "ghost")
-        logger.logLevel = .critical
-        let ghost = RoomCluster(config: ClusterConfig(natsURL: cluster.nats.url, nodeID: "ghost"), logger: logger)
-        ghost.start()
-        let deadline = Date().addingTimeInterval(5)
-        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        let leases = try #require(ghost.leases)
+        let (ghost, leases) = try await Self.ghost(cluster.nats.url)
         for room in ["orphan", "orphan-2"] {
             _ = try leases.claim(room)
             #expect(try leases.holder(of: room)?.node == "ghost")
@@ -517,14 +523,9 @@ import Testing
         let second = try ClusterTests.node(nats, "n2")
         defer { _ = (first.stop(), second.stop()) }
         for daemon in [first, second] { _ = try await ClusterTests.healthz(daemon, until: ClusterTests.up(nodes: 2)) }
-        var logger = Logger(label: "ghost")
-        logger.logLevel = .critical
-        let ghost = RoomCluster(config: ClusterConfig(natsURL: nats.url, nodeID: "ghost"), logger: logger)
-        ghost.start()
+        let (ghost, leases) = try await Self.ghost(nats.url)
         defer { ghost.stop() }
-        let deadline = Date().addingTimeInterval(5)
-        while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        _ = try #require(ghost.leases).claim("moving", writing: "n1")  // no run: taken at its word
+        _ = try leases.claim("moving", writing: "n1")  // no run: taken at its word
         let guest = try await RoomClient.connect(to: "ws://127.0.0.1:\(second.port)/ws")
         let asked = Date()
         do {

@@ -41,7 +41,7 @@ extension Dispatcher {
 
     /// `variants?:[{meeting_url?, metadata?}]`; absent → nil (one default variant).
     static func variantRequests(_ params: Params) throws(RoomError) -> [HLSVariantRequest]? {
-        guard let items = try params.objectArray("variants") else { return nil }
+        guard let items = try params.objects("variants") else { return nil }
         var variants: [HLSVariantRequest] = []
         for item in items {
             variants.append(
@@ -53,7 +53,7 @@ extension Dispatcher {
 
     /// `metadata_objs:[{payload, duration}]` (required).
     static func cueRequests(_ params: Params) throws(RoomError) -> [HLSCueRequest] {
-        guard let items = try params.objectArray("metadata_objs") else {
+        guard let items = try params.objects("metadata_objs") else {
             throw .invalidParams("metadata_objs: required")
         }
         var cues: [HLSCueRequest] = []

@@ -109,10 +109,14 @@ extension Params {
 }
 
 extension Params {
-    /// An array of objects, each read with the path `key[i]`; nil when absent.
-    func objectArray(_ key: String) throws(RoomError) -> [Params]? {
+    /// An array of objects, each read with its path (`questions[2]`); nil when absent
+    /// unless `required`.
+    func objects(_ key: String, required: Bool = false) throws(RoomError) -> [Params]? {
+        guard let value = value(key) else {
+            if required { throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required") }
+            return nil
+        }
         let name = path.isEmpty ? key : "\(path).\(key)"
-        guard let value = value(key) else { return nil }
         guard let items = value.arrayValue else {
             throw .invalidParams("\(name): expected an array, got \(value.typeName)")
         }

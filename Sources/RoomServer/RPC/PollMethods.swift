@@ -267,26 +267,6 @@ extension Dispatcher {
 }
 
 extension Params {
-    /// An array of objects, each read with its path (`questions[2]`).
-    func objects(_ key: String, required: Bool = false) throws(RoomError) -> [Params]? {
-        guard let value = value(key) else {
-            if required { throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required") }
-            return nil
-        }
-        let name = path.isEmpty ? key : "\(path).\(key)"
-        guard let items = value.arrayValue else {
-            throw .invalidParams("\(name): expected an array, got \(value.typeName)")
-        }
-        var objects: [Params] = []
-        for (index, item) in items.enumerated() {
-            guard case .object = item else {
-                throw .invalidParams("\(name)[\(index)]: expected an object, got \(item.typeName)")
-            }
-            objects.append(Params(item, path: "\(name)[\(index)]"))
-        }
-        return objects
-    }
-
     func requiredInt(_ key: String, in range: ClosedRange<Int>) throws(RoomError) -> Int {
         guard let int = try int(key, in: range) else {
             throw .invalidParams("\(path.isEmpty ? key : "\(path).\(key)"): required")
