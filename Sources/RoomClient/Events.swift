@@ -77,6 +77,12 @@ public enum RoomEvent: Sendable, Equatable {
     case hlsUpdate(HLSState)
     /// `on-hls-timed-metadata {cues}`: new timed-metadata cues (1.1).
     case hlsTimedMetadata([HLSCue])
+    /// `on-message-delete {message_id, deleted_by}`: a message left the history (1.2).
+    case messageDeleted(messageID: String, deletedBy: PeerRef)
+    /// `on-chat-clear {cleared_by}`: the history was emptied (1.2).
+    case chatCleared(clearedBy: PeerRef)
+    /// `on-message-pin {message, pinned_by}`: the pinned message (nil: unpinned) (1.2).
+    case messagePinned(Message?, pinnedBy: PeerRef)
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -104,6 +110,9 @@ public enum RoomEvent: Sendable, Equatable {
         case .unknown(let method, _): method
         case .hlsUpdate: "on-hls-update"
         case .hlsTimedMetadata: "on-hls-timed-metadata"
+        case .messageDeleted: "on-message-delete"
+        case .chatCleared: "on-chat-clear"
+        case .messagePinned: "on-message-pin"
         }
     }
 
@@ -196,6 +205,18 @@ public enum RoomEvent: Sendable, Equatable {
             return .hlsUpdate(try HLSState(p))
         case "on-hls-timed-metadata":
             return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
+        case "on-message-delete":
+            return .messageDeleted(
+                messageID: try p.string("message_id"),
+                deletedBy: try PeerRef(p.child("deleted_by"))
+            )
+        case "on-chat-clear":
+            return .chatCleared(clearedBy: try PeerRef(p.child("cleared_by")))
+        case "on-message-pin":
+            return .messagePinned(
+                p.has("message") ? try Message(kept: p.child("message")) : nil,
+                pinnedBy: try PeerRef(p.child("pinned_by"))
+            )
         default:
             return nil
         }

@@ -295,14 +295,24 @@ public struct JoinResult: Sendable, Equatable {
     public var peers: [Peer]
     /// True when `peerID` resumed a peer in its reconnect grace.
     public var resumed: Bool
+    /// The newest messages of the room's history and its pin (1.2, section 19).
+    public var chat: ChatBackfill
 
     /// Builds a join result.
-    public init(peer: Peer, room: Room, policy: Policy, peers: [Peer], resumed: Bool) {
+    public init(
+        peer: Peer,
+        room: Room,
+        policy: Policy,
+        peers: [Peer],
+        resumed: Bool,
+        chat: ChatBackfill = ChatBackfill()
+    ) {
         self.peer = peer
         self.room = room
         self.policy = policy
         self.peers = peers
         self.resumed = resumed
+        self.chat = chat
     }
 
     /// Decodes a `join` result. Throws ``RoomClientError/invalidPayload(_:)``.
@@ -317,6 +327,7 @@ public struct JoinResult: Sendable, Equatable {
         policy = try Policy(r.child("policy"))
         peers = try r.elements("peers").map { try Peer($0) }
         resumed = try r.bool("resumed")
+        chat = r.has("chat") ? try ChatBackfill(r.child("chat")) : ChatBackfill()
     }
 }
 

@@ -2,6 +2,9 @@
 public struct Permissions: Sendable, Equatable {
     public var endRoom, removeOthers, mute, unmute, changeRole: Bool
     public var hlsStreaming, rtmpStreaming, browserRecording, pollRead, pollWrite: Bool
+    /// 1.2: delete others' messages, clear and pin the chat, and (with the
+    /// sections to come) chat bans, pause, slow mode, Q&A moderation, reports.
+    public var moderateChat: Bool
 
     public init(
         endRoom: Bool = false,
@@ -13,7 +16,8 @@ public struct Permissions: Sendable, Equatable {
         rtmpStreaming: Bool = false,
         browserRecording: Bool = false,
         pollRead: Bool = false,
-        pollWrite: Bool = false
+        pollWrite: Bool = false,
+        moderateChat: Bool = false
     ) {
         self.endRoom = endRoom
         self.removeOthers = removeOthers
@@ -25,6 +29,7 @@ public struct Permissions: Sendable, Equatable {
         self.browserRecording = browserRecording
         self.pollRead = pollRead
         self.pollWrite = pollWrite
+        self.moderateChat = moderateChat
     }
 
     /// Every permission granted.
@@ -38,7 +43,8 @@ public struct Permissions: Sendable, Equatable {
         rtmpStreaming: true,
         browserRecording: true,
         pollRead: true,
-        pollWrite: true
+        pollWrite: true,
+        moderateChat: true
     )
 
     /// The JSON names, in declaration order.
@@ -53,6 +59,7 @@ public struct Permissions: Sendable, Equatable {
         ("endRoom", \.endRoom), ("removeOthers", \.removeOthers), ("mute", \.mute), ("unmute", \.unmute),
         ("changeRole", \.changeRole), ("hlsStreaming", \.hlsStreaming), ("rtmpStreaming", \.rtmpStreaming),
         ("browserRecording", \.browserRecording), ("pollRead", \.pollRead), ("pollWrite", \.pollWrite),
+        ("moderateChat", \.moderateChat),
     ]
 }
 

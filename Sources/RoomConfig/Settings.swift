@@ -10,6 +10,8 @@ public struct Settings: Sendable, Equatable {
     public var limits = LimitSettings()
     /// `polls`
     public var polls = PollSettings()
+    /// `chat` (1.2, ChatSettings.swift)
+    public var chat = ChatSettings()
     /// `hls` (1.1, HLSSettings.swift)
     public var hls = HLSSettings()
     /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
@@ -43,6 +45,7 @@ extension Settings {
         roleChange = try c.object("role_change", RoleChangeSettings.init) ?? roleChange
         limits = try c.object("limits", LimitSettings.init) ?? limits
         polls = try c.object("polls", PollSettings.init) ?? polls
+        chat = try c.object("chat", ChatSettings.init) ?? chat
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster

@@ -1,4 +1,5 @@
-/// Chat messages (`broadcast`, REST `send-message`; PROTOCOL.md section 5).
+/// Chat messages (`broadcast`, REST `send-message`; PROTOCOL.md section 5);
+/// those to everyone are kept in the room's history (section 19, Chat/).
 extension RoomRegistry {
     public enum MessageTarget: Equatable {
         case everyone
@@ -58,30 +59,17 @@ extension RoomRegistry {
         let chat = ChatMessage(
             id: ids.next(.message),
             timestamp: clock.nowMillis(),
-            sender: sender,
+            sender: ActorRef(sender),
             recipient: recipient,
             message: message,
             type: type
         )
+        if target == .everyone {
+            room.chat.append(chat, capacity: settings.chat.historySize)  // section 19
+        }
         if target == .everyone, let sendingPeer {
             return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
         }
         return (chat, [Delivery(.broadcast(chat), to: recipients)].nonEmpty)
     }
-}
-
-/// A chat message as delivered (`on-broadcast`).
-public struct ChatMessage {
-    public enum Recipient: Equatable {
-        case broadcast
-        case peer(String)
-        case roles([String])
-    }
-
-    public var id: String
-    public var timestamp: Int64
-    public var sender: Initiator
-    public var recipient: Recipient
-    public var message: String
-    public var type: String
 }

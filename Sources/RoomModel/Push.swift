@@ -9,6 +9,12 @@ public enum Push {
     case peerUpdate(Peer, changed: [PeerField], withTracks: Bool)
     /// `on-broadcast`.
     case broadcast(ChatMessage)
+    /// `on-message-delete {message_id, deleted_by}` (1.2, section 19).
+    case messageDelete(messageID: String, deletedBy: ActorRef)
+    /// `on-chat-clear {cleared_by}` (1.2).
+    case chatClear(clearedBy: ActorRef)
+    /// `on-message-pin {message: Message | null, pinned_by}` (1.2).
+    case messagePin(ChatMessage?, pinnedBy: ActorRef)
     /// `on-track-add` / `on-track-update` / `on-track-remove {peer_id, track}`.
     case trackAdd(peerID: String, Track)
     case trackUpdate(peerID: String, Track)

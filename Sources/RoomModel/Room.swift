@@ -19,6 +19,8 @@ public final class Room {
     public internal(set) var sessionStore = SessionStore()
     /// Polls and quizzes of this session (section 15).
     public internal(set) var polls = PollBook()
+    /// Chat history and pin (1.2, Chat/ChatHistory.swift).
+    public internal(set) var chat = ChatHistory()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
 

@@ -35,6 +35,8 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case rateLimited = 42900
     /// 1.1: poll not found.
     case pollNotFound = 40404
+    /// 1.2: message not found (not in the room's history, or deleted).
+    case messageNotFound = 40405
     /// 1.1: wrong state for this call (poll not started / already stopped; HLS already running / not running).
     case wrongState = 40904
     /// 1.1: that question was already answered by this user.

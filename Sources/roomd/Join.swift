@@ -121,11 +121,24 @@ private struct JoinSession {
     }
 
     /// A join answer or push with each Policy cut to its name and role names
-    /// (a Policy is kilobytes: every role's full definition).
+    /// (a Policy is kilobytes: every role's full definition), and a join's
+    /// chat backfill to its count and pinned message id (`chat-history` reads it).
     static func abbreviated(_ value: JSON) -> JSON {
         guard case .object(var members) = value else { return value }
-        for index in members.indices where members[index].key == "policy" || members[index].key == "known_roles" {
-            members[index].value = abbreviatedPolicy(members[index].key, members[index].value)
+        for index in members.indices {
+            switch members[index].key {
+            case "policy", "known_roles":
+                members[index].value = abbreviatedPolicy(members[index].key, members[index].value)
+            case "chat":
+                let chat = members[index].value
+                guard let messages = chat["messages"]?.arrayValue else { continue }
+                members[index].value = .object([
+                    .init("messages", .int(messages.count)),
+                    .init("pinned", chat["pinned"]?["message_id"] ?? .null),
+                ])
+            default:
+                continue
+            }
         }
         return .object(members)
     }

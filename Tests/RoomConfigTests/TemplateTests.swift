@@ -64,7 +64,8 @@ private func settings(_ section: String, _ body: String) -> String {
                     unmute: true,
                     changeRole: true,
                     pollRead: true,
-                    pollWrite: true
+                    pollWrite: true,
+                    moderateChat: true
                 )
         )
         #expect(moderator.subscribeParams.subscribeToRoles == ["host", "guest", "moderator"])
@@ -496,7 +497,7 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(
             Permissions.names == [
                 "endRoom", "removeOthers", "mute", "unmute", "changeRole", "hlsStreaming",
-                "rtmpStreaming", "browserRecording", "pollRead", "pollWrite",
+                "rtmpStreaming", "browserRecording", "pollRead", "pollWrite", "moderateChat",
             ]
         )
         #expect(Permissions()["sendRoomState"] == nil)

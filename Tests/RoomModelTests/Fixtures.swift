@@ -105,6 +105,9 @@ extension Push {
         case .pollStats(let poll, _, let withCorrect): "on-poll-stats:\(poll.id)\(withCorrect ? "+correct" : "")"
         case .hlsUpdate(let state): "on-hls-update:\(state.running)"
         case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
+        case .messageDelete(let id, _): "on-message-delete:\(id)"
+        case .chatClear: "on-chat-clear"
+        case .messagePin(let message, _): "on-message-pin:\(message?.id ?? "null")"
         }
     }
 }

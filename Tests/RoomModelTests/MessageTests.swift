@@ -22,11 +22,7 @@ import Testing
         #expect(deliveries[0].to == [host.id, viewer.id, viewer2.id])
         #expect(chat.recipient == .broadcast)
         #expect(chat.timestamp == clock.now)
-        guard case .peer(let sender) = chat.sender else {
-            Issue.record("sender")
-            return
-        }
-        #expect(sender === guest)
+        #expect(chat.sender == ActorRef(guest))
         #expect(chat.message == "hi")
     }
 

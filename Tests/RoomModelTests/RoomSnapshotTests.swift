@@ -10,6 +10,7 @@ import Testing
     static func template() -> RoleTemplate {
         var roles = Fixtures.template().roles
         roles["host"]!.permissions.pollWrite = true
+        roles["host"]!.permissions.moderateChat = true
         roles["viewer"]!.permissions.pollRead = true
         return RoleTemplate(name: "t", roles: Array(roles.values), settings: Settings())
     }
@@ -140,6 +141,12 @@ import Testing
                 HLSCueRequest(payload: "{\"q\":1}", durationS: 60),
             ]
         )
+        // Chat (1.2): kept messages from a peer and from REST, one deleted, one pinned.
+        let said = try registry.broadcast(from: guest, message: "hi \"all\"\n", type: "chat", to: .everyone).message
+        _ = try registry.send(from: .server, in: room, message: "notice", type: "notice", to: .everyone)
+        let gone = try registry.broadcast(from: host, message: "gone", type: "chat", to: .everyone).message
+        _ = try registry.deleteMessage(gone.id, by: .peer(host), in: room)
+        _ = try registry.pinMessage(said.id, by: .peer(host), in: room)
         return (registry, room)
     }
 
@@ -175,6 +182,9 @@ import Testing
             snapshot.polls[1].records.contains { $0.skipped } && snapshot.polls[1].records.contains { $0.text != nil }
         )
         #expect(snapshot.liveStream?.cues.count == 2 && snapshot.liveStream?.variants.count == 2)
+        #expect(snapshot.chatMessages.map(\.message) == ["hi \"all\"\n", "notice"])
+        #expect(snapshot.chatMessages[1].sender == .server)
+        #expect(snapshot.pinned?.message == "hi \"all\"\n")
 
         let bytes = snapshot.encodeJSON()
         #expect(snapshot.encodeJSON() == bytes, "the same room gives the same bytes")
@@ -229,8 +239,13 @@ import Testing
         #expect(failure("")?.hasPrefix("invalid JSON: line 1, column 1") == true)
         #expect(failure(good + "}")?.hasPrefix("invalid JSON: ") == true)
         #expect(failure("[]") == "expected object, got array")
-        #expect(failure(replacing(#""format":1"#, #""format":2"#)) == "format: this build reads format 1, got 2")
-        #expect(failure(replacing(#""format":1,"#, "")) == "format: missing")
+        #expect(failure(replacing(#""format":2"#, #""format":3"#)) == "format: this build reads formats 1 to 2, got 3")
+        #expect(failure(replacing(#""format":2,"#, "")) == "format: missing")
+        #expect(failure(replacing(#","chat":{"#, #","chat":{"x":1,"#)) == "chat.x: unknown key")
+        #expect(
+            failure(replacing(#""type":"notice"}"#, #""type":"notice","id":"x"}"#))
+                == "chat.messages[1].id: duplicate key"
+        )
         #expect(failure(replacing(#""locked":false"#, #""locked":false,"extra":1"#)) == "extra: unknown key")
         #expect(failure(replacing(#""locked":false"#, #""locked":false,"locked":true"#)) == "locked: duplicate key")
         #expect(

@@ -133,6 +133,45 @@ import Testing
         #expect(topic["value"] == "kept")
     }
 
+    /// 1.2, section 19: the chat history and the pin belong to the room
+    /// session and survive a takeover; a chat of 200 messages of 4 KiB (the
+    /// default limits, 800 KiB) still fits the room's saved state, which
+    /// keeps its newest 512 KiB.
+    @Test func theChatHistoryAndItsPinSurviveATakeover() async throws {
+        let cluster = try await Cluster(
+            settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#
+        )
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        defer { _ = host }
+        let long = String(repeating: "x", count: 4000)
+        var ids: [String] = []
+        for n in 0..<200 {
+            let sent = try await host.call("broadcast", ["info": ["message": .string("\(n) \(long)")]])
+            ids.append(try #require(sent["message_id"]?.stringValue))
+        }
+        try await host.pinMessage(ids[150])
+        try await host.deleteMessage(ids[199])
+        try await Task.sleep(for: .milliseconds(800))  // saved
+        #expect(!cluster.nodes[0].stderr.contains("room state too large to save"))
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        // A page holds a quarter of max_outbound_bytes (~60 of these): page back to the oldest kept.
+        var page = try await ClusterRoutingTests.eventually(viewer, "chat-history", ["limit": 200], within: 15)
+        var texts = (page["messages"]?.arrayValue ?? []).compactMap { $0["info"]?["message"]?.stringValue }
+        while page["more"] == true, let first = page["messages"]?[0]?["message_id"] {
+            page = try await viewer.call("chat-history", ["before": first, "limit": 200])
+            texts = (page["messages"]?.arrayValue ?? []).compactMap { $0["info"]?["message"]?.stringValue } + texts
+        }
+        #expect(texts.count > 100, "\(texts.count) messages after the takeover")
+        #expect(texts == (199 - texts.count..<199).map { "\($0) \(long)" }, "the newest, in order, less the deleted")
+        let late = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let token = try cluster.nodes[1].token(user: "late", role: "guest")
+        let joined = try await late.call("join", ["token": .string(token)])
+        #expect(joined["chat"]?["pinned"]?["message_id"]?.stringValue == ids[150])
+        #expect(joined["chat"]?["messages"]?.arrayValue?.count == 50)
+    }
+
     /// Issue 20 (found by the cluster soak): the home is killed and restarted
     /// with the same node id within the alive window (3.5 s), so the others
     /// never count it out. Its new run knows none of the old run's clients:

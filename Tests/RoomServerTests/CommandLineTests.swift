@@ -325,6 +325,8 @@ import Testing
         let daemon = try Daemon.start()
         let secret = daemon.directory.appendingPathComponent("secret").path
         let (host, _) = try await daemon.join("h", as: "host")
+        let kept = try await host.call("broadcast", ["info": ["message": "before the bot"]])
+        try await host.pinMessage(kept["message_id"]?.stringValue)
         let bot = Process()
         bot.executableURL = URL(fileURLWithPath: Daemon.binary)
         bot.arguments = [
@@ -343,6 +345,10 @@ import Testing
         #expect(
             joined.contains(#""policy":{"name":"viewer","known_roles":["host","guest","moderator","viewer"]}"#),
             "the policy is abbreviated"
+        )
+        #expect(
+            joined.contains(#""chat":{"messages":1,"pinned":\#(kept["message_id"]!.text)}"#),
+            "the chat backfill is its count and pinned id"
         )
         _ = try await host.next("on-peer-join")
         _ = try await host.call("broadcast", ["info": ["message": "hello bot"]])

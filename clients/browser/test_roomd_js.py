@@ -106,3 +106,47 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
     assert record["track"] == "web-mic"
     assert record["closeCode"] == 4001
     assert record["pushes"][:4] == ["on-peer-join", "on-broadcast", "on-role-change-request", "on-policy-change"]
+
+
+# Runs in the page as a host (moderateChat): reads the history, pins, deletes, unpins and clears it.
+CHAT_AS_A_MODERATOR = """
+const [url, token, done] = arguments;
+const { RoomClient } = window.roomd;
+const client = await RoomClient.connect(url);
+const joined = await client.join({ token });
+const out = { backfill: joined.chat.messages.map(m => m.info.message) };
+const page = await client.chatHistory({ limit: 1 });
+out.page = page.messages.map(m => m.info.message);
+out.more = page.more;
+const first = joined.chat.messages[0].message_id;
+await client.messagePin(first);
+out.pinned = (await client.next("on-message-pin")).message.message_id === first;
+await client.messageDelete(first);
+out.deleted = (await client.next("on-message-delete")).message_id === first;
+out.unpinned = (await client.next("on-message-pin")).message === null;
+await client.messagePin(null);
+await client.chatClear();
+out.cleared = (await client.next("on-chat-clear")).cleared_by.peer_id === joined.peer.peer_id;
+out.after = (await client.chatHistory()).messages.length;
+client.close();
+done(out);
+"""
+
+
+def test_browser_page_reads_pins_deletes_and_clears_the_chat(roomd, browser):
+    browser.get(roomd.http_url + "/client/")
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.documentElement.dataset.roomd"))
+
+    async def scenario():
+        guest = await roomd.join("chat", "g-1", "guest")
+        for text in ("one", "two"):
+            await guest.broadcast(text)
+        loop = asyncio.get_running_loop()
+        out = await loop.run_in_executor(None, lambda: browser.execute_async_script(
+            CHAT_AS_A_MODERATOR, roomd.url, roomd.token("chat", "web-host", "host")))
+        await guest.close()
+        return out
+
+    out = asyncio.run(scenario())
+    assert out == {"backfill": ["one", "two"], "page": ["two"], "more": True, "pinned": True, "deleted": True,
+                   "unpinned": True, "cleared": True, "after": 0}

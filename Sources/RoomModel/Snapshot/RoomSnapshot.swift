@@ -10,14 +10,20 @@
 /// object with every field present (null where a value is absent),
 /// snake_case keys, and no other keys:
 ///
-///     {"format":1, "id", "session_id", "started_at", "next_sequence", "locked",
+///     {"format":2, "id", "session_id", "started_at", "next_sequence", "locked",
 ///      "peers":[{"id", "user_id", "joined_at", "sequence", "role", "name", "data",
 ///                "groups":[…], "view_only", "metadata_listening": "*" or [keys],
 ///                "tracks":[{"id", "kind", "source", "mute", "description"}]}],
 ///      "session_store":{"entries":[{"key", "value": <the JSON value>, "version",
 ///                                   "updated_by": ActorRef|null, "updated_at"}],
 ///                       "tombstones":[keys]},
-///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null}
+///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null,
+///      "chat":{"messages":[Message], "pinned": Message|null}}
+///
+/// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
+/// The history is saved newest first up to `chatBudgetBytes` of JSON (a
+/// room's state must fit in one value on the bus): a takeover keeps the
+/// newest messages. Format 1 (1.1, no `chat`) is still read.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -34,6 +40,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var pollSerial: Int
     public var polls: [PollSnapshot]
     public var liveStream: LiveStream?
+    /// The chat history (oldest first) and the pin (1.2, section 19).
+    public var chatMessages: [ChatMessage]
+    public var pinned: ChatMessage?
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
@@ -47,7 +56,9 @@ public struct RoomSnapshot: Sendable, Equatable {
             sessionStore: SessionStore(),
             pollSerial: 0,
             polls: [],
-            liveStream: nil
+            liveStream: nil,
+            chatMessages: [],
+            pinned: nil
         )
     }
 }

@@ -22,9 +22,10 @@ extension RoomSnapshot {
         }
         self = try SnapshotReader.read(root, at: "") { r throws(RoomSnapshotError) in
             let format = try r.int("format")
-            if format != Self.format {
-                throw r.failure("format", "this build reads format \(Self.format), got \(format)")
+            if !(1...Self.format).contains(format) {
+                throw r.failure("format", "this build reads formats 1 to \(Self.format), got \(format)")
             }
+            let chat = try format >= 2 ? r.object("chat", ChatSnapshot.init) : ChatSnapshot()
             let snapshot = try RoomSnapshot(
                 id: r.string("id"),
                 sessionID: r.string("session_id"),
@@ -37,7 +38,9 @@ extension RoomSnapshot {
                 polls: r.objects("polls", PollSnapshot.init),
                 liveStream: r.nullable("live_stream") { key throws(RoomSnapshotError) in
                     try r.object(key, LiveStream.init)
-                }
+                },
+                chatMessages: chat.messages,
+                pinned: chat.pinned
             )
             try snapshot.check()
             return snapshot
@@ -121,6 +124,37 @@ extension SessionStore {
             )
         }
         self.init(entries: entries, tombstones: try r.strings("tombstones"))
+    }
+}
+
+/// The `chat` object of a format-2 snapshot.
+private struct ChatSnapshot {
+    var messages: [ChatMessage] = []
+    var pinned: ChatMessage?
+
+    init() {}
+
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        var ids: Set<String> = []
+        messages = try r.objects("messages") { m throws(RoomSnapshotError) in
+            let message = try ChatMessage(m)
+            if !ids.insert(message.id).inserted { throw m.failure("id", "duplicate message id \"\(message.id)\"") }
+            return message
+        }
+        pinned = try r.nullable("pinned") { k throws(RoomSnapshotError) in try r.object(k, ChatMessage.init) }
+    }
+}
+
+extension ChatMessage {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        try self.init(
+            id: r.string("id"),
+            timestamp: r.int64("timestamp"),
+            sender: r.object("sender", ActorRef.init),
+            recipient: .broadcast,
+            message: r.string("message"),
+            type: r.string("type")
+        )
     }
 }
 

@@ -3,7 +3,9 @@ import RoomWire
 /// `RoomSnapshot` to RoomWire JSON (the format is described at `RoomSnapshot`).
 extension RoomSnapshot {
     /// The format this build writes and reads (`"format"`).
-    public static let format = 1
+    public static let format = 2
+    /// The most JSON the chat history takes in a snapshot; older messages are left out.
+    public static let chatBudgetBytes = 512 * 1024
 
     /// The snapshot as compact JSON: the same room always gives the same bytes.
     public func encodeJSON() -> [UInt8] {
@@ -28,12 +30,47 @@ extension RoomSnapshot {
         w.endArray()
         w.key("live_stream")
         if let liveStream { w.liveStream(liveStream) } else { w.null() }
+        w.key("chat")
+        w.beginObject()
+        w.key("messages")
+        w.beginArray()
+        for encoded in Self.newestWithin(Self.chatBudgetBytes, chatMessages) { w.raw(encoded) }
+        w.endArray()
+        w.key("pinned")
+        if let pinned { w.chatMessage(pinned) } else { w.null() }
+        w.endObject()
         w.endObject()
         return w.bytes
+    }
+
+    /// The newest of `messages`, each encoded, within `budget` bytes, oldest first.
+    static func newestWithin(_ budget: Int, _ messages: [ChatMessage]) -> [[UInt8]] {
+        var kept: [[UInt8]] = []
+        var used = 0
+        for message in messages.reversed() {
+            var w = JSONWriter(reserving: 128 + message.message.utf8.count)
+            w.chatMessage(message)
+            used += w.bytes.count + 1
+            if used > budget { break }
+            kept.append(w.bytes)
+        }
+        return kept.reversed()
     }
 }
 
 extension JSONWriter {
+    /// `{"id", "timestamp", "sender": ActorRef, "message", "type"}` (kept messages are to everyone).
+    fileprivate mutating func chatMessage(_ message: ChatMessage) {
+        beginObject()
+        field("id", message.id)
+        field("timestamp", message.timestamp)
+        key("sender")
+        actor(message.sender)
+        field("message", message.message)
+        field("type", message.type)
+        endObject()
+    }
+
     fileprivate mutating func peer(_ peer: PeerSnapshot) {
         beginObject()
         field("id", peer.id)

@@ -53,7 +53,9 @@ extension RoomRegistry {
                     totalResponses: poll.totalResponses
                 )
             },
-            liveStream: room.liveStream
+            liveStream: room.liveStream,
+            chatMessages: room.chat.messages,
+            pinned: room.chat.pinned
         )
     }
 
@@ -123,6 +125,11 @@ extension RoomRegistry {
             if poll.state == .started, poll.deadline != nil { pollSchedule.time(poll) }
         }
         room.liveStream = snapshot.liveStream
+        room.chat = ChatHistory(
+            messages: snapshot.chatMessages,
+            pinned: snapshot.pinned,
+            capacity: settings.chat.historySize
+        )
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room

@@ -195,6 +195,18 @@ export class RoomClient {
     return this.call("broadcast", params({ info: { message, type }, peer_id: peerId, roles }));
   }
 
+  /** `chat-history`: resolves with `{messages (oldest first), more}`, the `limit` messages before `before`. */
+  chatHistory({ before, limit } = {}) { return this.call("chat-history", params({ before, limit })); }
+
+  /** `message-delete`: one's own message, or any with `moderateChat`. */
+  async messageDelete(messageId) { await this.call("message-delete", { message_id: messageId }); }
+
+  /** `chat-clear` (`moderateChat`): empties the room's history. */
+  async chatClear() { await this.call("chat-clear", {}); }
+
+  /** `message-pin` (`moderateChat`): pins a message of the history; null unpins. */
+  async messagePin(messageId) { await this.call("message-pin", { message_id: messageId }); }
+
   /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */
   async roleChangeRequest(peerId, role, { force = false } = {}) {
     const result = await this.call("role-change-request", { requested_for: peerId, role, force });

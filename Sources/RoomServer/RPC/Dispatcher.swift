@@ -70,7 +70,7 @@ package final class Dispatcher {
     static var registeredMethods: [String: Method] {
         let tables = [
             joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
-            searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods,
+            searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }

@@ -66,6 +66,8 @@ extension Dispatcher {
                 for other in outcome.others { w.peer(other.peer, withTracks: other.withTracks) }
             }
             w.field("resumed", outcome.resumed)
+            w.key("chat")
+            w.chatOnJoin(registry.chatOnJoin(outcome.room), within: chatAnswerBudget)
         }
     }
 

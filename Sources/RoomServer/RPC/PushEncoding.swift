@@ -27,6 +27,24 @@ extension Envelope {
             }
         case .broadcast(let chat):
             return notification("on-broadcast") { w in w.chatFields(chat) }
+        case .messageDelete(let messageID, let deletedBy):
+            return notification("on-message-delete") { w in
+                w.field("message_id", messageID)
+                w.key("deleted_by")
+                w.actorRef(deletedBy)
+            }
+        case .chatClear(let clearedBy):
+            return notification("on-chat-clear") { w in
+                w.key("cleared_by")
+                w.actorRef(clearedBy)
+            }
+        case .messagePin(let message, let pinnedBy):
+            return notification("on-message-pin") { w in
+                w.key("message")
+                w.chatMessage(message)
+                w.key("pinned_by")
+                w.actorRef(pinnedBy)
+            }
         case .trackAdd(let peerID, let track):
             return trackPush("on-track-add", peerID, track)
         case .trackUpdate(let peerID, let track):

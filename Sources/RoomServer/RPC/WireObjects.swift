@@ -128,12 +128,32 @@ extension JSONWriter {
         }
     }
 
+    /// A kept message (section 19): `{message_id, timestamp, sender, info}`, or null.
+    mutating func chatMessage(_ chat: ChatMessage?) {
+        guard let chat else { return null() }
+        object { w in
+            w.field("message_id", chat.id)
+            w.field("timestamp", chat.timestamp)
+            w.key("sender")
+            w.actorRef(chat.sender)
+            w.chatInfo(chat)
+        }
+    }
+
+    private mutating func chatInfo(_ chat: ChatMessage) {
+        key("info")
+        object { w in
+            w.field("message", chat.message)
+            w.field("type", chat.type)
+        }
+    }
+
     /// The members of an `on-broadcast` (written inside an open object).
     mutating func chatFields(_ chat: ChatMessage) {
         field("message_id", chat.id)
         field("timestamp", chat.timestamp)
         key("sender")
-        peerRef(chat.sender)
+        actorRef(chat.sender)
         key("recipient")
         object { w in
             switch chat.recipient {
@@ -148,11 +168,7 @@ extension JSONWriter {
                 w.strings(roles)
             }
         }
-        key("info")
-        object { w in
-            w.field("message", chat.message)
-            w.field("type", chat.type)
-        }
+        chatInfo(chat)
     }
 
     /// Entry `{key, value, version, updated_by, updated_at}`.

@@ -245,6 +245,23 @@ class RoomClient:
         params = _params(info={"message": message, "type": type}, peer_id=peer_id, roles=roles)
         return await self.call("broadcast", params, timeout)
 
+    async def chat_history(self, before: Optional[str] = None, limit: Optional[int] = None,
+                           timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``chat-history``: ``{messages (oldest first), more}``, the ``limit`` messages before ``before``."""
+        return await self.call("chat-history", _params(before=before, limit=limit), timeout)
+
+    async def message_delete(self, message_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``message-delete``: one's own message, or any with ``moderateChat``."""
+        await self.call("message-delete", {"message_id": message_id}, timeout)
+
+    async def chat_clear(self, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``chat-clear`` (``moderateChat``): empties the room's history."""
+        await self.call("chat-clear", {}, timeout)
+
+    async def message_pin(self, message_id: Optional[str], timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``message-pin`` (``moderateChat``): pins a message of the history; None unpins."""
+        await self.call("message-pin", {"message_id": message_id}, timeout)
+
     async def role_change_request(self, peer_id: str, role: str, force: bool = False,
                                   timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:
         """``role-change-request`` for one peer: polite returns the request's token

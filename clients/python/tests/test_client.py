@@ -57,6 +57,34 @@ def test_next_leaves_other_pushes_queued_in_order(roomd):
     asyncio.run(scenario())
 
 
+def test_chat_history_helpers(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        guest = await roomd.join("show", "g-1", "guest")
+        ids = [(await guest.broadcast(f"m{n}"))["message_id"] for n in range(3)]
+        late = await roomd.connect()
+        joined = await late.join(roomd.token("show", "v-1", "viewer"))
+        assert [m["info"]["message"] for m in joined["chat"]["messages"]] == ["m0", "m1", "m2"]
+        page = await late.chat_history(before=ids[2], limit=1)
+        assert [m["message_id"] for m in page["messages"]] == [ids[1]] and page["more"] is True
+        await host.message_pin(ids[0])
+        assert (await late.next("on-message-pin"))["message"]["message_id"] == ids[0]
+        await guest.message_delete(ids[0])
+        assert (await late.next("on-message-delete"))["message_id"] == ids[0]
+        assert (await late.next("on-message-pin"))["message"] is None
+        with pytest.raises(RpcError) as denied:
+            await guest.chat_clear()
+        assert denied.value.code == 40300
+        await host.message_pin(None)
+        await host.chat_clear()
+        assert (await late.next("on-chat-clear"))["cleared_by"]["peer_id"] == host.peer_id
+        assert (await late.chat_history())["messages"] == []
+        for client in (host, guest, late):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
 def test_guest_call_in_polite_role_change(roomd):
     async def scenario():
         host = await roomd.join("show", "host-1", "host")

@@ -41,6 +41,8 @@ OPERATOR = {"hls-start", "hls-stop", "hls-timed-metadata"}
 PENDING_GROUPS = {"audience (sections 13-15)": AUDIENCE, "operator (section 16)": OPERATOR}
 AUDIENCE_PUSHES = {"on-metadata-change", "on-poll-start", "on-poll-stop", "on-poll-stats"}
 OPERATOR_PUSHES = {"on-hls-update", "on-hls-timed-metadata"}
+CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin"}
+CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -368,9 +370,9 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR}
+    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT}
     assert core - c.calls == set(), "every core method was called"
-    missing = set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - {"room-state"} - c.pushes
+    missing = set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - {"room-state"} - c.pushes
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -499,6 +501,54 @@ def test_hls_answers_and_pushes_match_the_contract(roomd):
         pytest.skip("this roomd answers hls-start with -32601: the operator methods are not merged yet")
     assert OPERATOR - c.calls == set()
     assert OPERATOR_PUSHES - c.pushes == set()
+
+
+def test_chat_history_answers_and_pushes_match_the_contract(roomd):
+    c = Contract()
+
+    async def scenario():
+        host, guest = await roomd.connect(), await roomd.connect()
+        await c.call(host, "join", {"token": roomd.token("chat", "ada", "host")})
+        await c.call(guest, "join", {"token": roomd.token("chat", "cy", "guest")})
+        await c.next(host, "on-peer-join")
+        first = (await c.call(guest, "broadcast", {"info": {"message": "hello"}}))["message_id"]
+        await c.next(host, "on-broadcast")
+        second = (await c.call(host, "broadcast", {"info": {"message": "welcome", "type": "notice"}}))["message_id"]
+        await c.next(guest, "on-broadcast")
+        viewer = await roomd.connect()
+        joined = await c.call(viewer, "join", {"token": roomd.token("chat", "bob", "viewer",
+                                                                     restrictions="view_and_polls_only")})
+        assert [m["info"]["message"] for m in joined["chat"]["messages"]] == ["hello", "welcome"]
+        await c.next(host, "on-peer-join")
+        await c.next(guest, "on-peer-join")
+        await c.call(viewer, "chat-history", {"limit": 1})
+        await c.call(viewer, "chat-history", {"before": second})
+        await c.fail(viewer, "chat-history", {"before": "nope"}, 40405)
+        await c.fail(viewer, "chat-history", {"limit": 0}, -32602)
+        await c.fail(viewer, "message-delete", {"message_id": first}, 40300)
+        await c.fail(guest, "message-pin", {"message_id": first}, 40300)
+        await c.call(host, "message-pin", {"message_id": first})
+        for client in (host, guest, viewer):
+            await c.next(client, "on-message-pin")
+        await c.call(guest, "message-delete", {"message_id": first})
+        for client in (host, guest, viewer):
+            await c.next(client, "on-message-delete")
+            await c.next(client, "on-message-pin")
+        await c.fail(host, "message-delete", {"message_id": first}, 40405)
+        await c.call(host, "message-pin", {"message_id": second})
+        await c.call(host, "chat-clear")
+        for client in (host, guest, viewer):
+            await c.next(client, "on-message-pin")
+            await c.next(client, "on-chat-clear")
+            await c.next(client, "on-message-pin")
+        await asyncio.sleep(0.2)
+        c.sweep(host, guest, viewer)
+        for client in (host, guest, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert CHAT - c.calls == set()
+    assert CHAT_PUSHES - c.pushes == set()
 
 
 # ---------------------------------------------------------------- REST against docs/openapi.yaml

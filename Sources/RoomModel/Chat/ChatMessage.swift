@@ -1,0 +1,33 @@
+/// A chat message as delivered (`on-broadcast`) and as kept in the history
+/// (PROTOCOL.md sections 5 and 19). `sender` is the PeerRef as it was when
+/// the message was sent (the server PeerRef for REST `send-message`).
+public struct ChatMessage: Sendable, Equatable {
+    public enum Recipient: Sendable, Equatable {
+        case broadcast
+        case peer(String)
+        case roles([String])
+    }
+
+    public var id: String
+    public var timestamp: Int64
+    public var sender: ActorRef
+    public var recipient: Recipient
+    public var message: String
+    public var type: String
+
+    public init(
+        id: String,
+        timestamp: Int64,
+        sender: ActorRef,
+        recipient: Recipient,
+        message: String,
+        type: String
+    ) {
+        self.id = id
+        self.timestamp = timestamp
+        self.sender = sender
+        self.recipient = recipient
+        self.message = message
+        self.type = type
+    }
+}

@@ -1,0 +1,92 @@
+import RoomModel
+import RoomWire
+
+/// Chat history, deletion and pinning (PROTOCOL.md section 19).
+extension Dispatcher {
+    static var chatMethods: [String: Method] {
+        [
+            "chat-history": Method(needsJoin: true, handler: Dispatcher.chatHistory),
+            "message-delete": Method(needsJoin: true, handler: Dispatcher.messageDelete),
+            "chat-clear": Method(needsJoin: true, handler: Dispatcher.chatClear),
+            "message-pin": Method(needsJoin: true, handler: Dispatcher.messagePin),
+        ]
+    }
+
+    /// The most JSON of messages one answer carries (`join`'s chat, a
+    /// `chat-history` page): a quarter of `max_outbound_bytes`, so that an
+    /// answer never makes its caller a slow consumer (4008). A message of
+    /// `max_chat_bytes` can take 6 times that escaped: a page of such messages
+    /// stops early, with `more: true` (and holds at least one message).
+    var chatAnswerBudget: Int { max(1, registry.settings.limits.maxOutboundBytes / 4) }
+
+    func chatHistory(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let before = try params.string("before")
+        let limit = try params.int("limit", in: 1...200) ?? 50
+        let page = try registry.chatHistory(in: connection.peer!.room, before: before, limit: limit)
+        let budget = chatAnswerBudget
+        return Self.encode { w in
+            w.key("messages")
+            let cut = w.chatMessages(page.messages, within: budget)
+            w.field("more", page.more || cut)
+        }
+    }
+
+    func messageDelete(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let id = try params.requiredString("message_id")
+        fanOut(try registry.deleteMessage(id, by: .peer(peer), in: peer.room))
+        return Self.encode { _ in }
+    }
+
+    func chatClear(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        fanOut(try registry.clearChat(by: .peer(peer), in: peer.room))
+        return Self.encode { _ in }
+    }
+
+    func messagePin(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        guard let value = params.members["message_id"] else {
+            throw .invalidParams("message_id: required (null unpins)")
+        }
+        let id: String?
+        switch value {
+        case .null: id = nil
+        case .string(let s): id = s
+        default: throw .invalidParams("message_id: expected a string or null, got \(value.typeName)")
+        }
+        fanOut(try registry.pinMessage(id, by: .peer(peer), in: peer.room))
+        return Self.encode { _ in }
+    }
+}
+
+extension JSONWriter {
+    /// `join`'s `chat: {messages, pinned}`: the newest of `messages` within `budget` bytes.
+    mutating func chatOnJoin(_ chat: (messages: [ChatMessage], pinned: ChatMessage?), within budget: Int) {
+        object { w in
+            w.key("messages")
+            _ = w.chatMessages(chat.messages, within: budget)
+            w.key("pinned")
+            w.chatMessage(chat.pinned)
+        }
+    }
+
+    /// An array of the newest of `messages` (oldest first) whose encoding
+    /// fits in `budget` bytes, and always the newest one (so that paging with
+    /// `before` goes on); true when older ones were left out.
+    mutating func chatMessages(_ messages: [ChatMessage], within budget: Int) -> Bool {
+        var encoded: [[UInt8]] = []
+        var used = 0
+        for message in messages.reversed() {
+            var one = JSONWriter()
+            one.chatMessage(message)
+            used += one.bytes.count + 1
+            if used > budget, !encoded.isEmpty { break }
+            encoded.append(one.bytes)
+        }
+        beginArray()
+        for bytes in encoded.reversed() { raw(bytes) }
+        endArray()
+        return encoded.count < messages.count
+    }
+}
