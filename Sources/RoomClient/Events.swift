@@ -77,6 +77,8 @@ public enum RoomEvent: Sendable, Equatable {
     case hlsUpdate(HLSState)
     /// `on-hls-timed-metadata {cues}`: new timed-metadata cues (1.1).
     case hlsTimedMetadata([HLSCue])
+    /// `on-poll-answer {poll_id, answers}`: a stopped quiz's answers were set (1.2); `answers` as sent.
+    case pollAnswer(pollID: String, answers: JSON)
     /// `on-message-delete {message_id, deleted_by}`: a message left the history (1.2).
     case messageDeleted(messageID: String, deletedBy: PeerRef)
     /// `on-chat-clear {cleared_by}`: the history was emptied (1.2).
@@ -110,6 +112,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .unknown(let method, _): method
         case .hlsUpdate: "on-hls-update"
         case .hlsTimedMetadata: "on-hls-timed-metadata"
+        case .pollAnswer: "on-poll-answer"
         case .messageDeleted: "on-message-delete"
         case .chatCleared: "on-chat-clear"
         case .messagePinned: "on-message-pin"
@@ -205,6 +208,8 @@ public enum RoomEvent: Sendable, Equatable {
             return .hlsUpdate(try HLSState(p))
         case "on-hls-timed-metadata":
             return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
+        case "on-poll-answer":
+            return .pollAnswer(pollID: try p.string("poll_id"), answers: p.child("answers").json ?? .null)
         case "on-message-delete":
             return .messageDeleted(
                 messageID: try p.string("message_id"),

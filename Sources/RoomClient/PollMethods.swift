@@ -193,4 +193,38 @@ extension RoomClient {
         )
         return try decode("poll-leaderboard", result) { try PollLeaderboard(WireReader($0, path: "")) }
     }
+
+    /// The session's leaderboard (`poll-leaderboard` without `poll_id`, 1.2):
+    /// every stopped quiz added up per user; anyone in the room may read it.
+    public func sessionLeaderboard(
+        offset: Int? = nil,
+        count: Int? = nil,
+        timeout: Duration = .seconds(5)
+    ) async throws -> PollLeaderboard {
+        let result = try await call(
+            "poll-leaderboard",
+            params(["offset": offset.map { .int($0) }, "count": count.map { .int($0) }]),
+            timeout: timeout
+        )
+        return try decode("poll-leaderboard", result) { try PollLeaderboard(WireReader($0, path: "")) }
+    }
+
+    /// Sets or corrects a stopped quiz's answers (`poll-answer-set`, `pollWrite`,
+    /// 1.2): scores are computed again and every peer that may read the quiz
+    /// gets ``RoomEvent/pollAnswer(pollID:answers:)``. Each answer is a
+    /// ``PollAnswer`` with `question` and `option` or `options`.
+    ///
+    /// - Throws: `rpc` with 40904 (the quiz has not stopped), -32602 (not a
+    ///   quiz, a text question, bad options), 40300, 40404.
+    public func setPollAnswers(
+        pollID: String,
+        _ answers: [PollAnswer],
+        timeout: Duration = .seconds(5)
+    ) async throws {
+        _ = try await call(
+            "poll-answer-set",
+            ["poll_id": .string(pollID), "answers": .array(answers.map(\.json))],
+            timeout: timeout
+        )
+    }
 }

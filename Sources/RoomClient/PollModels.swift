@@ -345,9 +345,9 @@ public struct PollLeaderboard: Sendable, Equatable {
         public var peer: PeerRef?
     }
 
-    /// The quiz.
-    public var pollID: String
-    /// Peers in the room who may vote.
+    /// The quiz; nil for the session's leaderboard (1.2).
+    public var pollID: String?
+    /// Peers in the room who may vote (the session's: users who may vote in any stopped quiz).
     public var totalUsers: Int
     /// Users who answered at least once.
     public var votedUsers: Int
@@ -360,7 +360,7 @@ public struct PollLeaderboard: Sendable, Equatable {
 
     init(_ r: WireReader) throws {
         try r.requireObject()
-        pollID = try r.string("poll_id")
+        pollID = try r.optionalString("poll_id")
         totalUsers = try r.int("total_users")
         votedUsers = try r.int("voted_users")
         correctUsers = try r.int("correct_users")

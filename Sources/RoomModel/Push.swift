@@ -1,3 +1,5 @@
+import RoomWire
+
 /// Something the server must tell peers. The model decides who gets what;
 /// the server encodes each `Delivery` once and queues the bytes per recipient.
 public enum Push {
@@ -45,6 +47,8 @@ public enum Push {
     /// `on-poll-stats {poll_id, …PollResult}`; `maxUser` is the room's eligible voters now,
     /// `withCorrect` adds the quiz `correct` counts.
     case pollStats(Poll, maxUser: Int, withCorrect: Bool)
+    /// `on-poll-answer {poll_id, answers}` (1.2): a stopped quiz's answers set; `answers` as given.
+    case pollAnswer(pollID: String, answers: JSON)
     /// `on-hls-update HLSState` (1.1, LiveStream.swift).
     case hlsUpdate(LiveStream)
     /// `on-hls-timed-metadata {cues}` (1.1).

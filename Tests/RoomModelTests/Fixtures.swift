@@ -103,6 +103,7 @@ extension Push {
         case .pollStart(let poll, let withAnswers): "on-poll-start:\(poll.id)\(withAnswers ? "+answers" : "")"
         case .pollStop(let poll): "on-poll-stop:\(poll.id)"
         case .pollStats(let poll, _, let withCorrect): "on-poll-stats:\(poll.id)\(withCorrect ? "+correct" : "")"
+        case .pollAnswer(let pollID, _): "on-poll-answer:\(pollID)"
         case .hlsUpdate(let state): "on-hls-update:\(state.running)"
         case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
         case .messageDelete(let id, _): "on-message-delete:\(id)"

@@ -60,13 +60,13 @@ extension RoomRegistry {
         }
         var questions: [PollQuestion] = []
         for (i, input) in inputs.enumerated() {
-            questions.append(try makeQuestion(input, index: i + 1, quiz: poll.type == .quiz))
+            questions.append(try makeQuestion(input, index: i + 1))
         }
         poll.questions = questions
         return poll
     }
 
-    private func makeQuestion(_ input: QuestionInput, index: Int, quiz: Bool) throws(RoomError) -> PollQuestion {
+    private func makeQuestion(_ input: QuestionInput, index: Int) throws(RoomError) -> PollQuestion {
         let at = "questions[\(index - 1)]"
         try checkSize(input.text, field: "\(at).question.text", limit: Self.maxPollTextBytes)
         if input.text.isEmpty { throw .invalidParams("\(at).question.text: must not be empty") }
@@ -98,20 +98,7 @@ extension RoomRegistry {
                 throw .invalidParams("\(at).options: a choice question needs at least one option")
             }
             if let given = input.answer {
-                let sorted = Array(Set(given)).sorted()
-                if sorted.isEmpty || sorted.count != given.count
-                    || sorted.contains(where: { !(1...input.options.count).contains($0) })
-                {
-                    throw .invalidParams(
-                        "\(at).answer: option indexes must be distinct, between 1 and \(input.options.count)"
-                    )
-                }
-                if input.type == .singleChoice, sorted.count != 1 {
-                    throw .invalidParams("\(at).answer: a single-choice question has one answer option")
-                }
-                answer = sorted
-            } else if quiz {
-                throw .invalidParams("\(at).answer: required for a choice question of a quiz")
+                answer = try Self.validAnswer(given, type: input.type, options: input.options.count, at: "\(at).answer")
             }
         } else {
             if !input.options.isEmpty { throw .invalidParams("\(at).options: a text question has no options") }
@@ -128,5 +115,22 @@ extension RoomRegistry {
             options: input.options,
             answer: answer
         )
+    }
+
+    /// A choice question's answer options, sorted: distinct, in range, one for single-choice.
+    static func validAnswer(
+        _ given: [Int],
+        type: QuestionType,
+        options: Int,
+        at path: String
+    ) throws(RoomError) -> [Int] {
+        let sorted = Array(Set(given)).sorted()
+        if sorted.isEmpty || sorted.count != given.count || sorted.contains(where: { !(1...options).contains($0) }) {
+            throw .invalidParams("\(path): option indexes must be distinct, between 1 and \(options)")
+        }
+        if type == .singleChoice, sorted.count != 1 {
+            throw .invalidParams("\(path): a single-choice question has one answer option")
+        }
+        return sorted
     }
 }

@@ -55,7 +55,7 @@ extension RoomRegistry {
         }
         let room = poll.room ?? peer.room
         let entries = ranked.enumerated().dropFirst(offset).prefix(count).map { position, voter in
-            LeaderboardEntry(position: position + 1, voter: voter)
+            LeaderboardEntry(position: position + 1, voter: voter, showsPeer: !poll.anonymous)
         }
         return Leaderboard(
             totalUsers: poll.eligibleVoterCount(in: room, roleNames: template.roleNames),
@@ -79,4 +79,6 @@ public struct Leaderboard: Sendable {
 public struct LeaderboardEntry: Sendable {
     public var position: Int
     public var voter: PollVoter
+    /// Whether the entry names its user (`peer`): not for anonymous quizzes.
+    public var showsPeer: Bool
 }

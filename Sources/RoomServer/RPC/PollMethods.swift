@@ -16,6 +16,7 @@ extension Dispatcher {
             "poll-result": Method(needsJoin: true, handler: Dispatcher.pollResult),
             "poll-responses": Method(needsJoin: true, handler: Dispatcher.pollResponses),
             "poll-leaderboard": Method(needsJoin: true, handler: Dispatcher.pollLeaderboard),
+            "poll-answer-set": Method(needsJoin: true, handler: Dispatcher.pollAnswerSet),
         ]
     }
 
@@ -234,35 +235,75 @@ extension Dispatcher {
         }
     }
 
+    /// `poll-leaderboard`: a quiz's (`poll_id`), or the session's (without it, 1.2).
     func pollLeaderboard(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
-        let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
+        let pollID = try params.id("poll_id")
         let offset = try params.int("offset", in: 0...Int.max) ?? 0
         let count = try params.int("count", in: 1...100) ?? 10
+        guard let pollID else {
+            let board = registry.sessionLeaderboard(in: peer.room, offset: offset, count: count)
+            return Self.encode { w in w.leaderboard(board, pollID: nil) }
+        }
+        let poll = try registry.readablePoll(peer, pollID)
         let board = try registry.leaderboard(peer, poll, offset: offset, count: count)
-        return Self.encode { w in
-            w.field("poll_id", poll.id)
-            w.field("total_users", board.totalUsers)
-            w.field("voted_users", board.votedUsers)
-            w.field("correct_users", board.correctUsers)
-            w.key("entries")
-            w.array { w in
-                for entry in board.entries {
-                    w.object { w in
-                        w.field("position", entry.position)
-                        w.field("score", entry.voter.score)
-                        w.field("correct_responses", entry.voter.correctResponses)
-                        w.field("total_responses", entry.voter.totalResponses)
-                        w.field("duration", entry.voter.duration)
-                        if !poll.anonymous {
-                            w.key("peer")
-                            w.actorRef(entry.voter.peer)
-                        }
+        return Self.encode { w in w.leaderboard(board, pollID: poll.id) }
+    }
+
+    /// `poll-answer-set` (1.2): a stopped quiz's answers, rescored.
+    func pollAnswerSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let pollID = try params.id("poll_id", required: true)!
+        let entries = try params.objects("answers", required: true)!
+        if entries.count > RoomRegistry.maxQuestionsPerPoll {
+            throw .invalidParams("answers: at most \(RoomRegistry.maxQuestionsPerPoll) entries, got \(entries.count)")
+        }
+        var answers: [RoomRegistry.AnswerInput] = []
+        for entry in entries {
+            let question = try entry.requiredInt("question", in: 1...RoomRegistry.maxQuestionsPerPoll)
+            switch (try entry.int("option", in: 1...Int.max), try entry.ints("options")) {
+            case (let option?, nil): answers.append(.init(question: question, options: [option]))
+            case (nil, let options?): answers.append(.init(question: question, options: options))
+            case (nil, nil): throw .invalidParams("\(entry.path): option or options required")
+            case (.some, .some): throw .invalidParams("\(entry.path): give option or options, not both")
+            }
+        }
+        let (poll, deliveries) = try registry.setAnswers(
+            by: peer,
+            pollID: pollID,
+            answers,
+            echo: params.value("answers") ?? .array([])
+        )
+        fanOut(deliveries)
+        return Self.encode { w in w.field("poll_id", poll.id) }
+    }
+}
+
+extension JSONWriter {
+    /// A leaderboard's result; `pollID` nil for the session's.
+    mutating func leaderboard(_ board: Leaderboard, pollID: String?) {
+        key("poll_id")
+        if let pollID { string(pollID) } else { null() }
+        field("total_users", board.totalUsers)
+        field("voted_users", board.votedUsers)
+        field("correct_users", board.correctUsers)
+        key("entries")
+        array { w in
+            for entry in board.entries {
+                w.object { w in
+                    w.field("position", entry.position)
+                    w.field("score", entry.voter.score)
+                    w.field("correct_responses", entry.voter.correctResponses)
+                    w.field("total_responses", entry.voter.totalResponses)
+                    w.field("duration", entry.voter.duration)
+                    if entry.showsPeer {
+                        w.key("peer")
+                        w.actorRef(entry.voter.peer)
                     }
                 }
             }
-            w.field("last", board.last)
         }
+        field("last", board.last)
     }
 }
 

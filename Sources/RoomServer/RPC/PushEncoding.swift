@@ -137,6 +137,12 @@ extension Envelope {
             return notification("on-poll-stats") { w in
                 w.pollResultFields(poll, maxUser: maxUser, withCorrect: withCorrect)
             }
+        case .pollAnswer(let pollID, let answers):
+            return notification("on-poll-answer") { w in
+                w.field("poll_id", pollID)
+                w.key("answers")
+                w.value(answers)
+            }
         case .hlsUpdate(let state):
             return notification("on-hls-update", params: Self.encodeLiveStream(state))
         case .hlsTimedMetadata(let cues):

@@ -36,10 +36,10 @@ ERROR_CODES = {e["code"]: name for name, e in OPENRPC["components"]["errors"].it
 # Methods of branches that may not be in this build yet: each group is served whole or not at all.
 AUDIENCE = {"preview", "set-metadata", "get-metadata", "listen-metadata-change", "poll-info-set", "poll-questions-set",
             "poll-info-get", "poll-questions-get", "poll-start", "poll-stop", "poll-response", "poll-list",
-            "poll-result", "poll-responses", "poll-leaderboard"}
+            "poll-result", "poll-responses", "poll-leaderboard", "poll-answer-set"}
 OPERATOR = {"hls-start", "hls-stop", "hls-timed-metadata"}
 PENDING_GROUPS = {"audience (sections 13-15)": AUDIENCE, "operator (section 16)": OPERATOR}
-AUDIENCE_PUSHES = {"on-metadata-change", "on-poll-start", "on-poll-stop", "on-poll-stats"}
+AUDIENCE_PUSHES = {"on-metadata-change", "on-poll-start", "on-poll-stop", "on-poll-stats", "on-poll-answer"}
 OPERATOR_PUSHES = {"on-hls-update", "on-hls-timed-metadata"}
 CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin"}
 CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin"}
@@ -454,6 +454,10 @@ def test_preview_session_store_and_polls_match_the_contract(roomd):
         await c.call(host, "poll-stop", {"poll_id": poll_id})
         await c.next(viewer, "on-poll-stop")
         await c.call(viewer, "poll-leaderboard", {"poll_id": poll_id, "count": 5})
+        await c.call(viewer, "poll-leaderboard", {})  # 1.2: the session's
+        await c.fail(host, "poll-answer-set", {"poll_id": "nope", "answers": [{"question": 1, "option": 1}]}, 40404)
+        await c.call(host, "poll-answer-set", {"poll_id": poll_id, "answers": [{"question": 1, "option": 2}]})
+        await c.next(viewer, "on-poll-answer")
         await c.call(viewer, "poll-questions-get", {"poll_id": poll_id})
         await c.fail(host, "poll-start", {"poll_id": poll_id}, 40904)
         await c.fail(host, "poll-info-get", {"poll_id": "nope"}, 40404)
