@@ -77,6 +77,9 @@ public enum RoomEvent: Sendable, Equatable {
     case hlsUpdate(HLSState)
     /// `on-hls-timed-metadata {cues}`: new timed-metadata cues (1.1).
     case hlsTimedMetadata([HLSCue])
+    /// `on-questions {changed, removed}`: questions added or changed, and ids
+    /// deleted (or hidden, for peers without `moderateChat`) since the last one (1.2).
+    case questions(changed: [AudienceQuestion], removed: [String])
     /// `on-poll-answer {poll_id, answers}`: a stopped quiz's answers were set (1.2); `answers` as sent.
     case pollAnswer(pollID: String, answers: JSON)
     /// `on-message-delete {message_id, deleted_by}`: a message left the history (1.2).
@@ -113,6 +116,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .hlsUpdate: "on-hls-update"
         case .hlsTimedMetadata: "on-hls-timed-metadata"
         case .pollAnswer: "on-poll-answer"
+        case .questions: "on-questions"
         case .messageDeleted: "on-message-delete"
         case .chatCleared: "on-chat-clear"
         case .messagePinned: "on-message-pin"
@@ -208,6 +212,11 @@ public enum RoomEvent: Sendable, Equatable {
             return .hlsUpdate(try HLSState(p))
         case "on-hls-timed-metadata":
             return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
+        case "on-questions":
+            return .questions(
+                changed: try p.elements("changed").map { try AudienceQuestion($0) },
+                removed: try p.strings("removed")
+            )
         case "on-poll-answer":
             return .pollAnswer(pollID: try p.string("poll_id"), answers: p.child("answers").json ?? .null)
         case "on-message-delete":

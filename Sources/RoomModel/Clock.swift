@@ -37,6 +37,7 @@ public enum IDKind: String, Sendable {
     case roleChange = "rc"
     case iterator = "it"
     case poll, cue
+    case question = "question"
 }
 
 /// Random 128-bit ids as 32 lowercase hex digits.

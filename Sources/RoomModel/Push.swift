@@ -47,6 +47,8 @@ public enum Push {
     /// `on-poll-stats {poll_id, …PollResult}`; `maxUser` is the room's eligible voters now,
     /// `withCorrect` adds the quiz `correct` counts.
     case pollStats(Poll, maxUser: Int, withCorrect: Bool)
+    /// `on-questions {changed:[Question], removed:[question_id]}` (1.2, section 21).
+    case questions(changed: [Question], removed: [String])
     /// `on-poll-answer {poll_id, answers}` (1.2): a stopped quiz's answers set; `answers` as given.
     case pollAnswer(pollID: String, answers: JSON)
     /// `on-hls-update HLSState` (1.1, LiveStream.swift).

@@ -37,6 +37,8 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case pollNotFound = 40404
     /// 1.2: message not found (not in the room's history, or deleted).
     case messageNotFound = 40405
+    /// 1.2: question not found (or hidden, for a peer without moderateChat).
+    case questionNotFound = 40406
     /// 1.1: wrong state for this call (poll not started / already stopped; HLS already running / not running).
     case wrongState = 40904
     /// 1.1: that question was already answered by this user.

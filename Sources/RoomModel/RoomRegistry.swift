@@ -30,6 +30,8 @@ public final class RoomRegistry {
     var peerSearch = PeerSearch()
     /// Timed polls and polls with stats to send (Polls/PollSchedule.swift).
     var pollSchedule = PollSchedule()
+    /// Rooms with Q&A changes to push (QA/QuestionActions.swift).
+    var qaSchedule = QuestionSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
 

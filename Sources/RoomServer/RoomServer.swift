@@ -283,6 +283,7 @@ public final class RoomServer: @unchecked Sendable {
         case .activeSpeakers: fanOut.fanOut(registry.tickActiveSpeakers())
         case .roomState: fanOut.fanOut(registry.tickRoomState())
         case .pollStats: fanOut.fanOut(registry.tickPollStats())
+        case .questions: fanOut.fanOut(registry.tickQuestions())
         case .keepalive: keepalive()
         }
     }

@@ -36,4 +36,19 @@ import Testing
         }
         #expect(unknownKey.description.contains("did you mean history_size?"), "\(unknownKey)")
     }
+
+    @Test func qaSettingsHaveTheirDefaultsAndRanges() throws {
+        let defaults = try decode(#"{"roles":{"host":{}}}"#).settings.qa
+        #expect(defaults.maxQuestions == 500 && defaults.intervalMs == 1000)
+        let set = try decode(#"{"roles":{"host":{}},"settings":{"qa":{"max_questions":1,"interval_ms":100}}}"#)
+        #expect(set.settings.qa == QASettings(maxQuestions: 1, intervalMs: 100))
+        for (key, bad) in [
+            ("max_questions", "0"), ("max_questions", "10001"), ("interval_ms", "99"), ("interval_ms", "60001"),
+        ] {
+            let error = try #require(throws: TemplateError.self) {
+                try decode(#"{"roles":{"host":{}},"settings":{"qa":{"\#(key)":\#(bad)}}}"#)
+            }
+            #expect(error.description.contains("settings.qa.\(key)"), "\(key) \(bad): \(error)")
+        }
+    }
 }

@@ -104,6 +104,7 @@ extension Push {
         case .pollStop(let poll): "on-poll-stop:\(poll.id)"
         case .pollStats(let poll, _, let withCorrect): "on-poll-stats:\(poll.id)\(withCorrect ? "+correct" : "")"
         case .pollAnswer(let pollID, _): "on-poll-answer:\(pollID)"
+        case .questions(let changed, let removed): "on-questions:\(changed.map(\.id))-\(removed)"
         case .hlsUpdate(let state): "on-hls-update:\(state.running)"
         case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
         case .messageDelete(let id, _): "on-message-delete:\(id)"

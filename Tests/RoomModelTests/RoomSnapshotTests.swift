@@ -147,6 +147,14 @@ import Testing
         let gone = try registry.broadcast(from: host, message: "gone", type: "chat", to: .everyone).message
         _ = try registry.deleteMessage(gone.id, by: .peer(host), in: room)
         _ = try registry.pinMessage(said.id, by: .peer(host), in: room)
+        // Q&A (1.2): questions with votes both ways, one pinned and answered, one deleted.
+        let asked = try registry.addQuestion(by: guest, text: "why \"snapshots\"?")
+        let other = try registry.addQuestion(by: host, text: "and?")
+        let withdrawn = try registry.addQuestion(by: guest, text: "gone")
+        _ = try registry.voteQuestion(by: viewer, asked.id, .up)
+        _ = try registry.voteQuestion(by: host, asked.id, .down)
+        _ = try registry.updateQuestion(by: host, other.id, state: .answered, pinned: true)
+        try registry.deleteQuestion(by: guest, withdrawn.id)
         return (registry, room)
     }
 
@@ -185,6 +193,8 @@ import Testing
         #expect(snapshot.chatMessages.map(\.message) == ["hi \"all\"\n", "notice"])
         #expect(snapshot.chatMessages[1].sender == .server)
         #expect(snapshot.pinned?.message == "hi \"all\"\n")
+        #expect(snapshot.questions.map(\.text) == ["why \"snapshots\"?", "and?"] && snapshot.questionsAdded == 3)
+        #expect(snapshot.questions[0].votes.count == 2 && snapshot.questions[1].pinned)
 
         let bytes = snapshot.encodeJSON()
         #expect(snapshot.encodeJSON() == bytes, "the same room gives the same bytes")

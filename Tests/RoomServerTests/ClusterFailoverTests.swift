@@ -172,6 +172,28 @@ import Testing
         #expect(joined["chat"]?["messages"]?.arrayValue?.count == 50)
     }
 
+    /// 1.2, section 21: questions, their counts, votes and pin survive a takeover.
+    @Test func questionsAndTheirVotesSurviveATakeover() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        defer { _ = host }
+        let asked = try await guest.askQuestion("still here?")
+        let other = try await viewer.askQuestion("and me?")
+        _ = try await viewer.voteQuestion(asked.questionID, .up)
+        _ = try await host.updateQuestion(other.questionID, pinned: true)
+        try await Task.sleep(for: .milliseconds(800))  // saved
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        let page = try await ClusterRoutingTests.eventually(viewer, "question-list", [:], within: 15)
+        let texts = page["questions"]?.arrayValue?.map { $0["text"]?.stringValue }
+        #expect(texts == ["and me?", "still here?"], "pinned first")
+        #expect(page["questions"]?[1]?["up"] == 1)
+        let again = try await viewer.voteQuestion(asked.questionID, .up)
+        #expect(again.up == 1, "the viewer's vote is remembered: a repeat changes nothing")
+    }
+
     /// Issue 20 (found by the cluster soak): the home is killed and restarted
     /// with the same node id within the alive window (3.5 s), so the others
     /// never count it out. Its new run knows none of the old run's clients:

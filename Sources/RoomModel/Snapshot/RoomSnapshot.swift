@@ -18,12 +18,17 @@
 ///                                   "updated_by": ActorRef|null, "updated_at"}],
 ///                       "tombstones":[keys]},
 ///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null,
-///      "chat":{"messages":[Message], "pinned": Message|null}}
+///      "chat":{"messages":[Message], "pinned": Message|null},
+///      "qa":{"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
+///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]}}
 ///
 /// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
 /// The history is saved newest first up to `chatBudgetBytes` of JSON (a
 /// room's state must fit in one value on the bus): a takeover keeps the
-/// newest messages. Format 1 (1.1, no `chat`) is still read.
+/// newest messages. The questions likewise keep the newest within
+/// `qaBudgetBytes`, and who voted how within `votesBudgetBytes` (the
+/// counts are always kept; a user whose vote was left out may vote again).
+/// Format 1 (1.1, no `chat` and `qa`) is still read.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -43,6 +48,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// The chat history (oldest first) and the pin (1.2, section 19).
     public var chatMessages: [ChatMessage]
     public var pinned: ChatMessage?
+    /// Audience questions in the order asked, and how many were added (1.2, section 21).
+    public var questions: [Question]
+    public var questionsAdded: Int
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
@@ -58,7 +66,9 @@ public struct RoomSnapshot: Sendable, Equatable {
             polls: [],
             liveStream: nil,
             chatMessages: [],
-            pinned: nil
+            pinned: nil,
+            questions: [],
+            questionsAdded: 0
         )
     }
 }

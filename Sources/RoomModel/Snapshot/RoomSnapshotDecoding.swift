@@ -26,6 +26,7 @@ extension RoomSnapshot {
                 throw r.failure("format", "this build reads formats 1 to \(Self.format), got \(format)")
             }
             let chat = try format >= 2 ? r.object("chat", ChatSnapshot.init) : ChatSnapshot()
+            let qa = try format >= 2 ? r.object("qa", QASnapshot.init) : QASnapshot()
             let snapshot = try RoomSnapshot(
                 id: r.string("id"),
                 sessionID: r.string("session_id"),
@@ -40,7 +41,9 @@ extension RoomSnapshot {
                     try r.object(key, LiveStream.init)
                 },
                 chatMessages: chat.messages,
-                pinned: chat.pinned
+                pinned: chat.pinned,
+                questions: qa.questions,
+                questionsAdded: qa.added
             )
             try snapshot.check()
             return snapshot

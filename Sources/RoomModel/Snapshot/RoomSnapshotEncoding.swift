@@ -39,6 +39,8 @@ extension RoomSnapshot {
         w.key("pinned")
         if let pinned { w.chatMessage(pinned) } else { w.null() }
         w.endObject()
+        w.key("qa")
+        w.questionBoard(questions, added: questionsAdded)
         w.endObject()
         return w.bytes
     }
@@ -244,7 +246,7 @@ extension JSONWriter {
     }
 
     /// `{"peer_id", "role", "name", "user_id"}`, or null.
-    private mutating func actor(_ actor: ActorRef?) {
+    mutating func actor(_ actor: ActorRef?) {
         guard let actor else { return null() }
         beginObject()
         nullable("peer_id", actor.peerID)
@@ -260,7 +262,7 @@ extension JSONWriter {
         endArray()
     }
 
-    private mutating func nullable(_ name: String, _ value: String?) {
+    mutating func nullable(_ name: String, _ value: String?) {
         key(name)
         if let value { string(value) } else { null() }
     }

@@ -55,7 +55,9 @@ extension RoomRegistry {
             },
             liveStream: room.liveStream,
             chatMessages: room.chat.messages,
-            pinned: room.chat.pinned
+            pinned: room.chat.pinned,
+            questions: room.questions.all,
+            questionsAdded: room.questions.added
         )
     }
 
@@ -130,6 +132,7 @@ extension RoomRegistry {
             pinned: snapshot.pinned,
             capacity: settings.chat.historySize
         )
+        room.questions = QuestionBoard(questions: snapshot.questions, added: snapshot.questionsAdded)
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room

@@ -207,6 +207,22 @@ export class RoomClient {
   /** `message-pin` (`moderateChat`): pins a message of the history; null unpins. */
   async messagePin(messageId) { await this.call("message-pin", { message_id: messageId }); }
 
+  /** `question-add`: resolves with the Question. */
+  questionAdd(text) { return this.call("question-add", { text }); }
+
+  /** `question-vote` with `vote` "up", "down" or "none": resolves with the Question. */
+  questionVote(questionId, vote) { return this.call("question-vote", { question_id: questionId, vote }); }
+
+  /** `question-list`: resolves with `{questions, total}`. */
+  questionList({ state, order, offset, limit } = {}) { return this.call("question-list", params({ state, order, offset, limit })); }
+
+  /** `question-update` (`moderateChat`; the asker may hide its own): resolves with the Question. */
+  questionUpdate(questionId, { state, pinned } = {}) {
+    return this.call("question-update", params({ question_id: questionId, state, pinned }));
+  }
+
+  async questionDelete(questionId) { await this.call("question-delete", { question_id: questionId }); }
+
   /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */
   async roleChangeRequest(peerId, role, { force = false } = {}) {
     const result = await this.call("role-change-request", { requested_for: peerId, role, force });

@@ -137,6 +137,13 @@ extension Envelope {
             return notification("on-poll-stats") { w in
                 w.pollResultFields(poll, maxUser: maxUser, withCorrect: withCorrect)
             }
+        case .questions(let changed, let removed):
+            return notification("on-questions") { w in
+                w.key("changed")
+                w.array { w in for question in changed { w.question(question) } }
+                w.key("removed")
+                w.strings(removed)
+            }
         case .pollAnswer(let pollID, let answers):
             return notification("on-poll-answer") { w in
                 w.field("poll_id", pollID)

@@ -262,6 +262,28 @@ class RoomClient:
         """``message-pin`` (``moderateChat``): pins a message of the history; None unpins."""
         await self.call("message-pin", {"message_id": message_id}, timeout)
 
+    async def question_add(self, text: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``question-add``: returns the Question."""
+        return await self.call("question-add", {"text": text}, timeout)
+
+    async def question_vote(self, question_id: str, vote: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``question-vote`` with ``vote`` ``"up"``, ``"down"`` or ``"none"``: returns the Question."""
+        return await self.call("question-vote", {"question_id": question_id, "vote": vote}, timeout)
+
+    async def question_list(self, state: Optional[str] = None, order: Optional[str] = None,
+                            offset: Optional[int] = None, limit: Optional[int] = None,
+                            timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``question-list``: ``{questions, total}``."""
+        return await self.call("question-list", _params(state=state, order=order, offset=offset, limit=limit), timeout)
+
+    async def question_update(self, question_id: str, state: Optional[str] = None, pinned: Optional[bool] = None,
+                              timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``question-update`` (``moderateChat``; the asker may hide its own): returns the Question."""
+        return await self.call("question-update", _params(question_id=question_id, state=state, pinned=pinned), timeout)
+
+    async def question_delete(self, question_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        await self.call("question-delete", {"question_id": question_id}, timeout)
+
     async def role_change_request(self, peer_id: str, role: str, force: bool = False,
                                   timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:
         """``role-change-request`` for one peer: polite returns the request's token

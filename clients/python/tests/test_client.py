@@ -85,6 +85,28 @@ def test_chat_history_helpers(roomd):
     asyncio.run(scenario())
 
 
+def test_question_helpers(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        guest = await roomd.join("show", "g-1", "guest")
+        asked = await guest.question_add("when?")
+        voted = await host.question_vote(asked["question_id"], "up")
+        assert voted["up"] == 1 and voted["score"] == 1
+        page = await guest.question_list(order="new", limit=5)
+        assert page["total"] == 1 and page["questions"][0]["text"] == "when?"
+        answered = await host.question_update(asked["question_id"], state="answered", pinned=True)
+        assert answered["state"] == "answered" and answered["pinned"] is True
+        pushed = await guest.next(lambda p: p["method"] == "on-questions"
+                                  and p["params"]["changed"] and p["params"]["changed"][0]["state"] == "answered")
+        assert pushed["params"]["changed"][0]["question_id"] == asked["question_id"]
+        await guest.question_delete(asked["question_id"])
+        assert (await host.question_list(state="answered"))["total"] == 0
+        for client in (host, guest):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
 def test_guest_call_in_polite_role_change(roomd):
     async def scenario():
         host = await roomd.join("show", "host-1", "host")

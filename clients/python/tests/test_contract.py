@@ -41,8 +41,9 @@ OPERATOR = {"hls-start", "hls-stop", "hls-timed-metadata"}
 PENDING_GROUPS = {"audience (sections 13-15)": AUDIENCE, "operator (section 16)": OPERATOR}
 AUDIENCE_PUSHES = {"on-metadata-change", "on-poll-start", "on-poll-stop", "on-poll-stats", "on-poll-answer"}
 OPERATOR_PUSHES = {"on-hls-update", "on-hls-timed-metadata"}
-CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin"}
-CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin"}
+CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin",
+        "question-add", "question-vote", "question-list", "question-update", "question-delete"}
+CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin", "on-questions"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -545,6 +546,18 @@ def test_chat_history_answers_and_pushes_match_the_contract(roomd):
             await c.next(client, "on-message-pin")
             await c.next(client, "on-chat-clear")
             await c.next(client, "on-message-pin")
+
+        # Q&A (section 21).
+        question = (await c.call(guest, "question-add", {"text": "why?"}))["question_id"]
+        await c.call(viewer, "question-vote", {"question_id": question, "vote": "up"})
+        await c.fail(viewer, "question-add", {"text": "?"}, 40300)
+        await c.fail(viewer, "question-vote", {"question_id": "nope", "vote": "up"}, 40406)
+        await c.call(viewer, "question-list", {"order": "new"})
+        await c.fail(viewer, "question-list", {"state": "hidden"}, 40300)
+        await c.call(host, "question-update", {"question_id": question, "state": "answered", "pinned": True})
+        await c.next(viewer, "on-questions", timeout=5)
+        await c.call(guest, "question-delete", {"question_id": question})
+        await c.next(host, "on-questions", timeout=5)
         await asyncio.sleep(0.2)
         c.sweep(host, guest, viewer)
         for client in (host, guest, viewer):

@@ -1,0 +1,73 @@
+/// An audience question (PROTOCOL.md section 21): `{question_id, text,
+/// asked_by, asked_at, up, down, score, state, pinned}`, and who voted how.
+public struct Question: Sendable, Equatable {
+    public enum State: String, Sendable, CaseIterable {
+        case open, answered, hidden
+    }
+
+    public enum Vote: String, Sendable, CaseIterable {
+        case up, down, none
+    }
+
+    public var id: String
+    public var text: String
+    public var askedBy: ActorRef
+    public var askedAt: Int64
+    public private(set) var up = 0
+    public private(set) var down = 0
+    public var state: State = .open
+    public var pinned = false
+    /// One vote per user (`user_id`): true up, false down.
+    public private(set) var votes: [String: Bool] = [:]
+
+    public var score: Int { up - down }
+
+    public init(id: String, text: String, askedBy: ActorRef, askedAt: Int64) {
+        self.id = id
+        self.text = text
+        self.askedBy = askedBy
+        self.askedAt = askedAt
+    }
+
+    /// `user`'s vote replaces its last one; returns the change in the number of votes kept (-1, 0, 1).
+    mutating func vote(_ vote: Vote, by user: String) -> Int {
+        let before = votes[user]
+        switch before {
+        case true?: up -= 1
+        case false?: down -= 1
+        case nil: break
+        }
+        switch vote {
+        case .up:
+            votes[user] = true
+            up += 1
+        case .down:
+            votes[user] = false
+            down += 1
+        case .none:
+            votes[user] = nil
+        }
+        return (votes[user] == nil ? 0 : 1) - (before == nil ? 0 : 1)
+    }
+
+    /// A question as a snapshot saved it: its counts, and the votes that
+    /// fitted in the snapshot (a user whose vote was left out may vote again).
+    init(
+        id: String,
+        text: String,
+        askedBy: ActorRef,
+        askedAt: Int64,
+        state: State,
+        pinned: Bool,
+        up: Int,
+        down: Int,
+        votes: [String: Bool]
+    ) {
+        self.init(id: id, text: text, askedBy: askedBy, askedAt: askedAt)
+        self.state = state
+        self.pinned = pinned
+        self.up = up
+        self.down = down
+        self.votes = votes
+    }
+}

@@ -1,0 +1,177 @@
+/// Audience Q&A (PROTOCOL.md section 21): viewers ask, everyone votes, the
+/// host takes questions from the top. Pushes are coalesced per room
+/// (`tickQuestions`, every `settings.qa.interval_ms`).
+extension RoomRegistry {
+    public enum QuestionOrder: String, Sendable, CaseIterable {
+        case top, new
+    }
+
+    /// `moderateChat` of a peer's role; a `view_and_polls_only` peer never has it.
+    public func canModerateChat(_ peer: Peer) -> Bool { peer.role.permissions.moderateChat && !peer.viewOnly }
+
+    /// `question-add {text}`: not for `view_and_polls_only` peers.
+    public func addQuestion(by peer: Peer, text: String) throws(RoomError) -> Question {
+        try peer.requireUnrestricted("question-add")
+        if text.isEmpty { throw .invalidParams("text: must not be empty") }
+        try checkSize(text, field: "text", limit: settings.limits.maxChatBytes)
+        let room = peer.room
+        let limit = settings.qa.maxQuestions
+        if room.questions.added >= limit {
+            throw RoomError(.tooMany, "too many questions: \(limit) were asked in this session (max_questions)")
+        }
+        let question = Question(
+            id: ids.next(.question),
+            text: text,
+            askedBy: ActorRef(peer),
+            askedAt: clock.nowMillis()
+        )
+        room.questions.add(question)
+        qaSchedule.changed(room)
+        return question
+    }
+
+    /// `question-vote {question_id, vote}`: anyone, `view_and_polls_only` too;
+    /// a hidden question is 40406 without `moderateChat`.
+    public func voteQuestion(by peer: Peer, _ id: String, _ vote: Question.Vote) throws(RoomError) -> Question {
+        let room = peer.room
+        let question = try visibleQuestion(id, to: peer)
+        let isNew = question.votes[peer.userID] == nil && vote != .none
+        if isNew, room.questions.votes >= QuestionBoard.maxVotes {
+            throw RoomError(.tooMany, "too many votes in this room: at most \(QuestionBoard.maxVotes)")
+        }
+        room.questions.update(id) { _ = $0.vote(vote, by: peer.userID) }
+        qaSchedule.changed(room)
+        return room.questions.question(id)!
+    }
+
+    /// `question-list`: `state` open by default (hidden needs `moderateChat`);
+    /// `top`: pinned first, then score descending, then oldest; `new`: newest
+    /// first. `total` counts the questions of that state before paging.
+    public func listQuestions(
+        for peer: Peer,
+        state: Question.State,
+        order: QuestionOrder,
+        offset: Int,
+        limit: Int
+    ) throws(RoomError) -> (questions: [Question], total: Int) {
+        if state == .hidden, !canModerateChat(peer) {
+            throw RoomError(.permissionDenied, "permission denied: hidden questions need moderateChat")
+        }
+        let matching = peer.room.questions.all.filter { $0.state == state }
+        let sorted: [Question]
+        switch order {
+        case .top:
+            sorted = matching.sorted { a, b in
+                if a.pinned != b.pinned { return a.pinned }
+                if a.score != b.score { return a.score > b.score }
+                if a.askedAt != b.askedAt { return a.askedAt < b.askedAt }
+                return a.id < b.id
+            }
+        case .new:
+            sorted = matching.reversed()  // asked order: newest last
+        }
+        return (Array(sorted.dropFirst(offset).prefix(limit)), matching.count)
+    }
+
+    /// `question-update {question_id, state?, pinned?}`: `moderateChat`; the
+    /// asker (same `user_id`) may only hide its own question (withdraw it).
+    /// Pinning one unpins the other.
+    public func updateQuestion(
+        by peer: Peer,
+        _ id: String,
+        state: Question.State?,
+        pinned: Bool?
+    ) throws(RoomError) -> Question {
+        if state == nil, pinned == nil { throw .invalidParams("state or pinned: give at least one") }
+        let room = peer.room
+        guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
+        if !canModerateChat(peer) {
+            let own = question.askedBy.userID == peer.userID
+            guard own, state == .hidden, pinned == nil, !peer.viewOnly else {
+                if question.state == .hidden, !own { throw Self.noQuestion(id) }
+                throw RoomError(
+                    .permissionDenied,
+                    "permission denied: role lacks moderateChat (an asker may only set its own question hidden)"
+                )
+            }
+        }
+        if pinned == true, let other = room.questions.pinnedID, other != id {
+            room.questions.update(other) { $0.pinned = false }
+        }
+        room.questions.update(id) { q in
+            if let state { q.state = state }
+            if let pinned { q.pinned = pinned }
+        }
+        qaSchedule.changed(room)
+        return room.questions.question(id)!
+    }
+
+    /// `question-delete {question_id}`: the asker or `moderateChat`.
+    public func deleteQuestion(by peer: Peer, _ id: String) throws(RoomError) {
+        let room = peer.room
+        guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
+        if !canModerateChat(peer) {
+            let own = question.askedBy.userID == peer.userID
+            if !own, question.state == .hidden { throw Self.noQuestion(id) }
+            guard own, !peer.viewOnly else {
+                throw RoomError(
+                    .permissionDenied,
+                    "permission denied: question \"\(id)\" is another peer's and the role lacks moderateChat"
+                )
+            }
+        }
+        room.questions.delete(id)
+        qaSchedule.changed(room)
+    }
+
+    /// One Q&A tick: each room with changes gets one `on-questions` for its
+    /// `moderateChat` peers (every change) and one for the others (hidden
+    /// questions only as ids in `removed`) — two encodings per room per tick.
+    public func tickQuestions() -> [Delivery] {
+        var deliveries: [Delivery] = []
+        for room in qaSchedule.takeRooms(from: rooms) {
+            let (changed, removed) = room.questions.takeChanges()
+            var moderators: [Peer] = []
+            var others: [Peer] = []
+            for peer in room.peersInJoinOrder {
+                if canModerateChat(peer) { moderators.append(peer) } else { others.append(peer) }
+            }
+            deliveries.append(Delivery(.questions(changed: changed, removed: removed), to: moderators))
+            let shown = changed.filter { $0.state != .hidden }
+            let hidden = changed.filter { $0.state == .hidden }.map(\.id)
+            if !shown.isEmpty || !removed.isEmpty || !hidden.isEmpty {
+                deliveries.append(Delivery(.questions(changed: shown, removed: removed + hidden), to: others))
+            }
+        }
+        return deliveries.nonEmpty
+    }
+
+    private func visibleQuestion(_ id: String, to peer: Peer) throws(RoomError) -> Question {
+        guard let question = peer.room.questions.question(id), question.state != .hidden || canModerateChat(peer)
+        else { throw Self.noQuestion(id) }
+        return question
+    }
+
+    private static func noQuestion(_ id: String) -> RoomError {
+        RoomError(.questionNotFound, "question_id: no question \"\(id)\"")
+    }
+}
+
+/// Rooms whose questions changed since their last `on-questions`.
+struct QuestionSchedule {
+    private var pending: [String] = []
+    private var pendingIDs: Set<String> = []
+
+    mutating func changed(_ room: Room) {
+        if pendingIDs.insert(room.id).inserted { pending.append(room.id) }
+    }
+
+    /// The rooms (still live, with changes) due a push, and forgets them.
+    mutating func takeRooms(from rooms: [String: Room]) -> [Room] {
+        defer {
+            pending.removeAll()
+            pendingIDs.removeAll()
+        }
+        return pending.compactMap { rooms[$0] }.filter { $0.questions.hasChanges }
+    }
+}

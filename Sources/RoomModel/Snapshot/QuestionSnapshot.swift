@@ -1,0 +1,112 @@
+import RoomWire
+
+/// The `qa` object of a snapshot (format 2, described at `RoomSnapshot`).
+extension RoomSnapshot {
+    /// The most JSON the questions take; older questions are left out.
+    public static let qaBudgetBytes = 192 * 1024
+    /// The most JSON the votes (who voted how) take; the counts are kept anyway.
+    public static let votesBudgetBytes = 64 * 1024
+}
+
+extension JSONWriter {
+    mutating func questionBoard(_ questions: [Question], added: Int) {
+        // Newest first within the budgets, written oldest first.
+        var kept: [(question: Question, bytes: [UInt8])] = []
+        var used = 0
+        for question in questions.reversed() {
+            var w = JSONWriter(reserving: 256 + question.text.utf8.count)
+            w.beginObject()
+            w.field("id", question.id)
+            w.field("text", question.text)
+            w.key("asked_by")
+            w.actor(question.askedBy)
+            w.field("asked_at", question.askedAt)
+            w.field("up", question.up)
+            w.field("down", question.down)
+            w.field("state", question.state.rawValue)
+            w.field("pinned", question.pinned)
+            w.endObject()
+            used += w.bytes.count + 1
+            if used > RoomSnapshot.qaBudgetBytes { break }
+            kept.append((question, w.bytes))
+        }
+        var votes: [[UInt8]] = []
+        used = 0
+        for (question, _) in kept where !question.votes.isEmpty {
+            var w = JSONWriter()
+            w.beginObject()
+            w.field("id", question.id)
+            w.key("up")
+            w.strings(question.votes.filter { $0.value }.keys.sorted())
+            w.key("down")
+            w.strings(question.votes.filter { !$0.value }.keys.sorted())
+            w.endObject()
+            used += w.bytes.count + 1
+            if used > RoomSnapshot.votesBudgetBytes { break }
+            votes.append(w.bytes)
+        }
+        beginObject()
+        field("added", added)
+        key("questions")
+        beginArray()
+        for (_, bytes) in kept.reversed() { raw(bytes) }
+        endArray()
+        key("votes")
+        beginArray()
+        for bytes in votes.reversed() { raw(bytes) }
+        endArray()
+        endObject()
+    }
+}
+
+/// The `qa` object read back.
+struct QASnapshot {
+    var questions: [Question] = []
+    var added = 0
+
+    init() {}
+
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        added = try r.int("added")
+        var byID: [String: Int] = [:]
+        var read: [Question] = []
+        _ = try r.objects("questions") { q throws(RoomSnapshotError) in
+            let id = try q.string("id")
+            if byID[id] != nil { throw q.failure("id", "duplicate question id \"\(id)\"") }
+            byID[id] = read.count
+            read.append(
+                Question(
+                    id: id,
+                    text: try q.string("text"),
+                    askedBy: try q.object("asked_by", ActorRef.init),
+                    askedAt: try q.int64("asked_at"),
+                    state: try q.oneOf("state", Question.State.self),
+                    pinned: try q.bool("pinned"),
+                    up: try q.int("up"),
+                    down: try q.int("down"),
+                    votes: [:]
+                )
+            )
+        }
+        _ = try r.objects("votes") { v throws(RoomSnapshotError) in
+            let id = try v.string("id")
+            guard let index = byID[id] else { throw v.failure("id", "no question \"\(id)\"") }
+            var votes: [String: Bool] = [:]
+            for user in try v.strings("up") { votes[user] = true }
+            for user in try v.strings("down") { votes[user] = false }
+            let q = read[index]
+            read[index] = Question(
+                id: q.id,
+                text: q.text,
+                askedBy: q.askedBy,
+                askedAt: q.askedAt,
+                state: q.state,
+                pinned: q.pinned,
+                up: q.up,
+                down: q.down,
+                votes: votes
+            )
+        }
+        questions = read
+    }
+}

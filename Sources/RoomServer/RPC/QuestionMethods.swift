@@ -1,0 +1,81 @@
+import RoomModel
+import RoomWire
+
+/// Audience Q&A (PROTOCOL.md section 21).
+extension Dispatcher {
+    static var questionMethods: [String: Method] {
+        [
+            "question-add": Method(needsJoin: true, handler: Dispatcher.questionAdd),
+            "question-vote": Method(needsJoin: true, handler: Dispatcher.questionVote),
+            "question-list": Method(needsJoin: true, handler: Dispatcher.questionList),
+            "question-update": Method(needsJoin: true, handler: Dispatcher.questionUpdate),
+            "question-delete": Method(needsJoin: true, handler: Dispatcher.questionDelete),
+        ]
+    }
+
+    func questionAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let question = try registry.addQuestion(by: connection.peer!, text: try params.requiredString("text"))
+        return Self.encodeQuestion(question)
+    }
+
+    func questionVote(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let id = try params.requiredString("question_id")
+        let vote = try params.choice("vote", Question.Vote.self, required: true)!
+        return Self.encodeQuestion(try registry.voteQuestion(by: connection.peer!, id, vote))
+    }
+
+    func questionList(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let state = try params.choice("state", Question.State.self) ?? .open
+        let order = try params.choice("order", RoomRegistry.QuestionOrder.self) ?? .top
+        let offset = try params.int("offset", in: 0...Int.max) ?? 0
+        let limit = try params.int("limit", in: 1...100) ?? 20
+        let page = try registry.listQuestions(
+            for: connection.peer!,
+            state: state,
+            order: order,
+            offset: offset,
+            limit: limit
+        )
+        return Self.encode { w in
+            w.key("questions")
+            w.array { w in for question in page.questions { w.question(question) } }
+            w.field("total", page.total)
+        }
+    }
+
+    func questionUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let id = try params.requiredString("question_id")
+        let state = try params.choice("state", Question.State.self)
+        let pinned = try params.bool("pinned")
+        return Self.encodeQuestion(try registry.updateQuestion(by: connection.peer!, id, state: state, pinned: pinned))
+    }
+
+    func questionDelete(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        try registry.deleteQuestion(by: connection.peer!, try params.requiredString("question_id"))
+        return Self.encode { _ in }
+    }
+
+    static func encodeQuestion(_ question: Question) -> [UInt8] {
+        var w = JSONWriter()
+        w.question(question)
+        return w.bytes
+    }
+}
+
+extension JSONWriter {
+    /// Question `{question_id, text, asked_by, asked_at, up, down, score, state, pinned}`.
+    mutating func question(_ question: Question) {
+        object { w in
+            w.field("question_id", question.id)
+            w.field("text", question.text)
+            w.key("asked_by")
+            w.actorRef(question.askedBy)
+            w.field("asked_at", question.askedAt)
+            w.field("up", question.up)
+            w.field("down", question.down)
+            w.field("score", question.score)
+            w.field("state", question.state.rawValue)
+            w.field("pinned", question.pinned)
+        }
+    }
+}
