@@ -30,6 +30,24 @@ import Testing
         #expect(stopped.status == 0 && stopped.seconds < 3)
     }
 
+    /// Issue 20: a client that shuts down its side before its request head is
+    /// whole is closed at once. (Its EOF kept the peeked socket readable: the
+    /// service thread spun on it until the 10-s head timeout.)
+    @Test(arguments: ["GET /healthz HTTP/1.1\r\nHost: x\r\n", "GET /", "G"])
+    func aHalfClosedPartialHeadIsClosedAtOnce(head: String) async throws {
+        let daemon = try Daemon.start()
+        let started = Date()
+        let (response, closed) = try rawExchange(
+            port: daemon.port,
+            Self.request(head),
+            timeout: 5,
+            shutdownAfterSending: true
+        )
+        #expect(closed && response.isEmpty, "closed without an answer: \(response)")
+        #expect(Date().timeIntervalSince(started) < 2, "closed at once, not at the head timeout")
+        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
+    }
+
     @Test func aBodyShorterThanItsLengthThenACloseDoesNotHang() async throws {
         let daemon = try Daemon.start()
         _ = try rawExchange(

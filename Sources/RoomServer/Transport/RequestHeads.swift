@@ -18,7 +18,9 @@ import Glibc
 /// that are not an HTTP request line (lws' raw fallback answers those 400),
 /// go to lws as they are. While a head is incomplete, `SO_RCVLOWAT` makes the
 /// socket readable only once more bytes arrive (a peek consumes nothing, so
-/// a level-triggered watcher would fire again at once). A head not complete
+/// a level-triggered watcher would fire again at once); a client that shuts
+/// down its side before its head is whole is closed at once (its EOF would
+/// keep the socket readable: found by the http fuzzer's rate, issue 20). A head not complete
 /// within `timeoutMillis` is closed without an answer, like lws' own timeout.
 ///
 /// Each socket counts in the budget (`Sockets.heads`) and among the unjoined
@@ -126,6 +128,9 @@ final class RequestHeads {
         let verdict = scratch.withUnsafeBytes { Self.verdict(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         switch verdict {
         case .incomplete:
+            // A FIN before the whole head: it can never complete, and the
+            // socket would stay readable (a peek never consumes the EOF).
+            if Self.peerHasShutDown(fd) { return drop(entry) }
             watch(entry, lowWatermark: count + 1)
         case .complete, .notHTTP:
             stopWatching(entry)
@@ -192,6 +197,16 @@ final class RequestHeads {
         Glibc.close(entry.fd)
         sockets.heads -= 1
         sockets.unjoined.settle(entry.arrival)
+    }
+
+    /// Linux's `POLLRDHUP` (glibc declares it only under `_GNU_SOURCE`).
+    private static let pollReadHangUp: Int16 = 0x2000
+
+    /// Whether the client shut down its side (or the socket failed).
+    static func peerHasShutDown(_ fd: Int32) -> Bool {
+        var pfd = pollfd(fd: fd, events: pollReadHangUp, revents: 0)
+        guard poll(&pfd, 1, 0) > 0 else { return false }
+        return pfd.revents & (pollReadHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
     }
 
     private func setLowWatermark(_ fd: Int32, _ bytes: Int) {

@@ -7,7 +7,8 @@ func rawExchange(
     port: Int,
     _ bytes: [UInt8],
     timeout: Double = 3,
-    closeAfterSending: Bool = false
+    closeAfterSending: Bool = false,
+    shutdownAfterSending: Bool = false
 )
     throws -> (response: String, closedByServer: Bool)
 {
@@ -20,6 +21,7 @@ func rawExchange(
         offset += sent
     }
     if closeAfterSending { return ("", false) }
+    if shutdownAfterSending { shutdown(fd, Int32(SHUT_WR)) }
     let deadline = Date().addingTimeInterval(timeout)
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
