@@ -12,6 +12,8 @@ public struct Settings: Sendable, Equatable {
     public var polls = PollSettings()
     /// `chat` (1.2, ChatSettings.swift)
     public var chat = ChatSettings()
+    /// `reactions` (1.2, ReactionSettings.swift)
+    public var reactions = ReactionSettings()
     /// `hls` (1.1, HLSSettings.swift)
     public var hls = HLSSettings()
     /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
@@ -46,6 +48,7 @@ extension Settings {
         limits = try c.object("limits", LimitSettings.init) ?? limits
         polls = try c.object("polls", PollSettings.init) ?? polls
         chat = try c.object("chat", ChatSettings.init) ?? chat
+        reactions = try c.object("reactions", ReactionSettings.init) ?? reactions
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster
