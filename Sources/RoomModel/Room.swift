@@ -21,6 +21,8 @@ public final class Room {
     public internal(set) var polls = PollBook()
     /// Chat history and pin (1.2, Chat/ChatHistory.swift).
     public internal(set) var chat = ChatHistory()
+    /// Reactions and tap votes (1.2, Reactions/Reactions.swift).
+    public internal(set) var reactions = Reactions()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
 

@@ -30,6 +30,8 @@ public final class RoomRegistry {
     var peerSearch = PeerSearch()
     /// Timed polls and polls with stats to send (Polls/PollSchedule.swift).
     var pollSchedule = PollSchedule()
+    /// Rooms with reaction totals to push (Reactions/ReactionSchedule.swift).
+    var reactionSchedule = ReactionSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
 

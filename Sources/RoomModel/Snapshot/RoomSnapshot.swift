@@ -18,12 +18,18 @@
 ///                                   "updated_by": ActorRef|null, "updated_at"}],
 ///                       "tombstones":[keys]},
 ///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null,
-///      "chat":{"messages":[Message], "pinned": Message|null}}
+///      "chat":{"messages":[Message], "pinned": Message|null},
+///      "reactions":[ReactionTarget]}
 ///
 /// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
 /// The history is saved newest first up to `chatBudgetBytes` of JSON (a
 /// room's state must fit in one value on the bus): a takeover keeps the
-/// newest messages. Format 1 (1.1, no `chat`) is still read.
+/// newest messages. A ReactionTarget (ReactionSnapshot.swift) holds a
+/// target's totals, what its peers last heard, and the users' counts; the
+/// reactions take at most `reactionsBudgetBytes`: every total of the stream
+/// and the contestants, the messages' newest first, then the users' counts
+/// while they fit. Format 1 (1.1, no `chat`) is still read, and format 2
+/// without `reactions` (saved before them) as a room without reactions.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -43,6 +49,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// The chat history (oldest first) and the pin (1.2, section 19).
     public var chatMessages: [ChatMessage]
     public var pinned: ChatMessage?
+    /// Reactions and taps (1.2, section 20): the stream, the contestants by
+    /// id, then the messages newest first.
+    public var reactions: [ReactionTargetSnapshot]
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
@@ -58,7 +67,8 @@ public struct RoomSnapshot: Sendable, Equatable {
             polls: [],
             liveStream: nil,
             chatMessages: [],
-            pinned: nil
+            pinned: nil,
+            reactions: []
         )
     }
 }

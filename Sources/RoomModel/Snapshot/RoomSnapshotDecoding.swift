@@ -26,6 +26,8 @@ extension RoomSnapshot {
                 throw r.failure("format", "this build reads formats 1 to \(Self.format), got \(format)")
             }
             let chat = try format >= 2 ? r.object("chat", ChatSnapshot.init) : ChatSnapshot()
+            // Format 2 as saved before reactions (1.2, chat only) has none.
+            let reactions = try r.has("reactions") ? r.objects("reactions", ReactionTargetSnapshot.init) : []
             let snapshot = try RoomSnapshot(
                 id: r.string("id"),
                 sessionID: r.string("session_id"),
@@ -40,7 +42,8 @@ extension RoomSnapshot {
                     try r.object(key, LiveStream.init)
                 },
                 chatMessages: chat.messages,
-                pinned: chat.pinned
+                pinned: chat.pinned,
+                reactions: reactions
             )
             try snapshot.check()
             return snapshot
@@ -67,6 +70,13 @@ extension RoomSnapshot {
         var pollIDs: Set<String> = []
         for (i, poll) in polls.enumerated() where !pollIDs.insert(poll.id).inserted {
             throw RoomSnapshotError(path: "polls[\(i)].id", problem: "duplicate poll id \"\(poll.id)\"")
+        }
+        var targets: Set<String> = []
+        for (i, target) in reactions.enumerated() where !targets.insert(target.target).inserted {
+            throw RoomSnapshotError(
+                path: "reactions[\(i)].target",
+                problem: "duplicate target \"\(target.target)\""
+            )
         }
     }
 }

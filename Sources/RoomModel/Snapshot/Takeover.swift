@@ -55,7 +55,10 @@ extension RoomRegistry {
             },
             liveStream: room.liveStream,
             chatMessages: room.chat.messages,
-            pinned: room.chat.pinned
+            pinned: room.chat.pinned,
+            reactions: room.reactions.snapshot(
+                of: ["stream"] + room.reactions.contestantNames + room.chat.messages.reversed().map(\.id)
+            )
         )
     }
 
@@ -130,6 +133,10 @@ extension RoomRegistry {
             pinned: snapshot.pinned,
             capacity: settings.chat.historySize
         )
+        room.reactions = Reactions(restoring: snapshot.reactions, types: settings.reactions.types) { target in
+            if case .message(let id) = target { room.chat.message(id) != nil } else { true }
+        }
+        if room.reactions.hasPending { reactionSchedule.schedule(room) }  // pushed by this node now
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room
