@@ -283,6 +283,11 @@ public final class RoomServer: @unchecked Sendable {
         case .activeSpeakers: fanOut.fanOut(registry.tickActiveSpeakers())
         case .roomState: fanOut.fanOut(registry.tickRoomState())
         case .pollStats: fanOut.fanOut(registry.tickPollStats())
+        case .reactions:
+            let deliveries = registry.tickReactions()
+            // What the peers last heard is saved for a takeover (Snapshot/ReactionSnapshot.swift).
+            for delivery in deliveries { homes.touch(delivery.audience.first?.room.id) }
+            fanOut.fanOut(deliveries)
         case .keepalive: keepalive()
         }
     }

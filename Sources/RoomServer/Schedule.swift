@@ -27,6 +27,8 @@ final class Schedule {
         case roomState
         /// One slice of `on-poll-stats` (RoomRegistry.pollStatsTickMs).
         case pollStats
+        /// `on-reactions` (settings.reactions.interval_ms).
+        case reactions
         /// Pings, idle connections, request heads, heap trimming (1 s).
         case keepalive
     }
@@ -51,6 +53,7 @@ final class Schedule {
         case .activeSpeakers: registry.settings.activeSpeakers.intervalMs
         case .roomState: registry.settings.room.roomStateIntervalMs
         case .pollStats: registry.pollStatsTickMs
+        case .reactions: registry.settings.reactions.intervalMs
         case .keepalive: 1000
         }
     }

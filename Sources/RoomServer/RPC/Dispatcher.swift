@@ -71,6 +71,7 @@ package final class Dispatcher {
         let tables = [
             joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
+            reactionMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }
