@@ -306,6 +306,46 @@ import Testing
         #expect(restored.reactions.total("stream", types[0]) == .max / 2 + 20_000, "a total above its users kept")
     }
 
+    /// The bus takes a room's state in one value of 1000 KiB: a full chat
+    /// (512 KiB) and the worst reactions (taps of every bound, every message
+    /// reacted to with every type) still fit, the newest messages' totals kept.
+    @Test func aFullChatAndTheWorstReactionsStillFitOneBusValue() throws {
+        var settings = Settings()
+        settings.chat.historySize = 10000
+        let types = (0..<32).map { String(repeating: "0", count: 31 - "\($0)".count) + "\($0)t" }
+        settings.reactions.types = types
+        let registry = RoomRegistry(
+            template: Fixtures.template(settings: settings),
+            clock: ManualClock(),
+            ids: SequentialIDGenerator()
+        )
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        let text = String(repeating: "t", count: 200)
+        var ids: [String] = []
+        for n in 0..<3000 { ids.append(try Self.say(registry, host, "\(n)" + text)) }
+        for id in ids { for type in types { _ = try registry.react(host, target: id, type: type) } }
+        let long = String(repeating: "c", count: 60)
+        for n in 0..<Reactions.maxContestants {
+            for type in types {
+                _ = try registry.react(host, target: "contestant:\(long)\(1000 + n)", type: type, count: 50)
+            }
+        }
+        for type in types { _ = try registry.react(host, target: "stream", type: type, count: 50) }
+        #expect(room.reactions.userEntries == 3000 * 32 + 101 * 32)
+
+        let bytes = registry.snapshot(of: room).encodeJSON()
+        #expect(bytes.count < 1000 * 1024, "\(bytes.count) bytes")
+        let decoded = try RoomSnapshot(json: bytes)
+        let kept = decoded.chatMessages.map(\.id)
+        #expect(kept.count > 1000 && kept.count < 3000 && kept.last == ids.last)
+        let taps = decoded.reactions.prefix(101)
+        #expect(taps.first?.target == "stream" && taps.allSatisfy { $0.totals.count == 32 }, "every tap total")
+        let messages = decoded.reactions.dropFirst(101).map(\.target)
+        #expect(!messages.isEmpty && messages.count < kept.count, "\(messages.count) messages' totals")
+        #expect(messages == kept.reversed().prefix(messages.count).map { $0 }, "the newest messages' totals")
+    }
+
     @Test func theSnapshotKeepsOnlyTheReactionsOfTheMessagesItKeeps() throws {
         let (registry, _) = Self.registry(historySize: 10000)
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
