@@ -88,6 +88,9 @@ public enum RoomEvent: Sendable, Equatable {
     case chatCleared(clearedBy: PeerRef)
     /// `on-message-pin {message, pinned_by}`: the pinned message (nil: unpinned) (1.2).
     case messagePinned(Message?, pinnedBy: PeerRef)
+    /// `on-reactions {counts}`: the totals that changed since the room's
+    /// last one, at most once per `settings.reactions.interval_ms` (1.2).
+    case reactions([ReactionCount])
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -120,6 +123,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .messageDeleted: "on-message-delete"
         case .chatCleared: "on-chat-clear"
         case .messagePinned: "on-message-pin"
+        case .reactions: "on-reactions"
         }
     }
 
@@ -231,6 +235,8 @@ public enum RoomEvent: Sendable, Equatable {
                 p.has("message") ? try Message(kept: p.child("message")) : nil,
                 pinnedBy: try PeerRef(p.child("pinned_by"))
             )
+        case "on-reactions":
+            return .reactions(try p.elements("counts").map { try ReactionCount($0) })
         default:
             return nil
         }

@@ -14,6 +14,8 @@ public struct Settings: Sendable, Equatable {
     public var chat = ChatSettings()
     /// `qa` (1.2, QASettings.swift)
     public var qa = QASettings()
+    /// `reactions` (1.2, ReactionSettings.swift)
+    public var reactions = ReactionSettings()
     /// `hls` (1.1, HLSSettings.swift)
     public var hls = HLSSettings()
     /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
@@ -49,6 +51,7 @@ extension Settings {
         polls = try c.object("polls", PollSettings.init) ?? polls
         chat = try c.object("chat", ChatSettings.init) ?? chat
         qa = try c.object("qa", QASettings.init) ?? qa
+        reactions = try c.object("reactions", ReactionSettings.init) ?? reactions
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster

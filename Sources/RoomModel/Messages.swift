@@ -64,8 +64,8 @@ extension RoomRegistry {
             message: message,
             type: type
         )
-        if target == .everyone {
-            room.chat.append(chat, capacity: settings.chat.historySize)  // section 19
+        if target == .everyone, let dropped = room.chat.append(chat, capacity: settings.chat.historySize) {
+            room.reactions.drop(message: dropped.id)  // the ring's oldest went, and its reactions (section 20)
         }
         if target == .everyone, let sendingPeer {
             return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)

@@ -17,6 +17,9 @@ public enum Push {
     case chatClear(clearedBy: ActorRef)
     /// `on-message-pin {message: Message | null, pinned_by}` (1.2).
     case messagePin(ChatMessage?, pinnedBy: ActorRef)
+    /// `on-reactions {counts:[{target, type, total}]}` (1.2, section 20): the
+    /// totals changed since the room's last one, coalesced per interval.
+    case reactions([ReactionCount])
     /// `on-track-add` / `on-track-update` / `on-track-remove {peer_id, track}`.
     case trackAdd(peerID: String, Track)
     case trackUpdate(peerID: String, Track)

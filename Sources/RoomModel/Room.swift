@@ -23,6 +23,8 @@ public final class Room {
     public internal(set) var chat = ChatHistory()
     /// Audience questions (1.2, QA/QuestionBoard.swift).
     public internal(set) var questions = QuestionBoard()
+    /// Reactions and tap votes (1.2, Reactions/Reactions.swift).
+    public internal(set) var reactions = Reactions()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
 

@@ -32,6 +32,8 @@ public final class RoomRegistry {
     var pollSchedule = PollSchedule()
     /// Rooms with Q&A changes to push (QA/QuestionActions.swift).
     var qaSchedule = QuestionSchedule()
+    /// Rooms with reaction totals to push (Reactions/ReactionSchedule.swift).
+    var reactionSchedule = ReactionSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
 

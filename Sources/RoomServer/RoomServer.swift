@@ -284,6 +284,11 @@ public final class RoomServer: @unchecked Sendable {
         case .roomState: fanOut.fanOut(registry.tickRoomState())
         case .pollStats: fanOut.fanOut(registry.tickPollStats())
         case .questions: fanOut.fanOut(registry.tickQuestions())
+        case .reactions:
+            let deliveries = registry.tickReactions()
+            // What the peers last heard is saved for a takeover (Snapshot/ReactionSnapshot.swift).
+            for delivery in deliveries { homes.touch(delivery.audience.first?.room.id) }
+            fanOut.fanOut(deliveries)
         case .keepalive: keepalive()
         }
     }

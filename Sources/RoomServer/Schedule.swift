@@ -29,6 +29,8 @@ final class Schedule {
         case pollStats
         /// Coalesced `on-questions` (settings.qa.interval_ms).
         case questions
+        /// `on-reactions` (settings.reactions.interval_ms).
+        case reactions
         /// Pings, idle connections, request heads, heap trimming (1 s).
         case keepalive
     }
@@ -54,6 +56,7 @@ final class Schedule {
         case .roomState: registry.settings.room.roomStateIntervalMs
         case .pollStats: registry.pollStatsTickMs
         case .questions: registry.settings.qa.intervalMs
+        case .reactions: registry.settings.reactions.intervalMs
         case .keepalive: 1000
         }
     }

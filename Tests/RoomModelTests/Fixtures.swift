@@ -110,6 +110,8 @@ extension Push {
         case .messageDelete(let id, _): "on-message-delete:\(id)"
         case .chatClear: "on-chat-clear"
         case .messagePin(let message, _): "on-message-pin:\(message?.id ?? "null")"
+        case .reactions(let counts):
+            "on-reactions:" + counts.map { "\($0.target)/\($0.type)=\($0.total)" }.joined(separator: ",")
         }
     }
 }

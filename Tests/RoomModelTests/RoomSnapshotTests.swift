@@ -155,6 +155,11 @@ import Testing
         _ = try registry.voteQuestion(by: host, asked.id, .down)
         _ = try registry.updateQuestion(by: host, other.id, state: .answered, pinned: true)
         try registry.deleteQuestion(by: guest, withdrawn.id)
+        // Reactions (1.2): on a message, taps on a contestant (pushed) and on the stream (still to push).
+        _ = try registry.react(viewer, target: said.id, type: "love")
+        _ = try registry.react(guest, target: "contestant:red", type: "clap", count: 5)
+        _ = registry.tickReactions()
+        _ = try registry.react(viewer, target: "stream", type: "fire", count: 3)
         return (registry, room)
     }
 
@@ -195,6 +200,9 @@ import Testing
         #expect(snapshot.pinned?.message == "hi \"all\"\n")
         #expect(snapshot.questions.map(\.text) == ["why \"snapshots\"?", "and?"] && snapshot.questionsAdded == 3)
         #expect(snapshot.questions[0].votes.count == 2 && snapshot.questions[1].pinned)
+        #expect(snapshot.reactions.map(\.target) == ["stream", "contestant:red", snapshot.chatMessages[0].id])
+        #expect(snapshot.reactions[0].heard == ["fire": 0] && snapshot.reactions[0].users == ["fire": ["v": 3]])
+        #expect(snapshot.reactions[1].totals == ["clap": 5] && snapshot.reactions[1].heard.isEmpty)
 
         let bytes = snapshot.encodeJSON()
         #expect(snapshot.encodeJSON() == bytes, "the same room gives the same bytes")
@@ -220,6 +228,7 @@ import Testing
             other.nextPollDeadline == snapshot.polls[1].startedAt.map { $0 + 60_000 },
             "the quiz's timer runs again"
         )
+        #expect(other.tickReactions().first?.push.name == "on-reactions:stream/fire=3", "the push still due")
     }
 
     @Test func compactJSONWritesWhatJSONBytesWrites() throws {
@@ -302,6 +311,16 @@ import Testing
                 == "polls[0].records[0].question: the poll has no question 0"
         )
         #expect(failure(replacing(#""live_stream":{"#, #""live_stream":{"x":0,"#)) == "live_stream.x: unknown key")
+        #expect(
+            failure(replacing(#""target":"stream","#, #""target":"stream","x":1,"#)) == "reactions[0].x: unknown key"
+        )
+        #expect(
+            failure(replacing(#""totals":{"fire":3}"#, #""totals":{"fire":"3"}"#))
+                == "reactions[0].totals.fire: expected integer, got string"
+        )
+        #expect(
+            failure(replacing(#""reactions":["#, #""reactions":[1,"#)) == "reactions[0]: expected object, got number"
+        )
 
         var nested = #""x""#
         for _ in 0..<RoomSnapshot.maxDepth { nested = "[\(nested)]" }

@@ -194,6 +194,42 @@ import Testing
         #expect(again.up == 1, "the viewer's vote is remembered: a repeat changes nothing")
     }
 
+    /// Reactions (section 20) belong to the room session: totals and each
+    /// user's own count survive a kill of the home, and the new home pushes on.
+    @Test func reactionsAndEachUsersOwnCountSurviveATakeover() async throws {
+        let cluster = try await Cluster(settings: #"{"reactions":{"interval_ms":100}}"#)
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        defer { _ = host }
+        let id = try #require(try await guest.call("broadcast", ["info": ["message": "react"]])["message_id"])
+        let like: JSON = ["target": id, "type": "like"]
+        _ = try await guest.call("react", like)
+        _ = try await viewer.call("react", like)
+        _ = try await viewer.call("react", ["target": "stream", "type": "fire", "count": 9])
+        _ = try await guest.call("react", ["target": "contestant:red", "type": "clap", "count": 3])
+        try await Task.sleep(for: .milliseconds(800))  // pushed, and saved as pushed
+        _ = (guest.drain(), viewer.drain())
+        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        let targets: JSON = ["targets": [id, "stream", "contestant:red"]]
+        let after = try await ClusterRoutingTests.eventually(viewer, "reactions-get", targets, within: 15)
+        #expect(
+            after == [
+                "counts": [
+                    ["target": id, "type": "like", "total": 2, "mine": 1],
+                    ["target": "stream", "type": "fire", "total": 9, "mine": 9],
+                    ["target": "contestant:red", "type": "clap", "total": 3, "mine": 0],
+                ]
+            ]
+        )
+        #expect(try await viewer.call("react", like)["total"] == 2, "the viewer's reaction is still known")
+        #expect(try await viewer.call("unreact", like)["total"] == 1)
+        // The new home pushes what changed since, and nothing its peers had heard before the kill.
+        let pushed = try await guest.next { event in if case .reactions(let counts) = event { counts } else { nil } }
+        #expect(pushed == [ReactionCount(target: id.stringValue!, type: "like", total: 1)])
+    }
+
     /// Issue 20 (found by the cluster soak): the home is killed and restarted
     /// with the same node id within the alive window (3.5 s), so the others
     /// never count it out. Its new run knows none of the old run's clients:

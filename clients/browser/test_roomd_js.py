@@ -150,3 +150,39 @@ def test_browser_page_reads_pins_deletes_and_clears_the_chat(roomd, browser):
     out = asyncio.run(scenario())
     assert out == {"backfill": ["one", "two"], "page": ["two"], "more": True, "pinned": True, "deleted": True,
                    "unpinned": True, "cleared": True, "after": 0}
+
+
+# Runs in the page as a viewer: reacts to the first message, taps the stream, reads the counts, takes the reaction back.
+REACTING_IN_A_PAGE = """
+const [url, token, done] = arguments;
+const { RoomClient } = window.roomd;
+const client = await RoomClient.connect(url);
+const joined = await client.join({ token });
+const id = joined.chat.messages[0].message_id;
+const out = {};
+out.react = (await client.react(id, "like")).total;
+out.taps = (await client.react("stream", "fire", { count: 5 })).total;
+out.pushed = (await client.next("on-reactions")).counts.length > 0;
+out.counts = (await client.reactionsGet([id, "stream"])).map(c => [c.target === id ? "message" : c.target, c.type, c.total, c.mine]);
+out.unreact = (await client.unreact(id, "like")).total;
+client.close();
+done(out);
+"""
+
+
+def test_browser_page_reacts_taps_and_reads_the_counts(roomd, browser):
+    browser.get(roomd.http_url + "/client/")
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.documentElement.dataset.roomd"))
+
+    async def scenario():
+        guest = await roomd.join("votes", "g-1", "guest")
+        await guest.broadcast("vote!")
+        loop = asyncio.get_running_loop()
+        out = await loop.run_in_executor(None, lambda: browser.execute_async_script(
+            REACTING_IN_A_PAGE, roomd.url, roomd.token("votes", "web-viewer", "viewer")))
+        await guest.close()
+        return out
+
+    out = asyncio.run(scenario())
+    assert out == {"react": 1, "taps": 5, "pushed": True,
+                   "counts": [["message", "like", 1, 1], ["stream", "fire", 5, 5]], "unreact": 0}

@@ -17,7 +17,7 @@ import RoomWire
 ///     N<json>     message <json> from connection N (0…3); without N, from 0
 ///     !lost N     connection N drops without a close (reconnect grace)
 ///     !tick       the daemon's timers fire (speakers, room state, role-change
-///                 expiry, graces)
+///                 expiry, graces, poll stats, reactions)
 ///
 /// Before each input, connections 0, 1 and 2 have joined room `fuzz` as a
 /// host, a guest and a host restricted to `view_and_polls_only`; connection
@@ -122,6 +122,7 @@ private final class Script {
             dispatcher.apply(server.registry.expireRoleChangeRequests())
             dispatcher.fanOut(server.registry.expireGraces())
             dispatcher.fanOut(server.registry.tickPollStats())
+            dispatcher.fanOut(server.registry.tickReactions())
             dispatcher.expirePolls()
             server.registry.expireCues()
         } else if let first = line.first, let slot = slot(first) {

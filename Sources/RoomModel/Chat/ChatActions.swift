@@ -40,6 +40,7 @@ extension RoomRegistry {
             }
         }
         _ = room.chat.delete(id)
+        room.reactions.drop(message: id)  // not pushed: on-message-delete says it
         let by = ActorRef(initiator)
         let everyone = room.peersInJoinOrder
         var deliveries = [Delivery(.messageDelete(messageID: id, deletedBy: by), to: everyone)]
@@ -55,6 +56,7 @@ extension RoomRegistry {
     public func clearChat(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
         room.chat.clear()
+        room.reactions.dropMessages()  // taps stay; not pushed: on-chat-clear says it
         let by = ActorRef(initiator)
         let everyone = room.peersInJoinOrder
         var deliveries = [Delivery(.chatClear(clearedBy: by), to: everyone)]

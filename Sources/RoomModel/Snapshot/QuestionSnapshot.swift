@@ -3,9 +3,9 @@ import RoomWire
 /// The `qa` object of a snapshot (format 2, described at `RoomSnapshot`).
 extension RoomSnapshot {
     /// The most JSON the questions take; older questions are left out.
-    public static let qaBudgetBytes = 192 * 1024
+    public static let qaBudgetBytes = 128 * 1024
     /// The most JSON the votes (who voted how) take; the counts are kept anyway.
-    public static let votesBudgetBytes = 64 * 1024
+    public static let votesBudgetBytes = 32 * 1024
 }
 
 extension JSONWriter {

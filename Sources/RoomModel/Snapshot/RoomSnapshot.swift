@@ -20,7 +20,8 @@
 ///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null,
 ///      "chat":{"messages":[Message], "pinned": Message|null},
 ///      "qa":{"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
-///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]}}
+///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]},
+///      "reactions":[ReactionTarget]}
 ///
 /// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
 /// The history is saved newest first up to `chatBudgetBytes` of JSON (a
@@ -28,7 +29,13 @@
 /// newest messages. The questions likewise keep the newest within
 /// `qaBudgetBytes`, and who voted how within `votesBudgetBytes` (the
 /// counts are always kept; a user whose vote was left out may vote again).
-/// Format 1 (1.1, no `chat` and `qa`) is still read.
+/// A ReactionTarget (ReactionSnapshot.swift) holds a
+/// target's totals, what its peers last heard, and the users' counts; the
+/// reactions take at most `reactionsBudgetBytes`: every total of the stream
+/// and the contestants, the messages' newest first, then the users' counts
+/// while they fit. Format 1 (1.1, no `chat`, `qa` or `reactions`) is still
+/// read, and format 2 without `reactions` (saved before them) as a room
+/// without reactions.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -51,6 +58,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// Audience questions in the order asked, and how many were added (1.2, section 21).
     public var questions: [Question]
     public var questionsAdded: Int
+    /// Reactions and taps (1.2, section 20): the stream, the contestants by
+    /// id, then the messages newest first.
+    public var reactions: [ReactionTargetSnapshot]
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
@@ -68,7 +78,8 @@ public struct RoomSnapshot: Sendable, Equatable {
             chatMessages: [],
             pinned: nil,
             questions: [],
-            questionsAdded: 0
+            questionsAdded: 0,
+            reactions: []
         )
     }
 }

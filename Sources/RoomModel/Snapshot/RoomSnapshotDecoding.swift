@@ -27,6 +27,8 @@ extension RoomSnapshot {
             }
             let chat = try format >= 2 ? r.object("chat", ChatSnapshot.init) : ChatSnapshot()
             let qa = try format >= 2 ? r.object("qa", QASnapshot.init) : QASnapshot()
+            // Format 2 as saved before reactions (1.2, chat only) has none.
+            let reactions = try r.has("reactions") ? r.objects("reactions", ReactionTargetSnapshot.init) : []
             let snapshot = try RoomSnapshot(
                 id: r.string("id"),
                 sessionID: r.string("session_id"),
@@ -43,7 +45,8 @@ extension RoomSnapshot {
                 chatMessages: chat.messages,
                 pinned: chat.pinned,
                 questions: qa.questions,
-                questionsAdded: qa.added
+                questionsAdded: qa.added,
+                reactions: reactions
             )
             try snapshot.check()
             return snapshot
@@ -70,6 +73,13 @@ extension RoomSnapshot {
         var pollIDs: Set<String> = []
         for (i, poll) in polls.enumerated() where !pollIDs.insert(poll.id).inserted {
             throw RoomSnapshotError(path: "polls[\(i)].id", problem: "duplicate poll id \"\(poll.id)\"")
+        }
+        var targets: Set<String> = []
+        for (i, target) in reactions.enumerated() where !targets.insert(target.target).inserted {
+            throw RoomSnapshotError(
+                path: "reactions[\(i)].target",
+                problem: "duplicate target \"\(target.target)\""
+            )
         }
     }
 }

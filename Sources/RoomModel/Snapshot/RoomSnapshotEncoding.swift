@@ -34,13 +34,22 @@ extension RoomSnapshot {
         w.beginObject()
         w.key("messages")
         w.beginArray()
-        for encoded in Self.newestWithin(Self.chatBudgetBytes, chatMessages) { w.raw(encoded) }
+        let chat = Self.newestWithin(Self.chatBudgetBytes, chatMessages)
+        for encoded in chat { w.raw(encoded) }
         w.endArray()
         w.key("pinned")
         if let pinned { w.chatMessage(pinned) } else { w.null() }
         w.endObject()
         w.key("qa")
         w.questionBoard(questions, added: questionsAdded)
+        w.key("reactions")
+        w.beginArray()
+        let keptMessages = Set(chatMessages.suffix(chat.count).lazy.map(\.id))
+        let keep = { (target: String) in ReactionTarget(target)?.isTap == true || keptMessages.contains(target) }
+        for target in Self.reactionsWithin(Self.reactionsBudgetBytes, reactions, keep: keep) {
+            w.reactionTarget(target)
+        }
+        w.endArray()
         w.endObject()
         return w.bytes
     }

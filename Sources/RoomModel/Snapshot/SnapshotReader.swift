@@ -60,6 +60,12 @@ final class SnapshotReader {
         RoomSnapshotError(path: path(key), problem: problem)
     }
 
+    /// Whether `key` is there (for a key a format added later).
+    func has(_ key: String) -> Bool {
+        read.insert(key)
+        return members[key] != nil
+    }
+
     /// The value of `key`, which must be there.
     func value(_ key: String) throws(RoomSnapshotError) -> JSON {
         read.insert(key)

@@ -57,7 +57,10 @@ extension RoomRegistry {
             chatMessages: room.chat.messages,
             pinned: room.chat.pinned,
             questions: room.questions.all,
-            questionsAdded: room.questions.added
+            questionsAdded: room.questions.added,
+            reactions: room.reactions.snapshot(
+                of: ["stream"] + room.reactions.contestantNames + room.chat.messages.reversed().map(\.id)
+            )
         )
     }
 
@@ -133,6 +136,10 @@ extension RoomRegistry {
             capacity: settings.chat.historySize
         )
         room.questions = QuestionBoard(questions: snapshot.questions, added: snapshot.questionsAdded)
+        room.reactions = Reactions(restoring: snapshot.reactions, types: settings.reactions.types) { target in
+            if case .message(let id) = target { room.chat.message(id) != nil } else { true }
+        }
+        if room.reactions.hasPending { reactionSchedule.schedule(room) }  // pushed by this node now
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room

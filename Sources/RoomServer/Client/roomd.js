@@ -222,6 +222,14 @@ export class RoomClient {
   }
 
   async questionDelete(questionId) { await this.call("question-delete", { question_id: questionId }); }
+  /** `react`: a reaction to a message (`target` a message id), or `count` taps on "stream" / "contestant:<id>"; resolves with `{target, type, total}`. */
+  react(target, type, { count } = {}) { return this.call("react", params({ target, type, count })); }
+
+  /** `unreact`: takes this user's reaction off a message; resolves with `{target, type, total}`. */
+  unreact(target, type) { return this.call("unreact", { target, type }); }
+
+  /** `reactions-get`: resolves with the `counts` `[{target, type, total, mine}]` of up to 100 targets. */
+  async reactionsGet(targets) { return (await this.call("reactions-get", { targets })).counts; }
 
   /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */
   async roleChangeRequest(peerId, role, { force = false } = {}) {

@@ -75,6 +75,7 @@ final class RestAPI {
             case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
             case (.post, "end-room", 2): return try endRoom(parts[0], try body(request))
             case (.get, "metadata", 2): return try getMetadata(parts[0])
+            case (.get, "reactions", 2): return try getReactions(parts[0])
             case (.post, "metadata", 2): return try setMetadata(parts[0], try body(request))
             case (.post, "unlock", 2):
                 registry.unlock(parts[0])

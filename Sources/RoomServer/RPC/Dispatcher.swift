@@ -72,6 +72,7 @@ package final class Dispatcher {
             joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
             questionMethods,
+            reactionMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }

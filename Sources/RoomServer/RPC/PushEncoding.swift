@@ -45,6 +45,8 @@ extension Envelope {
                 w.key("pinned_by")
                 w.actorRef(pinnedBy)
             }
+        case .reactions(let counts):
+            return notification("on-reactions") { w in w.reactionCounts(counts) }
         case .trackAdd(let peerID, let track):
             return trackPush("on-track-add", peerID, track)
         case .trackUpdate(let peerID, let track):

@@ -185,3 +185,22 @@ extension JSONWriter {
         }
     }
 }
+
+// Reactions (1.2, section 20).
+extension JSONWriter {
+    /// `target, type, total` and, when known, `mine`.
+    mutating func reactionCountFields(_ count: ReactionCount) {
+        field("target", count.target)
+        field("type", count.type)
+        field("total", count.total)
+        if let mine = count.mine { field("mine", mine) }
+    }
+
+    /// `"counts": [{target, type, total, mine?}…]`.
+    mutating func reactionCounts(_ counts: [ReactionCount]) {
+        key("counts")
+        array { w in
+            for count in counts { w.object { w in w.reactionCountFields(count) } }
+        }
+    }
+}

@@ -283,6 +283,19 @@ class RoomClient:
 
     async def question_delete(self, question_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         await self.call("question-delete", {"question_id": question_id}, timeout)
+    async def react(self, target: str, type: str, count: Optional[int] = None,
+                    timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``react``: a reaction to a message (``target`` a message id) or taps on
+        ``"stream"`` / ``"contestant:<id>"`` (``count`` 1..50); ``{target, type, total}``."""
+        return await self.call("react", _params(target=target, type=type, count=count), timeout)
+
+    async def unreact(self, target: str, type: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``unreact``: takes this user's reaction off a message; ``{target, type, total}``."""
+        return await self.call("unreact", {"target": target, "type": type}, timeout)
+
+    async def reactions_get(self, targets: List[str], timeout: float = DEFAULT_TIMEOUT) -> List[dict]:
+        """``reactions-get``: the ``counts`` ``[{target, type, total, mine}]`` of up to 100 targets."""
+        return (await self.call("reactions-get", {"targets": list(targets)}, timeout))["counts"]
 
     async def role_change_request(self, peer_id: str, role: str, force: bool = False,
                                   timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:

@@ -102,6 +102,23 @@ def test_question_helpers(roomd):
         await guest.question_delete(asked["question_id"])
         assert (await host.question_list(state="answered"))["total"] == 0
         for client in (host, guest):
+def test_reaction_helpers(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "v-1", "viewer", restrictions="view_and_polls_only")
+        message = (await host.broadcast("vote!"))["message_id"]
+        assert await viewer.react(message, "like") == {"target": message, "type": "like", "total": 1}
+        assert (await viewer.react("contestant:red", "fire", count=7))["total"] == 7
+        pushed = await host.next("on-reactions")
+        assert {(p["target"], p["type"]) for p in pushed["counts"]} <= {(message, "like"), ("contestant:red", "fire")}
+        assert await viewer.reactions_get([message, "contestant:red"]) == [
+            {"target": message, "type": "like", "total": 1, "mine": 1},
+            {"target": "contestant:red", "type": "fire", "total": 7, "mine": 7}]
+        assert (await viewer.unreact(message, "like"))["total"] == 0
+        with pytest.raises(RpcError) as tap:
+            await viewer.unreact("stream", "fire")
+        assert tap.value.code == -32602
+        for client in (host, viewer):
             await client.close()
 
     asyncio.run(scenario())

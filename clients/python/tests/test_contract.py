@@ -44,6 +44,8 @@ OPERATOR_PUSHES = {"on-hls-update", "on-hls-timed-metadata"}
 CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin",
         "question-add", "question-vote", "question-list", "question-update", "question-delete"}
 CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin", "on-questions"}
+REACTIONS = {"react", "unreact", "reactions-get"}
+REACTION_PUSHES = {"on-reactions"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -371,9 +373,9 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT}
+    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS}
     assert core - c.calls == set(), "every core method was called"
-    missing = set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - {"room-state"} - c.pushes
+    missing = set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - {"room-state"} - c.pushes
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -566,6 +568,46 @@ def test_chat_history_answers_and_pushes_match_the_contract(roomd):
     asyncio.run(scenario())
     assert CHAT - c.calls == set()
     assert CHAT_PUSHES - c.pushes == set()
+
+
+def test_reactions_answers_and_pushes_match_the_contract(roomd):
+    c = Contract()
+
+    async def scenario():
+        host, guest, viewer = await roomd.connect(), await roomd.connect(), await roomd.connect()
+        await c.call(host, "join", {"token": roomd.token("votes", "ada", "host")})
+        await c.call(guest, "join", {"token": roomd.token("votes", "cy", "guest")})
+        await c.call(viewer, "join", {"token": roomd.token("votes", "bob", "viewer",
+                                                           restrictions="view_and_polls_only")})
+        message = (await c.call(guest, "broadcast", {"info": {"message": "battle!"}}))["message_id"]
+        await c.call(viewer, "react", {"target": message, "type": "fire"})
+        await c.call(viewer, "react", {"target": "stream", "type": "clap", "count": 50})
+        await c.call(guest, "react", {"target": "contestant:red", "type": "like", "count": 3})
+        await c.call(host, "react", {"target": message, "type": "love", "count": None})
+        assert (await c.call(host, "unreact", {"target": message, "type": "love"}))["total"] == 0
+        await c.call(viewer, "unreact", {"target": message, "type": "wow"})
+        for client in (host, guest, viewer):
+            pushed = await c.next(client, "on-reactions")
+            assert {(p["target"], p["type"]) for p in pushed["counts"]} <= {
+                (message, "fire"), ("stream", "clap"), ("contestant:red", "like"), (message, "love")}
+        got = await c.call(viewer, "reactions-get", {"targets": [message, "stream", "contestant:red", "contestant:blue"]})
+        assert [(p["target"], p["type"], p["total"], p["mine"]) for p in got["counts"]] == [
+            (message, "fire", 1, 1), ("stream", "clap", 50, 50), ("contestant:red", "like", 3, 0)]
+        await c.fail(viewer, "react", {"target": message, "type": "fire", "count": 2}, -32602)
+        await c.fail(viewer, "react", {"target": "stream", "type": "boo"}, -32602)
+        await c.fail(viewer, "react", {"target": "nope", "type": "fire"}, 40405)
+        await c.fail(viewer, "unreact", {"target": "stream", "type": "clap"}, -32602)
+        await c.fail(viewer, "unreact", {"target": "nope", "type": "clap"}, 40405)
+        await c.fail(viewer, "reactions-get", {"targets": ["stream"] * 101}, -32602)
+        await c.fail(viewer, "reactions-get", {"targets": ["nope"]}, 40405)
+        await asyncio.sleep(1.2)  # any push still due
+        c.sweep(host, guest, viewer)
+        for client in (host, guest, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert REACTIONS - c.calls == set()
+    assert REACTION_PUSHES - c.pushes == set()
 
 
 # ---------------------------------------------------------------- REST against docs/openapi.yaml

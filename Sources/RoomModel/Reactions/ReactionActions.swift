@@ -1,0 +1,113 @@
+/// Reactions and tap votes (PROTOCOL.md section 20): what peers (and the
+/// REST API) do with a room's `Reactions`. Anyone in the room may react,
+/// tap and unreact, `view_and_polls_only` peers too. Counts are per user
+/// (`user_id`). Nothing is pushed per call: `tickReactions` pushes the
+/// changed totals, coalesced, every `settings.reactions.interval_ms`.
+extension RoomRegistry {
+    /// Taps one `react` may add on the stream or a contestant.
+    public static let maxTapsPerCall = 50
+    /// Targets one `reactions-get` may ask for.
+    public static let maxReactionTargets = 100
+
+    /// `react {target, type, count}`: the total after the call.
+    public func react(
+        _ peer: Peer,
+        target name: String,
+        type: String,
+        count: Int = 1
+    ) throws(RoomError) -> ReactionCount {
+        let target = try reactionTarget(name, field: "target")
+        try requireReactionType(type)
+        if target.isTap {
+            guard (1...Self.maxTapsPerCall).contains(count) else {
+                throw .invalidParams("count: must be between 1 and \(Self.maxTapsPerCall), got \(count)")
+            }
+        } else if count != 1 {
+            throw .invalidParams("count: a message takes one reaction of each type per user (count 1), got \(count)")
+        }
+        let room = peer.room
+        try requireMessage(target, in: room, field: "target")
+        let total = try room.reactions.add(count, by: peer.userID, on: target, type: type)
+        if room.reactions.hasPending { reactionSchedule.schedule(room) }
+        return ReactionCount(target: name, type: type, total: total)
+    }
+
+    /// `unreact {target, type}`: takes the caller's reaction of `type` off a
+    /// message (none there: nothing changes). Taps cannot be taken back.
+    public func unreact(_ peer: Peer, target name: String, type: String) throws(RoomError) -> ReactionCount {
+        let target = try reactionTarget(name, field: "target")
+        if target.isTap {
+            throw .invalidParams("target: taps cannot be taken back, unreact takes a message id, got \"\(name)\"")
+        }
+        try requireReactionType(type)
+        let room = peer.room
+        try requireMessage(target, in: room, field: "target")
+        let total = room.reactions.remove(by: peer.userID, on: name, type: type)
+        if room.reactions.hasPending { reactionSchedule.schedule(room) }
+        return ReactionCount(target: name, type: type, total: total)
+    }
+
+    /// `reactions-get {targets}`: each target's pairs with a total above 0
+    /// (in the order of `settings.reactions.types`), with the caller's own
+    /// count; a target asked for twice is listed once.
+    public func reactions(for peer: Peer, targets names: [String]) throws(RoomError) -> [ReactionCount] {
+        if names.count > Self.maxReactionTargets {
+            throw .invalidParams("targets: at most \(Self.maxReactionTargets), got \(names.count)")
+        }
+        var seen: Set<String> = []
+        var unique: [String] = []
+        for (i, name) in names.enumerated() {
+            let target = try reactionTarget(name, field: "targets[\(i)]")
+            try requireMessage(target, in: peer.room, field: "targets[\(i)]")
+            if seen.insert(name).inserted { unique.append(name) }
+        }
+        let types = settings.reactions.types
+        return unique.flatMap { peer.room.reactions.counts(of: $0, types: types, mine: peer.userID) }
+    }
+
+    /// REST `GET …/reactions`: every pair with a total above 0 — the
+    /// stream, the contestants by id, then the messages oldest first.
+    public func allReactions(in room: Room) -> [ReactionCount] {
+        let types = settings.reactions.types
+        let reactions = room.reactions
+        var names = ["stream"] + reactions.contestantNames
+        names += room.chat.messages.map(\.id)
+        return names.flatMap { reactions.counts(of: $0, types: types) }
+    }
+
+    /// One reactions tick (the server calls it every `interval_ms`): each
+    /// room whose totals changed since its last push gets one `on-reactions`
+    /// with those totals, to every peer, encoded once. A total that changed
+    /// and came back (a react undone) is not pushed; nothing changed, no push.
+    public func tickReactions() -> [Delivery] {
+        var deliveries: [Delivery] = []
+        for id in reactionSchedule.take() {
+            guard let room = rooms[id] else { continue }
+            let counts = room.reactions.takeChanged()
+            if !counts.isEmpty { deliveries.append(Delivery(.reactions(counts), to: room.peersInJoinOrder)) }
+        }
+        return deliveries.nonEmpty
+    }
+
+    // MARK: checks
+
+    private func reactionTarget(_ name: String, field: String) throws(RoomError) -> ReactionTarget {
+        guard let target = ReactionTarget(name) else {
+            throw .invalidParams("\(field): a contestant's id must match [A-Za-z0-9_-]{1,64}, got \"\(name)\"")
+        }
+        return target
+    }
+
+    private func requireMessage(_ target: ReactionTarget, in room: Room, field: String) throws(RoomError) {
+        if case .message(let id) = target, room.chat.message(id) == nil {
+            throw RoomError(.messageNotFound, "\(field): message \"\(id)\" is not in the room's history")
+        }
+    }
+
+    private func requireReactionType(_ type: String) throws(RoomError) {
+        let types = settings.reactions.types
+        guard types.contains(type) else {
+            throw .invalidParams("type: unknown reaction \"\(type)\", expected one of \(types.joined(separator: ", "))")
+        }
+    }
+}

@@ -1,0 +1,277 @@
+/// What `react` counts (PROTOCOL.md section 20): a message of the history,
+/// the show itself, or a contestant of a battle vote.
+public enum ReactionTarget: Hashable, Sendable {
+    case message(String)
+    case stream
+    case contestant(String)
+
+    static let contestantPrefix = "contestant:"
+
+    /// `"stream"`, `"contestant:<id>"`, or else a message id; nil for a
+    /// contestant whose id does not match `[A-Za-z0-9_-]{1,64}`.
+    public init?(_ name: String) {
+        if name == "stream" {
+            self = .stream
+        } else if name.hasPrefix(Self.contestantPrefix) {
+            let id = String(name.dropFirst(Self.contestantPrefix.count))
+            guard Self.isValidContestant(id) else { return nil }
+            self = .contestant(id)
+        } else {
+            self = .message(name)
+        }
+    }
+
+    /// The target as the wire names it.
+    public var name: String {
+        switch self {
+        case .message(let id): id
+        case .stream: "stream"
+        case .contestant(let id): Self.contestantPrefix + id
+        }
+    }
+
+    /// Taps add up (stream, contestants); a message takes one reaction of each type per user.
+    public var isTap: Bool {
+        if case .message = self { false } else { true }
+    }
+
+    static func isValidContestant(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { b in
+                switch b {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default: false
+                }
+            }
+    }
+}
+
+/// One (target, type) and its total: an entry of `on-reactions`,
+/// `reactions-get` (with `mine`) and REST.
+public struct ReactionCount: Sendable, Equatable {
+    public var target: String
+    public var type: String
+    public var total: Int
+    /// The asking user's own count (`reactions-get`); nil elsewhere.
+    public var mine: Int?
+
+    public init(target: String, type: String, total: Int, mine: Int? = nil) {
+        self.target = target
+        self.type = type
+        self.total = total
+        self.mine = mine
+    }
+}
+
+/// A room session's reactions and taps (PROTOCOL.md section 20): per
+/// target and type, the total and each user's share (by `user_id`), and
+/// which totals changed since the last `on-reactions`.
+///
+/// Bounds: at most `maxContestants` contestant targets per session, and
+/// `maxUserEntries` (target, type, user) entries with a count, all targets
+/// together (40907 beyond either). A message's reactions go with the
+/// message (deleted, cleared, dropped from the ring), so they never
+/// outnumber the history's messages.
+public struct Reactions: Sendable {
+    public static let maxContestants = 100
+    public static let maxUserEntries = 100_000
+
+    /// target name → type → tally; a tally's total is above 0 (a pair whose
+    /// total fell to 0 is removed).
+    private var tallies: [String: [String: Tally]] = [:]
+    /// (target, type, user) entries with a count above 0.
+    public private(set) var userEntries = 0
+    /// Contestant targets of the session (taps cannot be taken back, so they only grow).
+    public private(set) var contestantCount = 0
+    /// Pairs whose total changed since the last push, in the order of their
+    /// first change, and the total the peers last heard for each.
+    private var pending: [Pair] = []
+    private var heard: [Pair: Int] = [:]
+    /// The targets of `pending`.
+    private(set) var pendingTargets: Set<String> = []
+
+    struct Tally: Sendable, Equatable {
+        var total = 0
+        var users: [String: Int] = [:]
+    }
+
+    struct Pair: Hashable, Sendable {
+        var target: String
+        var type: String
+    }
+
+    public init() {}
+
+    /// Whether some total changed since the last push.
+    public var hasPending: Bool { !pending.isEmpty }
+
+    public func total(_ target: String, _ type: String) -> Int { tallies[target]?[type]?.total ?? 0 }
+
+    /// `user`'s own count on (target, type).
+    public func count(of user: String, _ target: String, _ type: String) -> Int {
+        tallies[target]?[type]?.users[user] ?? 0
+    }
+
+    /// The pairs of `target` with a total above 0, in the order of `types`,
+    /// with `user`'s own count as `mine` when given.
+    public func counts(of target: String, types: [String], mine user: String? = nil) -> [ReactionCount] {
+        guard let byType = tallies[target] else { return [] }
+        return types.compactMap { type in
+            guard let tally = byType[type] else { return nil }
+            return ReactionCount(
+                target: target,
+                type: type,
+                total: tally.total,
+                mine: user.map { tally.users[$0] ?? 0 }
+            )
+        }
+    }
+
+    /// The contestant targets with a count, by name.
+    var contestantNames: [String] {
+        tallies.keys.filter { $0.hasPrefix(ReactionTarget.contestantPrefix) }.sorted()
+    }
+
+    // MARK: changes
+
+    /// Adds `count` to `user`'s share of (target, type); on a message a
+    /// user's share is at most 1 and a repeat changes nothing.
+    /// Returns the total after. 40907 when it would take a new contestant
+    /// or a new user entry beyond the bounds.
+    mutating func add(_ count: Int, by user: String, on target: ReactionTarget, type: String) throws(RoomError) -> Int {
+        let name = target.name
+        let share = tallies[name]?[type]?.users[user] ?? 0
+        let before = tallies[name]?[type]?.total ?? 0
+        if !target.isTap, share > 0 { return before }
+        if share == 0, userEntries >= Self.maxUserEntries {
+            throw RoomError(
+                .tooMany,
+                "too many reactions: the room keeps at most \(Self.maxUserEntries) (target, type, user) counts"
+            )
+        }
+        if case .contestant = target, tallies[name] == nil {
+            if contestantCount >= Self.maxContestants {
+                throw RoomError(.tooMany, "target: at most \(Self.maxContestants) contestants per room session")
+            }
+            contestantCount += 1
+        }
+        if share == 0 { userEntries += 1 }
+        let total = Self.adding(before, count)
+        // In place: a tally's users may be many (no copy per tap).
+        tallies[name, default: [:]][type, default: Tally()].users[user] = Self.adding(share, count)
+        tallies[name, default: [:]][type, default: Tally()].total = total
+        changed(Pair(target: name, type: type), from: before)
+        return total
+    }
+
+    /// Removes `user`'s reaction of `type` from message `target`; nothing
+    /// when there is none. Returns the total after.
+    mutating func remove(by user: String, on target: String, type: String) -> Int {
+        let before = total(target, type)
+        guard let share = tallies[target]?[type]?.users.removeValue(forKey: user) else { return before }
+        userEntries -= 1
+        let total = before - share
+        if total > 0 {
+            tallies[target]?[type]?.total = total
+        } else {
+            tallies[target]?[type] = nil
+            if tallies[target]?.isEmpty == true { tallies[target] = nil }
+        }
+        changed(Pair(target: target, type: type), from: before)
+        return total
+    }
+
+    /// A message left the history (deleted, dropped from the ring): its
+    /// reactions go, and are not pushed.
+    mutating func drop(message id: String) {
+        if let byType = tallies.removeValue(forKey: id) {
+            for tally in byType.values { userEntries -= tally.users.count }
+        }
+        if pendingTargets.remove(id) != nil {
+            pending.removeAll { $0.target == id }
+            heard = heard.filter { $0.key.target != id }
+        }
+    }
+
+    /// `chat-clear`: every message's reactions go (taps stay), not pushed.
+    mutating func dropMessages() {
+        let messages = Set(tallies.keys).union(pendingTargets).filter { ReactionTarget($0)?.isTap != true }
+        for id in messages { drop(message: id) }
+    }
+
+    /// The pairs whose total differs from what the peers last heard, in the
+    /// order they first changed; the peers have heard them after this.
+    mutating func takeChanged() -> [ReactionCount] {
+        var counts: [ReactionCount] = []
+        for pair in pending {
+            let now = total(pair.target, pair.type)
+            if now != heard[pair] { counts.append(ReactionCount(target: pair.target, type: pair.type, total: now)) }
+        }
+        pending.removeAll(keepingCapacity: true)
+        heard.removeAll(keepingCapacity: true)
+        pendingTargets.removeAll(keepingCapacity: true)
+        return counts
+    }
+
+    private mutating func changed(_ pair: Pair, from before: Int) {
+        if heard[pair] == nil {
+            heard[pair] = before
+            pending.append(pair)
+            pendingTargets.insert(pair.target)
+        }
+    }
+
+    /// `a + b`, at most `Int.max` (a total never wraps).
+    private static func adding(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
+    }
+}
+
+// MARK: snapshots (Snapshot/ReactionSnapshot.swift)
+
+extension Reactions {
+    /// The tallies of `names` (in that order) for a snapshot: totals, the
+    /// totals heard of their pending pairs (a pair whose total fell to 0 has
+    /// a total of 0), and the users' counts. Targets with neither are left out.
+    func snapshot(of names: [String]) -> [ReactionTargetSnapshot] {
+        var heardByTarget: [String: [String: Int]] = [:]
+        for pair in pending { heardByTarget[pair.target, default: [:]][pair.type] = heard[pair] }
+        return names.compactMap { name in
+            var totals: [String: Int] = [:]
+            var users: [String: [String: Int]] = [:]
+            for (type, tally) in tallies[name] ?? [:] {
+                totals[type] = tally.total
+                users[type] = tally.users
+            }
+            let heardTotals = heardByTarget[name] ?? [:]
+            for type in heardTotals.keys where totals[type] == nil { totals[type] = 0 }
+            if totals.isEmpty { return nil }
+            return ReactionTargetSnapshot(target: name, totals: totals, heard: heardTotals, users: users)
+        }
+    }
+
+    /// Reactions as a snapshot saved them: only `types`, only the targets
+    /// `keep` accepts (messages still in the history). A saved total may be
+    /// above the sum of the users kept (the snapshot's budget).
+    init(restoring saved: [ReactionTargetSnapshot], types: [String], keep: (ReactionTarget) -> Bool) {
+        let known = Set(types)
+        for target in saved {
+            guard let parsed = ReactionTarget(target.target), keep(parsed) else { continue }
+            if case .contestant = parsed, contestantCount >= Self.maxContestants { continue }
+            var byType: [String: Tally] = [:]
+            for (type, total) in target.totals.sorted(by: { $0.key < $1.key }) where known.contains(type) {
+                if let before = target.heard[type] { changed(Pair(target: target.target, type: type), from: before) }
+                guard total > 0 else { continue }
+                var users = target.users[type] ?? [:]
+                if userEntries + users.count > Self.maxUserEntries { users = [:] }
+                userEntries += users.count
+                byType[type] = Tally(total: total, users: users)
+            }
+            if case .contestant = parsed { contestantCount += 1 }
+            if !byType.isEmpty { tallies[target.target] = byType }
+        }
+    }
+}
