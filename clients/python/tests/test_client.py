@@ -102,6 +102,11 @@ def test_question_helpers(roomd):
         await guest.question_delete(asked["question_id"])
         assert (await host.question_list(state="answered"))["total"] == 0
         for client in (host, guest):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
 def test_reaction_helpers(roomd):
     async def scenario():
         host = await roomd.join("show", "host-1", "host")
