@@ -155,3 +155,27 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSONWriter {
+    /// The newest (last) of `items` whose encodings, one separator each, fit
+    /// in `budget` bytes, encoded and oldest first; with `keepingOne` the
+    /// newest is kept even when it alone is over. What a bounded answer or a
+    /// room's saved state holds of a long history.
+    public static func newest<T>(
+        _ items: [T],
+        within budget: Int,
+        keepingOne: Bool = false,
+        _ encode: (inout JSONWriter, T) -> Void
+    ) -> [[UInt8]] {
+        var kept: [[UInt8]] = []
+        var used = 0
+        for item in items.reversed() {
+            var w = JSONWriter()
+            encode(&w, item)
+            used += w.bytes.count + 1
+            if used > budget, !(keepingOne && kept.isEmpty) { break }
+            kept.append(w.bytes)
+        }
+        return kept.reversed()
+    }
+}

@@ -10,11 +10,8 @@ extension RoomSnapshot {
 
 extension JSONWriter {
     mutating func questionBoard(_ questions: [Question], added: Int) {
-        // Newest first within the budgets, written oldest first.
-        var kept: [(question: Question, bytes: [UInt8])] = []
-        var used = 0
-        for question in questions.reversed() {
-            var w = JSONWriter(reserving: 256 + question.text.utf8.count)
+        // The newest within the budgets, written oldest first.
+        let encoded = JSONWriter.newest(questions, within: RoomSnapshot.qaBudgetBytes) { w, question in
             w.beginObject()
             w.field("id", question.id)
             w.field("text", question.text)
@@ -26,14 +23,9 @@ extension JSONWriter {
             w.field("state", question.state.rawValue)
             w.field("pinned", question.pinned)
             w.endObject()
-            used += w.bytes.count + 1
-            if used > RoomSnapshot.qaBudgetBytes { break }
-            kept.append((question, w.bytes))
         }
-        var votes: [[UInt8]] = []
-        used = 0
-        for (question, _) in kept where !question.votes.isEmpty {
-            var w = JSONWriter()
+        let voted = questions.suffix(encoded.count).filter { !$0.votes.isEmpty }
+        let votes = JSONWriter.newest(voted, within: RoomSnapshot.votesBudgetBytes) { w, question in
             w.beginObject()
             w.field("id", question.id)
             w.key("up")
@@ -41,19 +33,16 @@ extension JSONWriter {
             w.key("down")
             w.strings(question.votes.filter { !$0.value }.keys.sorted())
             w.endObject()
-            used += w.bytes.count + 1
-            if used > RoomSnapshot.votesBudgetBytes { break }
-            votes.append(w.bytes)
         }
         beginObject()
         field("added", added)
         key("questions")
         beginArray()
-        for (_, bytes) in kept.reversed() { raw(bytes) }
+        for bytes in encoded { raw(bytes) }
         endArray()
         key("votes")
         beginArray()
-        for bytes in votes.reversed() { raw(bytes) }
+        for bytes in votes { raw(bytes) }
         endArray()
         endObject()
     }

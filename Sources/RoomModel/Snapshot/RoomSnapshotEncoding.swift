@@ -34,7 +34,7 @@ extension RoomSnapshot {
         w.beginObject()
         w.key("messages")
         w.beginArray()
-        let chat = Self.newestWithin(Self.chatBudgetBytes, chatMessages)
+        let chat = JSONWriter.newest(chatMessages, within: Self.chatBudgetBytes) { $0.chatMessage($1) }
         for encoded in chat { w.raw(encoded) }
         w.endArray()
         w.key("pinned")
@@ -52,20 +52,6 @@ extension RoomSnapshot {
         w.endArray()
         w.endObject()
         return w.bytes
-    }
-
-    /// The newest of `messages`, each encoded, within `budget` bytes, oldest first.
-    static func newestWithin(_ budget: Int, _ messages: [ChatMessage]) -> [[UInt8]] {
-        var kept: [[UInt8]] = []
-        var used = 0
-        for message in messages.reversed() {
-            var w = JSONWriter(reserving: 128 + message.message.utf8.count)
-            w.chatMessage(message)
-            used += w.bytes.count + 1
-            if used > budget { break }
-            kept.append(w.bytes)
-        }
-        return kept.reversed()
     }
 }
 

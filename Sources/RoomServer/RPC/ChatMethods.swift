@@ -75,17 +75,9 @@ extension JSONWriter {
     /// fits in `budget` bytes, and always the newest one (so that paging with
     /// `before` goes on); true when older ones were left out.
     mutating func chatMessages(_ messages: [ChatMessage], within budget: Int) -> Bool {
-        var encoded: [[UInt8]] = []
-        var used = 0
-        for message in messages.reversed() {
-            var one = JSONWriter()
-            one.chatMessage(message)
-            used += one.bytes.count + 1
-            if used > budget, !encoded.isEmpty { break }
-            encoded.append(one.bytes)
-        }
+        let encoded = JSONWriter.newest(messages, within: budget, keepingOne: true) { $0.chatMessage($1) }
         beginArray()
-        for bytes in encoded.reversed() { raw(bytes) }
+        for bytes in encoded { raw(bytes) }
         endArray()
         return encoded.count < messages.count
     }
