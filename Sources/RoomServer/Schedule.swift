@@ -23,6 +23,8 @@ final class Schedule {
         case reconnectGrace, roleChangeRequest, pollEnd, cueEnd
         /// The earliest `join_timeout_s` of a WebSocket that has not joined.
         case joinDeadline
+        /// The end of test mode's earliest stall or delay fault (TestMode/).
+        case faultEnd
     }
 
     /// A periodic tick.
@@ -50,6 +52,8 @@ final class Schedule {
     private var others: [LoopTimer] = []
     /// Test mode's manual clock, nil on the system clock.
     let manual: TestModeClock?
+    /// Test mode's faults (their ends are a deadline); nil outside test mode.
+    var faults: TestFaults?
     /// Manual clock: what `start` was given to run at a deadline or a tick.
     private var fired: ((Deadline) -> Void)?
     private var ticked: ((Tick) -> Void)?
@@ -71,7 +75,7 @@ final class Schedule {
     /// keepalive (pings, idle sockets, request heads) keeps real time.
     static func followsManualClock(_ deadline: Deadline) -> Bool {
         switch deadline {
-        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .joinDeadline: true
+        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .joinDeadline, .faultEnd: true
         }
     }
 
@@ -104,6 +108,7 @@ final class Schedule {
         case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
         case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
+        case .faultEnd: (faults?.nextEnd, clock.nowMillis())
         }
     }
 
