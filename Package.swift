@@ -79,6 +79,9 @@ let package = Package(
                 "RoomServer", "RoomModel", "RoomConfig", "RoomTokens", "RoomClient", "RoomWire", "RoomCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `roomd replay` moves a test-mode daemon's clock over HTTP.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),

@@ -137,7 +137,11 @@ public final class RoomServer: @unchecked Sendable {
             sockets: sockets,
             test: options.testMode.map { _ in
                 schedule.faults = TestFaults(clock: clock)
+                let journal = TestJournal(clock: clock)
+                fanOut.journal = journal
+                webhooks.journal = journal
                 return TestRoutes(
+                    journal: journal,
                     rest: rest,
                     schedule: schedule,
                     sockets: sockets,

@@ -86,6 +86,16 @@ extension RoomdProcess {
         )
     }
 
+    /// The journal of `room`'s latest session (`GET /v2/test/journal`): one
+    /// JSON object per event — `call`, `answer`, `push`, `webhook` — in
+    /// order; write it to a file for `roomd replay FILE --against URL`.
+    public func journal(room: String) async throws -> [JSON] {
+        let text = try await testText(
+            "journal?room_id=\(room.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? room)"
+        )
+        return try text.split(separator: "\n").map { try JSON.parse(Array($0.utf8)) }
+    }
+
     /// Ends every fault now (`DELETE /v2/test/faults`).
     public func clearFaults() async throws {
         _ = try await testRoute("DELETE", "faults", body: nil)
@@ -102,6 +112,17 @@ extension RoomdProcess {
 
     private func moveClock(_ body: String) async throws -> Int64 {
         try Self.now(try await testRoute("POST", "clock", body: body))
+    }
+
+    private func testText(_ route: String) async throws -> String {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v2/test/\(route)")!)
+        request.setValue("Bearer \(try tokens.managementToken())", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let text = String(decoding: data, as: UTF8.self)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw RoomdProcessError(description: "GET /v2/test/\(route): \(text)")
+        }
+        return text
     }
 
     private func testRoute(_ method: String, _ route: String, body: String?) async throws -> JSON {

@@ -8,7 +8,7 @@ struct Roomd: ParsableCommand {
         commandName: "roomd",
         abstract: "A real-time room signalling daemon (JSON-RPC over WebSocket).",
         version: roomdVersion,
-        subcommands: [Serve.self, Token.self, CheckConfig.self, Join.self],
+        subcommands: [Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self],
         defaultSubcommand: Serve.self
     )
 }

@@ -43,6 +43,13 @@ import Testing
         #expect(try await host.next("on-peer-leave")["peer_id"]?.stringValue == guestID)
         try await roomd.clearFaults()
         await #expect(throws: RoomdProcessError.self) { try await roomd.setClock(toMillis: start) }
+        let journal = try await roomd.journal(room: "show")
+        #expect(journal.first?["kind"] == "call" && journal.first?["method"] == "join")
+        #expect(journal.contains { $0["kind"] == "push" && $0["params"]?["info"]?["message"] == "kept" })
+        #expect(
+            journal.contains { $0["kind"] == "push" && $0["params"]?["info"]?["message"] == "lost" },
+            "the journal has what roomd pushed; the drop fault discarded it at the connection"
+        )
     }
 
     @Test func aGivenSecretHostEnvironmentAndLimitsAndAStopThatReports() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import RoomClient
+import RoomModel
 import RoomWire
 import Testing
 
@@ -237,6 +238,137 @@ import Testing
         #expect(try await onThread { socket.readCloseCode() } == 1008)
         nonisolated(unsafe) let late = try RawSocket(port: daemon.port, readTimeoutSeconds: 1)
         #expect(try await onThread { late.readFrame() == nil }, "no close without an advance")
+    }
+
+    /// The journal: every call (its token redacted), answer, push and
+    /// webhook of a room session, in order, timed on the manual clock.
+    @Test func theJournalHoldsTheSessionInOrderWithoutTokens() async throws {
+        let backend = try WebhookReceiver()
+        let daemon = try Self.manual(
+            settings: #"{"webhooks":{"url":"\#(backend.url)","events":["peer.join.success"]}}"#
+        )
+        let admin = try daemon.managementToken()
+        let hostToken = try daemon.token(user: "h", role: "host")
+        let host = try await daemon.client()
+        let hostID = try #require(try await host.call("join", ["token": .string(hostToken)])["peer"]?["peer_id"])
+        let (guest, guestJoin) = try await daemon.join("g", as: "guest")
+        let guestID = try #require(guestJoin["peer"]?["peer_id"])
+        try await Self.advance(daemon, by: 1500)
+        _ = try await host.call("broadcast", ["info": ["message": "hello"]])
+        #expect(try await guest.errorCode("track-update", ["track_id": "none", "mute": true]) == 40401)
+        _ = try await guest.next("on-broadcast")
+
+        let answer = try await httpText("GET", daemon, "/v2/test/journal?room_id=room-1", token: admin)
+        #expect(answer.status == 200)
+        #expect(!answer.text.contains(hostToken), "no token in the journal")
+        let lines = answer.text.split(separator: "\n").map { try? JSON.parse(Array($0.utf8)) }
+        let kinds = lines.map { line -> String in
+            let kind = line?["kind"]?.stringValue ?? "?"
+            let what = line?["method"]?.stringValue ?? line?["type"]?.stringValue ?? ""
+            return what.isEmpty ? kind : kind + " " + what
+        }
+        #expect(
+            kinds.filter { !$0.hasPrefix("webhook") } == [
+                "call join", "answer", "call join", "push on-peer-join", "answer",
+                "call broadcast", "push on-broadcast", "answer", "call track-update", "answer",
+            ],
+            "\(kinds)"
+        )
+        #expect(kinds.filter { $0.hasPrefix("webhook") } == ["webhook peer.join.success", "webhook peer.join.success"])
+        let rpc = lines.filter { $0?["kind"] != "webhook" }
+        #expect(rpc[0]?["params"]?["token"] == "<redacted>" && rpc[0]?["peer_id"] == .null)
+        #expect(rpc[1]?["peer_id"] == hostID && rpc[1]?["result"]?["peer"]?["peer_id"] == hostID)
+        let push = try #require(lines.first { $0?["method"] == "on-broadcast" } ?? nil)
+        #expect(push["to"] == [guestID] && push["params"]?["info"]?["message"] == "hello")
+        #expect(push["t"]?.intValue == Int(Self.start) + 1500, "timed on the manual clock")
+        #expect(lines.last??["error"]?["code"] == 40401)
+
+        let missing = try await http("GET", daemon, "/v2/test/journal", token: admin)
+        #expect(missing.status == 400 && missing.body["message"]?.stringValue?.hasPrefix("room_id: required") == true)
+        #expect(try await http("GET", daemon, "/v2/test/journal?room_id=nowhere", token: admin).status == 404)
+    }
+
+    /// `roomd replay`: a journal played back against a daemon with the same
+    /// seed and clock matches push for push; another seed, or a journal
+    /// changed by hand, is exit 1 with the first difference.
+    @Test func aJournalReplaysOnTheSameSeedAndNamesWhatDiffers() async throws {
+        func script(_ daemon: Daemon) async throws {
+            let (host, _) = try await daemon.join("h", as: "host", room: "show")
+            let (guest, _) = try await daemon.join("g", as: "guest", room: "show")
+            let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer", room: "show")
+            _ = try await host.call("broadcast", ["info": ["message": "hi"]])
+            _ = try await host.call(
+                "role-change-request",
+                ["requested_for": viewerJoin["peer"]!["peer_id"]!, "role": "guest"]
+            )
+            _ = try await guest.call("track-add", ["track_id": "mic", "type": "audio"])
+            try await Self.advance(daemon, by: 60_000)  // the request expires
+            for client in [host, guest, viewer] { _ = try await client.call("ping") }
+        }
+        let original = try Self.manual(seed: 11)
+        try await script(original)
+        let journal = try await httpText(
+            "GET",
+            original,
+            "/v2/test/journal?room_id=show",
+            token: original.managementToken()
+        ).text
+        #expect(journal.contains("on-role-change-rejected"))
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-replay-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("journal.jsonl")
+        let secret = dir.appendingPathComponent("secret")
+        try journal.write(to: file, atomically: true, encoding: .utf8)
+        try Data(Daemon.defaultSecret).write(to: secret)
+        func replay(_ path: URL, against daemon: Daemon) async throws -> (status: Int32, out: String, err: String) {
+            let (binary, url, secretPath) = (Daemon.binary, daemon.url, secret.path)
+            return try await onThread {
+                try runCommand(
+                    binary,
+                    ["replay", path.path, "--against", url, "--secret-file", secretPath],
+                    timeout: 30
+                )
+            }
+        }
+        let same = try await replay(file, against: try Self.manual(seed: 11))
+        #expect(same.status == 0 && same.out.contains("every push matched"), "\(same)")
+
+        let other = try await replay(file, against: try Self.manual(seed: 12))
+        #expect(other.status == 1 && other.out.contains("join answered peer"), "\(other)")
+
+        let edited = dir.appendingPathComponent("edited.jsonl")
+        // Only the push is changed (the broadcast call still says "hi").
+        let lines = journal.split(separator: "\n").map { line in
+            line.contains(#""kind":"push""#) && line.contains("on-broadcast")
+                ? line.replacingOccurrences(of: #""message":"hi""#, with: #""message":"bye""#) : String(line)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: edited, atomically: true, encoding: .utf8)
+        let changed = try await replay(edited, against: try Self.manual(seed: 11))
+        #expect(changed.status == 1, "\(changed)")
+        #expect(changed.out.contains("expected \"on-broadcast\"") && changed.out.contains("bye"), "\(changed.out)")
+    }
+
+    /// The journal's bounds: lines and bytes per session, and sessions kept.
+    @Test func theJournalIsBounded() {
+        let journal = TestJournal(clock: SystemClock(), maxLines: 3, maxBytes: 1 << 20, maxRooms: 2)
+        for n in 0..<5 { journal.webhook(type: "t\(n)", room: RoomRef(roomID: "a", sessionID: "s1")) }
+        let text = String(decoding: journal.lines(of: "a") ?? [], as: UTF8.self)
+        #expect(text.split(separator: "\n").count == 4)
+        #expect(text.hasSuffix(#"{"kind":"truncated","lines_dropped":2}"# + "\n"))
+        journal.webhook(type: "new", room: RoomRef(roomID: "a", sessionID: "s2"))
+        #expect(journal.lines(of: "a").map { String(decoding: $0, as: UTF8.self) }?.contains("\"new\"") == true)
+        #expect(
+            journal.lines(of: "a").map { String(decoding: $0, as: UTF8.self).split(separator: "\n").count } == 1,
+            "a new session starts anew"
+        )
+        journal.webhook(type: "b", room: RoomRef(roomID: "b", sessionID: "s"))
+        journal.webhook(type: "c", room: RoomRef(roomID: "c", sessionID: "s"))
+        #expect(journal.lines(of: "a") == nil, "the session written longest ago went first")
+        #expect(journal.lines(of: "b") != nil && journal.lines(of: "c") != nil)
+        let small = TestJournal(clock: SystemClock(), maxLines: 100, maxBytes: 100, maxRooms: 2)
+        for _ in 0..<10 { small.webhook(type: "x", room: RoomRef(roomID: "r", sessionID: "s")) }
+        #expect((small.lines(of: "r")?.count ?? 0) <= 100 + 64)
     }
 
     /// Every timer kind is placed on one clock or the other; a new kind must be placed.

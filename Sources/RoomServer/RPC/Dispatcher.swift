@@ -151,6 +151,11 @@ package final class Dispatcher {
             }
         let methodName = call["method"]?.stringValue
         metrics.called(methodName)
+        // Test mode's journal: the call now, its answer below (nil otherwise).
+        let journal = outbound.journal
+        let roomBefore = journal == nil ? nil : connection.peer.flatMap { $0.hasLeft ? nil : $0.room }
+        if let journal, case .object = call { journal.call(call, from: connection) }
+        defer { journal?.endCall() }
         let result = Result { () throws(RoomError) -> [UInt8] in
             // The rate limit is checked right after parsing, before -32600.
             if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
@@ -189,6 +194,11 @@ package final class Dispatcher {
             connection.errors.count = 0
             guard let validID else { return false }
             Envelope.response(id: validID, into: &out, result: bytes)
+            if let journal {
+                var answer = JSONWriter(reserving: bytes.count + 64)
+                Envelope.response(id: validID, into: &answer, result: bytes)
+                journal.answer(answer.bytes, to: connection, roomBefore: roomBefore)
+            }
             return true
         case .failure(let error):
             count(error, on: connection)
@@ -212,6 +222,11 @@ package final class Dispatcher {
                 return false
             }
             Envelope.response(id: validID ?? .null, into: &out, error: error)
+            if let journal {
+                var answer = JSONWriter(reserving: 128)
+                Envelope.response(id: validID ?? .null, into: &answer, error: error)
+                journal.answer(answer.bytes, to: connection, roomBefore: roomBefore)
+            }
             return true
         }
     }

@@ -8,6 +8,8 @@ import RoomModel
 ///
 /// Service thread only. (`package`: `roombench micro` measures `fanOut`.)
 package final class FanOut {
+    /// Test mode's journal (TestMode/TestJournal.swift); nil otherwise.
+    var journal: TestJournal?
     private let registry: RoomRegistry
     private let policies: Policies
     private let metrics: ServerMetrics
@@ -95,6 +97,7 @@ package final class FanOut {
         for delivery in deliveries {
             let frame = Envelope.push(delivery.push, policyChanges: policies.changeFrames)
             metrics.pushes.increment(by: delivery.recipientCount)
+            journal?.push(frame, to: delivery.recipients)  // test mode only
             // No per-push recipient array, and no reference counting per
             // recipient: `delivery.audience` owns every peer, and each peer its
             // connection (`transportHandle`), for the whole loop; nothing in it

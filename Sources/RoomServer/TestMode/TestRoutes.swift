@@ -7,6 +7,7 @@ import RoomWire
 final class TestRoutes {
     static let prefix = "/v2/test/"
 
+    private let journal: TestJournal
     private let rest: RestAPI
     private let schedule: Schedule
     private let sockets: Sockets
@@ -16,6 +17,7 @@ final class TestRoutes {
     private let logger: Logger
 
     init(
+        journal: TestJournal,
         rest: RestAPI,
         schedule: Schedule,
         sockets: Sockets,
@@ -25,6 +27,7 @@ final class TestRoutes {
         logger: Logger
     ) {
         self.clock = clock
+        self.journal = journal
         self.rest = rest
         self.schedule = schedule
         self.sockets = sockets
@@ -42,6 +45,14 @@ final class TestRoutes {
                 guard let clock = schedule.manual else { throw Self.noManualClock }
                 return .json(200, ["now": .int(clock.now)])
             case (.post, Self.prefix + "faults"): return try addFault(try rest.body(request))
+            case (.get, Self.prefix + "journal"):
+                guard let roomID = request.query["room_id"], !roomID.isEmpty else {
+                    throw .invalidParams("room_id: required (?room_id=ROOM)")
+                }
+                guard let lines = journal.lines(of: roomID) else {
+                    throw RoomError(.roomNotFound, "room_id: no journal of \"\(roomID.prefix(64))\"")
+                }
+                return HTTPResponse(status: 200, body: lines, contentType: "application/x-ndjson")
             case (.delete, Self.prefix + "faults"):
                 let cleared = schedule.faults?.clear() ?? 0
                 webhooks.injectFailures(next: 0, status: nil)

@@ -70,6 +70,13 @@ package final class Frame: @unchecked Sendable {
     /// Size on the wire.
     package var count: Int { storage.count - start }
 
+    /// The payload (the JSON text of a text frame), past the header.
+    var textPayload: ArraySlice<UInt8> {
+        guard count >= 2 else { return [] }
+        let short = Int(storage[start + 1] & 0x7F)
+        return storage[(start + (short == 127 ? 10 : short == 126 ? 4 : 2))...]
+    }
+
     /// Appends the frame's wire bytes (to a cluster message).
     func append(to bytes: inout [UInt8]) {
         storage.withUnsafeBufferPointer { bytes.append(contentsOf: $0[start...]) }

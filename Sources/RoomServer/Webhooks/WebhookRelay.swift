@@ -13,6 +13,8 @@ final class WebhookRelay {
     private let sender: WebhookSender?
     /// Webhook ids: the registry's generator (random, or test mode's seeded one).
     private let ids: IDGenerator
+    /// Test mode's journal; nil otherwise.
+    var journal: TestJournal?
 
     init(
         registry: RoomRegistry,
@@ -46,7 +48,9 @@ final class WebhookRelay {
     func forward() {
         guard let sender else { return }
         for event in registry.takeOperatorEvents() {
-            sender.enqueue(WebhookEvent(event, id: ids.next(.webhook)))
+            let hook = WebhookEvent(event, id: ids.next(.webhook))
+            if let journal, sender.delivers(hook.type) { journal.webhook(type: hook.type, room: event.event.room) }
+            sender.enqueue(hook)
         }
     }
 

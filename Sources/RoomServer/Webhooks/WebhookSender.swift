@@ -48,6 +48,9 @@ final class WebhookSender: Sendable {
         Task.detached { [self] in await run(stream) }
     }
 
+    /// Whether events of `type` are delivered (`settings.webhooks.events`).
+    func delivers(_ type: String) -> Bool { enabled.contains(type) }
+
     /// Service thread: queue the event (when its kind is enabled). Never blocks on the network.
     func enqueue(_ event: WebhookEvent) {
         guard enabled.contains(event.type) else { return }

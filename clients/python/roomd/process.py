@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
@@ -225,6 +226,18 @@ class RoomdProcess:
         """The next ``next`` webhook attempts fail with ``status`` (or ``"timeout"``) without
         reaching the receiver; roomd retries them as real failures."""
         self._test_route("POST", "faults", {"webhooks": {"fail_next": next, "status": status}}, "webhooks")
+
+    def journal(self, room: str) -> List[dict]:
+        """The journal of ``room``'s latest session: one dict per event (``kind`` call, answer, push,
+        webhook) in order; write it as JSON lines for ``roomd replay FILE --against URL``."""
+        request = urllib.request.Request(
+            f"{self.http_url}/v2/test/journal?room_id={urllib.parse.quote(room)}",
+            headers={"Authorization": f"Bearer {self.management_token()}"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return [json.loads(line) for line in response.read().splitlines() if line]
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"GET /v2/test/journal: {error.code} {error.read().decode(errors='replace')}")
 
     def clear_faults(self) -> None:
         """Ends every fault now."""

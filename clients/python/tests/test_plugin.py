@@ -82,3 +82,21 @@ def test_faults_drop_close_and_stall_like_the_real_thing(roomd_factory):
         await host.close()
 
     asyncio.run(scenario())
+
+
+def test_the_journal_lists_the_session(roomd_factory):
+    roomd = roomd_factory(clock="manual", seed=5)
+
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        guest = await roomd.join("show", "guest-1", "guest")
+        await host.broadcast("hi")
+        await guest.next("on-broadcast")
+        for client in (host, guest):
+            await client.close()
+
+    asyncio.run(scenario())
+    journal = roomd.journal("show")
+    assert [line["kind"] for line in journal][:2] == ["call", "answer"]
+    assert journal[0]["params"]["token"] == "<redacted>"
+    assert any(line["kind"] == "push" and line.get("method") == "on-broadcast" for line in journal)
