@@ -36,6 +36,23 @@ import Testing
         #expect(try await host.next("on-peer-leave", timeout: .seconds(2))["reason"] == "websocket closed")
     }
 
+    /// A peer dropped by the fault resumes within its grace and gets what was held meanwhile.
+    @Test func aDroppedPeerResumesAndGetsWhatWasHeld() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"close"}"#)
+        #expect(try await guest.closeCode() == 1006)
+        _ = try await host.call("broadcast", ["info": ["message": "while you were away"]])
+        try await TestModeTests.advance(daemon, by: 19_000)
+        let back = try await daemon.client()
+        let resumed = try await back.call(
+            "join",
+            ["token": .string(try daemon.token(user: "g", role: "guest")), "peer_id": .string(guestID)]
+        )
+        #expect(resumed["resumed"] == true)
+        #expect(try await back.next("on-broadcast")["info"]?["message"] == "while you were away")
+        #expect(await Stage.methods(host).isEmpty, "the others saw nothing")
+    }
+
     @Test func aCloseWithACodeSendsThatCode() async throws {
         let (daemon, _, guest, _) = try await Self.stage()
         let (status, _) = try await Self.fault(daemon, #"{"user_id":"g","action":"close","code":4000}"#)

@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomModel
+import RoomTokens
 import RoomWire
 import Testing
 
@@ -175,6 +176,25 @@ import Testing
         )
         try await Self.advance(daemon, by: 15_000)
         #expect(try await http("GET", daemon, "/v2/active-rooms/room-1/hls", token: admin).body["cues"] == [])
+    }
+
+    /// An app token's `exp` is read on the manual clock: a harness tests
+    /// expiry by advancing; the management token keeps real time.
+    @Test func tokensExpireOnTheManualClock() async throws {
+        let daemon = try Self.manual()
+        let token = try TokenMinter(secret: Daemon.defaultSecret).appToken(
+            room: "room-1",
+            user: "u",
+            role: "viewer",
+            ttl: 60
+        )
+        let early = try await daemon.client()
+        #expect(try await early.errorCode("join", ["token": .string(token)]) == nil)
+        try await Self.advance(daemon, by: 61_000)
+        let late = try await daemon.client()
+        #expect(try await late.errorCode("join", ["token": .string(token)]) == 40109, "expired on the manual clock")
+        try await Self.advance(daemon, by: 2 * 86_400_000)
+        #expect(try await Self.advance(daemon, by: 1) > Self.start, "the management token still works")
     }
 
     /// The coalesced pushes wait for the clock: nothing in real time, one
