@@ -16,7 +16,7 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-peer-join {peer}`: someone joined (not announced one by one in large rooms).
     case peerJoin(Peer)
     /// `on-peer-leave {peer_id, reason}`. Reasons: `"client request"`,
-    /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`.
+    /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`, `"peer banned"` (1.2).
     case peerLeave(peerID: String, reason: String)
     /// `on-peer-update {peer, changed}`, sent to every peer, the changed one
     /// included. `changed` lists some of `"name"`, `"data"`, `"role"`, `"groups"`.

@@ -38,6 +38,7 @@ public enum IDKind: String, Sendable {
     case iterator = "it"
     case poll, cue
     case question = "question"
+    case report
 }
 
 /// Random 128-bit ids as 32 lowercase hex digits.

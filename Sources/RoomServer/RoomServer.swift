@@ -271,6 +271,7 @@ public final class RoomServer: @unchecked Sendable {
         case .roleChangeRequest: fanOut.apply(registry.expireRoleChangeRequests())
         case .pollEnd: dispatcher.expirePolls()
         case .cueEnd: registry.expireCues()
+        case .chatBanEnd: fanOut.fanOut(registry.expireChatBans())
         case .joinDeadline:
             sockets.closeUnjoined(now: monotonicMillis())
             return  // no room changed

@@ -15,6 +15,8 @@ final class Schedule {
     /// A deadline of the model.
     enum Deadline: CaseIterable {
         case reconnectGrace, roleChangeRequest, pollEnd, cueEnd
+        /// The end of a timed chat ban (its user's peers get `on-chat-state`).
+        case chatBanEnd
         /// The earliest `join_timeout_s` of a WebSocket that has not joined.
         case joinDeadline
     }
@@ -70,6 +72,7 @@ final class Schedule {
         case .roleChangeRequest: (registry.nextRoleChangeExpiry, clock.nowMillis())
         case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
         case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
+        case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, monotonicMillis())
         }
     }

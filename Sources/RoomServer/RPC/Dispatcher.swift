@@ -73,6 +73,7 @@ package final class Dispatcher {
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
             questionMethods,
             reactionMethods,
+            chatModerationMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }
