@@ -416,4 +416,44 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         #expect(receiver.delivered.count == expected.count, "nothing more")
     }
+
+    // MARK: the Swift SDK
+
+    @Test func theSwiftSDKCallsAndDecodesModeration() async throws {
+        let stage = try await Stage()
+        let result = try await stage.host.setChatState(paused: true)
+        #expect(result.paused && result.slowModeSeconds == 0)
+        let state = try await stage.guest.next { event in if case .chatState(let state) = event { state } else { nil } }
+        #expect(state == ChatState(paused: true, slowModeSeconds: 0, chatBanned: false, until: nil))
+        try await stage.host.setChatState(paused: false, slowModeSeconds: 5)
+        try await stage.moderator.chatBan(userID: "v", duration: 60)
+        let banned = try await stage.viewer.next { event in
+            if case .chatState(let state) = event, state.chatBanned { state } else { nil }
+        }
+        #expect(banned.slowModeSeconds == 5 && banned.until != nil)
+        let client = try await stage.daemon.client()
+        let joined = try await client.join(token: try stage.daemon.token(user: "v", role: "viewer"))
+        #expect(joined.chat.state.chatBanned && joined.chat.state.slowModeSeconds == 5)
+        try await stage.moderator.chatUnban(userID: "v")
+        let message = try await Self.say(stage.host, "hi")["message_id"]!.stringValue!
+        let reportID = try await stage.guest.report(.message(message), reason: "spam")
+        let report = try await stage.moderator.next { event in
+            if case .report(let report) = event { report } else { nil }
+        }
+        #expect(report.reportID == reportID && report.target == .message(message) && report.reason == "spam")
+        #expect(report.reportedBy.peerID == stage.ids["guest"])
+        try await stage.host.ban(peerID: stage.ids["guest"], reason: "bye")
+        #expect(try await stage.guest.closeCode() == 4001)
+        let left = try await stage.viewer.next { event in
+            if case .peerLeave(_, let reason) = event { reason } else { nil }
+        }
+        #expect(left == "peer banned")
+        try await stage.host.unban(userID: "g")
+        do {
+            try await stage.host.ban(userID: "h")
+            Issue.record("a peer banned its own user")
+        } catch RoomClientError.rpc(let code, _, _) {
+            #expect(code == -32602)
+        }
+    }
 }
