@@ -2,7 +2,7 @@ import RoomModel
 
 /// Every timer of a service thread, in one place. Deadlines — the end of a
 /// reconnect grace, of a role-change request, of a timed poll, of an HLS
-/// cue — are the model's (`RoomRegistry.next…`, read against the injected
+/// cue, of a timed chat ban — are the model's (`RoomRegistry.next…`, read against the injected
 /// clock); the join deadline is the transport's (`Sockets.nextJoinDeadline`,
 /// the connection that has waited longest, on the monotonic clock). Each is
 /// re-armed after each change that may move it and after each firing. Ticks
