@@ -98,6 +98,20 @@ import Testing
         _ = try registry.chatBan("w", in: room, by: .server, durationSeconds: nil)  // its place is free again
     }
 
+    @Test func aChatBanThatExpiredIsToldWhenANewOneTakesItsPlaceAndEndedRoomsAreForgotten() throws {
+        let (registry, clock, room, host) = try Self.room()
+        let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        _ = try registry.chatBan("v", in: room, by: .server, durationSeconds: 1)
+        clock.advance(byMillis: 1000)  // ended, before the timer ran
+        let sent = try registry.chatBan("w", in: room, by: .server, durationSeconds: 1)
+        #expect(sent.map(\.push.name) == ["on-chat-state:free"] && sent[0].to == [viewer.id])
+        #expect(registry.nextChatBanExpiry == clock.now + 1000)
+        _ = registry.leave(viewer, reason: .clientRequest)
+        _ = registry.leave(host, reason: .clientRequest)  // the session ends
+        #expect(registry.nextChatBanExpiry == nil)
+        #expect(registry.chatBanRooms.isEmpty)
+    }
+
     // MARK: reports
 
     @Test func theReportLogIsBoundedAndForgetsTheOldestPair() {

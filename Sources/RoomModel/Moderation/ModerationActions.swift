@@ -116,7 +116,7 @@ extension RoomRegistry {
     ) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
         let now = clock.nowMillis()
-        endChatBans(in: room, now: now)  // frees the room of expired ones (their pushes are the timer's)
+        var deliveries = endChatBans(in: room, now: now)  // expired ones free their place (and are told so)
         let until = durationSeconds.map { now + Int64($0) * 1000 }
         guard room.chatControls.addChatBan(userID, until: until) else {
             throw RoomError(
@@ -126,7 +126,8 @@ extension RoomRegistry {
         }
         if until != nil { chatBanRooms.insert(room.id) }
         record(.chatBanned(room: RoomRef(room), userID: userID, until: until, by: ActorRef(initiator)), at: now)
-        return chatStateDeliveries(in: room, toUser: userID)
+        deliveries += chatStateDeliveries(in: room, toUser: userID)
+        return deliveries
     }
 
     /// `chat-unban` (`moderateChat`): the user's peers get `on-chat-state` when a chat ban ended.
@@ -180,9 +181,18 @@ extension RoomRegistry {
         return [Delivery(.chatState(chatState(in: room, userID: userID)), to: peers)].nonEmpty
     }
 
-    /// When the next timed chat ban ends (the schedule's deadline).
+    /// When the next timed chat ban ends (the schedule's deadline). Forgets
+    /// the rooms that ended (or lost their timed chat bans) meanwhile.
     public var nextChatBanExpiry: Int64? {
-        chatBanRooms.compactMap { rooms[$0]?.chatControls.nextChatBanEnd }.min()
+        var next: Int64?
+        for id in chatBanRooms {
+            guard let end = rooms[id]?.chatControls.nextChatBanEnd else {
+                chatBanRooms.remove(id)
+                continue
+            }
+            next = min(next ?? end, end)
+        }
+        return next
     }
 
     /// Ends the chat bans whose time passed; their users' peers get `on-chat-state`.
@@ -199,7 +209,6 @@ extension RoomRegistry {
         return deliveries
     }
 
-    @discardableResult
     private func endChatBans(in room: Room, now: Int64) -> [Delivery] {
         var deliveries: [Delivery] = []
         for user in room.chatControls.endChatBans(now: now) {
