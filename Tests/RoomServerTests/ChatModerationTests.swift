@@ -162,6 +162,36 @@ import Testing
         #expect(anonymous.status == 401)
     }
 
+    @Test func aRoomHoldsAtMost1000BansOverRESTToo() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"messages_per_second":100000,"message_burst":100000}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        defer { _ = host }
+        let admin = try daemon.managementToken()
+        for n in 0..<1000 {
+            let ban = try await http(
+                "POST",
+                daemon,
+                "/v2/active-rooms/room-1/ban",
+                token: admin,
+                body: #"{"user_id":"u\#(n)"}"#
+            )
+            if ban.status != 200 { Issue.record("ban \(n): \(ban.status) \(ban.body)") }
+        }
+        let full = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/ban",
+            token: admin,
+            body: #"{"user_id":"x"}"#
+        )
+        #expect(full.status == 409 && full.body["code"] == 40907, "\(full.body)")
+        #expect(try await host.errorCode("peer-ban", ["user_id": "y"]) == 40907)
+        _ = try await http("POST", daemon, "/v2/active-rooms/room-1/unban", token: admin, body: #"{"user_id":"u0"}"#)
+        #expect(try await host.errorCode("peer-ban", ["user_id": "y"]) == nil, "an unban frees a place")
+        let list = try await http("GET", daemon, "/v2/active-rooms/room-1/bans", token: admin)
+        #expect(list.body["bans"]?.arrayValue?.count == 1000)
+    }
+
     // MARK: chat bans
 
     @Test func aChatBanSilencesOnlyThatUserAndOnlyItsPeersAreTold() async throws {
