@@ -38,6 +38,27 @@ import Testing
         #expect(clocks.count == 600)
     }
 
+    @Test func aFloodOf10000UsersUnderSlowModeKeepsTheClocksBounded() throws {
+        let (registry, clock, room, _) = try Self.room()
+        _ = try registry.setChatState(in: room, by: .server, paused: nil, slowModeSeconds: 60)
+        for n in 0..<SlowModeClocks.capacity {  // each user joins, says one thing, and leaves
+            let peer = try registry.join(Fixtures.request("fan-\(n)", role: "viewer")).peer
+            _ = try registry.broadcast(from: peer, message: "hi", type: "chat", to: .everyone)
+            _ = registry.leave(peer, reason: .clientRequest)
+            clock.advance(byMillis: 1)
+        }
+        #expect(room.chatControls.clocks.count == SlowModeClocks.capacity)
+        let late = try registry.join(Fixtures.request("late", role: "viewer")).peer
+        let full = #expect(throws: RoomError.self) {
+            try registry.broadcast(from: late, message: "me too", type: "chat", to: .everyone)
+        }
+        #expect(full?.code == .slowMode && full?.retryAfterMs == 60_000 - Int64(SlowModeClocks.capacity))
+        #expect(room.chatControls.clocks.count == SlowModeClocks.capacity, "a refused call starts no clock")
+        clock.advance(byMillis: 60_000)
+        _ = try registry.broadcast(from: late, message: "me too", type: "chat", to: .everyone)
+        #expect(room.chatControls.clocks.count == 1, "every expired clock was dropped")
+    }
+
     @Test func slowModeInTheRegistryIsPerUser() throws {
         let (registry, clock, room, _) = try Self.room()
         let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
