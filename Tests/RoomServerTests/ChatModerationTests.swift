@@ -291,6 +291,10 @@ import Testing
         #expect(try await Self.say(stage.guest, "dm", to: stage.id("host"))["message_id"] != nil, "direct: no clock")
         #expect(try await Self.say(stage.host, "a")["message_id"] != nil)
         #expect(try await Self.say(stage.host, "b")["message_id"] != nil, "moderateChat: exempt")
+        // As a notification: on-error carries the data too.
+        try stage.guest.notify("broadcast", ["info": ["message": "quiet"]])
+        let onError = try await stage.guest.next("on-error")
+        #expect(onError["code"] == 42901 && (onError["data"]?["retry_after_ms"]?.intValue ?? 0) > 0)
         // 42901 does not count towards the 4029 streak.
         for _ in 0..<12 { _ = try await stage.guest.errorCode("broadcast", ["info": ["message": "again"]]) }
         #expect(!stage.guest.isClosed)

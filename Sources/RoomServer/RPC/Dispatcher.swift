@@ -208,6 +208,10 @@ package final class Dispatcher {
                         w.field("code", error.code.rawValue)
                         w.field("message", error.message)
                         w.field("method", methodName ?? "")
+                        if let retry = error.retryAfterMs {  // 42901 (section 22)
+                            w.key("data")
+                            w.object { w in w.field("retry_after_ms", retry) }
+                        }
                     }
                 )
                 return false
