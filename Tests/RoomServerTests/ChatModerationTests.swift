@@ -51,9 +51,8 @@ import Testing
             #expect(try await banned.closeCode() == 4001)
         }
         for other in [stage.host, stage.viewer, stage.moderator] {
-            let leaves = await other.expectSilence(for: .milliseconds(300))
-            #expect(leaves.map { $0["method"] } == ["on-peer-leave", "on-peer-leave"], "the removal's pushes only")
-            #expect(leaves.allSatisfy { $0["params"]?["reason"] == "peer banned" })
+            for _ in 0..<2 { #expect(try await other.next("on-peer-leave")["reason"] == "peer banned") }
+            #expect(await other.expectSilence(for: .milliseconds(200)).isEmpty, "the removal's pushes only")
         }
         // A fresh token of the same user: 40301 with the reason, on join and on preview.
         let client = try await stage.daemon.client()
@@ -72,13 +71,19 @@ import Testing
 
     @Test func aTimedBanEndsAndABanAheadHolds() async throws {
         let stage = try await Stage()
-        _ = try await stage.host.call("peer-ban", ["user_id": "troll", "duration_s": 1])  // not in the room
+        _ = try await stage.host.call("peer-ban", ["user_id": "troll", "duration_s": 3])  // not in the room
+        let admin = try stage.daemon.managementToken()
+        let bans = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/bans", token: admin)
+        let until = try #require(bans.body["bans"]?[0]?["until"]?.intValue)
         let client = try await stage.daemon.client()
         let token = JSON.string(try stage.daemon.token(user: "troll", role: "viewer"))
-        #expect(try await Self.error(client, "join", ["token": token]).code == 40301)
-        try await Task.sleep(for: .milliseconds(1200))
+        let refused = try await client.errorCode("join", ["token": token])
+        let now = Int(Date().timeIntervalSince1970 * 1000)
+        if now < until - 100 {  // a machine so loaded that 3 s passed proves nothing either way
+            #expect(refused == 40301, "a ban ahead holds")
+        }
+        try await Task.sleep(for: .milliseconds(max(0, until - now) + 200))
         #expect(try await client.call("join", ["token": token])["peer"] != nil, "the ban ended at duration_s")
-        await #expect(stage.host.expectSilence(for: .milliseconds(100)).allSatisfy { $0["method"] == "on-peer-join" })
     }
 
     @Test func banPermissionsAndBadInput() async throws {
@@ -235,7 +240,7 @@ import Testing
         let banned = try await stage.viewer.next("on-chat-state")
         let until = try #require(banned["until"]?.intValue)
         #expect(banned["chat_banned"] == true)
-        let ended = try await stage.viewer.next("on-chat-state", timeout: .seconds(3))
+        let ended = try await stage.viewer.next("on-chat-state", timeout: .seconds(10))
         #expect(ended == ["paused": false, "slow_mode_s": 0, "chat_banned": false, "until": nil])
         #expect(Int(Date().timeIntervalSince1970 * 1000) >= until - 50)
         #expect(try await Self.say(stage.viewer, "free")["message_id"] != nil)
@@ -280,13 +285,13 @@ import Testing
 
     @Test func slowModeLetsEachUserSendOneMessagePerIntervalWithRetryAfter() async throws {
         let stage = try await Stage()
-        #expect(try await stage.host.call("chat-state", ["slow_mode_s": 2]) == ["paused": false, "slow_mode_s": 2])
+        #expect(try await stage.host.call("chat-state", ["slow_mode_s": 60]) == ["paused": false, "slow_mode_s": 60])
         try await stage.settle()
         #expect(try await Self.say(stage.guest, "one")["message_id"] != nil)
         let wait = try await Self.error(stage.guest, "broadcast", ["info": ["message": "two"]])
         #expect(wait.code == 42901)
         let retry = try #require(wait.data?["retry_after_ms"]?.intValue)
-        #expect(retry > 0 && retry <= 2000)
+        #expect(retry > 50_000 && retry <= 60_000)
         #expect(try await Self.say(stage.viewer, "mine")["message_id"] != nil, "per user")
         #expect(try await Self.say(stage.guest, "dm", to: stage.id("host"))["message_id"] != nil, "direct: no clock")
         #expect(try await Self.say(stage.host, "a")["message_id"] != nil)
@@ -298,7 +303,17 @@ import Testing
         // 42901 does not count towards the 4029 streak.
         for _ in 0..<12 { _ = try await stage.guest.errorCode("broadcast", ["info": ["message": "again"]]) }
         #expect(!stage.guest.isClosed)
-        try await Task.sleep(for: .milliseconds(retry + 100))
+        // A shorter interval applies to the running clocks: wait out the new retry_after_ms.
+        _ = try await stage.host.call("chat-state", ["slow_mode_s": 2])
+        var newRetry = 2000  // if it went through (a very slow machine), its own clock runs 2 s
+        do {
+            _ = try await stage.guest.call("broadcast", ["info": ["message": "soon"]])
+        } catch RoomClientError.rpc(let code, _, let data) {
+            #expect(code == 42901)
+            newRetry = data?["retry_after_ms"]?.intValue ?? 2000
+            #expect(newRetry <= 2000)
+        }
+        try await Task.sleep(for: .milliseconds(newRetry + 100))
         #expect(try await Self.say(stage.guest, "three")["message_id"] != nil, "after retry_after_ms")
         _ = try await stage.host.call("chat-state", ["slow_mode_s": 0])
         #expect(try await Self.say(stage.guest, "four")["message_id"] != nil)
