@@ -75,7 +75,7 @@ client-deps:
 	fi
 
 # Load benchmarks (roombench: roomd vs nats-server over WebSocket, the lws mirror as a floor;
-# 10-s steps, a fresh server per step, 3 runs each, ~28 min, at most ~33): rewrites docs/BENCHMARKS.md.
+# 10-s steps, a fresh server per step, 3 runs each, ~36 min, at most ~41): rewrites docs/BENCHMARKS.md.
 # `make bench QUICK=1`: 1 short run per step (~2 min) into /tmp/BENCHMARKS.quick.md, to check the machinery.
 bench: deps
 	swift build -c release

@@ -10,7 +10,7 @@
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #   scripts/bench/ab.sh A B     one lever: two roomd builds on the fan-out, runs alternating
 #
-# The full set takes about 28 minutes on the 2-core machine (fan-out ladders
+# The full set takes about 36 minutes on the 2-core machine (fan-out ladders
 # stop at the first rate not held, and start no new rate 14 min into the run: ≤ 33 min).
 #
 # Method: every load step lasts STEP_S (10) seconds against a fresh server
@@ -38,9 +38,12 @@
 #   SPEAKER_PEERS [1000] SPEAKERS [10] SPEAKER_RATE [10]   (e)
 #   POLL_PEERS* [10000] POLL_VOTERS* [5000] POLL_SPREAD [0.2] (f): 25,000 votes/s offered (target 20,000)
 #   MICRO [1] MICRO_VALGRIND [0] MICRO_ITERATIONS* [5000] MICRO_ROUNDS* [7]   microbenchmarks
+#   TAP_PEERS* [10000] TAP_S* [30] TAP_MODES [5x1,1x5]   (i) viewers tapping: react calls/s × taps per call
+#   HISTORY_PEERS* [10000] HISTORY_MESSAGES [200]        (j) one more join with a full chat history
+#   QA_PEERS* [10000] QA_QUESTIONS [500] QA_VOTES [5] QA_SPREAD [10]   (k) Q&A: votes and question-list
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,cluster,micro]   the sections to run
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -56,7 +59,8 @@ if [ "$QUICK" = 1 ]; then
     : "${RUNS:=1}" "${STEP_S:=3}" "${OVERLOAD_S:=5}" "${ROOMD_RATES:=2000,5000}" "${NATS_RATES:=2000,5000}"
     : "${MIRROR_RATES:=100}" "${ROOMSTATE_NS:=2000}" "${IDLE_NS:=1000,2000}" "${IDLE_WINDOW:=5}" "${PROBE_JOINS:=20}"
     : "${ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
-    : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
+    : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
+    : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
 fi
 OUT=${OUT:-docs/BENCHMARKS.md}
 RUNS=${RUNS:-3}
@@ -88,12 +92,21 @@ MICRO=${MICRO:-1}
 MICRO_VALGRIND=${MICRO_VALGRIND:-0}
 MICRO_ITERATIONS=${MICRO_ITERATIONS:-5000}
 MICRO_ROUNDS=${MICRO_ROUNDS:-7}
+TAP_PEERS=${TAP_PEERS:-10000}
+TAP_S=${TAP_S:-30}
+TAP_MODES=${TAP_MODES:-5x1,1x5}
+HISTORY_PEERS=${HISTORY_PEERS:-10000}
+HISTORY_MESSAGES=${HISTORY_MESSAGES:-200}
+QA_PEERS=${QA_PEERS:-10000}
+QA_QUESTIONS=${QA_QUESTIONS:-500}
+QA_VOTES=${QA_VOTES:-5}
+QA_SPREAD=${QA_SPREAD:-10}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
 THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,cluster,micro}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -101,7 +114,8 @@ SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,p
 . scripts/bench/sections.sh
 
 # The largest step must fit under the open-file cap (one process each side).
-for n in ${ROOMSTATE_NS//,/ } ${IDLE_NS//,/ } $((ROOMS * PER_ROOM)) "$POLL_PEERS"; do
+for n in ${ROOMSTATE_NS//,/ } ${IDLE_NS//,/ } $((ROOMS * PER_ROOM)) "$POLL_PEERS" "$TAP_PEERS" \
+    $((HISTORY_PEERS + PROBE_JOINS)) "$QA_PEERS"; do
     [ $((n + PROBE_JOINS + 200)) -le "$FD_HARD" ] \
         || die "a step of $n peers needs more than the open-file cap ($FD_HARD): lower ROOMSTATE_NS / IDLE_NS / ROOMS / POLL_PEERS"
 done
@@ -138,6 +152,7 @@ has rooms && section_rooms
 has idle && section_idle
 has speakers && section_speakers
 has poll && section_poll
+has audience && section_audience
 has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro

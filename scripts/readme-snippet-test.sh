@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs the README's Swift harness snippet, verbatim, in a separate
+# Builds and runs the README's Swift harness snippets, verbatim, in a separate
 # package that depends on roomd by path — as a user's package would.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +11,10 @@ ln -s "$root" "$work/roomd"   # the dependency's identity is its folder's name
 awk '/^### From Swift/{s=1} s&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' "$root/README.md" \
   > "$work/harness/Tests/HarnessTests/Snippet.swift"
 test -s "$work/harness/Tests/HarnessTests/Snippet.swift" || { echo "no snippet found in README.md"; exit 1; }
+# And the first under "### Testing guest call-in without sleeping" (test mode).
+awk '/^### Testing guest call-in without sleeping/{s=1} s&&/^```swift/{c=1;next} c&&/^```/{exit} c{print}' "$root/README.md" \
+  > "$work/harness/Tests/HarnessTests/TestModeSnippet.swift"
+test -s "$work/harness/Tests/HarnessTests/TestModeSnippet.swift" || { echo "no test-mode snippet in README.md"; exit 1; }
 cat > "$work/harness/Package.swift" <<'SWIFT'
 // swift-tools-version: 6.0
 import PackageDescription

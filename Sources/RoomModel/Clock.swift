@@ -38,6 +38,7 @@ public enum IDKind: String, Sendable {
     case iterator = "it"
     case poll, cue
     case question = "question"
+    case webhook
     case report
 }
 
@@ -65,5 +66,31 @@ public final class SequentialIDGenerator: IDGenerator {
         let value = counters[kind, default: 0] + 1
         counters[kind] = value
         return "\(kind.rawValue)-\(value)"
+    }
+}
+
+/// Test mode's `--seed N` (PROTOCOL.md section 25): 128-bit ids as 32 hex
+/// digits, like `RandomIDGenerator`'s, drawn from one splitmix64 stream
+/// seeded with N, so every id is a function of N and the order of events.
+public final class SeededIDGenerator: IDGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public func next(_ kind: IDKind) -> String {
+        hex(draw()) + hex(draw())
+    }
+
+    private func draw() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 }

@@ -72,6 +72,8 @@ extension RoomRegistry {
 
     /// Removes `peer`; the others are told why. The room goes with its last peer.
     public func leave(_ peer: Peer, reason: LeaveReason) -> [Delivery] {
+        // A peer that left already may outlive its room (deliveries built before it left hold it).
+        guard !peer.hasLeft else { return [] }
         let room = peer.room
         guard room.peer(peer.id) === peer else { return [] }
         let quietly = isLarge(room) && !peer.role.publishParams.canPublish

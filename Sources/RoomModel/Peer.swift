@@ -15,7 +15,11 @@ public final class Peer {
     public internal(set) var tracks: [Track] = []
     /// `user_restrictions: "view_and_polls_only"` from the token.
     public let viewOnly: Bool
+    /// The room, while the peer is in it: read `hasLeft` first wherever a
+    /// peer may outlive its membership (e.g. a delivery built before it left).
     public internal(set) unowned var room: Room
+    /// Set when the peer leaves its room: from then on `room` may be gone.
+    public internal(set) var hasLeft = false
     /// The transport's connection object (or what holds its pushes during
     /// the reconnect grace). Opaque to the model.
     public var transportHandle: AnyObject? {

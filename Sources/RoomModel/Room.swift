@@ -74,6 +74,7 @@ public final class Room {
 
     func remove(_ peer: Peer) {
         guard peers.removeValue(forKey: peer.id) != nil else { return }
+        peer.hasLeft = true
         order.remove(peer)
         byRole[peer.role.name]?.remove(peer)
         for track in peer.tracks { trackOwners.removeValue(forKey: track.id) }

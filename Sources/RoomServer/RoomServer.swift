@@ -59,8 +59,10 @@ public final class RoomServer: @unchecked Sendable {
         self.logger = logger
         let template = options.template
         let limits = template.settings.limits
-        let registry = RoomRegistry(template: template)
-        let clock = SystemClock()
+        // Test mode (section 25): a manual clock and seeded ids, the same for every part.
+        let clock: RoomClock = options.testMode?.clockStart.map { TestModeClock(start: $0) } ?? SystemClock()
+        let ids: IDGenerator = options.testMode?.seed.map { SeededIDGenerator(seed: $0) } ?? RandomIDGenerator()
+        let registry = RoomRegistry(template: template, clock: clock, ids: ids)
         let flow = FlowControl(maxOutboundBytes: limits.maxOutboundBytes)
         let sockets = Sockets(
             limits: limits,
@@ -76,15 +78,26 @@ public final class RoomServer: @unchecked Sendable {
             registry: registry,
             settings: template.settings.webhooks,
             secret: options.webhookSecret ?? options.secret,
+            ids: ids,
             metrics: metrics,
             logger: logger
         )
         let policies = Policies(template: template)
-        let verifier = TokenVerifier(
-            secret: options.secret,
-            accessKey: options.accessKey,
-            maxNameBytes: limits.maxNameBytes
-        )
+        let verifier: TokenVerifier
+        if let manual = clock as? TestModeClock {  // token expiry follows the manual clock
+            verifier = TokenVerifier(
+                secret: options.secret,
+                accessKey: options.accessKey,
+                maxNameBytes: limits.maxNameBytes,
+                appClock: { manual.date }
+            )
+        } else {
+            verifier = TokenVerifier(
+                secret: options.secret,
+                accessKey: options.accessKey,
+                maxNameBytes: limits.maxNameBytes
+            )
+        }
         let fanOut = FanOut(
             registry: registry,
             policies: policies,
@@ -116,7 +129,14 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let http = HTTPExchange(maxBody: limits.maxMessageBytes)
-        let routes = HTTPRoutes(rest: rest, registry: registry, metrics: metrics, homes: homes, sockets: sockets)
+        let routes = HTTPRoutes(
+            rest: rest,
+            registry: registry,
+            metrics: metrics,
+            homes: homes,
+            sockets: sockets,
+            test: options.testMode.map { _ in TestRoutes(rest: rest, schedule: schedule, logger: logger) }
+        )
         self.registry = registry
         self.clock = clock
         self.flow = flow
@@ -273,7 +293,7 @@ public final class RoomServer: @unchecked Sendable {
         case .cueEnd: registry.expireCues()
         case .chatBanEnd: fanOut.fanOut(registry.expireChatBans())
         case .joinDeadline:
-            sockets.closeUnjoined(now: monotonicMillis())
+            sockets.closeUnjoined(now: sockets.joinClockNow)
             return  // no room changed
         }
         homes.touchAll()

@@ -4,10 +4,16 @@ import RoomModel
 /// reconnect grace, of a role-change request, of a timed poll, of an HLS
 /// cue, of a timed chat ban — are the model's (`RoomRegistry.next…`, read against the injected
 /// clock); the join deadline is the transport's (`Sockets.nextJoinDeadline`,
-/// the connection that has waited longest, on the monotonic clock). Each is
+/// the connection that has waited longest, on the monotonic clock or test
+/// mode's manual one). Each is
 /// re-armed after each change that may move it and after each firing. Ticks
 /// run at the template's intervals. A timer kind is a case here, so none can
 /// be added without the schedule knowing it.
+///
+/// With test mode's manual clock (PROTOCOL.md section 25) the model's
+/// deadlines and the ticks that follow the clock are not lws timers: they
+/// fire only in `advance(to:)`, in time order, as the clock passes them
+/// (`followsManualClock` says which; keepalive keeps real time).
 ///
 /// Service thread only; the lws timers exist from `start` on (before it,
 /// `rearm` does nothing: nothing is served yet).
@@ -44,11 +50,38 @@ final class Schedule {
     private var context: OpaquePointer?
     private var deadlines: [Deadline: LoopTimer] = [:]
     private var others: [LoopTimer] = []
+    /// Test mode's manual clock, nil on the system clock.
+    let manual: TestModeClock?
+    /// Manual clock: what `start` was given to run at a deadline or a tick.
+    private var fired: ((Deadline) -> Void)?
+    private var ticked: ((Tick) -> Void)?
+    /// Manual clock: when each tick that follows it comes next (on a grid
+    /// of its period from the clock's start), and whether anything happened
+    /// since it last ran (a clean tick has nothing to do and is skipped).
+    private var nextTick: [Tick: Int64] = [:]
+    private var dirty: Set<Tick> = []
 
     init(registry: RoomRegistry, clock: RoomClock, sockets: Sockets) {
         self.registry = registry
         self.clock = clock
         self.sockets = sockets
+        manual = clock as? TestModeClock
+    }
+
+    /// Whether a timer kind follows test mode's manual clock (section 25):
+    /// every model deadline, the join deadline and every tick of the rooms;
+    /// keepalive (pings, idle sockets, request heads) keeps real time.
+    static func followsManualClock(_ deadline: Deadline) -> Bool {
+        switch deadline {
+        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline: true
+        }
+    }
+
+    static func followsManualClock(_ tick: Tick) -> Bool {
+        switch tick {
+        case .activeSpeakers, .roomState, .pollStats, .questions, .reactions: true
+        case .keepalive: false
+        }
     }
 
     /// Milliseconds between two ticks of `tick`.
@@ -73,29 +106,90 @@ final class Schedule {
         case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
         case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
         case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
-        case .joinDeadline: (sockets.nextJoinDeadline, monotonicMillis())
+        case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
         }
     }
 
     /// Creates the timers on the loop of `context`. `fired` runs at each
     /// deadline (the timer is re-armed after it), `tick` at each tick.
     func start(context: OpaquePointer, fired: @escaping (Deadline) -> Void, tick: @escaping (Tick) -> Void) {
-        for deadline in Deadline.allCases {
+        for deadline in Deadline.allCases where manual == nil || !Self.followsManualClock(deadline) {
             deadlines[deadline] = LoopTimer(context: context) { [unowned self] in
                 fired(deadline)
                 rearm(deadline)
             }
         }
         for kind in Tick.allCases {
-            others.append(LoopTimer(context: context, every: period(of: kind)) { tick(kind) })
+            if let manual, Self.followsManualClock(kind) {
+                nextTick[kind] = manual.now + Int64(period(of: kind))
+                dirty.insert(kind)
+            } else {
+                others.append(LoopTimer(context: context, every: period(of: kind)) { tick(kind) })
+            }
         }
+        self.fired = fired
+        ticked = tick
         self.context = context
     }
 
-    /// A change may have moved `deadline`: the timer is set for its next time.
+    /// A change may have moved `deadline`: the timer is set for its next time
+    /// (on the manual clock, `advance` reads it when it runs).
     func rearm(_ deadline: Deadline) {
         let (at, now) = next(deadline)
         deadlines[deadline]?.schedule(at: at, now: now)
+    }
+
+    /// Manual clock only: moves it to `target`, running every deadline and
+    /// tick it passes in time order (deadlines before ticks at the same
+    /// millisecond, each kind in its declaration order), each at its own
+    /// time. A tick runs only if something happened since it last ran, so
+    /// a jump of years costs one step per deadline met, not one per period.
+    /// Returns how many timers ran.
+    @discardableResult
+    func advance(to target: Int64) -> Int {
+        guard let manual, let fired, let ticked, target >= manual.now else { return 0 }
+        for kind in nextTick.keys { dirty.insert(kind) }  // calls may have come since the last advance
+        var ran = 0
+        while true {
+            var earliest: (at: Int64, deadline: Deadline?, tick: Tick?)?
+            for deadline in Deadline.allCases where Self.followsManualClock(deadline) {
+                if let at = next(deadline).at, at <= target, earliest == nil || at < earliest!.at {
+                    earliest = (at, deadline, nil)
+                }
+            }
+            for kind in Tick.allCases where dirty.contains(kind) {
+                guard let at = nextTick[kind], at <= target else { continue }
+                if earliest == nil || at < earliest!.at { earliest = (at, nil, kind) }
+            }
+            guard let due = earliest else { break }
+            manual.now = max(manual.now, due.at)
+            if let deadline = due.deadline {
+                // Ticks skipped while clean come back on their grid, from now on.
+                for (kind, at) in nextTick where at < due.at {
+                    nextTick[kind] = gridPoint(of: kind, from: at, atLeast: due.at)
+                }
+                fired(deadline)
+                for kind in nextTick.keys { dirty.insert(kind) }
+            } else if let kind = due.tick {
+                dirty.remove(kind)
+                ticked(kind)
+                nextTick[kind] = due.at + Int64(period(of: kind))
+            }
+            ran += 1
+        }
+        // Clean ticks keep their grid: the next period boundary after the target.
+        for (kind, at) in nextTick where at <= target {
+            nextTick[kind] = gridPoint(of: kind, from: at, atLeast: target + 1)
+        }
+        manual.now = target
+        return ran
+    }
+
+    /// The first time `at + k × period` (k ≥ 0) that is not before `time`.
+    private func gridPoint(of kind: Tick, from at: Int64, atLeast time: Int64) -> Int64 {
+        guard at < time else { return at }
+        let period = Int64(period(of: kind))
+        return at + (time - at + period - 1) / period * period
     }
 
     /// A periodic timer of another component (the cluster's state saving);

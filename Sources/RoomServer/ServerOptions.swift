@@ -29,6 +29,8 @@ public struct ServerOptions: Sendable {
     /// This server's number among the process' service threads (`--threads`):
     /// its cluster node id gets `-tN` appended.
     public var serviceThread: Int?
+    /// `--test-mode` (PROTOCOL.md section 25); nil in production.
+    public var testMode: TestMode?
 
     public init(
         host: String = "127.0.0.1",

@@ -112,6 +112,8 @@ public final class RoomdProcess: Sendable {
     ///     last of a repeated option wins), e.g. `["--log-level", "debug"]`.
     ///   - environment: variables set for the daemon (over the inherited ones).
     ///   - limits: resource limits of the daemon alone, e.g. `[.openFiles(128)]`.
+    ///   - testMode: roomd's test mode (`--test-mode`, a manual clock that
+    ///     `advance(by:)` moves, seeded ids); nil: none.
     ///   - timeout: seconds to wait for the listening line.
     public static func start(
         binary: String? = nil,
@@ -121,6 +123,7 @@ public final class RoomdProcess: Sendable {
         arguments: [String] = [],
         environment: [String: String] = [:],
         limits: [ResourceLimit] = [],
+        testMode: TestModeOptions? = nil,
         timeout: Double = 10
     ) throws -> RoomdProcess {
         let executable = try locateBinary(binary)
@@ -161,7 +164,7 @@ public final class RoomdProcess: Sendable {
             [
                 "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
                 "--exit-with-stdin", "--host", host,
-            ] + arguments
+            ] + (testMode?.arguments ?? []) + arguments
         if limits.isEmpty {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = daemonArguments

@@ -46,6 +46,8 @@ final class BenchConn {
     /// When the last one arrived, and the shortest gap between two (UInt64.max: fewer than two).
     var watchedLastNs: UInt64 = 0
     var watchedMinGapNs: UInt64 = .max
+    /// The payload size of the last text frame received (the whole frame, also when only its head was parsed).
+    var lastFramePayload = 0
 
     /// Frames (already masked) waiting for the socket, of which the first
     /// `sent` bytes are written.
@@ -153,6 +155,8 @@ final class BenchLoop {
     }
     /// A JSON-RPC response arrived: (connection, id, error code or nil).
     var onResponse: ((BenchConn, Int, Int?) -> Void)?
+    /// Called before `onResponse` with the response's text (at most its first `headBytes`), when set.
+    var onResponseText: ((BenchConn, Int, UnsafeBufferPointer<UInt8>) -> Void)?
     /// A notification method to count separately (e.g. `active-speakers`):
     /// roomd writes `{"jsonrpc":"2.0","method":"NAME"` first.
     var watchedMethod: String? {
@@ -550,6 +554,7 @@ final class BenchLoop {
                 carried.withUnsafeBufferPointer { buffer in
                     let header = Self.header(buffer.baseAddress!, buffer.count)!
                     let have = buffer.count - header.size
+                    conn.lastFramePayload = header.payload
                     frame(conn, wsi, opcode: header.opcode, buffer.baseAddress! + header.size, have)
                     conn.skip = header.payload - have
                 }
@@ -560,6 +565,7 @@ final class BenchLoop {
                 return
             }
             let available = length - pos - header.size
+            conn.lastFramePayload = header.payload
             if available >= header.payload {
                 frame(conn, wsi, opcode: header.opcode, p + pos + header.size, header.payload)
                 pos += header.size + header.payload
@@ -683,6 +689,7 @@ final class BenchLoop {
             } else {
                 counters.responsesOK += 1
             }
+            onResponseText?(conn, id, UnsafeBufferPointer(start: p, count: count))
             onResponse?(conn, id, errorCode)
             return
         }

@@ -13,7 +13,10 @@ struct RoomBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "roombench",
         abstract: "Load generator for roomd, nats-server over WebSocket (fan-out) and the lws mirror floor.",
-        subcommands: [JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, PollVotes.self]
+        subcommands: [
+            JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, PollVotes.self, Taps.self,
+            HistoryJoin.self, Questions.self,
+        ]
     )
 }
 

@@ -45,8 +45,27 @@ struct Serve: ParsableCommand {
             "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster)."
     )
     var reusePort = false
+    @Flag(
+        help:
+            "Test mode for integration-test harnesses (PROTOCOL.md section 25): /v2/test/* routes, --clock manual, --seed. Loopback --host only; never in production."
+    )
+    var testMode = false
+    @Option(help: "system, or manual (with --test-mode): the clock moves only by POST /v2/test/clock.")
+    var clock: ClockKind = .system
+    @Option(help: "With --clock manual: the clock's start in ms since the epoch (default: the time at start).")
+    var clockStart: Int64?
+    @Option(help: "With --test-mode: every server id is drawn from one stream seeded with N, so runs repeat.")
+    var seed: UInt64?
+
+    enum ClockKind: String, ExpressibleByArgument, CaseIterable {
+        case system, manual
+    }
 
     func validate() throws {
+        if clock == .manual, !testMode { throw ValidationError("--clock manual: needs --test-mode") }
+        if clockStart != nil, clock != .manual { throw ValidationError("--clock-start: needs --clock manual") }
+        if let clockStart, clockStart < 0 { throw ValidationError("--clock-start: must be ≥ 0, got \(clockStart)") }
+        if seed != nil, !testMode { throw ValidationError("--seed: needs --test-mode") }
         try validatePort(port, name: "--port", range: 0...65535)
         if !(1...64).contains(threads) { throw ValidationError("--threads: must be between 1 and 64, got \(threads)") }
         if let cluster, let problem = ClusterSettings.natsURLProblem(cluster) {
@@ -85,6 +104,12 @@ struct Serve: ParsableCommand {
                 code: 64
             )
         }
+        if testMode, !Secrets.isLoopback(host) {
+            fail("--test-mode: only on a loopback --host (127.0.0.1, ::1, localhost), got \(host)", code: 64)
+        }
+        if testMode, threads > 1 {
+            fail("--test-mode: one service thread only (--threads 1): the manual clock is the thread's", code: 64)
+        }
         var secret: [UInt8]?
         do { secret = try Secrets.load(file: secretFile) } catch { fail("\(error)") }
         let devSecret = secret == nil
@@ -116,6 +141,16 @@ struct Serve: ParsableCommand {
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         options.reusePort = reusePort || threads > 1
         options.serversInProcess = threads
+        if testMode {
+            options.testMode = TestMode(
+                clockStart: clock == .manual ? clockStart ?? Int64(Date().timeIntervalSince1970 * 1000) : nil,
+                seed: seed
+            )
+            logger.warning(
+                "test mode: /v2/test/* is on; never use it in production",
+                metadata: ["clock": "\(clock.rawValue)", "seed": "\(seed.map(String.init) ?? "random")"]
+            )
+        }
         let servers = (1...threads).map { thread in
             var mine = options
             if threads > 1 { mine.serviceThread = thread }

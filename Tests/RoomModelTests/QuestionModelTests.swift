@@ -27,6 +27,51 @@ import Testing
         #expect(decoded.questionsAdded == 1)
     }
 
+    /// 500 questions all voted on in one interval: each push stays within the
+    /// budget, an answer jumps ahead of the vote counts waiting, and every
+    /// change arrives within a few pushes, oldest first.
+    @Test func aPushCarriesAtMostItsBudgetAndAnswersGoFirst() throws {
+        var template = Fixtures.template(settings: Settings())
+        template.roles["host"]?.permissions.moderateChat = true
+        let registry = RoomRegistry(template: template, clock: ManualClock(), ids: SequentialIDGenerator())
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        let asked = try (0..<500).map { n in
+            try registry.addQuestion(by: viewer, text: "Question \(n): what would you ask the guest tonight?")
+        }
+        func push() -> [Question] {
+            let deliveries = registry.tickQuestions()
+            for delivery in deliveries {
+                guard case .questions(let changed, _) = delivery.push else { continue }
+                if delivery.audience.contains(where: { $0 === viewer }) { return changed }
+            }
+            return []
+        }
+        var additions = 0
+        while case let batch = push(), !batch.isEmpty {
+            #expect(batch.reduce(0) { $0 + $1.estimatedBytes } <= QuestionBoard.pushBudget)
+            additions += batch.count
+        }
+        #expect(additions == 500, "every addition arrived, a budget at a time")
+
+        for question in asked { _ = try registry.voteQuestion(by: viewer, question.id, .up) }
+        let first = push()
+        #expect(first.count > 1 && first.count < 500)
+        #expect(first.map(\.id) == asked.prefix(first.count).map(\.id), "oldest vote first")
+        _ = try registry.updateQuestion(by: host, asked[499].id, state: .answered, pinned: nil)
+        let second = push()
+        #expect(second.first?.id == asked[499].id && second.first?.state == .answered, "the answer goes first")
+        #expect(second.dropFirst().first?.id == asked[first.count].id, "then the votes where the last push stopped")
+        var seen = Set((first + second).map(\.id))
+        var pushes = 2
+        while case let batch = push(), !batch.isEmpty {
+            seen.formUnion(batch.map(\.id))
+            pushes += 1
+        }
+        #expect(seen.count == 500 && pushes < 20, "every change within \(pushes) pushes")
+        #expect(push().isEmpty, "nothing pending is left")
+    }
+
     @Test func maxQuestionsCountsDeletedOnesAndVotesAreBoundedPerRoom() throws {
         var settings = Settings()
         settings.qa.maxQuestions = 2

@@ -19,7 +19,10 @@ import Testing
         let backend = try WebhookReceiver()
         let daemon = try Daemon.start(
             webhooksTo: backend.url,
-            settings: #"{"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250}}"#
+            settings: #"""
+                {"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250},
+                 "reactions":{"interval_ms":100},"qa":{"interval_ms":100}}
+                """#
         )
         let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
@@ -301,6 +304,104 @@ import Testing
             #expect(stopped.first?.questions?.first?.answer == [1])
         }
 
+        // 15b. The audience's own show. Viewers chat (the history keeps it); the audience reacts
+        //      to a message and taps the stream, and everyone gets the counts coalesced.
+        for client in [host, moderator] + viewers.map(\.client) + audience.map(\.client) { _ = client.drain() }
+        let hello = try await viewers[10].client.broadcast("Hello from row ten!")
+        let great = try await viewers[11].client.broadcast("This guest is great")
+        let seen = try await audience[0].client.next {
+            if case .broadcast(let message) = $0, message.messageID == great.messageID { message } else { nil }
+        }
+        #expect(seen.sender.peerID == viewers[11].id && seen.message == "This guest is great")
+        try await audience[1].client.react(hello.messageID, type: "love")
+        #expect(
+            try await audience[1].client.react(hello.messageID, type: "love").total == 1,
+            "one reaction of a type per user on a message"
+        )
+        try await audience[2].client.react(hello.messageID, type: "love")
+        for member in audience { try await member.client.react("stream", type: "fire", count: 5) }
+        var totals: [String: Int] = [:]  // "target/type" -> total, as the host's pushes tell it
+        while totals["stream/fire"] != 15 || totals["\(hello.messageID)/love"] != 2 {
+            let counts = try await host.next({ if case .reactions(let counts) = $0 { counts } else { nil } })
+            for count in counts { totals[count.target + "/" + count.type] = count.total }
+        }
+        let rest = try await http("GET", daemon, "/v2/active-rooms/show/reactions", token: admin)
+        #expect(
+            rest.body["counts"]?.arrayValue?.contains { $0["target"] == "stream" && $0["total"] == 15 } == true,
+            "the operator reads the same counts over REST"
+        )
+
+        // 15c. Viewers ask, the audience votes (it may vote, not ask); the host pins and answers
+        //      the top question, and everyone sees it in the next on-questions.
+        let meet = try await viewers[12].client.askQuestion("How did you two meet?")
+        let next = try await viewers[13].client.askQuestion("What's next for the show?")
+        for member in audience { _ = try await member.client.voteQuestion(next.questionID, .up) }
+        _ = try await viewers[14].client.voteQuestion(meet.questionID, .down)
+        #expect(try await audience[0].client.errorCode("question-add", ["text": "Me too?"]) == 40300)
+        let top = try await host.questions(order: .top)
+        #expect(top.questions.map(\.questionID) == [next.questionID, meet.questionID])
+        #expect(top.questions.map(\.score) == [3, -1] && top.total == 2)
+        _ = try await host.updateQuestion(next.questionID, pinned: true)
+        _ = try await host.updateQuestion(next.questionID, state: .answered)
+        let answered = try await viewers[15].client.next {
+            if case .questions(let changed, _) = $0 {
+                changed.first { $0.questionID == next.questionID && $0.state == .answered }
+            } else {
+                nil
+            }
+        }
+        #expect(answered.pinned && answered.up == 3 && answered.askedBy.peerID == viewers[13].id)
+
+        // 15d. The host pins a message; the moderator deletes spam: every peer is told.
+        try await host.pinMessage(hello.messageID)
+        let pin = try await audience[2].client.next {
+            if case .messagePinned(let message, let by) = $0 { (message?.messageID, by.peerID) } else { nil }
+        }
+        #expect(pin.0 == hello.messageID && pin.1 == hostID)
+        let spam = try await viewers[16].client.broadcast("cheap followers here")
+        try await moderator.deleteMessage(spam.messageID)
+        let deleted = try await viewers[10].client.next {
+            if case .messageDeleted(let id, let by) = $0 { (id, by.peerID) } else { nil }
+        }
+        #expect(deleted.0 == spam.messageID && deleted.1 == moderatorJoin.peer.peerID)
+
+        // 15e. A prediction: a quiz whose answer nobody knows until it stops. The audience
+        //      votes, the host stops it and sets the answer; whoever saw the stop gets it, and
+        //      the session leaderboard adds both quizzes up.
+        let prediction = try await host.setPollInfo(title: "Who wins tonight?", type: .quiz)
+        try await host.setPollQuestions(
+            pollID: prediction,
+            [PollQuestionDraft("Winner?", type: .singleChoice, options: ["Alice", "Bob"])]
+        )
+        try await host.startPoll(prediction)
+        for (member, option) in zip(audience, [2, 1, 2]) {
+            _ = try await member.client.next {
+                if case .pollStarted(let polls) = $0, polls.first?.pollID == prediction { true } else { nil }
+            }
+            let outcomes = try await member.client.respondToPoll(
+                pollID: prediction,
+                [PollAnswer(question: 1, option: option)]
+            )
+            #expect(outcomes.map(\.errorCode) == [nil])
+        }
+        try await host.stopPoll(prediction)
+        try await host.setPollAnswers(pollID: prediction, [PollAnswer(question: 1, option: 2)])
+        for client in [moderator, viewers[19].client] + audience.map(\.client) {
+            let told = try await client.next {
+                if case .pollAnswer(let id, let answers) = $0, id == prediction { answers } else { nil }
+            }
+            #expect(told == [["question": 1, "option": 2]])
+        }
+        let season = try await audience[1].client.sessionLeaderboard()
+        #expect(season.pollID == nil)
+        #expect(season.entries.map(\.score) == [4, 2, 2], "3 + 1, 2 + 0, 1 + 1")
+        #expect(season.entries.first?.peer?.peerID == audience[0].id)
+
+        // 15f. A viewer joining now gets the chat backfilled: the kept messages and the pin.
+        let (latecomer, lateChat) = try await connect("latecomer", "viewer")
+        #expect(lateChat.chat.messages.map(\.messageID) == [hello.messageID, great.messageID], "spam deleted")
+        #expect(lateChat.chat.pinned?.messageID == hello.messageID)
+
         // 16. The host ends the show with a lock: everyone is told and closed with 4002.
         try await host.endRoom(reason: "show over", lock: true)
         for client in [host, moderator, erin, viewers[19].client] {
@@ -330,7 +431,8 @@ import Testing
                 "hls.started.success", "peer.join.success",
             ]
             + Array(repeating: "peer.join.success", count: 3) + ["poll.started", "poll.stopped"]  // the audience's quiz
-            + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 25)
+            + ["poll.started", "poll.stopped", "peer.join.success"]  // the prediction, the latecomer
+            + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 26)
             + ["session.close.success", "room.end.success", "session.open.success", "peer.join.success"]
         #expect(try await backend.deliveredTypes(count: expected.count) == expected)
         let hooks = backend.delivered
@@ -344,9 +446,11 @@ import Testing
             hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID
         )
         #expect(hooks[33]["data"]?["poll_id"]?.stringValue == quiz)
-        #expect(hooks[34]["data"]?["reason"] == "room ended", "end-room stopped the stream")
-        #expect(hooks[61]["data"]?["reason"] == "show over" && hooks[61]["data"]?["lock"] == true)
-        #expect(hooks[62]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
-        withExtendedLifetime(lateViewer) {}
+        #expect(hooks[34]["data"]?["poll_id"]?.stringValue == prediction)
+        #expect(hooks[36]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
+        #expect(hooks[37]["data"]?["reason"] == "room ended", "end-room stopped the stream")
+        #expect(hooks[65]["data"]?["reason"] == "show over" && hooks[65]["data"]?["lock"] == true)
+        #expect(hooks[66]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
+        withExtendedLifetime((lateViewer, latecomer)) {}
     }
 }

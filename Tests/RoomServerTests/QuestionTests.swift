@@ -53,6 +53,28 @@ import Testing
         #expect(far["questions"] == [] && far["total"] == 3)
     }
 
+    /// One `on-questions` carries at most ~16 KiB of questions: ten 3,000-byte
+    /// questions asked at once reach a viewer over several pushes, each under
+    /// the bound, none lost; the bound keeps a viewer's Q&A traffic flat
+    /// however many questions are being voted on.
+    @Test func aPushCarriesAtMostSixteenKiBAndTheRestFollows() async throws {
+        let stage = try await Stage(daemon: Daemon.start(settings: #"{"qa":{"interval_ms":100,"max_questions":20}}"#))
+        let text = String(repeating: "q", count: 3000)
+        var asked: Set<String> = []
+        for _ in 0..<10 { asked.insert(try await Self.ask(stage.guest, text)) }
+        var seen: Set<String> = []
+        var pushes = 0
+        while seen != asked {
+            let push = try await stage.viewer.next("on-questions", timeout: .seconds(3))
+            let changed = push["changed"]?.arrayValue ?? []
+            #expect(changed.count <= 5, "\(changed.count) questions of 3,000 bytes in one push")
+            #expect(push.text.utf8.count <= 16 * 1024 + 1024)
+            seen.formUnion(changed.compactMap { $0["question_id"]?.stringValue })
+            pushes += 1
+        }
+        #expect(pushes >= 2)
+    }
+
     @Test func badInputGetsTheDocumentedCodeWithTheFieldNamed() async throws {
         let stage = try await Self.stage()
         let id = try await Self.ask(stage.guest, "q")

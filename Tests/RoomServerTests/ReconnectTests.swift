@@ -102,6 +102,33 @@ import Testing
         #expect(!again.isClosed)
     }
 
+    /// A whole room of 300 (below large-room mode) loses its connections at
+    /// once; the graces end together, each leave is held for the others until
+    /// their held pushes overflow, and the room ends within that batch. roomd
+    /// once trapped there on an overflowing peer of the ended room (found by
+    /// `make bench`'s audience steps): it must stay up and start a new session.
+    @Test func aWholeRoomDroppingAtOnceEndsCleanlyAfterTheGrace() async throws {
+        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":1,"large_room_threshold":1000}}"#)
+        var sockets: [RawSocket] = []
+        for k in 0..<300 {
+            let socket = try RawSocket(port: daemon.port, readTimeoutSeconds: 10)
+            let token = try daemon.token(user: "crowd-\(k)", role: "viewer")
+            try socket.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
+            var answered = false
+            while !answered, let frame = socket.readFrame() {
+                answered = String(decoding: frame.payload, as: UTF8.self).hasPrefix(#"{"jsonrpc":"2.0","id":1,"#)
+            }
+            try #require(answered, "peer \(k) joined")
+            sockets.append(socket)
+        }
+        sockets.removeAll()  // every socket closed at once, no close frame
+        try await Task.sleep(for: .milliseconds(2500))
+        let (_, joined) = try await daemon.join("after", as: "viewer")
+        #expect(joined["peers"]?.arrayValue?.isEmpty == true, "a new session, nobody left over")
+        let (status, _) = daemon.stop()
+        #expect(status == 0, "roomd was still up and stopped cleanly")
+    }
+
     @Test func moreThan256HeldPushesEndTheGraceAtOnce() async throws {
         let daemon = try Daemon.start(
             settings: #"{"room":{"reconnect_grace_s":30},"limits":{"messages_per_second":10000,"message_burst":10000}}"#

@@ -186,3 +186,52 @@ def test_browser_page_reacts_taps_and_reads_the_counts(roomd, browser):
     out = asyncio.run(scenario())
     assert out == {"react": 1, "taps": 5, "pushed": True,
                    "counts": [["message", "like", 1, 1], ["stream", "fire", 5, 5]], "unreact": 0}
+
+
+# Runs in the page as a viewer: asks, votes on the guest's question, pages the list, withdraws its
+# own question, and waits for the host's answer in an on-questions push.
+ASKING_IN_A_PAGE = """
+const [url, token, theirs, done] = arguments;
+const { RoomClient } = window.roomd;
+const client = await RoomClient.connect(url);
+await client.join({ token });
+const out = {};
+const mine = await client.questionAdd("Will you come back?");
+out.asked = [mine.state, mine.score, mine.pinned];
+out.voted = (await client.questionVote(theirs, "up")).up;
+const top = await client.questionList({ order: "top" });
+out.top = [top.total, top.questions[0].question_id === theirs];
+out.newest = (await client.questionList({ order: "new", limit: 1 })).questions[0].question_id === mine.question_id;
+out.withdrawn = (await client.questionUpdate(mine.question_id, { state: "hidden" })).state;
+try { await client.questionUpdate(theirs, { state: "answered" }); } catch (e) { out.notModerator = e.code; }
+window.answered = (async () => {
+  const push = await client.next(p => p.method === "on-questions"
+      && p.params.changed.some(q => q.question_id === theirs && q.state === "answered"), { timeout: 10000 });
+  return push.params.changed.find(q => q.question_id === theirs).pinned;
+})();
+done([out, mine.question_id]);
+"""
+
+
+def test_browser_page_asks_votes_and_sees_the_answer(roomd, browser):
+    browser.get(roomd.http_url + "/client/")
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.documentElement.dataset.roomd"))
+
+    async def scenario():
+        host = await roomd.join("qa", "h-1", "host")
+        theirs = (await host.question_add("Where was this filmed?"))["question_id"]
+        loop = asyncio.get_running_loop()
+        out, mine = await loop.run_in_executor(None, lambda: browser.execute_async_script(
+            ASKING_IN_A_PAGE, roomd.url, roomd.token("qa", "web-viewer", "viewer"), theirs))
+        visible = await host.question_list(state="hidden")
+        await host.question_update(theirs, state="answered", pinned=True)
+        pinned = await loop.run_in_executor(None, lambda: browser.execute_async_script(
+            "window.answered.then(arguments[0], e => arguments[0](String(e)));"))
+        await host.close()
+        return out, mine, visible, pinned
+
+    out, mine, hidden, pinned = asyncio.run(scenario())
+    assert out == {"asked": ["open", 0, False], "voted": 1, "top": [2, True], "newest": True,
+                   "withdrawn": "hidden", "notModerator": 40300}
+    assert [q["question_id"] for q in hidden["questions"]] == [mine], "the host still sees the withdrawn question"
+    assert pinned is True

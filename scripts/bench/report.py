@@ -321,7 +321,7 @@ class Doc:
     # -- targets (issue 12)
 
     def targets(self):
-        self.add("## Targets (issue 12)")
+        self.add("## Targets (issues 12 and 21)")
         self.add()
         self.add("| what | target | measured (median, min–max) | verdict |")
         self.add("|---|---|---|---|")
@@ -446,7 +446,45 @@ class Doc:
                                            f"{ok} of {len(p99s)} runs ≤ 20 ms (needs 3 runs)")
             self.add(f"| {key.replace('x', ' rooms × ')} peers, 1 msg/s each | p99 ≤ 20 ms in 3 of 3 runs"
                      f" | p99 per run: {each}; loss {spread(runs, 'loss')}{aborted(runs)} | {verdict} |")
+        self.audience_targets()
         self.add()
+
+    def audience_targets(self):
+        """Issue 21's rows of the targets table."""
+        for key, runs in self.g("taps", "taps").items():
+            p99 = median(runs, "react_p99_ms")
+            per = median(runs, "reactions_per_peer_per_interval")
+            unanswered = [r.get("calls_offered", 0) - r.get("calls_acked", 0) for r in runs]
+            misses = []
+            if p99 is not None and p99 > 50:
+                misses.append(f"p99 {fms(p99)}")
+            if per is not None and per > 1:
+                misses.append(f"{per:.3f} on-reactions per peer per interval")
+            if unanswered and statistics.median(unanswered) > 0:
+                misses.append(f"{fint(statistics.median(unanswered))} calls not answered")
+            verdict = "–" if p99 is None else ("**met**" if not misses else "**missed**: " + ", ".join(misses))
+            calls, count = key.split("x")
+            self.add(f"| {fint(median(runs, 'peers'))} viewers tapping 5/s for {fint(median(runs, 'duration_s'))} s"
+                     f" ({calls} call(s)/s of {count} tap(s)) | every `react` answered, p99 ≤ 50 ms, ≤ 1 `on-reactions`"
+                     f" per peer per interval | p99 {spread(runs, 'react_p99_ms', fms)}; answered"
+                     f" {spread(runs, 'calls_acked')} of {fint(median(runs, 'calls_offered'))};"
+                     f" {spread(runs, 'reactions_per_peer_per_interval', lambda v: f'{v:.3f}')} per peer per interval;"
+                     f" {spread(runs, 'server_cpu_us_per_tap', lambda v: f'{v:.2f}')} µs CPU per tap;"
+                     f" {spread(runs, 'bytes_per_peer_per_s')} B per peer per s{aborted(runs)} | {verdict} |")
+        for key, runs in self.g("history", "history-join").items():
+            p50 = median(runs, "after_join_p50_ms")
+            verdict = "–" if p50 is None else ("**met**" if p50 <= 1 else f"**missed** by {p50 - 1:.2f} ms")
+            self.add(f"| join p50 into {fint(median(runs, 'peers'))} peers with a full {fint(median(runs, 'history'))}"
+                     f"-message history | ≤ 1 ms, answer size reported | {spread(runs, 'after_join_p50_ms', fms)}"
+                     f" (empty history {spread(runs, 'before_join_p50_ms', fms)}); answer"
+                     f" {spread(runs, 'after_answer_bytes')} B{aborted(runs)} | {verdict} |")
+        for key, runs in self.g("questions", "questions").items():
+            p99 = median(runs, "list_p99_ms")
+            verdict = "–" if p99 is None else ("**met**" if p99 <= 5 else f"**missed** by {p99 - 5:.2f} ms")
+            self.add(f"| `question-list` with {fint(median(runs, 'questions'))} questions, {fint(median(runs, 'peers'))}"
+                     f" viewers voting | p99 ≤ 5 ms | {spread(runs, 'list_p99_ms', fms)} (p50"
+                     f" {spread(runs, 'list_p50_ms', fms)}; votes {spread(runs, 'votes_acked')} answered, p99"
+                     f" {spread(runs, 'vote_p99_ms', fms)}){aborted(runs)} | {verdict} |")
 
     def knee_text(self, rate, runs):
         if rate is None:
@@ -727,6 +765,76 @@ class Doc:
                      f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
         self.add()
 
+    def audience(self):
+        taps = self.g("taps", "taps")
+        history = self.g("history", "history-join")
+        qa = self.g("questions", "questions")
+        if not (taps or history or qa):
+            return
+        self.add("## (i)–(k) The audience: reactions, chat history, Q&A (issue 21)")
+        self.add()
+        if taps:
+            self.add("(i) One room of N viewers, every one tapping the stream (`react {target:\"stream\"}`) for the"
+                     " step's duration, the calls of all viewers spread evenly. *5 × 1*: a client that sends every tap"
+                     " (5 calls a second of `count` 1); *1 × 5*: one that adds a second of taps into one call of"
+                     " `count` 5 (section 20 allows 1..50). Targets: every `react` answered, p99 ≤ 50 ms, at most one"
+                     " `on-reactions` per peer per interval (1,000 ms); CPU per tap and bytes per peer per second"
+                     " reported. *Shortest gap*: between two `on-reactions` at any peer, measured on arrival.")
+            self.add()
+            self.add("| viewers | calls/s × taps | react answered | taps/s | answer p50 / p99 | server CPU per tap"
+                     " | server CPU | on-reactions per peer per interval | shortest gap | bytes per peer per s (on-reactions) |")
+            self.add("|---|---|---|---|---|---|---|---|---|---|")
+            for key, runs in taps.items():
+                r0 = runs[0]
+                self.add(f"| {fint(r0.get('peers'))} | {key.replace('x', ' × ')}"
+                         f" | {spread(runs, 'calls_acked')} / {fint(median(runs, 'calls_offered'))}"
+                         f" | {spread(runs, 'taps_per_s')}"
+                         f" | {spread(runs, 'react_p50_ms', fms)} / {spread(runs, 'react_p99_ms', fms)}"
+                         f" | {spread(runs, 'server_cpu_us_per_tap', lambda v: f'{v:.2f} µs')}"
+                         f" | {spread(runs, 'server_cpu_pct_tap_phase', fpct)}"
+                         f" | {spread(runs, 'reactions_per_peer_per_interval', lambda v: f'{v:.3f}')}"
+                         f" | {spread(runs, 'reactions_min_gap_ms', fms)}"
+                         f" | {spread(runs, 'bytes_per_peer_per_s')} ({spread(runs, 'reactions_bytes_per_peer_per_s')})"
+                         f"{aborted(runs)} |")
+            self.add()
+        if history:
+            self.add("(j) One room of N viewers and a host: one more viewer joins at a time, first with an empty chat"
+                     " history, then after the host sent 200 messages of 100 bytes to everyone (the default"
+                     " `history_size`): the `join` answer then carries them as `chat`. Target: join p50 ≤ 1 ms at"
+                     " 10,000 peers; the answer's size reported.")
+            self.add()
+            self.add("| peers | messages | join p50 / p99, empty history | answer bytes | join p50 / p99, full history"
+                     " | answer bytes |")
+            self.add("|---|---|---|---|---|---|")
+            for key, runs in history.items():
+                self.add(f"| {fint(median(runs, 'peers'))} | {fint(median(runs, 'history'))}"
+                         f" | {spread(runs, 'before_join_p50_ms', fms)} / {spread(runs, 'before_join_p99_ms', fms)}"
+                         f" | {spread(runs, 'before_answer_bytes')}"
+                         f" | {spread(runs, 'after_join_p50_ms', fms)} / {spread(runs, 'after_join_p99_ms', fms)}"
+                         f" | {spread(runs, 'after_answer_bytes')}{aborted(runs)} |")
+            self.add()
+        if qa:
+            self.add("(k) One room of N viewers; 500 of them ask one question each; then every viewer votes 5 times"
+                     " (up, or down one time in four) on questions picked by a fixed pseudo-random sequence, spread"
+                     " over 10 s, while 100 viewers page through `question-list` (200 calls a second in all, `top`"
+                     " and `new` alternately, offsets across the list, limit 20) during the votes and 3 s after."
+                     " Target: `question-list` p99 ≤ 5 ms.")
+            self.add()
+            self.add("| viewers | questions | votes answered | vote p50 / p99 | question-list answered | list p50 / p99"
+                     " | list answer bytes | on-questions per peer per interval | shortest gap | server CPU |")
+            self.add("|---|---|---|---|---|---|---|---|---|---|")
+            for key, runs in qa.items():
+                self.add(f"| {fint(median(runs, 'peers'))} | {fint(median(runs, 'questions'))}"
+                         f" | {spread(runs, 'votes_acked')} / {fint(median(runs, 'votes_sent'))}"
+                         f" | {spread(runs, 'vote_p50_ms', fms)} / {spread(runs, 'vote_p99_ms', fms)}"
+                         f" | {spread(runs, 'lists_acked')} / {fint(median(runs, 'lists_sent'))}"
+                         f" | {spread(runs, 'list_p50_ms', fms)} / {spread(runs, 'list_p99_ms', fms)}"
+                         f" | {spread(runs, 'list_answer_bytes_mean')}"
+                         f" | {spread(runs, 'questions_per_peer_per_interval', lambda v: f'{v:.3f}')}"
+                         f" | {spread(runs, 'questions_min_gap_ms', fms)}"
+                         f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
+            self.add()
+
     def cluster(self):
         cl = self.g("cluster", "fanout")
         if not cl:
@@ -990,6 +1098,7 @@ class Doc:
         self.idle()
         self.speakers()
         self.poll()
+        self.audience()
         self.cluster()
         self.threads()
         self.profile()

@@ -332,3 +332,30 @@ profile_step() {
         | grep -v '^#' | grep '%' | grep -E 's10RoomServer|s8RoomWire|s9RoomModel' | head -14 | $demangle \
         >"$dir/children.txt" || true
 }
+
+# (i)–(k) the audience (issue 21): reactions, chat history on join, Q&A.
+section_audience() {
+    local run mode
+    for mode in ${TAP_MODES//,/ }; do
+        # MODE is CALLS_PER_S x TAPS_PER_CALL: 5x1 sends every tap, 1x5 a second of taps in one call.
+        local calls=${mode%x*} count=${mode#*x}
+        log "(i) taps: $TAP_PEERS viewers, $calls react/s × $count tap(s) each for ${TAP_S} s, $RUNS run(s)"
+        for run in $(seq "$RUNS"); do
+            start_roomd "taps-$mode-$run"
+            step taps "$mode" "$run" $((TAP_S + 150)) taps $(roomd_args) --peers "$TAP_PEERS" \
+                --calls-per-s "$calls" --count "$count" --duration "$TAP_S" --join-timeout 60
+        done
+    done
+    log "(j) history: one more join into $HISTORY_PEERS viewers, empty and with $HISTORY_MESSAGES messages, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "history-$run"
+        step history "$HISTORY_PEERS" "$run" 240 history-join $(roomd_args) --peers "$HISTORY_PEERS" \
+            --history "$HISTORY_MESSAGES" --probe-joins "$PROBE_JOINS" --join-timeout 60
+    done
+    log "(k) Q&A: $QA_QUESTIONS questions, $QA_PEERS viewers voting $QA_VOTES times each over ${QA_SPREAD} s, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "questions-$run"
+        step questions "$QA_PEERS" "$run" 240 questions $(roomd_args) --peers "$QA_PEERS" \
+            --questions "$QA_QUESTIONS" --votes-per-voter "$QA_VOTES" --spread "$QA_SPREAD" --join-timeout 60
+    done
+}

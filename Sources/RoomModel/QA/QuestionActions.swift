@@ -40,7 +40,7 @@ extension RoomRegistry {
         if isNew, room.questions.votes >= QuestionBoard.maxVotes {
             throw RoomError(.tooMany, "too many votes in this room: at most \(QuestionBoard.maxVotes)")
         }
-        room.questions.update(id) { _ = $0.vote(vote, by: peer.userID) }
+        room.questions.update(id, votesOnly: true) { _ = $0.vote(vote, by: peer.userID) }
         qaSchedule.changed(room)
         return room.questions.question(id)!
     }
@@ -127,11 +127,13 @@ extension RoomRegistry {
 
     /// One Q&A tick: each room with changes gets one `on-questions` for its
     /// `moderateChat` peers (every change) and one for the others (hidden
-    /// questions only as ids in `removed`) — two encodings per room per tick.
+    /// questions only as ids in `removed`) — two encodings per room per tick,
+    /// each within `QuestionBoard.pushBudget` (the rest goes next tick).
     public func tickQuestions() -> [Delivery] {
         var deliveries: [Delivery] = []
         for room in qaSchedule.takeRooms(from: rooms) {
             let (changed, removed) = room.questions.takeChanges()
+            if room.questions.hasChanges { qaSchedule.changed(room) }  // the rest, next tick
             var moderators: [Peer] = []
             var others: [Peer] = []
             for peer in room.peersInJoinOrder {

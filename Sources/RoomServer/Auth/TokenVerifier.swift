@@ -23,24 +23,38 @@ struct TokenVerifier: Sendable {
     private let maxNameBytes: Int
     private let parser = DefaultJWTParser()
     private let now: @Sendable () -> Date
+    /// Test mode's manual clock, for app tokens (nil: `now`).
+    private let appClock: (@Sendable () -> Date)?
 
+    /// `appClock` (test mode's manual clock, PROTOCOL.md section 25): an app
+    /// token's `exp` is checked on it, its `nbf` on the later of it and the
+    /// real time (a token a harness mints in real time is valid at once).
+    /// Management tokens keep real time: they are the harness' and the
+    /// operator's control plane, also after the clock jumped a year.
     init(
         secret: [UInt8],
         accessKey: String?,
         maxNameBytes: Int,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() },
+        appClock: (@Sendable () -> Date)? = nil
     ) {
         self.key = SymmetricKey(data: secret)
         self.accessKey = accessKey
         self.maxNameBytes = maxNameBytes
         self.now = now
+        self.appClock = appClock
     }
 
     /// A token for `join` and `preview`. The claims that end up in pushes
     /// about the peer (`user_id`, `name`) are bounded here, whatever the
     /// call's params, so that `preview` refuses what `join` would (41300).
     func verifyApp(_ token: String) throws(RoomError) -> AppGrant {
-        let claims = try verifySigned(token)
+        let real = now()
+        let claims = try verifySigned(
+            token,
+            expiresAgainst: appClock?() ?? real,
+            notBefore: max(appClock?() ?? real, real)
+        )
         guard claims.type.value == "app", claims.version.value == 2 else {
             throw RoomError(.tokenInvalid, "not an app token (type must be \"app\" and version 2)")
         }
@@ -70,14 +84,19 @@ struct TokenVerifier: Sendable {
     /// A token for the REST API. A valid app token is 40300 (authenticated,
     /// but not allowed); anything else that is not a management token is 40100.
     func verifyManagement(_ token: String) throws(RoomError) {
-        let claims = try verifySigned(token)
+        let real = now()
+        let claims = try verifySigned(token, expiresAgainst: real, notBefore: real)
         if claims.type.value == "app" { throw RoomError(.permissionDenied, "an app token cannot use the REST API") }
         guard claims.type.value == "management", claims.version.value == 2 else {
             throw RoomError(.tokenInvalid, "not a management token")
         }
     }
 
-    private func verifySigned(_ token: String) throws(RoomError) -> TokenClaims {
+    private func verifySigned(
+        _ token: String,
+        expiresAgainst current: Date,
+        notBefore notBeforeNow: Date
+    ) throws(RoomError) -> TokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
             parts.allSatisfy(isBase64URL)
@@ -102,13 +121,12 @@ struct TokenVerifier: Sendable {
         guard let exp = claims.exp.value else {
             throw RoomError(.badJWT, "token exp claim missing or invalid")
         }
-        let current = now()
         do { try exp.verifyNotExpired(currentDate: current) } catch {
             throw RoomError(.badJWT, "token expired")
         }
         if case .invalid = claims.nbf { throw RoomError(.badJWT, "token nbf claim invalid") }
         if let nbf = claims.nbf.value {
-            do { try nbf.verifyNotBefore(currentDate: current) } catch {
+            do { try nbf.verifyNotBefore(currentDate: notBeforeNow) } catch {
                 throw RoomError(.badJWT, "token not valid yet (nbf)")
             }
         }

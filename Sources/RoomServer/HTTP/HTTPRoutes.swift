@@ -13,8 +13,19 @@ final class HTTPRoutes {
     /// summed into /metrics; set before the loop runs.
     var siblingMetrics: [ServerMetrics] = []
 
-    init(rest: RestAPI, registry: RoomRegistry, metrics: ServerMetrics, homes: RoomHomes, sockets: Sockets) {
+    /// `/v2/test/*`: test mode only (PROTOCOL.md section 25); nil otherwise, and the routes do not exist.
+    private let test: TestRoutes?
+
+    init(
+        rest: RestAPI,
+        registry: RoomRegistry,
+        metrics: ServerMetrics,
+        homes: RoomHomes,
+        sockets: Sockets,
+        test: TestRoutes? = nil
+    ) {
         self.rest = rest
+        self.test = test
         self.registry = registry
         self.metrics = metrics
         self.homes = homes
@@ -32,6 +43,7 @@ final class HTTPRoutes {
                 JSON.Member("rooms", .int(registry.rooms.count)),
                 JSON.Member("peers", .int(registry.peerCount)),
             ]
+            if test != nil { members.append(JSON.Member("test_mode", .bool(true))) }
             if let cluster = homes.status {
                 members.append(
                     JSON.Member(
@@ -59,6 +71,7 @@ final class HTTPRoutes {
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:
             if RestAPI.handles(request.path) { return rest.handle(request) }
+            if let test, request.path.hasPrefix(TestRoutes.prefix) { return test.handle(request) }
             return .error(404, code: 404, "no route for \(request.path)")
         }
     }

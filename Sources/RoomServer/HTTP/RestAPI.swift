@@ -107,7 +107,7 @@ final class RestAPI {
 
     // MARK: auth and input
 
-    private func authorize(_ request: HTTPRequest) throws(RoomError) {
+    func authorize(_ request: HTTPRequest) throws(RoomError) {
         guard let header = request.authorization, header.hasPrefix("Bearer ") else {
             throw RoomError(.tokenInvalid, "Authorization: Bearer <management token> required")
         }

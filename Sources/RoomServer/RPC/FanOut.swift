@@ -119,7 +119,9 @@ package final class FanOut {
             }
         }
         for connection in dropped { dropSlowConsumer(connection) }
-        for peer in overflowing where peer.transportHandle is HeldPushes {
+        // A recipient may have left since its delivery was built (a batch of
+        // graces ending together); its room may be gone: skip it.
+        for peer in overflowing where !peer.hasLeft && peer.transportHandle is HeldPushes {
             logger.info(
                 "reconnect grace ended: too many held pushes",
                 metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]

@@ -126,7 +126,7 @@ final class Sockets {
         connection.unjoined = unjoined
         connections[wsi] = connection
         dropSettledJoins()
-        awaitingJoin.append((wsi, connection.id, now + Int64(limits.joinTimeoutS) * 1000))
+        awaitingJoin.append((wsi, connection.id, joinClockNow + Int64(limits.joinTimeoutS) * 1000))
         return (connection, awaitingJoin.count == 1)
     }
 
@@ -208,6 +208,10 @@ final class Sockets {
     }
 
     /// The join deadline of the connection that waits longest, if any (monotonic ms).
+    /// The join deadline's clock: monotonic, or test mode's manual clock
+    /// (PROTOCOL.md section 25), which only `POST /v2/test/clock` moves.
+    var joinClockNow: Int64 { (clock as? TestModeClock)?.now ?? monotonicMillis() }
+
     var nextJoinDeadline: Int64? {
         dropSettledJoins()
         return awaitingJoin.first?.deadline

@@ -75,15 +75,6 @@ struct WebhookEvent: Sendable {
         }
         body = w.bytes
     }
-
-    /// Random 128-bit ids as 32 lowercase hex digits.
-    static func makeID() -> String {
-        var rng = SystemRandomNumberGenerator()
-        return [rng.next() as UInt64, rng.next() as UInt64].map { value in
-            let digits = String(value, radix: 16)
-            return String(repeating: "0", count: 16 - digits.count) + digits
-        }.joined()
-    }
 }
 
 extension JSONWriter {

@@ -11,9 +11,19 @@ import RoomModel
 final class WebhookRelay {
     private let registry: RoomRegistry
     private let sender: WebhookSender?
+    /// Webhook ids: the registry's generator (random, or test mode's seeded one).
+    private let ids: IDGenerator
 
-    init(registry: RoomRegistry, settings: WebhookSettings?, secret: [UInt8], metrics: ServerMetrics, logger: Logger) {
+    init(
+        registry: RoomRegistry,
+        settings: WebhookSettings?,
+        secret: [UInt8],
+        ids: IDGenerator,
+        metrics: ServerMetrics,
+        logger: Logger
+    ) {
         self.registry = registry
+        self.ids = ids
         // The counters exist (at 0) without webhooks too: /metrics always lists them.
         let factory = PrometheusMetricsFactory(registry: metrics.registry)
         let label = "roomd_webhook_deliveries_total"
@@ -36,7 +46,7 @@ final class WebhookRelay {
     func forward() {
         guard let sender else { return }
         for event in registry.takeOperatorEvents() {
-            sender.enqueue(WebhookEvent(event, id: WebhookEvent.makeID()))
+            sender.enqueue(WebhookEvent(event, id: ids.next(.webhook)))
         }
     }
 

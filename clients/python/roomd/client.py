@@ -203,6 +203,12 @@ class RoomClient:
         finally:
             await self._wait_reader()
 
+    async def abort(self) -> None:
+        """Drops the connection without a close frame, as a lost network does: roomd keeps
+        the peer for its reconnect grace (PROTOCOL.md section 7)."""
+        self._ws.transport.abort()
+        await self._wait_reader()
+
     # -- typed helpers (PROTOCOL.md section 4) ----------------------------
 
     async def join(self, token: str, name: Optional[str] = None, data: Optional[str] = None,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import secrets
 import select
@@ -10,6 +11,8 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import List, Optional, Sequence, Union
 
@@ -65,10 +68,23 @@ class RoomdProcess:
     """
 
     def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
-                 args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0):
+                 args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0,
+                 test_mode: bool = False, clock: Optional[str] = None, clock_start: Optional[int] = None,
+                 seed: Optional[int] = None):
+        """``clock="manual"`` (implies ``test_mode``): roomd's clock starts at ``clock_start`` (ms since
+        the epoch; default: now) and moves only by :meth:`advance`; ``seed``: every server id is drawn
+        from one stream seeded with it (implies ``test_mode``). See PROTOCOL.md section 25."""
         self.binary = find_roomd(binary)
         self.config = find_config(config)
         self.args: List[str] = list(args)
+        if test_mode or clock == "manual" or seed is not None:
+            self.args = ["--test-mode"] + self.args
+        if clock is not None:
+            self.args += ["--clock", clock]
+        if clock_start is not None:
+            self.args += ["--clock-start", str(clock_start)]
+        if seed is not None:
+            self.args += ["--seed", str(seed)]
         if secret is None:
             secret = secrets.token_urlsafe(48)  # 64 characters, roomd wants >= 32 bytes
         self.secret: bytes = secret.encode() if isinstance(secret, str) else bytes(secret)
@@ -174,6 +190,33 @@ class RoomdProcess:
 
     def management_token(self, **kwargs: object) -> str:
         return self.minter.management_token(**kwargs)  # type: ignore[arg-type]
+
+    # -- test mode (clock="manual") -----------------------------------------
+
+    def advance(self, seconds: float) -> int:
+        """Moves the manual clock by ``seconds``: every timer it passes (graces, request expiries,
+        poll durations, join deadlines, the coalesced pushes) runs in time order before this returns.
+        Returns the clock's time in ms since the epoch."""
+        return self._test_route("POST", "clock", {"advance_ms": round(seconds * 1000)})
+
+    def set_clock(self, ms: int) -> int:
+        """Sets the manual clock to ``ms`` (ms since the epoch, not before its time now)."""
+        return self._test_route("POST", "clock", {"set_ms": ms})
+
+    def clock(self) -> int:
+        """The manual clock's time in ms since the epoch."""
+        return self._test_route("GET", "clock", None)
+
+    def _test_route(self, method: str, route: str, body: Optional[dict]) -> int:
+        request = urllib.request.Request(
+            f"{self.http_url}/v2/test/{route}", method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={"Authorization": f"Bearer {self.management_token()}", "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read())["now"]
+        except urllib.error.HTTPError as error:
+            raise RuntimeError(f"{method} /v2/test/{route}: {error.code} {error.read().decode(errors='replace')}")
 
     async def connect(self, timeout: float = 5.0):
         """A new :class:`~roomd.RoomClient` connected to this daemon."""

@@ -1,4 +1,7 @@
 """The pytest plugin itself, run in a separate pytest process."""
+import asyncio
+
+import pytest
 from readme_snippets import run_as_pytest
 
 FAILING = '''
@@ -23,3 +26,32 @@ def test_a_failing_test_shows_roomd_stderr(tmp_path):
 def test_a_passing_test_shows_nothing(tmp_path):
     result = run_as_pytest(FAILING.replace("assert False", "assert True"), tmp_path, "test_passing.py")
     assert result.returncode == 0 and "roomd stderr" not in result.stdout, result.stdout
+
+
+def test_a_manual_clock_moves_the_grace_and_the_request_expiry(roomd_factory):
+    """Test mode (PROTOCOL.md section 25): no sleeping through a 20-s grace or a 60-s request."""
+    roomd = roomd_factory(clock="manual", seed=7)
+
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "viewer-1", "viewer")
+        guest = await roomd.join("show", "guest-1", "guest")
+        await host.next("on-peer-join")
+        await host.next("on-peer-join")
+        await host.call("role-change-request", {"requested_for": viewer.peer_id, "role": "guest"})
+        await viewer.next("on-role-change-request")
+        await guest.abort()
+        start = roomd.clock()
+        assert roomd.advance(19.999) == start + 19_999
+        with pytest.raises(TimeoutError):
+            await host.next("on-peer-leave", timeout=0.3)
+        roomd.advance(0.001)
+        assert (await host.next("on-peer-leave"))["reason"] == "websocket closed"
+        roomd.advance(40)
+        assert (await host.next("on-role-change-rejected"))["reason"] == "expired"
+        with pytest.raises(RuntimeError, match="the clock does not go back"):
+            roomd.set_clock(start)
+        for client in (host, viewer):
+            await client.close()
+
+    asyncio.run(scenario())

@@ -6,3 +6,10 @@ def test_readme_python_snippet_passes(tmp_path):
     assert "def test_guest_call_in(roomd)" in code
     result = run_as_pytest(code, tmp_path, "test_readme_python.py")
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_readme_test_mode_snippet_passes(tmp_path):
+    code = snippet("### Testing guest call-in without sleeping (test mode)")
+    assert "roomd.advance(" in code
+    result = run_as_pytest(code, tmp_path, "test_readme_test_mode.py")
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
