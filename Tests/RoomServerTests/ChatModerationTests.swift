@@ -197,6 +197,43 @@ import Testing
         #expect(list.body["bans"]?.arrayValue?.count == 1000)
     }
 
+    /// On test mode's manual clock (section 25) every time of section 22 is exact.
+    @Test func onTheManualClockBansChatBansAndSlowModeEndToTheMillisecond() async throws {
+        let daemon = try TestModeTests.manual()
+        let stage = try await Stage(daemon: daemon)
+        let start = TestModeTests.start
+        _ = try await stage.host.call("peer-ban", ["user_id": "troll", "duration_s": 60])
+        _ = try await stage.host.call("chat-ban", ["user_id": "v", "duration_s": 30])
+        #expect(try await stage.viewer.next("on-chat-state")["until"]?.intValue == Int(start + 30_000))
+        _ = try await stage.host.call("chat-state", ["slow_mode_s": 10])
+        #expect(try await Self.say(stage.guest, "one")["message_id"] != nil)
+        #expect(
+            try await Self.error(stage.guest, "broadcast", ["info": ["message": "2"]]).data == [
+                "retry_after_ms": 10_000
+            ]
+        )
+        try await TestModeTests.advance(daemon, by: 9_999)
+        #expect(
+            try await Self.error(stage.guest, "broadcast", ["info": ["message": "2"]]).data == ["retry_after_ms": 1]
+        )
+        try await TestModeTests.advance(daemon, by: 1)
+        #expect(try await Self.say(stage.guest, "two")["message_id"] != nil, "at exactly slow_mode_s")
+        try await TestModeTests.advance(daemon, by: 19_999)
+        #expect(try await stage.viewer.errorCode("broadcast", ["info": ["message": "hi"]]) == 40302)
+        try await TestModeTests.advance(daemon, by: 1)  // the chat ban's end, pushed by its timer
+        let ended = try await stage.viewer.next { event in
+            if case .chatState(let state) = event, !state.chatBanned { state } else { nil }
+        }
+        #expect(ended == ChatState(paused: false, slowModeSeconds: 10, chatBanned: false, until: nil))
+        #expect(try await stage.viewer.errorCode("broadcast", ["info": ["message": "hi"]]) == nil)
+        let client = try await daemon.client()
+        let token = JSON.string(try daemon.token(user: "troll", role: "viewer"))
+        try await TestModeTests.advance(daemon, by: 29_999)
+        #expect(try await client.errorCode("preview", ["token": token]) == 40301)
+        try await TestModeTests.advance(daemon, by: 1)
+        #expect(try await client.call("join", ["token": token])["peer"] != nil, "the ban ended at duration_s")
+    }
+
     // MARK: chat bans
 
     @Test func aChatBanSilencesOnlyThatUserAndOnlyItsPeersAreTold() async throws {
