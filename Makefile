@@ -75,9 +75,9 @@ client-deps:
 	fi
 
 # Load benchmarks (roombench: roomd vs nats-server over WebSocket, the lws mirror as a floor;
-# 10-s steps, a fresh server per step, 3 runs each, ~36 min, at most ~41): rewrites docs/BENCHMARKS.md.
+# 10-s steps, a fresh server per step, 3 runs each, ~38 min, at most ~43): rewrites docs/BENCHMARKS.md.
 # `make bench QUICK=1`: 1 short run per step (~2 min) into /tmp/BENCHMARKS.quick.md, to check the machinery.
-bench: deps
+bench: deps client-deps $(VENV)/.installed
 	swift build -c release
 	QUICK=$(QUICK) scripts/bench.sh
 	python3 scripts/startup-bench.py .build/release/roomd 20

@@ -10,7 +10,7 @@
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #   scripts/bench/ab.sh A B     one lever: two roomd builds on the fan-out, runs alternating
 #
-# The full set takes about 36 minutes on the 2-core machine (fan-out ladders
+# The full set takes about 38 minutes on the 2-core machine (fan-out ladders
 # stop at the first rate not held, and start no new rate 14 min into the run: ≤ 33 min).
 #
 # Method: every load step lasts STEP_S (10) seconds against a fresh server
@@ -41,9 +41,10 @@
 #   TAP_PEERS* [10000] TAP_S* [30] TAP_MODES [5x1,1x5]   (i) viewers tapping: react calls/s × taps per call
 #   HISTORY_PEERS* [10000] HISTORY_MESSAGES [200]        (j) one more join with a full chat history
 #   QA_PEERS* [10000] QA_QUESTIONS [500] QA_VOTES [5] QA_SPREAD [10]   (k) Q&A: votes and question-list
+#   TIMING_REAL_RUNS [1]        (l) test mode: real-time runs of the timing scenario (~110 s each)
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro]   the sections to run
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -106,7 +107,7 @@ CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
 THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,cluster,micro}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -153,6 +154,7 @@ has idle && section_idle
 has speakers && section_speakers
 has poll && section_poll
 has audience && section_audience
+has testmode && section_testmode
 has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro

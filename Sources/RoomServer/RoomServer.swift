@@ -135,7 +135,18 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             homes: homes,
             sockets: sockets,
-            test: options.testMode.map { _ in TestRoutes(rest: rest, schedule: schedule, logger: logger) }
+            test: options.testMode.map { _ in
+                schedule.faults = TestFaults(clock: clock)
+                return TestRoutes(
+                    rest: rest,
+                    schedule: schedule,
+                    sockets: sockets,
+                    registry: registry,
+                    webhooks: webhooks,
+                    clock: clock,
+                    logger: logger
+                )
+            }
         )
         self.registry = registry
         self.clock = clock
@@ -295,6 +306,9 @@ public final class RoomServer: @unchecked Sendable {
         case .joinDeadline:
             sockets.closeUnjoined(now: sockets.joinClockNow)
             return  // no room changed
+        case .faultEnd:
+            schedule.faults?.expire()
+            return
         }
         homes.touchAll()
     }

@@ -25,6 +25,8 @@ final class Schedule {
         case chatBanEnd
         /// The earliest `join_timeout_s` of a WebSocket that has not joined.
         case joinDeadline
+        /// The end of test mode's earliest stall or delay fault (TestMode/).
+        case faultEnd
     }
 
     /// A periodic tick.
@@ -52,6 +54,8 @@ final class Schedule {
     private var others: [LoopTimer] = []
     /// Test mode's manual clock, nil on the system clock.
     let manual: TestModeClock?
+    /// Test mode's faults (their ends are a deadline); nil outside test mode.
+    var faults: TestFaults?
     /// Manual clock: what `start` was given to run at a deadline or a tick.
     private var fired: ((Deadline) -> Void)?
     private var ticked: ((Tick) -> Void)?
@@ -73,7 +77,7 @@ final class Schedule {
     /// keepalive (pings, idle sockets, request heads) keeps real time.
     static func followsManualClock(_ deadline: Deadline) -> Bool {
         switch deadline {
-        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline: true
+        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline, .faultEnd: true
         }
     }
 
@@ -107,6 +111,7 @@ final class Schedule {
         case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
         case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
+        case .faultEnd: (faults?.nextEnd, clock.nowMillis())
         }
     }
 

@@ -45,8 +45,7 @@ extension RoomdProcess {
     /// time order before this returns. Returns the clock's time (ms since the epoch).
     @discardableResult
     public func advance(by duration: Duration) async throws -> Int64 {
-        let millis = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        return try await moveClock(#"{"advance_ms":\#(millis)}"#)
+        try await moveClock(#"{"advance_ms":\#(Self.millis(duration))}"#)
     }
 
     /// Sets the manual clock to `millis` (ms since the epoch, not before its time now).
@@ -57,14 +56,55 @@ extension RoomdProcess {
 
     /// The manual clock's time (ms since the epoch).
     public func clockMillis() async throws -> Int64 {
-        try await testRoute("GET", "clock", body: nil)
+        try Self.now(try await testRoute("GET", "clock", body: nil))
+    }
+
+    /// Injects `fault` into the connections of `target` (`POST
+    /// /v2/test/faults`); returns the peer ids it reached. Timed faults end
+    /// on the daemon's clock (`advance(by:)` with a manual one).
+    @discardableResult
+    public func inject(_ fault: Fault, into target: FaultTarget) async throws -> [String] {
+        var members: [JSON.Member] = [target.member]
+        switch fault {
+        case .close(let code): members += [.init("action", "close"), .init("code", .int(code))]
+        case .stall(let duration): members += [.init("action", "stall"), .init("ms", .int(Self.millis(duration)))]
+        case .delay(let duration): members += [.init("action", "delay"), .init("ms", .int(Self.millis(duration)))]
+        case .drop(let count): members += [.init("action", "drop"), .init("count", .int(count))]
+        }
+        let answer = try await testRoute("POST", "faults", body: JSON.object(members).text)
+        return answer["peers"]?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
+    /// The next `count` webhook attempts fail with `status` (nil: a timeout)
+    /// without reaching the receiver; roomd retries them as it would real failures.
+    public func failWebhooks(next count: Int, status: Int? = 500) async throws {
+        let how: JSON = status.map { .int($0) } ?? "timeout"
+        _ = try await testRoute(
+            "POST",
+            "faults",
+            body: JSON.object([.init("webhooks", ["fail_next": .int(count), "status": how])]).text
+        )
+    }
+
+    /// Ends every fault now (`DELETE /v2/test/faults`).
+    public func clearFaults() async throws {
+        _ = try await testRoute("DELETE", "faults", body: nil)
+    }
+
+    private static func millis(_ duration: Duration) -> Int {
+        Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private static func now(_ answer: JSON) throws -> Int64 {
+        guard let now = answer["now"]?.intValue else { throw RoomdProcessError(description: "no now in \(answer)") }
+        return Int64(now)
     }
 
     private func moveClock(_ body: String) async throws -> Int64 {
-        try await testRoute("POST", "clock", body: body)
+        try Self.now(try await testRoute("POST", "clock", body: body))
     }
 
-    private func testRoute(_ method: String, _ route: String, body: String?) async throws -> Int64 {
+    private func testRoute(_ method: String, _ route: String, body: String?) async throws -> JSON {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v2/test/\(route)")!)
         request.httpMethod = method
         request.setValue("Bearer \(try tokens.managementToken())", forHTTPHeaderField: "Authorization")
@@ -74,12 +114,39 @@ extension RoomdProcess {
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        let json = try? JSON.parse(Array(data))
-        guard status == 200, let now = json?["now"]?.intValue else {
+        guard status == 200, let json = try? JSON.parse(Array(data)) else {
             throw RoomdProcessError(
                 description: "\(method) /v2/test/\(route): \(status) \(String(decoding: data, as: UTF8.self))"
             )
         }
-        return Int64(now)
+        return json
+    }
+}
+
+/// A fault `RoomdProcess.inject(_:into:)` injects (PROTOCOL.md section 25).
+public enum Fault: Sendable, Equatable {
+    /// The connection closes: 1006 drops it without a close frame (a lost
+    /// network: the reconnect grace follows), another code sends that code.
+    case close(code: Int = 1006)
+    /// roomd neither reads nor writes the socket for that long: its queue
+    /// grows, and past the outbound limit it is a 4008 slow consumer.
+    case stall(Duration)
+    /// Pushes to the peer are held for that long, then delivered in order.
+    case delay(Duration)
+    /// The next `count` pushes to the peer are discarded (counted in /metrics).
+    case drop(count: Int)
+}
+
+/// Whose connections a fault hits.
+public enum FaultTarget: Sendable, Equatable {
+    case peer(String)
+    /// Every connection of the user.
+    case user(String)
+
+    var member: JSON.Member {
+        switch self {
+        case .peer(let id): .init("peer_id", .string(id))
+        case .user(let id): .init("user_id", .string(id))
+        }
     }
 }

@@ -20,6 +20,31 @@ import Testing
         #expect(other.stop() == 0)
     }
 
+    /// Test mode through the kit: the manual clock and faults (PROTOCOL.md section 25).
+    @Test func aManualClockAndFaultsDriveTheRulesWithoutSleeping() async throws {
+        let roomd = try RoomdProcess.start(binary: Daemon.binary, testMode: TestModeOptions(seed: 3))
+        defer { _ = roomd.stop() }
+        let start = try await roomd.clockMillis()
+        func join(_ user: String, _ role: String) async throws -> (RoomClient, String) {
+            let client = try await RoomClient.connect(to: roomd.url)
+            let joined = try await client.join(token: try roomd.tokens.appToken(room: "show", user: user, role: role))
+            return (client, joined.peer.peerID)
+        }
+        let (host, _) = try await join("host-1", "host")
+        let (guest, guestID) = try await join("guest-1", "guest")
+        _ = try await host.next("on-peer-join")
+        #expect(try await roomd.inject(.drop(count: 1), into: .peer(guestID)) == [guestID])
+        try await host.broadcast("lost")
+        try await host.broadcast("kept")
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "kept")
+        #expect(try await roomd.inject(.close(), into: .user("guest-1")) == [guestID])
+        #expect(try await guest.closeCode() == 1006)
+        #expect(try await roomd.advance(by: .seconds(20)) == start + 20_000)
+        #expect(try await host.next("on-peer-leave")["peer_id"]?.stringValue == guestID)
+        try await roomd.clearFaults()
+        await #expect(throws: RoomdProcessError.self) { try await roomd.setClock(toMillis: start) }
+    }
+
     @Test func aGivenSecretHostEnvironmentAndLimitsAndAStopThatReports() async throws {
         // roomd drops one trailing newline of a secret file: this secret keeps its own.
         let secret = Array("a-harness-secret-of-at-least-32-bytes\n".utf8)

@@ -15,11 +15,13 @@ import Testing
     /// by the harness in real time are valid (their `exp` is a day ahead).
     static let start = Int64(Date().timeIntervalSince1970) * 1000
 
+    /// The flags of a manual clock starting at `start`.
+    static let manualClock = ["--test-mode", "--clock", "manual", "--clock-start", "\(start)"]
+
     static func manual(settings: String? = nil, seed: Int? = nil) throws -> Daemon {
         try Daemon.start(
             settings: settings,
-            arguments: ["--test-mode", "--clock", "manual", "--clock-start", "\(start)"]
-                + (seed.map { ["--seed", "\($0)"] } ?? []),
+            arguments: manualClock + (seed.map { ["--seed", "\($0)"] } ?? []),
             singleProcess: true
         )
     }
@@ -227,13 +229,14 @@ import Testing
 
     @Test func theJoinDeadlineFollowsTheManualClock() async throws {
         let daemon = try Self.manual(settings: #"{"limits":{"join_timeout_s":10}}"#)
-        let socket = try RawSocket(port: daemon.port, readTimeoutSeconds: 3)
+        // Blocking reads on threads of their own, never the test pool's.
+        nonisolated(unsafe) let socket = try RawSocket(port: daemon.port, readTimeoutSeconds: 3)
         try await Task.sleep(for: .milliseconds(300))
         try await Self.advance(daemon, by: 9_999)
         try await Self.advance(daemon, by: 1)
-        #expect(socket.readCloseCode() == 1008)
-        let late = try RawSocket(port: daemon.port, readTimeoutSeconds: 1)
-        #expect(late.readFrame() == nil, "no close without an advance")
+        #expect(try await onThread { socket.readCloseCode() } == 1008)
+        nonisolated(unsafe) let late = try RawSocket(port: daemon.port, readTimeoutSeconds: 1)
+        #expect(try await onThread { late.readFrame() == nil }, "no close without an advance")
     }
 
     /// Every timer kind is placed on one clock or the other; a new kind must be placed.

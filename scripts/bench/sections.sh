@@ -359,3 +359,32 @@ section_audience() {
             --questions "$QA_QUESTIONS" --votes-per-voter "$QA_VOTES" --spread "$QA_SPREAD" --join-timeout 60
     done
 }
+
+# (l) test mode (issue 24): the timing rules of a guest call-in (60-s invitation
+# expiry, 20-s grace, 30-s quiz) on the manual clock (RUNS runs) and in real time
+# (one run: ~110 s), by scripts/bench/timing_scenario.py with the Python kit.
+section_testmode() {
+    local py=.venv-test/bin/python mode runs run status
+    if [ ! -x "$py" ]; then
+        log "(l) test mode: skipped (no .venv-test; make bench creates it)"
+        return
+    fi
+    for mode in manual real; do
+        runs=$RUNS
+        [ "$mode" = real ] && runs=${TIMING_REAL_RUNS:-1}
+        log "(l) test mode: the timing scenario on the $mode clock, $runs run(s)"
+        for run in $(seq "$runs"); do
+            stop_servers
+            : >"$WORK/step.jsonl"
+            status=0
+            ROOMD_BIN="$ROOMD" timeout 300 "$py" scripts/bench/timing_scenario.py --clock "$mode" \
+                --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+            sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
+            grep -qF "# testmode $mode" "$COMMANDS" \
+                || echo "ROOMD_BIN=$ROOMD $py scripts/bench/timing_scenario.py --clock $mode --json FILE   # testmode $mode" >>"$COMMANDS"
+            python3 "$REPORT_PY" annotate --section testmode --key "$mode" --run "$run" --status "$status" \
+                --scenario timing --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+                <"$WORK/step.jsonl" >>"$RESULTS"
+        done
+    done
+}

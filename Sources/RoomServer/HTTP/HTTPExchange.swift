@@ -45,7 +45,8 @@ final class HTTPExchange {
         let method: HTTPRequest.Method =
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
             ? .post
-            : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0 ? .get : .other
+            : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0
+                ? .get : lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0 ? .delete : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
         if countsParsedHeaders, headerBytes(wsi) > Self.maxHeaderBytes {
@@ -65,7 +66,7 @@ final class HTTPExchange {
         case .length(let length): declared = length
         case .refused(let response): return .waiting(respond(wsi, response))
         }
-        if method == .post, declared > 0 {
+        if method == .post || method == .delete, declared > 0 {
             request.expected = declared
             requests[wsi] = request  // the body follows
             // A body that stalls is not waited for longer than a request's headers.

@@ -24,6 +24,8 @@ final class HTTPRequest {
     enum Method: String {
         case get = "GET"
         case post = "POST"
+        /// Test mode's `DELETE /v2/test/faults` (PROTOCOL.md section 25).
+        case delete = "DELETE"
         case other = "OTHER"
     }
 

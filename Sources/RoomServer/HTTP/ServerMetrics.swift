@@ -27,6 +27,8 @@ final class ServerMetrics: Sendable {
     let joinDuration: Metrics.Timer
     /// Accepted `poll-response` answers (one per question answered or skipped).
     let pollVotes: Metrics.Counter
+    /// Pushes discarded by test mode's `drop` fault (PROTOCOL.md section 25).
+    let testPushesDropped: Metrics.Counter
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -72,6 +74,7 @@ final class ServerMetrics: Sendable {
             factory: factory
         )
         pollVotes = Metrics.Counter(label: "roomd_poll_votes_total", factory: factory)
+        testPushesDropped = Metrics.Counter(label: "roomd_test_pushes_dropped_total", factory: factory)
     }
 
     func called(_ method: String?) {

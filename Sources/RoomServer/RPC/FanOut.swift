@@ -110,7 +110,15 @@ package final class FanOut {
                     reference._withUnsafeGuaranteedRef { handle in
                         if type(of: handle) == Connection.self {
                             let connection = unsafeDowncast(handle, to: Connection.self)
-                            if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
+                            if connection.fault != nil {  // test mode only
+                                switch connection.faultedPush(frame) {
+                                case .dropped: metrics.testPushesDropped.increment()
+                                case .refused where connection.isDroppedAsSlow: dropped.append(connection)
+                                default: break
+                                }
+                            } else if !connection.enqueue(frame), connection.isDroppedAsSlow {
+                                dropped.append(connection)
+                            }
                         } else if let held = handle as? HeldPushes, !held.hold(frame) {
                             overflowing.append(peer)
                         }

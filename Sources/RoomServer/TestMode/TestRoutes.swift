@@ -9,11 +9,27 @@ final class TestRoutes {
 
     private let rest: RestAPI
     private let schedule: Schedule
+    private let sockets: Sockets
+    private let registry: RoomRegistry
+    private let webhooks: WebhookRelay
+    private let clock: RoomClock
     private let logger: Logger
 
-    init(rest: RestAPI, schedule: Schedule, logger: Logger) {
+    init(
+        rest: RestAPI,
+        schedule: Schedule,
+        sockets: Sockets,
+        registry: RoomRegistry,
+        webhooks: WebhookRelay,
+        clock: RoomClock,
+        logger: Logger
+    ) {
+        self.clock = clock
         self.rest = rest
         self.schedule = schedule
+        self.sockets = sockets
+        self.registry = registry
+        self.webhooks = webhooks
         self.logger = logger
     }
 
@@ -25,12 +41,106 @@ final class TestRoutes {
             case (.get, Self.prefix + "clock"):
                 guard let clock = schedule.manual else { throw Self.noManualClock }
                 return .json(200, ["now": .int(clock.now)])
+            case (.post, Self.prefix + "faults"): return try addFault(try rest.body(request))
+            case (.delete, Self.prefix + "faults"):
+                let cleared = schedule.faults?.clear() ?? 0
+                webhooks.injectFailures(next: 0, status: nil)
+                schedule.rearm(.faultEnd)
+                logger.info("test faults cleared", metadata: ["connections": "\(cleared)"])
+                return .json(200, [:])
             default:
                 return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
             }
         } catch {
             return .error(RestAPI.status(for: error.code), code: error.code.rawValue, error.message)
         }
+    }
+
+    static let closeCodes: Set<Int> = [1000, 1001, 1006, 1011]
+
+    /// `{peer_id | user_id, action, code? | ms? | count?}` or `{webhooks:
+    /// {fail_next, status}}` → `{peers: [peer_id…]}` / `{webhooks: {fail_next}}`.
+    private func addFault(_ body: Params) throws(RoomError) -> HTTPResponse {
+        if let hooks = try body.object("webhooks") {
+            let count = try hooks.int("fail_next", in: 0...1000) ?? 1
+            var status: Int?
+            switch hooks.value("status") {
+            case nil: status = 500
+            case .string("timeout")?: status = nil
+            default: status = try hooks.int("status", in: 400...599)
+            }
+            guard webhooks.injectFailures(next: count, status: status) else {
+                throw RoomError(.wrongState, "webhooks: none configured (settings.webhooks)")
+            }
+            logger.info(
+                "test fault: webhooks fail",
+                metadata: ["next": "\(count)", "as": "\(status.map(String.init) ?? "timeout")"]
+            )
+            return .json(200, ["webhooks": ["fail_next": .int(count)]])
+        }
+        let peerID = try body.string("peer_id")
+        let userID = try body.string("user_id")
+        guard (peerID == nil) != (userID == nil) else {
+            throw .invalidParams("peer_id or user_id: give one (or webhooks)")
+        }
+        let action = try body.requiredString("action")
+        let targets = sockets.connections.values.filter { connection in
+            guard let peer = connection.peer, !connection.isClosing else { return false }
+            return peerID.map { peer.id == $0 } ?? (peer.userID == userID)
+        }
+        guard !targets.isEmpty else {
+            let waiting = registry.rooms.values.contains { room in
+                room.peers.values.contains { peer in peerID.map { peer.id == $0 } ?? (peer.userID == userID) }
+            }
+            if waiting {
+                throw RoomError(
+                    .wrongState,
+                    "\(peerID.map { "peer \($0)" } ?? "user \(userID!)"): no connection now (in its reconnect grace)"
+                )
+            }
+            throw RoomError(
+                .peerNotFound,
+                "\(peerID.map { "peer_id: no peer \($0)" } ?? "user_id: no peer of \(userID!)")"
+            )
+        }
+        let now = clock.nowMillis()
+        switch action {
+        case "close":
+            let code = try body.int("code", in: 1000...4999) ?? 1006
+            guard Self.closeCodes.contains(code) || (3000...4999).contains(code) else {
+                throw .invalidParams("code: 1000, 1001, 1006 (no close frame), 1011 or 3000...4999, got \(code)")
+            }
+            for connection in targets {
+                if code == 1006 { connection.cutOff() } else { connection.close(UInt16(code)) }
+            }
+        case "stall", "delay":
+            let ms = try body.int("ms", in: 1...86_400_000) ?? 1000
+            for connection in targets {
+                if action == "stall" {
+                    connection.stall(until: now + Int64(ms))
+                } else {
+                    connection.delayPushes(until: now + Int64(ms))
+                }
+                schedule.faults?.track(connection)
+            }
+            schedule.rearm(.faultEnd)
+        case "drop":
+            let count = try body.int("count", in: 1...1_000_000) ?? 1
+            for connection in targets {
+                connection.dropPushes(count)
+                schedule.faults?.track(connection)
+            }
+        default:
+            throw .invalidParams("action: close, stall, delay or drop, got \"\(action.prefix(40))\"")
+        }
+        let ids = targets.compactMap { $0.peer?.id }.sorted()
+        for id in ids {
+            logger.info(
+                "test fault",
+                metadata: ["peer": "\(id)", "action": "\(action)", "params": "\(body.members)"]
+            )
+        }
+        return .json(200, ["peers": .array(ids.map(JSON.string))])
     }
 
     static let noManualClock = RoomError(

@@ -46,6 +46,10 @@ package final class Connection {
     /// What flow control counts this connection as (FlowControl.swift).
     var flowState = FlowState()
 
+    /// Test mode's fault on this connection (TestMode/ConnectionFault.swift);
+    /// always nil in production.
+    var fault: ConnectionFault?
+
     /// The cluster's state of a client of this node (Cluster/EdgeRoute.swift);
     /// nil without a cluster.
     var edge: EdgeRoute?
@@ -104,9 +108,7 @@ package final class Connection {
             return true
         }
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
-            dropQueue()
-            close(4008)
-            flow?.forget(self)
+            dropAsSlowConsumer()
             return false
         }
         outbound.append(frame)
@@ -117,6 +119,13 @@ package final class Connection {
         }
         requestWritable()
         return true
+    }
+
+    /// The slow-consumer rule: the queue goes, and the connection closes with 4008.
+    func dropAsSlowConsumer() {
+        dropQueue()
+        close(4008)
+        flow?.forget(self)
     }
 
     /// Starts holding back pushes addressed to this connection.
@@ -155,7 +164,12 @@ package final class Connection {
     }
 
     func resumeReading() {
-        if case .socket(let wsi) = sink, !isClosing { lws_rx_flow_control(wsi, 1) }
+        if case .socket(let wsi) = sink, !isClosing, fault?.stalledUntil == nil { lws_rx_flow_control(wsi, 1) }
+    }
+
+    /// Asks for a write if anything waits (after a test-mode stall).
+    func wakeWriter() {
+        if !outbound.isEmpty || closeCode != nil { requestWritable() }
     }
 
     /// Drops the connection now, without a close frame (a peer that stopped answering).
@@ -192,6 +206,7 @@ package final class Connection {
         backedUpLimit: Int
     ) -> Int32 {
         writableRequested = false
+        if isStalled { return 0 }  // test mode: `wakeWriter` when the stall ends
         if !outbound.isEmpty {
             // At most `limit` bytes per write, possibly ending inside a frame
             // (`headOffset` remembers where): what the kernel does not take,

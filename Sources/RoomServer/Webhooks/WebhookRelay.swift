@@ -50,6 +50,16 @@ final class WebhookRelay {
         }
     }
 
+    /// Test mode (PROTOCOL.md section 25): the next `count` delivery attempts
+    /// fail with `status` (nil: a timeout) without reaching the receiver;
+    /// 0 clears it. False without webhooks.
+    @discardableResult
+    func injectFailures(next count: Int, status: Int?) -> Bool {
+        guard let sender else { return false }
+        sender.injectFailures(next: count, status: status)
+        return true
+    }
+
     /// At the end of the process: keep delivering for up to `timeout`.
     func drain(timeout: Duration) {
         guard let sender else { return }

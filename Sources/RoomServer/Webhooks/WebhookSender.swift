@@ -5,6 +5,7 @@ import Metrics
 import NIOCore
 import RoomConfig
 import RoomModel
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -23,6 +24,9 @@ final class WebhookSender: Sendable {
     private let metrics: WebhookMetrics
     private let wake: AsyncStream<Void>.Continuation
     private let enabled: Set<String>
+    /// Test mode's injected failures: how many attempts still fail, and how
+    /// (a status, or nil: a timeout). Set on the service thread, taken here.
+    private let injected = Mutex<(count: Int, status: Int?)>((0, nil))
 
     init(settings: WebhookSettings, secret: [UInt8], metrics: WebhookMetrics, logger: Logger) {
         self.settings = settings
@@ -149,7 +153,23 @@ final class WebhookSender: Sendable {
     /// connection), sending, the answer's head, then at most `maxBodyRead` bytes of
     /// its body. Nil on a 2xx, else what went wrong. The status decides: a 2xx
     /// whose body is long or slow is delivered, its connection closed.
+    func injectFailures(next count: Int, status: Int?) {
+        injected.withLock { $0 = (count, status) }
+    }
+
     private func post(_ event: WebhookEvent) async -> String? {
+        let fault: (count: Int, status: Int?)? = injected.withLock { state in
+            guard state.count > 0 else { return nil }
+            state.count -= 1
+            return state
+        }
+        if let fault {
+            guard let status = fault.status else {
+                try? await Task.sleep(for: .milliseconds(settings.timeoutMs))
+                return "timed out (test fault)"
+            }
+            return "HTTP \(status) (test fault)"
+        }
         // One deadline for the attempt: the client's ends with the answer's head, the body has the rest.
         let deadline = ContinuousClock.now + .milliseconds(settings.timeoutMs)
         let headDeadline = NIODeadline.now() + .milliseconds(Int64(settings.timeoutMs))

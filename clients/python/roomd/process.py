@@ -207,14 +207,38 @@ class RoomdProcess:
         """The manual clock's time in ms since the epoch."""
         return self._test_route("GET", "clock", None)
 
-    def _test_route(self, method: str, route: str, body: Optional[dict]) -> int:
+    def fault(self, action: str, peer_id: Optional[str] = None, user_id: Optional[str] = None,
+              **params: object) -> List[str]:
+        """Injects a fault into the connections of ``peer_id`` (or every peer of ``user_id``):
+        ``"close"`` (``code=1006``: dropped without a close frame), ``"stall"`` (``ms``: roomd neither
+        reads nor writes the socket; past the outbound limit it is a 4008 slow consumer), ``"delay"``
+        (``ms``: pushes held, then delivered in order), ``"drop"`` (``count``: pushes discarded).
+        Timed faults end on the daemon's clock. Returns the peer ids it reached."""
+        body = {"action": action, **params}
+        if peer_id is not None:
+            body["peer_id"] = peer_id
+        if user_id is not None:
+            body["user_id"] = user_id
+        return self._test_route("POST", "faults", body, "peers")
+
+    def fail_webhooks(self, next: int = 1, status: Union[int, str] = 500) -> None:
+        """The next ``next`` webhook attempts fail with ``status`` (or ``"timeout"``) without
+        reaching the receiver; roomd retries them as real failures."""
+        self._test_route("POST", "faults", {"webhooks": {"fail_next": next, "status": status}}, "webhooks")
+
+    def clear_faults(self) -> None:
+        """Ends every fault now."""
+        self._test_route("DELETE", "faults", None, None)
+
+    def _test_route(self, method: str, route: str, body: Optional[dict], key: Optional[str] = "now"):
         request = urllib.request.Request(
             f"{self.http_url}/v2/test/{route}", method=method,
             data=None if body is None else json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {self.management_token()}", "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
-                return json.loads(response.read())["now"]
+                answer = json.loads(response.read())
+                return answer[key] if key else answer
         except urllib.error.HTTPError as error:
             raise RuntimeError(f"{method} /v2/test/{route}: {error.code} {error.read().decode(errors='replace')}")
 

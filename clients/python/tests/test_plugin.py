@@ -55,3 +55,30 @@ def test_a_manual_clock_moves_the_grace_and_the_request_expiry(roomd_factory):
             await client.close()
 
     asyncio.run(scenario())
+
+
+def test_faults_drop_close_and_stall_like_the_real_thing(roomd_factory):
+    roomd = roomd_factory(clock="manual")
+
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        guest = await roomd.join("show", "guest-1", "guest")
+        await host.next("on-peer-join")
+        assert roomd.fault("drop", peer_id=guest.peer_id, count=1) == [guest.peer_id]
+        await host.broadcast("lost")
+        await host.broadcast("kept")
+        assert (await guest.next("on-broadcast"))["info"]["message"] == "kept"
+        roomd.fault("stall", user_id="guest-1", ms=3000)
+        await host.broadcast("later")
+        with pytest.raises(TimeoutError):
+            await guest.next("on-broadcast", timeout=0.3)
+        roomd.advance(3)
+        assert (await guest.next("on-broadcast"))["info"]["message"] == "later"
+        roomd.fault("close", peer_id=guest.peer_id)
+        assert await guest.close_code() == 1006
+        with pytest.raises(RuntimeError, match="reconnect grace"):
+            roomd.fault("close", peer_id=guest.peer_id)
+        roomd.clear_faults()
+        await host.close()
+
+    asyncio.run(scenario())

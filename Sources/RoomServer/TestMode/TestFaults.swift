@@ -1,0 +1,36 @@
+import RoomModel
+
+/// Test mode's faults (PROTOCOL.md section 25): the connections that carry
+/// one, and when the next timed one (a stall, a delay) ends — a deadline of
+/// the `Schedule` (`.faultEnd`), so it follows the manual clock like every
+/// other timer. Service thread only.
+final class TestFaults {
+    private var faulted: [ObjectIdentifier: Connection] = [:]
+    private let clock: RoomClock
+
+    init(clock: RoomClock) { self.clock = clock }
+
+    /// When the earliest stall or delay ends, on the daemon's clock.
+    var nextEnd: Int64? {
+        faulted.values.compactMap { $0.fault?.nextEnd }.min()
+    }
+
+    func track(_ connection: Connection) { faulted[ObjectIdentifier(connection)] = connection }
+
+    /// Ends what is due (the `.faultEnd` deadline).
+    func expire() {
+        let now = clock.nowMillis()
+        for (key, connection) in faulted {
+            connection.endFault(now: now)
+            if connection.fault == nil || connection.isClosing { faulted.removeValue(forKey: key) }
+        }
+    }
+
+    /// `DELETE /v2/test/faults`: every fault ends now; returns how many connections had one.
+    func clear() -> Int {
+        let count = faulted.count
+        for connection in faulted.values { connection.endFault(now: clock.nowMillis(), all: true) }
+        faulted.removeAll()
+        return count
+    }
+}

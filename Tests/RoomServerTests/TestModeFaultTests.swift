@@ -1,0 +1,140 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// Test mode's faults (PROTOCOL.md section 25): each observable the way the
+/// real fault would be. Timed faults end on the manual clock.
+@Suite struct TestModeFaultTests {
+    static func fault(_ daemon: Daemon, _ body: String, method: String = "POST") async throws -> (Int, JSON) {
+        let answer = try await http(
+            method,
+            daemon,
+            "/v2/test/faults",
+            token: daemon.managementToken(),
+            body: method == "POST" ? body : nil
+        )
+        return (answer.status, answer.body)
+    }
+
+    /// A host and a guest on a manual clock, the join pushes consumed.
+    static func stage(settings: String? = nil) async throws -> (Daemon, RoomClient, RoomClient, String) {
+        let daemon = try TestModeTests.manual(settings: settings)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (guest, joined) = try await daemon.join("g", as: "guest")
+        _ = try await host.next("on-peer-join")
+        return (daemon, host, guest, try #require(joined["peer"]?["peer_id"]?.stringValue))
+    }
+
+    @Test func closeDropsWithoutACloseFrameAndTheGraceFollows() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        let (status, body) = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"close"}"#)
+        #expect(status == 200 && body == ["peers": [.string(guestID)]])
+        #expect(try await guest.closeCode() == 1006, "no close frame: a lost network")
+        #expect(await Stage.methods(host).isEmpty, "the grace holds the peer")
+        try await TestModeTests.advance(daemon, by: 20_000)
+        #expect(try await host.next("on-peer-leave", timeout: .seconds(2))["reason"] == "websocket closed")
+    }
+
+    @Test func aCloseWithACodeSendsThatCode() async throws {
+        let (daemon, _, guest, _) = try await Self.stage()
+        let (status, _) = try await Self.fault(daemon, #"{"user_id":"g","action":"close","code":4000}"#)
+        #expect(status == 200)
+        #expect(try await guest.closeCode() == 4000)
+    }
+
+    /// A stalled peer's queue grows as a peer's that stopped reading: past
+    /// the outbound limit it is a 4008 slow consumer on the real path.
+    @Test func aStallEndsOnTheClockOrInA4008() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage(
+            settings: #"{"limits":{"max_outbound_bytes":16384}}"#
+        )
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"stall","ms":5000}"#)
+        _ = try await host.call("broadcast", ["info": ["message": "one"]])
+        _ = try await host.call("broadcast", ["info": ["message": "two"]])
+        #expect(await Stage.methods(guest, within: .milliseconds(300)).isEmpty, "nothing while stalled")
+        try await TestModeTests.advance(daemon, by: 5000)
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "one")
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "two")
+
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"stall","ms":60000}"#)
+        let big = String(repeating: "x", count: 3000)
+        for _ in 0..<8 { _ = try await host.call("broadcast", ["info": ["message": .string(big)]]) }
+        #expect(try await guest.closeCode() == 4008, "the slow-consumer rule, as for a real stall")
+        #expect(try await daemon.metric("roomd_slow_consumer_closes_total") == 1)
+    }
+
+    @Test func delayedPushesComeInOrderAndAnswersStillFlow() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"delay","ms":2000}"#)
+        _ = try await host.call("broadcast", ["info": ["message": "late-1"]])
+        _ = try await guest.call("ping")  // its own calls are answered meanwhile
+        _ = try await host.call("broadcast", ["info": ["message": "late-2"]])
+        #expect(await Stage.methods(guest, within: .milliseconds(300)).isEmpty)
+        try await TestModeTests.advance(daemon, by: 1999)
+        #expect(await Stage.methods(guest, within: .milliseconds(100)).isEmpty)
+        try await TestModeTests.advance(daemon, by: 1)
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "late-1")
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "late-2")
+    }
+
+    @Test func droppedPushesAreCountedAndTheRestArrive() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"drop","count":2}"#)
+        for text in ["a", "b", "c"] { _ = try await host.call("broadcast", ["info": ["message": .string(text)]]) }
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "c")
+        #expect(try await daemon.metric("roomd_test_pushes_dropped_total") == 2)
+    }
+
+    @Test func deleteEndsEveryFaultAtOnce() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"stall","ms":600000}"#)
+        _ = try await host.call("broadcast", ["info": ["message": "held"]])
+        #expect(await Stage.methods(guest, within: .milliseconds(300)).isEmpty)
+        let (status, body) = try await Self.fault(daemon, "", method: "DELETE")
+        #expect(status == 200 && body == [:])
+        #expect(try await guest.next("on-broadcast")["info"]?["message"] == "held")
+    }
+
+    @Test func badFaultsGetTheDocumentedAnswer() async throws {
+        let (daemon, _, guest, guestID) = try await Self.stage()
+        let cases: [(String, Int, String)] = [
+            (#"{"peer_id":"nobody","action":"close"}"#, 404, "peer_id: no peer nobody"),
+            (#"{"user_id":"nobody","action":"close"}"#, 404, "user_id: no peer of nobody"),
+            (#"{"action":"close"}"#, 400, "peer_id or user_id: give one"),
+            (#"{"peer_id":"\#(guestID)","user_id":"g","action":"close"}"#, 400, "peer_id or user_id: give one"),
+            (#"{"peer_id":"\#(guestID)"}"#, 400, "action: required"),
+            (#"{"peer_id":"\#(guestID)","action":"explode"}"#, 400, "action: close, stall, delay or drop"),
+            (#"{"peer_id":"\#(guestID)","action":"close","code":2000}"#, 400, "code: 1000, 1001, 1006"),
+            (#"{"peer_id":"\#(guestID)","action":"stall","ms":0}"#, 400, "ms: must be between 1 and 86400000"),
+            (#"{"peer_id":"\#(guestID)","action":"drop","count":-1}"#, 400, "count: must be between 1"),
+            (#"{"webhooks":{"fail_next":1}}"#, 409, "webhooks: none configured"),
+            (#"{"webhooks":{"fail_next":1,"status":200}}"#, 400, "webhooks.status: must be between 400 and 599"),
+        ]
+        for (body, status, message) in cases {
+            let (got, answer) = try await Self.fault(daemon, body)
+            #expect(got == status, "\(body): \(answer)")
+            #expect(answer["message"]?.stringValue?.hasPrefix(message) == true, "\(body): \(answer)")
+        }
+        #expect(!guest.isClosed, "nothing happened to the guest")
+        await guest.abort()
+        try await Task.sleep(for: .milliseconds(200))
+        let (got, answer) = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"close"}"#)
+        #expect(got == 409 && answer["message"]?.stringValue?.contains("reconnect grace") == true, "\(answer)")
+    }
+
+    /// A webhook that fails is retried (in real time) and delivered once.
+    @Test func failingWebhooksAreRetriedAsARealFailureWouldBe() async throws {
+        let backend = try WebhookReceiver()
+        let daemon = try TestModeTests.manual(
+            settings: #"{"webhooks":{"url":"\#(backend.url)","events":["peer.join.success"]}}"#
+        )
+        let (status, body) = try await Self.fault(daemon, #"{"webhooks":{"fail_next":1,"status":503}}"#)
+        #expect(status == 200 && body == ["webhooks": ["fail_next": 1]])
+        _ = try await daemon.join("h", as: "host")
+        #expect(try await backend.deliveredTypes(count: 1) == ["peer.join.success"])
+        #expect(backend.requests.count == 1, "the failed attempt never reached the receiver")
+        #expect(try await daemon.metric(#"roomd_webhook_deliveries_total{result="retried"}"#) == 1)
+        #expect(daemon.stderr.contains("HTTP 503 (test fault)"))
+    }
+}
