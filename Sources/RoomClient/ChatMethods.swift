@@ -48,23 +48,27 @@ extension RoomClient {
 }
 
 /// `join`'s `chat`: the newest messages of the history (at most 50), oldest
-/// first, and the pinned message.
+/// first, the pinned message, and the joiner's chat state (section 22).
 public struct ChatBackfill: Sendable, Equatable {
     /// Oldest first; each has ``Recipient/Kind/broadcast``.
     public var messages: [Message]
     /// The pinned message, if any.
     public var pinned: Message?
+    /// The joiner's chat state: paused, slow mode, its own chat ban.
+    public var state: ChatState
 
     /// Builds a backfill, e.g. an expected value in a test.
-    public init(messages: [Message] = [], pinned: Message? = nil) {
+    public init(messages: [Message] = [], pinned: Message? = nil, state: ChatState = ChatState()) {
         self.messages = messages
         self.pinned = pinned
+        self.state = state
     }
 
     init(_ r: WireReader) throws {
         try r.requireObject()
         messages = try r.elements("messages").map { try Message(kept: $0) }
         pinned = r.has("pinned") ? try Message(kept: r.child("pinned")) : nil
+        state = r.has("state") ? try ChatState(r.child("state")) : ChatState()
     }
 }
 

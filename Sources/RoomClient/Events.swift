@@ -16,7 +16,7 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-peer-join {peer}`: someone joined (not announced one by one in large rooms).
     case peerJoin(Peer)
     /// `on-peer-leave {peer_id, reason}`. Reasons: `"client request"`,
-    /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`.
+    /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`, `"peer banned"` (1.2).
     case peerLeave(peerID: String, reason: String)
     /// `on-peer-update {peer, changed}`, sent to every peer, the changed one
     /// included. `changed` lists some of `"name"`, `"data"`, `"role"`, `"groups"`.
@@ -91,6 +91,13 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-reactions {counts}`: the totals that changed since the room's
     /// last one, at most once per `settings.reactions.interval_ms` (1.2).
     case reactions([ReactionCount])
+    /// `on-chat-state {paused, slow_mode_s, chat_banned, until}`: this peer's
+    /// whole chat state changed (`chat-state` to everyone; a chat ban or its
+    /// end only to the banned user's peers) (1.2, section 22).
+    case chatState(ChatState)
+    /// `on-report {report_id, target, reason, reported_by, at}`: a report, to
+    /// `moderateChat` peers (1.2, section 22).
+    case report(ChatReport)
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -124,6 +131,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .chatCleared: "on-chat-clear"
         case .messagePinned: "on-message-pin"
         case .reactions: "on-reactions"
+        case .chatState: "on-chat-state"
+        case .report: "on-report"
         }
     }
 
@@ -237,6 +246,10 @@ public enum RoomEvent: Sendable, Equatable {
             )
         case "on-reactions":
             return .reactions(try p.elements("counts").map { try ReactionCount($0) })
+        case "on-chat-state":
+            return .chatState(try ChatState(p))
+        case "on-report":
+            return .report(try ChatReport(p))
         default:
             return nil
         }

@@ -12,4 +12,10 @@ public enum WebhookEventKind: String, Sendable, CaseIterable {
     /// Fired by polls (section 15) once they exist in this build.
     case pollStopped = "poll.stopped"
     case roomEnd = "room.end.success"
+    /// 1.2, section 22.
+    case peerBanned = "peer.banned"
+    case peerUnbanned = "peer.unbanned"
+    case chatBanned = "chat.banned"
+    case messageDeleted = "message.deleted"
+    case reportCreated = "report.created"
 }

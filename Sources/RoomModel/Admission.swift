@@ -4,7 +4,7 @@ import RoomConfig
 /// `preview` (PROTOCOL.md section 13) so that the two cannot drift apart.
 /// In this order: room_id mismatch 40002, role claim 40108 (not in the
 /// template, or `maxPeerCount` -1), for a join the sizes of `name` and
-/// `data` 41300, locked 40003, not found 40001, and unless a join resumes
+/// `data` 41300, locked 40003, not found 40001, banned 40301, and unless a join resumes
 /// a peer already in the room, full 40901 and role limit 40900.
 extension RoomRegistry {
     /// What a request is checked for.
@@ -39,6 +39,7 @@ extension RoomRegistry {
         if existing == nil, !settings.room.autoCreate, !settings.room.predefined.contains(request.roomID) {
             throw RoomError(.roomNotFound, "room \"\(request.roomID)\" does not exist")
         }
+        if let room = existing { try checkBan(of: request.userID, in: room) }
         if admission != .resume, let room = existing {
             if settings.room.maxPeers > 0, room.peerCount >= settings.room.maxPeers {
                 throw RoomError(.roomFull, "room \"\(room.id)\" is full (max_peers \(settings.room.maxPeers))")

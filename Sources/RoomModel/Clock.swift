@@ -39,6 +39,7 @@ public enum IDKind: String, Sendable {
     case poll, cue
     case question = "question"
     case webhook
+    case report
 }
 
 /// Random 128-bit ids as 32 lowercase hex digits.

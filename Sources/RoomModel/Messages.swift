@@ -17,7 +17,11 @@ extension RoomRegistry {
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
         try sender.requireUnrestricted("broadcast")
-        return try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
+        try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
+        try checkChatRules(sender, message: message, toEveryone: target == .everyone)
+        let sent = try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
+        if target == .everyone { noteSent(sender) }
+        return sent
     }
 
     /// A message from a peer or from the server (REST `send-message`); never

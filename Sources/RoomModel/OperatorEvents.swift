@@ -32,6 +32,12 @@ public enum OperatorEvent: Sendable, Equatable {
     case pollStarted(room: RoomRef, pollID: String, by: ActorRef?)
     case pollStopped(room: RoomRef, pollID: String, by: ActorRef?)
     case roomEnded(room: RoomRef, by: ActorRef, reason: String, lock: Bool)
+    /// 1.2, section 22. `until` nil: for the rest of the session.
+    case peerBanned(room: RoomRef, userID: String, until: Int64?, reason: String, by: ActorRef)
+    case peerUnbanned(room: RoomRef, userID: String, by: ActorRef)
+    case chatBanned(room: RoomRef, userID: String, until: Int64?, by: ActorRef)
+    case messageDeleted(room: RoomRef, messageID: String, by: ActorRef)
+    case reportCreated(room: RoomRef, report: Report)
 
     public var kind: WebhookEventKind {
         switch self {
@@ -45,6 +51,11 @@ public enum OperatorEvent: Sendable, Equatable {
         case .pollStarted: .pollStarted
         case .pollStopped: .pollStopped
         case .roomEnded: .roomEnd
+        case .peerBanned: .peerBanned
+        case .peerUnbanned: .peerUnbanned
+        case .chatBanned: .chatBanned
+        case .messageDeleted: .messageDeleted
+        case .reportCreated: .reportCreated
         }
     }
 
@@ -55,6 +66,8 @@ public enum OperatorEvent: Sendable, Equatable {
         case .hlsStarted(let room, _, _), .hlsStopped(let room, _, _): room
         case .pollStarted(let room, _, _), .pollStopped(let room, _, _): room
         case .roomEnded(let room, _, _, _): room
+        case .peerBanned(let room, _, _, _, _), .peerUnbanned(let room, _, _), .chatBanned(let room, _, _, _): room
+        case .messageDeleted(let room, _, _), .reportCreated(let room, _): room
         }
     }
 }

@@ -17,6 +17,10 @@ public enum Push {
     case chatClear(clearedBy: ActorRef)
     /// `on-message-pin {message: Message | null, pinned_by}` (1.2).
     case messagePin(ChatMessage?, pinnedBy: ActorRef)
+    /// `on-chat-state {paused, slow_mode_s, chat_banned, until}` (1.2, section 22): the receiver's whole chat state.
+    case chatState(RoomRegistry.ChatState)
+    /// `on-report {report_id, target, reason, reported_by, at}` (1.2), to `moderateChat` peers.
+    case report(Report)
     /// `on-reactions {counts:[{target, type, total}]}` (1.2, section 20): the
     /// totals changed since the room's last one, coalesced per interval.
     case reactions([ReactionCount])
@@ -65,6 +69,8 @@ public enum LeaveReason: String, Sendable {
     case peerKicked = "peer kicked"
     case websocketClosed = "websocket closed"
     case serverRemoved = "server removed peer"
+    /// 1.2, section 22: `peer-ban`.
+    case peerBanned = "peer banned"
 }
 
 public enum RejectReason: String, Sendable {

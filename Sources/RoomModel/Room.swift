@@ -25,6 +25,12 @@ public final class Room {
     public internal(set) var questions = QuestionBoard()
     /// Reactions and tap votes (1.2, Reactions/Reactions.swift).
     public internal(set) var reactions = Reactions()
+    /// Bans of this session by user id (1.2, Moderation/RoomBans.swift).
+    public internal(set) var bans = RoomBans()
+    /// Chat bans, pause, slow mode (1.2, Moderation/ChatControls.swift).
+    public internal(set) var chatControls = ChatControls()
+    /// Who reported what, for one report per user per target (1.2, Moderation/ReportLog.swift).
+    var reports = ReportLog()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
 

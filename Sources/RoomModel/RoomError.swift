@@ -45,12 +45,20 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case alreadyAnswered = 40906
     /// 1.1: too many (polls, questions, options, session-store keys, live cues).
     case tooMany = 40907
+    /// 1.2: banned from this room (`join`, `preview`; section 22).
+    case banned = 40301
+    /// 1.2: chat is closed to the caller: chat-banned, chat paused, or the word filter.
+    case chatClosed = 40302
+    /// 1.2: slow mode: wait before the next message (`data.retry_after_ms`).
+    case slowMode = 42901
 }
 
 /// A failed call: a protocol code and a message that names the field or rule.
 public struct RoomError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: ErrorCode
     public var message: String
+    /// `data.retry_after_ms` of the error object (42901).
+    public var retryAfterMs: Int64?
 
     public init(_ code: ErrorCode, _ message: String) {
         self.code = code

@@ -36,11 +36,16 @@ public final class RoomRegistry {
     var reactionSchedule = ReactionSchedule()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
+    /// Rooms with timed chat bans, whose ends push `on-chat-state` (Moderation/ModerationActions.swift).
+    var chatBanRooms: Set<String> = []
+    /// `settings.chat.blocked_words` as a matcher (Moderation/WordFilter.swift).
+    let wordFilter: WordFilter
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
         self.clock = clock
         self.ids = ids
+        wordFilter = WordFilter(template.settings.chat.blockedWords)
     }
 
     /// A reloaded template (SIGHUP): its roles apply to joins and role

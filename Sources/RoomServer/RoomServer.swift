@@ -306,6 +306,7 @@ public final class RoomServer: @unchecked Sendable {
         case .roleChangeRequest: fanOut.apply(registry.expireRoleChangeRequests())
         case .pollEnd: dispatcher.expirePolls()
         case .cueEnd: registry.expireCues()
+        case .chatBanEnd: fanOut.fanOut(registry.expireChatBans())
         case .joinDeadline:
             sockets.closeUnjoined(now: sockets.joinClockNow)
             return  // no room changed

@@ -2,7 +2,7 @@ import RoomModel
 
 /// Every timer of a service thread, in one place. Deadlines — the end of a
 /// reconnect grace, of a role-change request, of a timed poll, of an HLS
-/// cue — are the model's (`RoomRegistry.next…`, read against the injected
+/// cue, of a timed chat ban — are the model's (`RoomRegistry.next…`, read against the injected
 /// clock); the join deadline is the transport's (`Sockets.nextJoinDeadline`,
 /// the connection that has waited longest, on the monotonic clock or test
 /// mode's manual one). Each is
@@ -21,6 +21,8 @@ final class Schedule {
     /// A deadline of the model.
     enum Deadline: CaseIterable {
         case reconnectGrace, roleChangeRequest, pollEnd, cueEnd
+        /// The end of a timed chat ban (its user's peers get `on-chat-state`).
+        case chatBanEnd
         /// The earliest `join_timeout_s` of a WebSocket that has not joined.
         case joinDeadline
         /// The end of test mode's earliest stall or delay fault (TestMode/).
@@ -75,7 +77,7 @@ final class Schedule {
     /// keepalive (pings, idle sockets, request heads) keeps real time.
     static func followsManualClock(_ deadline: Deadline) -> Bool {
         switch deadline {
-        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .joinDeadline, .faultEnd: true
+        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline, .faultEnd: true
         }
     }
 
@@ -107,6 +109,7 @@ final class Schedule {
         case .roleChangeRequest: (registry.nextRoleChangeExpiry, clock.nowMillis())
         case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
         case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
+        case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
         case .faultEnd: (faults?.nextEnd, clock.nowMillis())
         }

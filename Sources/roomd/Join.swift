@@ -101,8 +101,9 @@ private struct JoinSession {
             }
             do {
                 emit("= " + (try await client.call(method, params)).text)
-            } catch RoomClientError.rpc(let code, let message, _) {
-                emit("! \(code) \(message)")
+            } catch RoomClientError.rpc(let code, let message, let data) {
+                // `data` when the error has one: 42901's `{"retry_after_ms":…}` (section 22).
+                emit("! \(code) \(message)" + (data.map { " " + $0.text } ?? ""))
             } catch {
                 emit("! \(error)")
             }
@@ -122,7 +123,8 @@ private struct JoinSession {
 
     /// A join answer or push with each Policy cut to its name and role names
     /// (a Policy is kilobytes: every role's full definition), and a join's
-    /// chat backfill to its count and pinned message id (`chat-history` reads it).
+    /// chat backfill to its count, pinned message id (`chat-history` reads
+    /// it) and the joiner's chat state.
     static func abbreviated(_ value: JSON) -> JSON {
         guard case .object(var members) = value else { return value }
         for index in members.indices {
@@ -135,6 +137,7 @@ private struct JoinSession {
                 members[index].value = .object([
                     .init("messages", .int(messages.count)),
                     .init("pinned", chat["pinned"]?["message_id"] ?? .null),
+                    .init("state", chat["state"] ?? .null),  // section 22: paused, slow mode, own chat ban
                 ])
             default:
                 continue

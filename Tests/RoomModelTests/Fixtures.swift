@@ -107,6 +107,8 @@ extension Push {
         case .questions(let changed, let removed): "on-questions:\(changed.map(\.id))-\(removed)"
         case .hlsUpdate(let state): "on-hls-update:\(state.running)"
         case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
+        case .chatState(let state): "on-chat-state:\(state.chatBanned ? "banned" : "free")"
+        case .report(let report): "on-report:\(report.target.type.rawValue):\(report.target.id)"
         case .messageDelete(let id, _): "on-message-delete:\(id)"
         case .chatClear: "on-chat-clear"
         case .messagePin(let message, _): "on-message-pin:\(message?.id ?? "null")"

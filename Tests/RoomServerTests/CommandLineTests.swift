@@ -347,18 +347,32 @@ import Testing
             "the policy is abbreviated"
         )
         #expect(
-            joined.contains(#""chat":{"messages":1,"pinned":\#(kept["message_id"]!.text)}"#),
-            "the chat backfill is its count and pinned id"
+            joined.contains(
+                #""chat":{"messages":1,"pinned":\#(kept["message_id"]!.text),"state":{"paused":false,"slow_mode_s":0,"chat_banned":false,"until":null}}"#
+            ),
+            "the chat backfill is its count, pinned id and chat state"
         )
         _ = try await host.next("on-peer-join")
         _ = try await host.call("broadcast", ["info": ["message": "hello bot"]])
         let push = try #require(readLine(fd, timeoutMillis: 5000))
         #expect(push.hasPrefix("< on-broadcast {") && push.contains("hello bot"))
+        _ = try await host.setChatState(slowModeSeconds: 60)
+        #expect(
+            readLine(fd, timeoutMillis: 5000)
+                == #"< on-chat-state {"paused":false,"slow_mode_s":60,"chat_banned":false,"until":null}"#
+        )
+        let say = #"broadcast {"info":{"message":"hi"}}"#
         input.fileHandleForWriting.write(
-            Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\nleave\n".utf8)
+            Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\n\(say)\n\(say)\nleave\n".utf8)
         )
         #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("= {\"timestamp\":7,") == true)
         #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("! -32602 ") == true)
+        #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("= {\"message_id\":") == true)
+        let slow = try #require(readLine(fd, timeoutMillis: 5000))
+        #expect(
+            slow.hasPrefix("! 42901 slow mode") && slow.contains(#"{"retry_after_ms":"#),
+            "an error's data is printed"
+        )
         #expect(readLine(fd, timeoutMillis: 5000) == "= {}")
         #expect(try await host.next("on-peer-leave")["reason"] == "client request")
         bot.waitUntilExit()

@@ -431,6 +431,7 @@ import Testing
                 "hls.started.success", "peer.join.success",
             ]
             + Array(repeating: "peer.join.success", count: 3) + ["poll.started", "poll.stopped"]  // the audience's quiz
+            + ["message.deleted"]  // the moderator deletes the spam (section 22)
             + ["poll.started", "poll.stopped", "peer.join.success"]  // the prediction, the latecomer
             + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 26)
             + ["session.close.success", "room.end.success", "session.open.success", "peer.join.success"]
@@ -446,11 +447,12 @@ import Testing
             hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID
         )
         #expect(hooks[33]["data"]?["poll_id"]?.stringValue == quiz)
-        #expect(hooks[34]["data"]?["poll_id"]?.stringValue == prediction)
-        #expect(hooks[36]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
-        #expect(hooks[37]["data"]?["reason"] == "room ended", "end-room stopped the stream")
-        #expect(hooks[65]["data"]?["reason"] == "show over" && hooks[65]["data"]?["lock"] == true)
-        #expect(hooks[66]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
+        #expect(hooks[34]["data"]?["message_id"]?.stringValue == spam.messageID)
+        #expect(hooks[35]["data"]?["poll_id"]?.stringValue == prediction)
+        #expect(hooks[37]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
+        #expect(hooks[38]["data"]?["reason"] == "room ended", "end-room stopped the stream")
+        #expect(hooks[66]["data"]?["reason"] == "show over" && hooks[66]["data"]?["lock"] == true)
+        #expect(hooks[67]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
         withExtendedLifetime((lateViewer, latecomer)) {}
     }
 }

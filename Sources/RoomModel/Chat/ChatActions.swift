@@ -42,6 +42,7 @@ extension RoomRegistry {
         _ = room.chat.delete(id)
         room.reactions.drop(message: id)  // not pushed: on-message-delete says it
         let by = ActorRef(initiator)
+        record(.messageDeleted(room: RoomRef(room), messageID: id, by: by))
         let everyone = room.peersInJoinOrder
         var deliveries = [Delivery(.messageDelete(messageID: id, deletedBy: by), to: everyone)]
         if room.chat.pinned?.id == id {

@@ -14,6 +14,7 @@ extension RoomRegistry {
         try peer.requireUnrestricted("question-add")
         if text.isEmpty { throw .invalidParams("text: must not be empty") }
         try checkSize(text, field: "text", limit: settings.limits.maxChatBytes)
+        try checkQuestionRules(peer, text: text)
         let room = peer.room
         let limit = settings.qa.maxQuestions
         if room.questions.added >= limit {

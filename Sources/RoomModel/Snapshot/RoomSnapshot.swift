@@ -21,7 +21,7 @@
 ///      "chat":{"messages":[Message], "pinned": Message|null},
 ///      "qa":{"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
 ///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]},
-///      "reactions":[ReactionTarget]}
+///      "reactions":[ReactionTarget], "moderation": Moderation}
 ///
 /// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
 /// The history is saved newest first up to `chatBudgetBytes` of JSON (a
@@ -35,7 +35,8 @@
 /// and the contestants, the messages' newest first, then the users' counts
 /// while they fit. Format 1 (1.1, no `chat`, `qa` or `reactions`) is still
 /// read, and format 2 without `reactions` (saved before them) as a room
-/// without reactions.
+/// without reactions; a Moderation (ModerationSnapshot.swift) takes at most
+/// `moderationBudgetBytes`, and a snapshot without it restores no bans.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -61,6 +62,8 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// Reactions and taps (1.2, section 20): the stream, the contestants by
     /// id, then the messages newest first.
     public var reactions: [ReactionTargetSnapshot]
+    /// Bans, chat bans, pause and slow mode (1.2, section 22; ModerationSnapshot.swift).
+    public var moderation = ModerationSnapshot()
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {

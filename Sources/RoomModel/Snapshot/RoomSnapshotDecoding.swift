@@ -29,6 +29,9 @@ extension RoomSnapshot {
             let qa = try format >= 2 ? r.object("qa", QASnapshot.init) : QASnapshot()
             // Format 2 as saved before reactions (1.2, chat only) has none.
             let reactions = try r.has("reactions") ? r.objects("reactions", ReactionTargetSnapshot.init) : []
+            // Format 2 as saved before moderation (1.2, section 22) has no bans.
+            let moderation =
+                try r.has("moderation") ? r.object("moderation", ModerationSnapshot.init) : ModerationSnapshot()
             let snapshot = try RoomSnapshot(
                 id: r.string("id"),
                 sessionID: r.string("session_id"),
@@ -46,7 +49,8 @@ extension RoomSnapshot {
                 pinned: chat.pinned,
                 questions: qa.questions,
                 questionsAdded: qa.added,
-                reactions: reactions
+                reactions: reactions,
+                moderation: moderation
             )
             try snapshot.check()
             return snapshot

@@ -50,6 +50,8 @@ extension RoomSnapshot {
             w.reactionTarget(target)
         }
         w.endArray()
+        w.key("moderation")
+        w.moderation(moderation)
         w.endObject()
         return w.bytes
     }
@@ -267,7 +269,7 @@ extension JSONWriter {
         if let value { int(value) } else { null() }
     }
 
-    private mutating func nullable(_ name: String, _ value: Int64?) {
+    mutating func nullable(_ name: String, _ value: Int64?) {
         key(name)
         if let value { int(value) } else { null() }
     }

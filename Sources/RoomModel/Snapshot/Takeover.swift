@@ -60,7 +60,8 @@ extension RoomRegistry {
             questionsAdded: room.questions.added,
             reactions: room.reactions.snapshot(
                 of: ["stream"] + room.reactions.contestantNames + room.chat.messages.reversed().map(\.id)
-            )
+            ),
+            moderation: moderationSnapshot(room)
         )
     }
 
@@ -140,6 +141,13 @@ extension RoomRegistry {
             if case .message(let id) = target { room.chat.message(id) != nil } else { true }
         }
         if room.reactions.hasPending { reactionSchedule.schedule(room) }  // pushed by this node now
+        room.bans = RoomBans(restoring: snapshot.moderation.bans)
+        room.chatControls = ChatControls(
+            paused: snapshot.moderation.paused,
+            slowModeSeconds: snapshot.moderation.slowModeSeconds,
+            chatBans: snapshot.moderation.chatBans
+        )
+        if room.chatControls.nextChatBanEnd != nil { chatBanRooms.insert(room.id) }
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         return room

@@ -231,6 +231,31 @@ export class RoomClient {
   /** `reactions-get`: resolves with the `counts` `[{target, type, total, mine}]` of up to 100 targets. */
   async reactionsGet(targets) { return (await this.call("reactions-get", { targets })).counts; }
 
+  /** `peer-ban` (`removeOthers`): every peer of the user (`userId`, or the user of `peerId`) is removed (4001) and refused (40301) until the ban ends. */
+  async peerBan({ userId, peerId, durationS, reason } = {}) {
+    await this.call("peer-ban", params({ user_id: userId, peer_id: peerId, duration_s: durationS, reason }));
+  }
+
+  /** `peer-unban` (`removeOthers`). */
+  async peerUnban(userId) { await this.call("peer-unban", { user_id: userId }); }
+
+  /** `chat-ban` (`moderateChat`): the user stays but may not send, ask or report (40302); only its peers get `on-chat-state`. */
+  async chatBan({ userId, peerId, durationS } = {}) {
+    await this.call("chat-ban", params({ user_id: userId, peer_id: peerId, duration_s: durationS }));
+  }
+
+  /** `chat-unban` (`moderateChat`). */
+  async chatUnban(userId) { await this.call("chat-unban", { user_id: userId }); }
+
+  /** `chat-state` (`moderateChat`): pause the chat and/or set slow mode (0 off); resolves with `{paused, slow_mode_s}`. */
+  chatState({ paused, slowModeS } = {}) { return this.call("chat-state", params({ paused, slow_mode_s: slowModeS })); }
+
+  /** `report` of one target (`messageId`, `questionId` or `peerId`) to the moderators; resolves with the `report_id`. */
+  async report(reason, { messageId, questionId, peerId } = {}) {
+    const target = params({ message_id: messageId, question_id: questionId, peer_id: peerId });
+    return (await this.call("report", { ...target, reason })).report_id;
+  }
+
   /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */
   async roleChangeRequest(peerId, role, { force = false } = {}) {
     const result = await this.call("role-change-request", { requested_for: peerId, role, force });

@@ -49,6 +49,7 @@ extension ClusterRouter {
         states.restored(roomID, from: bytes)
         schedule.rearm(.reconnectGrace)
         schedule.rearm(.pollEnd)
+        schedule.rearm(.chatBanEnd)
         logger.notice(
             "cluster: room taken over from its saved state",
             metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"]

@@ -77,6 +77,9 @@ final class RestAPI {
             case (.get, "metadata", 2): return try getMetadata(parts[0])
             case (.get, "reactions", 2): return try getReactions(parts[0])
             case (.post, "metadata", 2): return try setMetadata(parts[0], try body(request))
+            case (.post, "ban", 2): return try ban(parts[0], try body(request))  // RestBans.swift
+            case (.post, "unban", 2): return try unban(parts[0], try body(request))
+            case (.get, "bans", 2): return try listBans(parts[0])
             case (.post, "unlock", 2):
                 registry.unlock(parts[0])
                 logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
@@ -93,11 +96,11 @@ final class RestAPI {
     static func status(for code: ErrorCode) -> Int {
         switch code {
         case .tokenInvalid, .notAJWT, .badJWT: 401
-        case .permissionDenied: 403
+        case .permissionDenied, .banned, .chatClosed: 403
         case .roomNotFound, .peerNotFound: 404
         case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413
-        case .rateLimited: 429
+        case .rateLimited, .slowMode: 429
         default: 400
         }
     }

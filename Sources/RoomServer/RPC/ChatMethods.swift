@@ -61,13 +61,20 @@ extension Dispatcher {
 }
 
 extension JSONWriter {
-    /// `join`'s `chat: {messages, pinned}`: the newest of `messages` within `budget` bytes.
-    mutating func chatOnJoin(_ chat: (messages: [ChatMessage], pinned: ChatMessage?), within budget: Int) {
+    /// `join`'s `chat: {messages, pinned, state}`: the newest of `messages`
+    /// within `budget` bytes, and the joiner's chat state (section 22).
+    mutating func chatOnJoin(
+        _ chat: (messages: [ChatMessage], pinned: ChatMessage?),
+        state: RoomRegistry.ChatState,
+        within budget: Int
+    ) {
         object { w in
             w.key("messages")
             _ = w.chatMessages(chat.messages, within: budget)
             w.key("pinned")
             w.chatMessage(chat.pinned)
+            w.key("state")
+            w.chatState(state)
         }
     }
 

@@ -73,6 +73,7 @@ package final class Dispatcher {
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
             questionMethods,
             reactionMethods,
+            chatModerationMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }
@@ -217,6 +218,10 @@ package final class Dispatcher {
                         w.field("code", error.code.rawValue)
                         w.field("message", error.message)
                         w.field("method", methodName ?? "")
+                        if let retry = error.retryAfterMs {  // 42901 (section 22)
+                            w.key("data")
+                            w.object { w in w.field("retry_after_ms", retry) }
+                        }
                     }
                 )
                 return false

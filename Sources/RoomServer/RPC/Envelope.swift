@@ -47,6 +47,10 @@ package enum Envelope {
             w.object { w in
                 w.field("code", error.code.rawValue)
                 w.field("message", error.message)
+                if let retry = error.retryAfterMs {
+                    w.key("data")
+                    w.object { w in w.field("retry_after_ms", retry) }
+                }
             }
         }
     }

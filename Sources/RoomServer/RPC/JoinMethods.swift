@@ -67,7 +67,11 @@ extension Dispatcher {
             }
             w.field("resumed", outcome.resumed)
             w.key("chat")
-            w.chatOnJoin(registry.chatOnJoin(outcome.room), within: chatAnswerBudget)
+            w.chatOnJoin(
+                registry.chatOnJoin(outcome.room),
+                state: registry.chatState(for: peer),
+                within: chatAnswerBudget
+            )
         }
     }
 

@@ -139,6 +139,10 @@ extension Envelope {
             return notification("on-poll-stats") { w in
                 w.pollResultFields(poll, maxUser: maxUser, withCorrect: withCorrect)
             }
+        case .chatState(let state):
+            return notification("on-chat-state") { w in w.chatStateFields(state) }
+        case .report(let report):
+            return notification("on-report") { w in w.reportFields(report) }
         case .questions(let changed, let removed):
             return notification("on-questions") { w in
                 w.key("changed")

@@ -49,6 +49,27 @@ struct WebhookEvent: Sendable {
                     w.peerFields(by)
                     w.field("reason", reason)
                     w.field("lock", lock)
+                case .peerBanned(_, let userID, let until, let reason, let by):
+                    w.field("user_id", userID)
+                    w.optionalField("until", until)
+                    w.field("reason", reason)
+                    w.key("banned_by")
+                    w.actorRef(by)
+                case .peerUnbanned(_, let userID, let by):
+                    w.field("user_id", userID)
+                    w.key("unbanned_by")
+                    w.actorRef(by)
+                case .chatBanned(_, let userID, let until, let by):
+                    w.field("user_id", userID)
+                    w.optionalField("until", until)
+                    w.key("banned_by")
+                    w.actorRef(by)
+                case .messageDeleted(_, let messageID, let by):
+                    w.field("message_id", messageID)
+                    w.key("deleted_by")
+                    w.actorRef(by)
+                case .reportCreated(_, let report):
+                    w.reportFields(report)
                 }
             }
         }

@@ -303,6 +303,41 @@ class RoomClient:
         """``reactions-get``: the ``counts`` ``[{target, type, total, mine}]`` of up to 100 targets."""
         return (await self.call("reactions-get", {"targets": list(targets)}, timeout))["counts"]
 
+    async def peer_ban(self, user_id: Optional[str] = None, peer_id: Optional[str] = None,
+                       duration_s: Optional[int] = None, reason: Optional[str] = None,
+                       timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``peer-ban`` (``removeOthers``): every peer of the user (``user_id``, or the user of
+        ``peer_id``) is removed (4001) and its joins and previews are 40301 until the ban ends."""
+        await self.call("peer-ban", _params(user_id=user_id, peer_id=peer_id, duration_s=duration_s,
+                                            reason=reason), timeout)
+
+    async def peer_unban(self, user_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``peer-unban`` (``removeOthers``): lifts a user's ban."""
+        await self.call("peer-unban", {"user_id": user_id}, timeout)
+
+    async def chat_ban(self, user_id: Optional[str] = None, peer_id: Optional[str] = None,
+                       duration_s: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``chat-ban`` (``moderateChat``): the user may not send, ask or report (40302);
+        only its peers get ``on-chat-state``."""
+        await self.call("chat-ban", _params(user_id=user_id, peer_id=peer_id, duration_s=duration_s), timeout)
+
+    async def chat_unban(self, user_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """``chat-unban`` (``moderateChat``)."""
+        await self.call("chat-unban", {"user_id": user_id}, timeout)
+
+    async def chat_state(self, paused: Optional[bool] = None, slow_mode_s: Optional[int] = None,
+                         timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``chat-state`` (``moderateChat``): pause the chat, set slow mode (0 off); returns
+        ``{paused, slow_mode_s}``. Every peer gets ``on-chat-state``."""
+        return await self.call("chat-state", _params(paused=paused, slow_mode_s=slow_mode_s), timeout)
+
+    async def report(self, reason: str, message_id: Optional[str] = None, question_id: Optional[str] = None,
+                     peer_id: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """``report`` of exactly one target to the moderators (``on-report``); returns ``report_id``
+        (a repeat of the same target returns the first one's)."""
+        params = _params(message_id=message_id, question_id=question_id, peer_id=peer_id, reason=reason)
+        return (await self.call("report", params, timeout))["report_id"]
+
     async def role_change_request(self, peer_id: str, role: str, force: bool = False,
                                   timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:
         """``role-change-request`` for one peer: polite returns the request's token

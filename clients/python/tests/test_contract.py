@@ -46,6 +46,8 @@ CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin",
 CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin", "on-questions"}
 REACTIONS = {"react", "unreact", "reactions-get"}
 REACTION_PUSHES = {"on-reactions"}
+MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", "report"}
+MODERATION_PUSHES = {"on-chat-state", "on-report"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -373,9 +375,10 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS}
+    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION}
     assert core - c.calls == set(), "every core method was called"
-    missing = set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - {"room-state"} - c.pushes
+    missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
+               - {"room-state"} - c.pushes)
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -610,6 +613,65 @@ def test_reactions_answers_and_pushes_match_the_contract(roomd):
     assert REACTION_PUSHES - c.pushes == set()
 
 
+def test_moderation_answers_and_pushes_match_the_contract(roomd):
+    """Section 22: bans, chat bans, the chat's state, reports, and the codes they add."""
+    c = Contract()
+
+    async def scenario():
+        host, guest, viewer, anon = [await roomd.connect() for _ in range(4)]
+        await c.call(host, "join", {"token": roomd.token("mod", "ada", "host")})
+        joined = await c.call(guest, "join", {"token": roomd.token("mod", "cy", "guest")})
+        assert joined["chat"]["state"] == {"paused": False, "slow_mode_s": 0, "chat_banned": False, "until": None}
+        viewer_id = (await c.call(viewer, "join", {"token": roomd.token("mod", "bob", "viewer")}))["peer"]["peer_id"]
+        guest_id = joined["peer"]["peer_id"]
+        await c.call(anon, "join", {"token": roomd.token("mod", "anon", "viewer", restrictions="view_and_polls_only")})
+        message = (await c.call(guest, "broadcast", {"info": {"message": "rude"}}))["message_id"]
+        await c.call(viewer, "report", {"message_id": message, "reason": "insult"})
+        await c.next(host, "on-report")
+        await c.fail(viewer, "report", {"message_id": "nope", "reason": "x"}, 40405)
+        await c.fail(viewer, "report", {"question_id": "nope", "reason": "x"}, 40406)
+        await c.fail(viewer, "report", {"peer_id": "nope", "reason": "x"}, 40400)
+        await c.fail(viewer, "report", {"peer_id": guest_id, "reason": "x" * 257}, 41300)
+        await c.fail(anon, "report", {"message_id": message, "reason": "x"}, 40300)
+        await c.call(host, "chat-ban", {"user_id": "cy", "duration_s": 600})
+        await c.next(guest, "on-chat-state")
+        await c.fail(guest, "broadcast", {"info": {"message": "hi"}}, 40302)
+        await c.fail(guest, "question-add", {"text": "why?"}, 40302)
+        await c.fail(guest, "report", {"message_id": message, "reason": "x"}, 40302)
+        await c.call(host, "chat-unban", {"user_id": "cy"})
+        await c.next(guest, "on-chat-state")
+        await c.call(host, "chat-state", {"slow_mode_s": 30})
+        for client in (host, guest, viewer, anon):
+            await c.next(client, "on-chat-state")
+        await c.call(guest, "broadcast", {"info": {"message": "one"}})
+        with pytest.raises(RpcError) as slow:
+            await guest.call("broadcast", {"info": {"message": "two"}})
+        assert slow.value.code == 42901 and 0 < slow.value.data["retry_after_ms"] <= 30000
+        await c.fail(guest, "broadcast", {"info": {"message": "three"}}, 42901)
+        await c.call(host, "chat-state", {"paused": True, "slow_mode_s": 0})
+        await c.fail(viewer, "broadcast", {"info": {"message": "hey"}}, 40302)
+        await c.fail(guest, "chat-state", {"paused": False}, 40300)
+        await c.fail(host, "chat-state", {}, -32602)
+        await c.fail(host, "peer-ban", {"user_id": "bob", "duration_s": 0}, -32602)
+        await c.fail(guest, "peer-ban", {"user_id": "bob"}, 40300)
+        await c.call(host, "peer-ban", {"peer_id": viewer_id, "reason": "spam"})
+        await c.next(viewer, "on-peer-leave-request")
+        await viewer.close_code()
+        probe = await roomd.connect()
+        await c.fail(probe, "join", {"token": roomd.token("mod", "bob", "viewer")}, 40301)
+        await c.fail(probe, "preview", {"token": roomd.token("mod", "bob", "viewer")}, 40301)
+        await c.call(host, "peer-unban", {"user_id": "bob"})
+        await c.call(probe, "preview", {"token": roomd.token("mod", "bob", "viewer")})
+        await asyncio.sleep(0.3)
+        c.sweep(host, guest, anon, probe)
+        for client in (host, guest, anon, probe):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert MODERATION - c.calls == set()
+    assert MODERATION_PUSHES - c.pushes == set()
+
+
 # ---------------------------------------------------------------- REST against docs/openapi.yaml
 
 class Rest:
@@ -695,6 +757,14 @@ def test_rest_answers_match_the_openapi_document(roomd):
             assert rest("POST", "/v2/active-rooms/show/send-message", {"message": "x" * 5000})[0] == 413
             assert rest("POST", "/v2/active-rooms/show/remove-peers", {"peer_id": viewer.peer_id})[0] == 400
             assert rest("POST", "/v2/active-rooms/show/remove-peers", {"peer_id": viewer.peer_id, "reason": "bye"})[0] == 200
+            assert rest("POST", "/v2/active-rooms/show/ban", {"user_id": "troll", "duration_s": 60, "reason": "spam"})[0] == 200
+            assert rest("POST", "/v2/active-rooms/show/ban", {"reason": "no user"})[0] == 400
+            assert rest("POST", "/v2/active-rooms/nowhere/ban", {"user_id": "troll"})[0] == 404
+            status, bans = rest("GET", "/v2/active-rooms/show/bans")
+            assert status == 200 and [b["user_id"] for b in bans["bans"]] == ["troll"]
+            assert rest("POST", "/v2/active-rooms/show/unban", {"user_id": "troll"})[0] == 200
+            assert rest("POST", "/v2/active-rooms/show/unban", {})[0] == 400
+            assert rest("GET", "/v2/active-rooms/nowhere/bans")[0] == 404
             assert rest("GET", "/v2/active-rooms/show", token=None)[0] == 401
             assert rest("GET", "/v2/active-rooms/show", token="nonsense")[0] == 401
             assert rest("GET", "/v2/active-rooms/show", token=roomd.token("show", "u", "host"))[0] == 403

@@ -1,0 +1,124 @@
+/// A room session's chat rules (1.2, PROTOCOL.md section 22): who is
+/// chat-banned (by `user_id`, until when), whether the chat is paused, and
+/// slow mode with one clock per user. Bounded: at most `chatBanCapacity`
+/// chat bans and `SlowModeClocks.capacity` clocks.
+public struct ChatControls: Sendable, Equatable {
+    /// A chat ban: nil `until` lasts the rest of the session.
+    public struct ChatBan: Sendable, Equatable {
+        public var userID: String
+        public var until: Int64?
+        var serial: Int
+    }
+
+    /// The most chat bans a room session holds (`chat-ban` past it is 40907).
+    public static let chatBanCapacity = 1000
+    /// `slow_mode_s`'s range.
+    public static let slowModeRange = 0...3600
+
+    public internal(set) var paused = false
+    public internal(set) var slowModeSeconds = 0
+    private var chatBans: [String: ChatBan] = [:]
+    private var serial = 0
+    /// When each user last sent a message to everyone under slow mode.
+    var clocks = SlowModeClocks()
+
+    public init() {}
+
+    /// The chat ban of `userID` in force at `now`.
+    public func chatBan(of userID: String, now: Int64) -> ChatBan? {
+        guard let ban = chatBans[userID], (ban.until ?? .max) > now else { return nil }
+        return ban
+    }
+
+    /// Every chat ban (in force or expired but not yet ended), oldest first.
+    public var allChatBans: [ChatBan] { chatBans.values.sorted { $0.serial < $1.serial } }
+
+    public var chatBanCount: Int { chatBans.count }
+
+    /// The earliest end of a timed chat ban.
+    var nextChatBanEnd: Int64? { chatBans.values.compactMap(\.until).min() }
+
+    /// False when `capacity` chat bans are already held (expired ones are ended first by the caller).
+    mutating func addChatBan(_ userID: String, until: Int64?) -> Bool {
+        if chatBans[userID] == nil, chatBans.count >= Self.chatBanCapacity { return false }
+        serial += 1
+        chatBans[userID] = ChatBan(userID: userID, until: until, serial: serial)
+        return true
+    }
+
+    /// Removes the chat ban of `userID`; false when there was none.
+    mutating func removeChatBan(_ userID: String) -> Bool {
+        chatBans.removeValue(forKey: userID) != nil
+    }
+
+    /// The users whose chat ban ended at `now` (removed).
+    mutating func endChatBans(now: Int64) -> [String] {
+        let ended = chatBans.values.filter { ($0.until ?? .max) <= now }.sorted { $0.serial < $1.serial }
+        for ban in ended { chatBans.removeValue(forKey: ban.userID) }
+        return ended.map(\.userID)
+    }
+
+    mutating func setSlowMode(_ seconds: Int) {
+        slowModeSeconds = seconds
+        if seconds == 0 { clocks = SlowModeClocks() }
+    }
+
+    /// A snapshot's chat state (Takeover.swift).
+    init(paused: Bool, slowModeSeconds: Int, chatBans: [ChatBan]) {
+        self.paused = paused
+        self.slowModeSeconds = slowModeSeconds
+        for var ban in chatBans {
+            serial += 1
+            ban.serial = serial
+            self.chatBans[ban.userID] = ban
+        }
+    }
+}
+
+/// Slow mode's per-user clocks: when each user last sent a message to
+/// everyone. A clock older than the slow-mode interval is expired and dropped
+/// (oldest first: the clocks are kept in sending order, so the expired ones
+/// are always at the front). At most `capacity` clocks: when every one of
+/// them is live, a user without a clock waits for the oldest to expire.
+struct SlowModeClocks: Sendable, Equatable {
+    static let capacity = 10_000
+
+    private var last: [String: Int64] = [:]
+    /// (user, sent at) in sending order; a user's older entries are stale
+    /// (`last` holds its newest) and are skipped when they reach the front.
+    private var order: [(user: String, at: Int64)] = []
+    private var head = 0
+
+    var count: Int { last.count }
+
+    static func == (a: SlowModeClocks, b: SlowModeClocks) -> Bool { a.last == b.last }
+
+    /// Drops the clocks that expired at `now` for an interval of `intervalMs`.
+    mutating func prune(now: Int64, intervalMs: Int64) {
+        while head < order.count {
+            let front = order[head]
+            let current = last[front.user] == front.at
+            if current, front.at + intervalMs > now { break }
+            if current { last.removeValue(forKey: front.user) }
+            head += 1
+        }
+        if head > 0, head * 2 >= order.count {  // compact: the array never holds more than twice the live clocks
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Milliseconds `user` must still wait at `now` (0: it may send now).
+    mutating func wait(for user: String, now: Int64, intervalMs: Int64) -> Int64 {
+        prune(now: now, intervalMs: intervalMs)
+        if let sent = last[user] { return sent + intervalMs - now }
+        if last.count >= Self.capacity, head < order.count { return order[head].at + intervalMs - now }
+        return 0
+    }
+
+    /// `user` sent a message at `now`.
+    mutating func sent(_ user: String, now: Int64) {
+        last[user] = now
+        order.append((user, now))
+    }
+}

@@ -1,0 +1,314 @@
+import RoomConfig
+
+/// Moderation that holds (1.2, PROTOCOL.md section 22): bans, chat bans,
+/// paused chat and slow mode, reports and the word filter. The state is the
+/// room session's (`RoomBans`, `ChatControls`, `ReportLog`); the rules that
+/// every path that posts obeys are `checkChatRules` and `checkQuestionRules`.
+extension RoomRegistry {
+    /// The longest `reason` of a ban or a report (41300 past it).
+    public static let maxReasonBytes = 256
+    /// `duration_s` of a ban or chat ban: one second to a year.
+    public static let banDurationRange = 1...31_536_000
+
+    /// A receiver's whole chat state: `on-chat-state` and `join`'s `chat.state`.
+    public struct ChatState: Sendable, Equatable {
+        public var paused: Bool
+        public var slowModeSeconds: Int
+        public var chatBanned: Bool
+        /// When the receiver's chat ban ends (ms; nil: not banned, or for the rest of the session).
+        public var until: Int64?
+    }
+
+    /// `peer`'s chat state now.
+    public func chatState(for peer: Peer) -> ChatState {
+        chatState(in: peer.room, userID: peer.userID)
+    }
+
+    func chatState(in room: Room, userID: String) -> ChatState {
+        let ban = room.chatControls.chatBan(of: userID, now: clock.nowMillis())
+        return ChatState(
+            paused: room.chatControls.paused,
+            slowModeSeconds: room.chatControls.slowModeSeconds,
+            chatBanned: ban != nil,
+            until: ban?.until
+        )
+    }
+
+    /// The user a call names by `user_id` or by `peer_id` (exactly one).
+    public func bannedUser(userID: String?, peerID: String?, in room: Room) throws(RoomError) -> String {
+        switch (userID, peerID) {
+        case (let user?, nil):
+            if user.isEmpty { throw .invalidParams("user_id: must not be empty") }
+            return user
+        case (nil, let id?):
+            guard let peer = room.peer(id) else {
+                throw RoomError(.peerNotFound, "peer_id: peer \"\(id)\" is not in the room")
+            }
+            return peer.userID
+        case (.some, .some): throw .invalidParams("user_id and peer_id: give one, not both")
+        case (nil, nil): throw .invalidParams("user_id or peer_id: required")
+        }
+    }
+
+    // MARK: bans
+
+    /// `peer-ban` / REST `ban` (`removeOthers`): every peer of `userID` is
+    /// removed as by `peer-leave-request` (close 4001, `on-peer-leave`
+    /// "peer banned"; each gets `on-peer-leave-request` with the reason), and
+    /// joins and previews of that user are 40301 until the ban ends.
+    public func ban(
+        _ userID: String,
+        in room: Room,
+        by initiator: Initiator,
+        durationSeconds: Int?,
+        reason: String
+    ) throws(RoomError) -> Effects {
+        try requirePermission(initiator, \.removeOthers, "removeOthers")
+        try checkSize(reason, field: "reason", limit: Self.maxReasonBytes)
+        if case .peer(let caller) = initiator, caller.userID == userID {
+            throw .invalidParams("user_id: a peer cannot ban its own user")
+        }
+        let now = clock.nowMillis()
+        let until = durationSeconds.map { now + Int64($0) * 1000 }
+        let by = ActorRef(initiator)
+        guard room.bans.add(userID, until: until, reason: reason, by: by, now: now) else {
+            throw RoomError(.tooMany, "peer-ban: room \"\(room.id)\" holds \(RoomBans.capacity) bans already")
+        }
+        record(.peerBanned(room: RoomRef(room), userID: userID, until: until, reason: reason, by: by), at: now)
+        var effects = Effects()
+        for target in room.peersInJoinOrder where target.userID == userID {
+            effects.send(.peerLeaveRequest(requestedBy: initiator, reason: reason, roomEnd: false), to: [target])
+            effects.disconnects.append(Disconnect(peer: target, reason: .removed))
+            effects.deliveries += leave(target, reason: .peerBanned)
+        }
+        return effects
+    }
+
+    /// `peer-unban` / REST `unban` (`removeOthers`): a user without a ban is fine too.
+    public func unban(_ userID: String, in room: Room, by initiator: Initiator) throws(RoomError) {
+        try requirePermission(initiator, \.removeOthers, "removeOthers")
+        if userID.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        if room.bans.remove(userID, now: clock.nowMillis()) {
+            record(.peerUnbanned(room: RoomRef(room), userID: userID, by: ActorRef(initiator)))
+        }
+    }
+
+    /// REST `bans`: the bans in force, oldest first.
+    public func bans(in room: Room) -> [RoomBans.Ban] {
+        room.bans.all(now: clock.nowMillis())
+    }
+
+    /// The admission's check (Admission.swift): 40301 while `userID` is banned from `room`.
+    func checkBan(of userID: String, in room: Room) throws(RoomError) {
+        guard let ban = room.bans.ban(of: userID, now: clock.nowMillis()) else { return }
+        let reason = ban.reason.isEmpty ? "" : ": \(ban.reason)"
+        throw RoomError(.banned, "banned from room \"\(room.id)\"\(reason)")
+    }
+
+    // MARK: chat bans and chat state
+
+    /// `chat-ban` (`moderateChat`): only the user's peers get `on-chat-state`.
+    public func chatBan(
+        _ userID: String,
+        in room: Room,
+        by initiator: Initiator,
+        durationSeconds: Int?
+    ) throws(RoomError) -> [Delivery] {
+        try requirePermission(initiator, \.moderateChat, "moderateChat")
+        let now = clock.nowMillis()
+        var deliveries = endChatBans(in: room, now: now)  // expired ones free their place (and are told so)
+        let until = durationSeconds.map { now + Int64($0) * 1000 }
+        guard room.chatControls.addChatBan(userID, until: until) else {
+            throw RoomError(
+                .tooMany,
+                "chat-ban: room \"\(room.id)\" holds \(ChatControls.chatBanCapacity) chat bans already"
+            )
+        }
+        if until != nil { chatBanRooms.insert(room.id) }
+        record(.chatBanned(room: RoomRef(room), userID: userID, until: until, by: ActorRef(initiator)), at: now)
+        deliveries += chatStateDeliveries(in: room, toUser: userID)
+        return deliveries
+    }
+
+    /// `chat-unban` (`moderateChat`): the user's peers get `on-chat-state` when a chat ban ended.
+    public func chatUnban(_ userID: String, in room: Room, by initiator: Initiator) throws(RoomError) -> [Delivery] {
+        try requirePermission(initiator, \.moderateChat, "moderateChat")
+        if userID.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        guard room.chatControls.removeChatBan(userID) else { return [] }
+        return chatStateDeliveries(in: room, toUser: userID)
+    }
+
+    /// `chat-state` (`moderateChat`): every peer gets `on-chat-state` with its own state.
+    public func setChatState(
+        in room: Room,
+        by initiator: Initiator,
+        paused: Bool?,
+        slowModeSeconds: Int?
+    ) throws(RoomError) -> [Delivery] {
+        try requirePermission(initiator, \.moderateChat, "moderateChat")
+        if paused == nil, slowModeSeconds == nil { throw .invalidParams("paused or slow_mode_s: give at least one") }
+        if let paused { room.chatControls.paused = paused }
+        if let slowModeSeconds { room.chatControls.setSlowMode(slowModeSeconds) }
+        let now = clock.nowMillis()
+        var unbanned: [Peer] = []
+        var banned: [Int64?: [Peer]] = [:]
+        for peer in room.peersInJoinOrder {
+            if let ban = room.chatControls.chatBan(of: peer.userID, now: now) {
+                banned[ban.until, default: []].append(peer)
+            } else {
+                unbanned.append(peer)
+            }
+        }
+        let base = ChatState(
+            paused: room.chatControls.paused,
+            slowModeSeconds: room.chatControls.slowModeSeconds,
+            chatBanned: false,
+            until: nil
+        )
+        var deliveries = [Delivery(.chatState(base), to: unbanned)]
+        for (until, peers) in banned.sorted(by: { ($0.key ?? .max) < ($1.key ?? .max) }) {
+            var state = base
+            state.chatBanned = true
+            state.until = until
+            deliveries.append(Delivery(.chatState(state), to: peers))
+        }
+        return deliveries.nonEmpty
+    }
+
+    /// `on-chat-state` to the peers of `userID`.
+    private func chatStateDeliveries(in room: Room, toUser userID: String) -> [Delivery] {
+        let peers = room.peersInJoinOrder.filter { $0.userID == userID }
+        return [Delivery(.chatState(chatState(in: room, userID: userID)), to: peers)].nonEmpty
+    }
+
+    /// When the next timed chat ban ends (the schedule's deadline). Forgets
+    /// the rooms that ended (or lost their timed chat bans) meanwhile.
+    public var nextChatBanExpiry: Int64? {
+        var next: Int64?
+        for id in chatBanRooms {
+            guard let end = rooms[id]?.chatControls.nextChatBanEnd else {
+                chatBanRooms.remove(id)
+                continue
+            }
+            next = min(next ?? end, end)
+        }
+        return next
+    }
+
+    /// Ends the chat bans whose time passed; their users' peers get `on-chat-state`.
+    public func expireChatBans() -> [Delivery] {
+        let now = clock.nowMillis()
+        var deliveries: [Delivery] = []
+        for id in chatBanRooms.sorted() {
+            guard let room = rooms[id] else {
+                chatBanRooms.remove(id)
+                continue
+            }
+            deliveries += endChatBans(in: room, now: now)
+        }
+        return deliveries
+    }
+
+    private func endChatBans(in room: Room, now: Int64) -> [Delivery] {
+        var deliveries: [Delivery] = []
+        for user in room.chatControls.endChatBans(now: now) {
+            deliveries += chatStateDeliveries(in: room, toUser: user)
+        }
+        if room.chatControls.nextChatBanEnd == nil { chatBanRooms.remove(room.id) }
+        return deliveries
+    }
+
+    // MARK: the rules of every path that posts
+
+    /// `broadcast`'s rules, in this order: chat-banned 40302, paused 40302
+    /// (to everyone, without `moderateChat`), the word filter 40302 (any
+    /// recipient, moderators too), slow mode 42901 (to everyone, without
+    /// `moderateChat`). `noteSent` starts the sender's slow-mode clock.
+    func checkChatRules(_ sender: Peer, message: String, toEveryone: Bool) throws(RoomError) {
+        let room = sender.room
+        let now = clock.nowMillis()
+        try checkChatBan(sender, now: now)
+        let moderator = canModerateChat(sender)
+        if toEveryone, room.chatControls.paused, !moderator {
+            throw RoomError(.chatClosed, "chat is paused: only moderators may send to everyone")
+        }
+        if wordFilter.matches(message) {
+            throw RoomError(.chatClosed, "info.message: refused by settings.chat.blocked_words")
+        }
+        let slow = room.chatControls.slowModeSeconds
+        if toEveryone, slow > 0, !moderator {
+            let wait = room.chatControls.clocks.wait(for: sender.userID, now: now, intervalMs: Int64(slow) * 1000)
+            if wait > 0 {
+                var error = RoomError(.slowMode, "slow mode: one message to everyone per \(slow) s")
+                error.retryAfterMs = wait
+                throw error
+            }
+        }
+    }
+
+    /// After a message to everyone passed `checkChatRules`: the sender's slow-mode clock.
+    func noteSent(_ sender: Peer) {
+        let room = sender.room
+        if room.chatControls.slowModeSeconds > 0, !canModerateChat(sender) {
+            room.chatControls.clocks.sent(sender.userID, now: clock.nowMillis())
+        }
+    }
+
+    /// `question-add`'s rules: chat-banned 40302, the word filter 40302.
+    func checkQuestionRules(_ sender: Peer, text: String) throws(RoomError) {
+        try checkChatBan(sender, now: clock.nowMillis())
+        if wordFilter.matches(text) {
+            throw RoomError(.chatClosed, "text: refused by settings.chat.blocked_words")
+        }
+    }
+
+    private func checkChatBan(_ sender: Peer, now: Int64) throws(RoomError) {
+        if let ban = sender.room.chatControls.chatBan(of: sender.userID, now: now) {
+            let until = ban.until.map { " until \($0)" } ?? ""
+            throw RoomError(.chatClosed, "chat-banned in this room\(until)")
+        }
+    }
+
+    // MARK: reports
+
+    /// `report`: every `moderateChat` peer gets `on-report`; one report per
+    /// user per target (a repeat answers the first report's id and pushes nothing).
+    public func report(
+        _ target: ReportTarget,
+        reason: String,
+        by peer: Peer
+    ) throws(RoomError) -> (reportID: String, deliveries: [Delivery]) {
+        try peer.requireUnrestricted("report")
+        let room = peer.room
+        try checkChatBan(peer, now: clock.nowMillis())
+        try checkSize(reason, field: "reason", limit: Self.maxReasonBytes)
+        switch target.type {
+        case .message:
+            if room.chat.message(target.id) == nil {
+                throw RoomError(.messageNotFound, "message_id: message \"\(target.id)\" is not in the room's history")
+            }
+        case .question:
+            guard let question = room.questions.question(target.id),
+                question.state != .hidden || canModerateChat(peer)
+            else {
+                throw RoomError(.questionNotFound, "question_id: question \"\(target.id)\" not found")
+            }
+        case .peer:
+            if room.peer(target.id) == nil {
+                throw RoomError(.peerNotFound, "peer_id: peer \"\(target.id)\" is not in the room")
+            }
+        }
+        if let earlier = room.reports.earlier(user: peer.userID, target: target) { return (earlier, []) }
+        let report = Report(
+            id: ids.next(.report),
+            target: target,
+            reason: reason,
+            reportedBy: ActorRef(peer),
+            at: clock.nowMillis()
+        )
+        room.reports.insert(user: peer.userID, target: target, id: report.id)
+        record(.reportCreated(room: RoomRef(room), report: report), at: report.at)
+        let moderators = room.peersInJoinOrder.filter(canModerateChat)
+        return (report.id, [Delivery(.report(report), to: moderators)].nonEmpty)
+    }
+}

@@ -1,0 +1,61 @@
+/// Which user reported which target in a room session (1.2, PROTOCOL.md
+/// section 22): one report per user per target, a repeat is accepted and
+/// ignored. Bounded: the newest `capacity` (user, target) pairs are kept;
+/// past it the oldest is forgotten (a repeat of it would be a new report).
+/// Not in the snapshot: after a takeover a repeat is a new report.
+struct ReportLog: Sendable, Equatable {
+    static let capacity = 10_000
+
+    /// (user, target) → the report's id.
+    private var seen: [String: String] = [:]
+    private var order: [String] = []
+    private var head = 0
+
+    var count: Int { seen.count }
+
+    /// The id of `user`'s earlier report of `target`, if it made one.
+    func earlier(user: String, target: ReportTarget) -> String? { seen[Self.key(user, target)] }
+
+    /// Records that `user` reported `target` as report `id`.
+    mutating func insert(user: String, target: ReportTarget, id: String) {
+        let key = Self.key(user, target)
+        guard seen.updateValue(id, forKey: key) == nil else { return }
+        order.append(key)
+        if seen.count > Self.capacity {
+            seen.removeValue(forKey: order[head])
+            head += 1
+            if head * 2 >= order.count {
+                order.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
+    private static func key(_ user: String, _ target: ReportTarget) -> String {
+        "\(user)\u{0}\(target.type.rawValue)\u{0}\(target.id)"
+    }
+}
+
+/// What a `report` is about: `{type:"message"|"question"|"peer", id}`.
+public struct ReportTarget: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case message, question, peer
+    }
+
+    public var type: Kind
+    public var id: String
+
+    public init(_ type: Kind, _ id: String) {
+        self.type = type
+        self.id = id
+    }
+}
+
+/// One report as moderators get it (`on-report`) and the webhook carries it.
+public struct Report: Sendable, Equatable {
+    public var id: String
+    public var target: ReportTarget
+    public var reason: String
+    public var reportedBy: ActorRef
+    public var at: Int64
+}

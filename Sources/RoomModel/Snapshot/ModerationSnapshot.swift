@@ -1,0 +1,101 @@
+import RoomWire
+
+/// The `moderation` object of a snapshot (format 2, 1.2 section 22):
+///
+///     {"paused", "slow_mode_s",
+///      "bans":[{"user_id", "until": ms|null, "reason", "banned_by": ActorRef}],
+///      "chat_bans":[{"user_id", "until": ms|null}]}
+///
+/// Bans and chat bans in the order they were made; the newest kept within
+/// `moderationBudgetBytes` (bans first, then chat bans in what is left).
+/// Slow-mode clocks and the report log are not saved: after a takeover each
+/// user may send one message to everyone at once, and a repeated report is
+/// a new one. A snapshot without `moderation` (saved before it) restores a
+/// room without bans.
+public struct ModerationSnapshot: Sendable, Equatable {
+    public var paused = false
+    public var slowModeSeconds = 0
+    public var bans: [RoomBans.Ban] = []
+    public var chatBans: [ChatControls.ChatBan] = []
+
+    public init() {}
+}
+
+extension RoomSnapshot {
+    /// The most JSON the bans and chat bans take; older ones are left out.
+    public static let moderationBudgetBytes = 48 * 1024
+}
+
+extension JSONWriter {
+    mutating func moderation(_ m: ModerationSnapshot) {
+        let bans = JSONWriter.newest(m.bans, within: RoomSnapshot.moderationBudgetBytes) { w, ban in
+            w.beginObject()
+            w.field("user_id", ban.userID)
+            w.nullable("until", ban.until)
+            w.field("reason", ban.reason)
+            w.key("banned_by")
+            w.actor(ban.bannedBy)
+            w.endObject()
+        }
+        let left = RoomSnapshot.moderationBudgetBytes - bans.reduce(0) { $0 + $1.count + 1 }
+        let chatBans = JSONWriter.newest(m.chatBans, within: left) { w, ban in
+            w.beginObject()
+            w.field("user_id", ban.userID)
+            w.nullable("until", ban.until)
+            w.endObject()
+        }
+        beginObject()
+        field("paused", m.paused)
+        field("slow_mode_s", m.slowModeSeconds)
+        key("bans")
+        beginArray()
+        for bytes in bans { raw(bytes) }
+        endArray()
+        key("chat_bans")
+        beginArray()
+        for bytes in chatBans { raw(bytes) }
+        endArray()
+        endObject()
+    }
+}
+
+extension ModerationSnapshot {
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        paused = try r.bool("paused")
+        slowModeSeconds = try r.int("slow_mode_s")
+        if !ChatControls.slowModeRange.contains(slowModeSeconds) {
+            throw r.failure("slow_mode_s", "expected 0 to 3600, got \(slowModeSeconds)")
+        }
+        var users: Set<String> = []
+        bans = try r.objects("bans") { b throws(RoomSnapshotError) in
+            let user = try b.string("user_id")
+            if !users.insert(user).inserted { throw b.failure("user_id", "duplicate ban of \"\(user)\"") }
+            return RoomBans.Ban(
+                userID: user,
+                until: try b.nullable("until", b.int64),
+                reason: try b.string("reason"),
+                bannedBy: try b.object("banned_by", ActorRef.init),
+                serial: 0
+            )
+        }
+        users = []
+        chatBans = try r.objects("chat_bans") { b throws(RoomSnapshotError) in
+            let user = try b.string("user_id")
+            if !users.insert(user).inserted { throw b.failure("user_id", "duplicate chat ban of \"\(user)\"") }
+            return ChatControls.ChatBan(userID: user, until: try b.nullable("until", b.int64), serial: 0)
+        }
+    }
+}
+
+extension RoomRegistry {
+    /// A room's moderation state as saved: what is in force now, oldest first.
+    func moderationSnapshot(_ room: Room) -> ModerationSnapshot {
+        let now = clock.nowMillis()
+        var m = ModerationSnapshot()
+        m.paused = room.chatControls.paused
+        m.slowModeSeconds = room.chatControls.slowModeSeconds
+        m.bans = room.bans.all(now: now)
+        m.chatBans = room.chatControls.allChatBans.filter { ($0.until ?? .max) > now }
+        return m
+    }
+}
