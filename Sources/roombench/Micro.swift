@@ -26,8 +26,8 @@ struct Micro: ParsableCommand {
             Cases: decode-broadcast, decode-join (RoomWire JSON.parse of the call as roombench sends it), \
             encode-broadcast (Envelope.push(.broadcast) to a Frame), fanout-enqueue (one shared Frame queued \
             on --recipients connections), fanout-dispatch (Dispatcher.fanOut of one broadcast delivery to \
-            --recipients peers: encode once + every enqueue). Groups: decode, encode, fanout (both fanout \
-            cases), all. \
+            --recipients peers: encode once + every enqueue), word-filter (section 22's blocked words: a 4 KiB \
+            message against 1,000 words). Groups: decode, encode, fanout (both fanout cases), moderation, all. \
             The fan-out cases use socket-less Connections (a harness-only init in RoomServer) and empty \
             every queue after each op, as a completed write would; that emptying is part of the op.
             For valgrind: --rounds 1, and a second run with --iterations 0 gives the setup to subtract.
@@ -65,7 +65,9 @@ struct Micro: ParsableCommand {
         _ = try Self.caseNames(selection)
     }
 
-    static let allCases = ["decode-broadcast", "decode-join", "encode-broadcast", "fanout-enqueue", "fanout-dispatch"]
+    static let allCases = [
+        "decode-broadcast", "decode-join", "encode-broadcast", "fanout-enqueue", "fanout-dispatch", "word-filter",
+    ]
 
     static func caseNames(_ selection: String) throws -> [String] {
         var names: [String] = []
@@ -76,6 +78,7 @@ struct Micro: ParsableCommand {
                 case "decode": ["decode-broadcast", "decode-join"]
                 case "encode": ["encode-broadcast"]
                 case "fanout": ["fanout-enqueue", "fanout-dispatch"]
+                case "moderation": ["word-filter"]
                 default: allCases.contains(item) ? [item] : []
                 }
             guard !group.isEmpty else {
@@ -94,7 +97,7 @@ struct Micro: ParsableCommand {
         do { template = try RoleTemplate.load(path: config).template } catch {
             throw ValidationError("\(config): \(error)")
         }
-        let needsRoom = names.contains { $0 != "decode-broadcast" && $0 != "decode-join" }
+        let needsRoom = names.contains { $0 != "decode-broadcast" && $0 != "decode-join" && $0 != "word-filter" }
         let needsQueues = names.contains { $0.hasPrefix("fanout") }
         let fixture = try MicroFixture(template: template, recipients: needsQueues ? recipients : 1, room: needsRoom)
         for name in names {
@@ -268,6 +271,20 @@ final class MicroFixture {
             ) {
                 for connection in connections where !connection.enqueue(frame) { microSink &+= 1 }
                 for connection in connections { connection.discardQueuedForBenchmark() }
+            }
+        case "word-filter":
+            // Section 22's bound: a 4 KiB message against 1,000 blocked words,
+            // none of them in it (the whole text is scanned).
+            let filter = WordFilter((0..<1000).map { "blocked\($0)word" })
+            var text = ""
+            while text.utf8.count < 4096 - 12 { text += "the show is live tonight, join us! " }
+            let message = String(text.prefix(4096))
+            return MicroCase(
+                name: name,
+                what: "WordFilter.matches: a 4 KiB message against 1,000 blocked words (no match: a full scan)",
+                bytes: message.utf8.count
+            ) {
+                if filter.matches(message) { microSink &+= 1 }
             }
         case "fanout-dispatch":
             let dispatcher = server!.dispatcher

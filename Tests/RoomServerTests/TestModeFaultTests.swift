@@ -95,6 +95,16 @@ import Testing
         #expect(try await guest.next("on-broadcast")["info"]?["message"] == "late-2")
     }
 
+    @Test func heldPushesPastTheOutboundLimitAre4008() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage(
+            settings: #"{"limits":{"max_outbound_bytes":16384}}"#
+        )
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"delay","ms":60000}"#)
+        let big = String(repeating: "x", count: 3000)
+        for _ in 0..<8 { _ = try await host.call("broadcast", ["info": ["message": .string(big)]]) }
+        #expect(try await guest.closeCode() == 4008, "held pushes count against the outbound limit")
+    }
+
     @Test func droppedPushesAreCountedAndTheRestArrive() async throws {
         let (daemon, host, guest, guestID) = try await Self.stage()
         _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"drop","count":2}"#)
