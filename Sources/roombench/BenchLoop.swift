@@ -416,6 +416,17 @@ final class BenchLoop {
         latency.reset()
     }
 
+    /// Counts `method`'s pushes afresh: the counters, and at each of `conns`
+    /// how many came and the shortest gap between two (the coalescing rules).
+    func watch(_ method: String, on conns: [BenchConn]) {
+        watchedMethod = method
+        resetCounters()
+        for conn in conns {
+            conn.watchedIn = 0
+            conn.watchedMinGapNs = .max
+        }
+    }
+
     // MARK: - lws events (loop thread)
 
     private func connectFailed(_ conn: BenchConn, _ why: String) {

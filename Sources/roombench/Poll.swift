@@ -106,13 +106,8 @@ extension Bench {
         let voters = Array(conns.dropFirst().filter(\.joined).prefix(voterCount))
         guard voters.count == voterCount else { throw BenchError("poll: only \(voters.count) viewers joined") }
         let loop = self.loop
-        loop.watchedMethod = "on-poll-stats"
+        loop.watch("on-poll-stats", on: conns)
         defer { loop.watchedMethod = nil }
-        loop.resetCounters()
-        for conn in conns {
-            conn.watchedIn = 0
-            conn.watchedMinGapNs = .max
-        }
 
         final class State {
             var sentNs: [UInt64]

@@ -113,14 +113,9 @@ extension Bench {
         loop.runUntilQuiet(quiet: 1.5, timeout: 30)  // the on-questions of the additions
         print("questions   \(label): \(joined), \(questionCount) questions asked")
 
-        loop.watchedMethod = "on-questions"
+        loop.watch("on-questions", on: conns)
         defer { loop.watchedMethod = nil }
-        loop.resetCounters()
-        for conn in conns {
-            conn.nextCallID = 3  // ids 1 and 2: join and question-add
-            conn.watchedIn = 0
-            conn.watchedMinGapNs = .max
-        }
+        for conn in conns { conn.nextCallID = 3 }  // ids 1 and 2: join and question-add
         final class State {
             var sentNs: [UInt64]
             var isList: [Bool]

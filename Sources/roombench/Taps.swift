@@ -100,13 +100,8 @@ extension Bench {
         print("taps        \(label): \(joined)")
         let first = conns[0].index
         let loop = self.loop
-        loop.watchedMethod = "on-reactions"
+        loop.watch("on-reactions", on: conns)
         defer { loop.watchedMethod = nil }
-        loop.resetCounters()
-        for conn in conns {
-            conn.watchedIn = 0
-            conn.watchedMinGapNs = .max
-        }
 
         // Send times by (viewer, call id mod 16): a viewer has one call in flight
         // unless answers take longer than 16 of its call intervals.

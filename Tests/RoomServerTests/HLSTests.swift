@@ -274,8 +274,9 @@ import FoundationNetworking
         #expect(try await http("GET", daemon, "/v2/active-rooms/room-1/hls").status == 401)
     }
 
+    /// On the manual clock: the cues' times are exact, and a cue ends when the clock passes it.
     @Test func theDateRangeEndpointPrintsOneRFC8216TagPerLiveCue() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try TestModeTests.manualEverywhere()
         let admin = try daemon.managementToken()
         let (host, _) = try await daemon.join("h", as: "host")
         _ = try await host.call("hls-start")
@@ -290,7 +291,7 @@ import FoundationNetworking
                 ["metadata_objs": [["payload": .string(payload), "duration": .int(120 + index)]]]
             )
             cues += result["cues"]?.arrayValue ?? []
-            try await Task.sleep(for: .milliseconds(5))
+            try await TestModeTests.advanceAll(daemon, by: 5)
         }
         let (status, text, contentType) = try await httpText(
             "GET",
@@ -335,7 +336,7 @@ import FoundationNetworking
         }
         // A one-second cue ends and leaves the list; the others stay.
         let short = try await host.call("hls-timed-metadata", ["metadata_objs": [["payload": "brief", "duration": 1]]])
-        try await Task.sleep(for: .milliseconds(1100))
+        try await TestModeTests.advanceAll(daemon, by: 1000)
         let after = try await httpText("GET", daemon, "/v2/active-rooms/room-1/hls/daterange", token: admin)
         #expect(after.text.split(separator: "\n").count == payloads.count)
         #expect(!after.text.contains(short["cues"]![0]!["id"]!.stringValue!))

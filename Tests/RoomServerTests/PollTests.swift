@@ -451,17 +451,22 @@ import Testing
         #expect(try await stage.viewer.call("poll-result", ["poll_id": .string(visible)])["user_count"] == 1)
     }
 
+    /// On the manual clock: a 30-s quiz stops at 30 s, not a millisecond before.
     @Test func durationEndsThePollWithStoppedByNull() async throws {
-        let stage = try await Stage()
-        let id = try await Self.makePoll(stage.host, ["title": "quick", "type": "quiz", "duration": 1])
+        let daemon = try TestModeTests.manualEverywhere()
+        let stage = try await Stage(daemon: daemon)
+        let id = try await Self.makePoll(stage.host, ["title": "quick", "type": "quiz", "duration": 30])
         _ = try await stage.viewer.next("on-poll-start")
+        try await TestModeTests.advanceAll(daemon, by: 29_999)
+        #expect(await Stage.methods(stage.viewer).allSatisfy { $0 != "on-poll-stop" })
+        try await TestModeTests.advanceAll(daemon, by: 1)
         let stop = try await stage.viewer.next("on-poll-stop", timeout: .seconds(3))
         #expect(stop["polls"]?[0]?["poll_id"] == .string(id))
         #expect(stop["polls"]?[0]?["stopped_by"] == .null)
         #expect(stop["polls"]?[0]?["state"] == "stopped")
         let info = try await stage.host.call("poll-info-get", ["poll_id": .string(id)])
-        #expect(info["duration"] == 1)
-        #expect(info["stopped_at"]?.intValue != nil)
+        #expect(info["duration"] == 30)
+        #expect(info["stopped_at"]?.intValue == Int(TestModeTests.start) + 30_000)
     }
 
     @Test func pollsBelongToTheSessionAndVotesAreCounted() async throws {

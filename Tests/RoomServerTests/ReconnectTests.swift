@@ -36,13 +36,18 @@ import Testing
         #expect(try await host.next("on-broadcast")["info"]?["message"] == "back")
     }
 
+    /// On the manual clock, with the shipped 20-s grace.
     @Test func afterTheGraceOthersSeeTheLeaveAndResumeIs41001() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":1}}"#)
+        let daemon = try TestModeTests.manualEverywhere()
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer")
         _ = try await host.next("on-peer-join")
         await viewer.abort()
-        let left = try await host.next("on-peer-leave", timeout: .seconds(4))
+        try await Task.sleep(for: .milliseconds(200))  // the drop is seen
+        try await TestModeTests.advanceAll(daemon, by: 19_999)
+        #expect(await Stage.methods(host).isEmpty, "inside the grace")
+        try await TestModeTests.advanceAll(daemon, by: 1)
+        let left = try await host.next("on-peer-leave", timeout: .seconds(3))
         #expect(left == ["peer_id": viewerJoin["peer"]!["peer_id"]!, "reason": "websocket closed"])
         let late = try await daemon.client()
         let token = try daemon.token(user: "v", role: "viewer")

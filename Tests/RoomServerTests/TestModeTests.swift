@@ -20,6 +20,17 @@ import Testing
     /// The flags of a manual clock starting at `start`.
     static let manualClock = ["--test-mode", "--clock", "manual", "--clock-start", "\(start)"]
 
+    /// A daemon on the manual clock over every node of a cluster run (the
+    /// project's timing tests: `advanceAll` moves every node's clock alike).
+    static func manualEverywhere(settings: String? = nil) throws -> Daemon {
+        try Daemon.start(settings: settings, arguments: manualClock)
+    }
+
+    /// Moves the clock of every node of `daemon` (one, or a cluster run's three) by `millis`.
+    static func advanceAll(_ daemon: Daemon, by millis: Int) async throws {
+        for node in daemon.nodes.isEmpty ? [daemon] : daemon.nodes { try await advance(node, by: millis) }
+    }
+
     static func manual(settings: String? = nil, seed: Int? = nil) throws -> Daemon {
         try Daemon.start(
             settings: settings,
