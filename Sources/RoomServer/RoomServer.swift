@@ -137,6 +137,7 @@ public final class RoomServer: @unchecked Sendable {
             sockets: sockets,
             test: options.testMode.map { _ in
                 schedule.faults = TestFaults(clock: clock)
+                fanOut.testFaults = schedule.faults
                 let journal = TestJournal(clock: clock)
                 fanOut.journal = journal
                 webhooks.journal = journal

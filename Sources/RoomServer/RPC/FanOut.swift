@@ -10,6 +10,8 @@ import RoomModel
 package final class FanOut {
     /// Test mode's journal (TestMode/TestJournal.swift); nil otherwise.
     var journal: TestJournal?
+    /// Test mode's faults: while one is installed, pushes take `deliverWithFaults`.
+    var testFaults: TestFaults?
     private let registry: RoomRegistry
     private let policies: Policies
     private let metrics: ServerMetrics
@@ -98,6 +100,10 @@ package final class FanOut {
             let frame = Envelope.push(delivery.push, policyChanges: policies.changeFrames)
             metrics.pushes.increment(by: delivery.recipientCount)
             journal?.push(frame, to: delivery.recipients)  // test mode only
+            if testFaults?.isActive == true {  // test mode with a fault on: the cold path
+                deliverWithFaults(frame, to: delivery.recipients, dropped: &dropped, overflowing: &overflowing)
+                continue
+            }
             // No per-push recipient array, and no reference counting per
             // recipient: `delivery.audience` owns every peer, and each peer its
             // connection (`transportHandle`), for the whole loop; nothing in it
@@ -113,15 +119,7 @@ package final class FanOut {
                     reference._withUnsafeGuaranteedRef { handle in
                         if type(of: handle) == Connection.self {
                             let connection = unsafeDowncast(handle, to: Connection.self)
-                            if connection.fault != nil {  // test mode only
-                                switch connection.faultedPush(frame) {
-                                case .dropped: metrics.testPushesDropped.increment()
-                                case .refused where connection.isDroppedAsSlow: dropped.append(connection)
-                                default: break
-                                }
-                            } else if !connection.enqueue(frame), connection.isDroppedAsSlow {
-                                dropped.append(connection)
-                            }
+                            if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
                         } else if let held = handle as? HeldPushes, !held.hold(frame) {
                             overflowing.append(peer)
                         }
@@ -139,6 +137,30 @@ package final class FanOut {
             )
             peer.transportHandle = nil
             fanOut(registry.leave(peer, reason: .websocketClosed))
+        }
+    }
+
+    /// `deliver`'s loop while test mode has a fault installed: a connection
+    /// with a fault gets the push through it (`drop`, `delay`). Kept apart so
+    /// that the hot loop has no per-recipient test-mode check.
+    private func deliverWithFaults(
+        _ frame: Frame,
+        to recipients: [Peer],
+        dropped: inout [Connection],
+        overflowing: inout [Peer]
+    ) {
+        for peer in recipients {
+            if let connection = peer.transportHandle as? Connection {
+                switch connection.fault == nil
+                    ? (connection.enqueue(frame) ? .queued : .refused) : connection.faultedPush(frame)
+                {
+                case .dropped: metrics.testPushesDropped.increment()
+                case .refused where connection.isDroppedAsSlow: dropped.append(connection)
+                default: break
+                }
+            } else if let held = peer.transportHandle as? HeldPushes, !held.hold(frame) {
+                overflowing.append(peer)
+            }
         }
     }
 

@@ -17,6 +17,9 @@ final class TestFaults {
 
     func track(_ connection: Connection) { faulted[ObjectIdentifier(connection)] = connection }
 
+    /// Some connection has a fault (the fan-out then takes its cold path).
+    var isActive: Bool { !faulted.isEmpty }
+
     /// Ends what is due (the `.faultEnd` deadline).
     func expire() {
         let now = clock.nowMillis()
