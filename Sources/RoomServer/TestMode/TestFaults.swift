@@ -18,7 +18,14 @@ final class TestFaults {
     func track(_ connection: Connection) { faulted[ObjectIdentifier(connection)] = connection }
 
     /// Some connection has a fault (the fan-out then takes its cold path).
-    var isActive: Bool { !faulted.isEmpty }
+    /// Connections whose fault is spent (a `drop` count used up) or that
+    /// close are forgotten here, so the hot path comes back.
+    var isActive: Bool {
+        if faulted.values.contains(where: { $0.fault == nil || $0.isClosing }) {
+            faulted = faulted.filter { $0.value.fault != nil && !$0.value.isClosing }
+        }
+        return !faulted.isEmpty
+    }
 
     /// Ends what is due (the `.faultEnd` deadline).
     func expire() {
