@@ -16,6 +16,8 @@ public struct Settings: Sendable, Equatable {
     public var qa = QASettings()
     /// `reactions` (1.2, ReactionSettings.swift)
     public var reactions = ReactionSettings()
+    /// `feed` (1.2, FeedSettings.swift)
+    public var feed = FeedSettings()
     /// `hls` (1.1, HLSSettings.swift)
     public var hls = HLSSettings()
     /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
@@ -52,6 +54,7 @@ extension Settings {
         chat = try c.object("chat", ChatSettings.init) ?? chat
         qa = try c.object("qa", QASettings.init) ?? qa
         reactions = try c.object("reactions", ReactionSettings.init) ?? reactions
+        feed = try c.object("feed", FeedSettings.init) ?? feed
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster

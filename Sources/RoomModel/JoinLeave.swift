@@ -24,6 +24,7 @@ extension RoomRegistry {
         room.add(peer)
         room.speakers.joined(peer)
         record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
+        feedState(room)
         let large = isLarge(room)
         let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         var deliveries: [Delivery] = []
@@ -80,9 +81,11 @@ extension RoomRegistry {
         room.remove(peer)
         forget(peer)
         record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
+        feedState(room)
         if room.peerCount == 0 {
             rooms.removeValue(forKey: room.id)
             endLiveStream(room, by: nil, reason: "room ended")
+            feedState(room)
             record(.sessionClosed(room: RoomRef(room)))
             return []
         }
@@ -108,6 +111,7 @@ extension RoomRegistry {
     private func makeRoom(_ id: String, at now: Int64) -> Room {
         let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
         rooms[id] = room
+        openFeed(room, at: now)
         record(.sessionOpened(room: RoomRef(room)), at: now)
         return room
     }

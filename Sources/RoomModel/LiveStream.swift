@@ -109,6 +109,7 @@ extension RoomRegistry {
             cues: []
         )
         record(.hlsStarted(room: RoomRef(room), by: ActorRef(initiator), urls: [url]), at: now)
+        feedState(room)
         return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
     }
 
@@ -117,6 +118,7 @@ extension RoomRegistry {
         try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
         guard room.liveStream?.running == true else { throw RoomError(.wrongState, "hls: the stream is not running") }
         endLiveStream(room, by: ActorRef(initiator), reason: "stopped")
+        feedState(room)
         return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
     }
 
@@ -155,6 +157,7 @@ extension RoomRegistry {
             HLSCue(id: ids.next(.cue), payload: $0.payload, startDate: now, endDate: now + Int64($0.durationS) * 1000)
         }
         room.liveStream!.cues += cues
+        feedState(room)
         return (cues, [Delivery(.hlsTimedMetadata(cues), to: room.peersInJoinOrder)].nonEmpty)
     }
 

@@ -71,6 +71,7 @@ extension RoomRegistry {
         if target == .everyone, let dropped = room.chat.append(chat, capacity: settings.chat.historySize) {
             room.reactions.drop(message: dropped.id)  // the ring's oldest went, and its reactions (section 20)
         }
+        if target == .everyone { room.feed?.chat(chat, at: chat.timestamp) }
         if target == .everyone, let sendingPeer {
             return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
         }

@@ -108,6 +108,7 @@ extension RoomRegistry {
             forget(peer)
         }
         rooms.removeValue(forKey: room.id)
+        feedState(room)
         if lock { locks.lock(room.id) }
         record(.sessionClosed(room: RoomRef(room)))
         record(.roomEnded(room: RoomRef(room), by: ActorRef(initiator), reason: reason, lock: lock))

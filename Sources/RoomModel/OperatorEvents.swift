@@ -111,6 +111,8 @@ extension RoomRegistry {
 
     /// Records `event` when someone listens (`recordsOperatorEvents`).
     public func record(_ event: OperatorEvent, at time: Int64? = nil) {
+        // The one place a session is recorded closed: the feed's `ended` (Feed/FeedRecorders.swift).
+        if case .sessionClosed(let room) = event { closeFeed(room, at: time ?? clock.nowMillis()) }
         eventLog.record(event, at: time ?? clock.nowMillis())
     }
 }

@@ -31,6 +31,8 @@ public final class Room {
     public internal(set) var chatControls = ChatControls()
     /// Who reported what, for one report per user per target (1.2, Moderation/ReportLog.swift).
     var reports = ReportLog()
+    /// What the audience feed tells of this session (1.2, Feed/FeedRecorder.swift).
+    public internal(set) var feed: FeedRecorder?
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
 

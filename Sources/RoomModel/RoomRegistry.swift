@@ -34,6 +34,8 @@ public final class RoomRegistry {
     var qaSchedule = QuestionSchedule()
     /// Rooms with reaction totals to push (Reactions/ReactionSchedule.swift).
     var reactionSchedule = ReactionSchedule()
+    /// The audience feed's recorders, by room id (Feed/FeedRecorders.swift).
+    var feeds = FeedRecorders()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
     /// Rooms with timed chat bans, whose ends push `on-chat-state` (Moderation/ModerationActions.swift).

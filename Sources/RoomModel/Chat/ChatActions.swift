@@ -40,6 +40,7 @@ extension RoomRegistry {
             }
         }
         _ = room.chat.delete(id)
+        room.feed?.deleted([id], at: clock.nowMillis())
         room.reactions.drop(message: id)  // not pushed: on-message-delete says it
         let by = ActorRef(initiator)
         record(.messageDeleted(room: RoomRef(room), messageID: id, by: by))
@@ -49,6 +50,7 @@ extension RoomRegistry {
             room.chat.pin(nil)
             deliveries.append(Delivery(.messagePin(nil, pinnedBy: by), to: everyone))
         }
+        feedState(room)
         return deliveries.nonEmpty
     }
 
@@ -56,6 +58,7 @@ extension RoomRegistry {
     /// `on-message-pin` with null when something was pinned.
     public func clearChat(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
+        room.feed?.deleted(room.chat.messages.map(\.id), at: clock.nowMillis())
         room.chat.clear()
         room.reactions.dropMessages()  // taps stay; not pushed: on-chat-clear says it
         let by = ActorRef(initiator)
@@ -65,6 +68,7 @@ extension RoomRegistry {
             room.chat.pin(nil)
             deliveries.append(Delivery(.messagePin(nil, pinnedBy: by), to: everyone))
         }
+        feedState(room)
         return deliveries.nonEmpty
     }
 
@@ -80,6 +84,7 @@ extension RoomRegistry {
             message = found
         }
         room.chat.pin(message)
+        feedState(room)
         return [Delivery(.messagePin(message, pinnedBy: ActorRef(initiator)), to: room.peersInJoinOrder)].nonEmpty
     }
 }

@@ -149,6 +149,7 @@ extension RoomRegistry {
         if paused == nil, slowModeSeconds == nil { throw .invalidParams("paused or slow_mode_s: give at least one") }
         if let paused { room.chatControls.paused = paused }
         if let slowModeSeconds { room.chatControls.setSlowMode(slowModeSeconds) }
+        feedState(room)
         let now = clock.nowMillis()
         var unbanned: [Peer] = []
         var banned: [Int64?: [Peer]] = [:]

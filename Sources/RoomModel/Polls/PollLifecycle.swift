@@ -18,6 +18,7 @@ extension RoomRegistry {
         record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
         if poll.deadline != nil { pollSchedule.time(poll) }
+        peer.room.feed?.poll(poll, at: poll.startedAt!)
         var writers: [Peer] = []
         var readers: [Peer] = []
         for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
@@ -45,6 +46,7 @@ extension RoomRegistry {
         poll.stoppedBy = peerID
         poll.stoppedAt = clock.nowMillis()
         guard let room = poll.room else { return [] }
+        room.feed?.poll(poll, at: poll.stoppedAt!)
         record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: peerID.flatMap(room.peer).map(ActorRef.init)))
         let recipients = room.peersInJoinOrder.filter { mayRead($0, poll) }
         return [Delivery(.pollStop(poll), to: recipients)].nonEmpty

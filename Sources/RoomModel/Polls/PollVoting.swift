@@ -27,6 +27,8 @@ extension RoomRegistry {
         if entries.count > Self.maxQuestionsPerPoll {
             throw .invalidParams("responses: at most \(Self.maxQuestionsPerPoll) entries, got \(entries.count)")
         }
+        // Before the counts change: the feed's last second closes first, with the counts it ended with.
+        peer.room.feed?.willVote(poll, at: clock.nowMillis())
         var voter = poll.voters[peer.userID] ?? PollVoter(userID: peer.userID, peer: ActorRef(peer))
         var outcomes: [ResponseOutcome] = []
         var accepted = false

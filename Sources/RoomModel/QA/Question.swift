@@ -22,6 +22,14 @@ public struct Question: Sendable, Equatable {
 
     public var score: Int { up - down }
 
+    /// The question without who voted how (what the audience feed keeps: a
+    /// copy that holds the votes would copy them on the next vote).
+    var withoutVotes: Question {
+        var copy = self
+        copy.votes = [:]
+        return copy
+    }
+
     /// About the bytes of its JSON in a push: the text and the asker, and ~220
     /// of keys, ids and counts (measured: 337 bytes with a 65-byte text).
     var estimatedBytes: Int {

@@ -28,6 +28,7 @@ extension RoomRegistry {
         )
         room.questions.add(question)
         qaSchedule.changed(room)
+        feedQuestion(id: question.id, in: room)
         return question
     }
 
@@ -42,7 +43,13 @@ extension RoomRegistry {
         }
         room.questions.update(id, votesOnly: true) { _ = $0.vote(vote, by: peer.userID) }
         qaSchedule.changed(room)
+        feedQuestion(id: id, in: room)
         return room.questions.question(id)!
+    }
+
+    /// The feed hears of a question as it is now (nil: deleted), without who voted how.
+    private func feedQuestion(id: String, in room: Room) {
+        room.feed?.question(id, room.questions.question(id)?.withoutVotes, at: clock.nowMillis())
     }
 
     /// `question-list`: `state` open by default (hidden needs `moderateChat`);
@@ -98,12 +105,14 @@ extension RoomRegistry {
         }
         if pinned == true, let other = room.questions.pinnedID, other != id {
             room.questions.update(other) { $0.pinned = false }
+            feedQuestion(id: other, in: room)
         }
         room.questions.update(id) { q in
             if let state { q.state = state }
             if let pinned { q.pinned = pinned }
         }
         qaSchedule.changed(room)
+        feedQuestion(id: id, in: room)
         return room.questions.question(id)!
     }
 
@@ -123,6 +132,7 @@ extension RoomRegistry {
         }
         room.questions.delete(id)
         qaSchedule.changed(room)
+        feedQuestion(id: id, in: room)
     }
 
     /// One Q&A tick: each room with changes gets one `on-questions` for its

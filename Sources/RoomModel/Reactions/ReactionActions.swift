@@ -29,7 +29,9 @@ extension RoomRegistry {
         try requireMessage(target, in: room, field: "target")
         let total = try room.reactions.add(count, by: peer.userID, on: target, type: type)
         if room.reactions.hasPending { reactionSchedule.schedule(room) }
-        return ReactionCount(target: name, type: type, total: total)
+        let result = ReactionCount(target: name, type: type, total: total)
+        room.feed?.reaction(result, at: clock.nowMillis())
+        return result
     }
 
     /// `unreact {target, type}`: takes the caller's reaction of `type` off a
@@ -44,7 +46,9 @@ extension RoomRegistry {
         try requireMessage(target, in: room, field: "target")
         let total = room.reactions.remove(by: peer.userID, on: name, type: type)
         if room.reactions.hasPending { reactionSchedule.schedule(room) }
-        return ReactionCount(target: name, type: type, total: total)
+        let result = ReactionCount(target: name, type: type, total: total)
+        room.feed?.reaction(result, at: clock.nowMillis())
+        return result
     }
 
     /// `reactions-get {targets}`: each target's pairs with a total above 0

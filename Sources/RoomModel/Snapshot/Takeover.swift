@@ -150,6 +150,7 @@ extension RoomRegistry {
         if room.chatControls.nextChatBanEnd != nil { chatBanRooms.insert(room.id) }
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
+        openFeed(room, at: clock.nowMillis())  // the feed goes on from here (what the old home recorded is not carried)
         return room
     }
 
