@@ -129,8 +129,10 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let http = HTTPExchange(maxBody: limits.maxMessageBytes)
+        let feed = RestFeed(registry: registry, verifier: verifier, clock: clock, metrics: metrics)
         let routes = HTTPRoutes(
             rest: rest,
+            feed: feed,
             registry: registry,
             metrics: metrics,
             homes: homes,
@@ -199,6 +201,7 @@ public final class RoomServer: @unchecked Sendable {
                     dispatcher: dispatcher,
                     fanOut: fanOut,
                     rest: rest,
+                    feed: routes.feed,
                     http: http,
                     routes: routes,
                     homes: homes,
@@ -347,6 +350,7 @@ public final class RoomServer: @unchecked Sendable {
             )
         }
         sockets.sweep(now: now)
+        registry.sweepFeeds()  // ended sessions' feeds past their window
     }
 
     private func beginDrain() {

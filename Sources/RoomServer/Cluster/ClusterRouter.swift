@@ -22,6 +22,7 @@ final class ClusterRouter: Router {
         var dispatcher: Dispatcher
         var fanOut: FanOut
         var rest: RestAPI
+        var feed: RestFeed
         var http: HTTPExchange
         var routes: HTTPRoutes
         var homes: RoomHomes
@@ -134,6 +135,7 @@ final class ClusterRouter: Router {
             homes: parts.homes,
             registry: parts.registry,
             rest: parts.rest,
+            feed: parts.feed,
             http: parts.http
         )
     }

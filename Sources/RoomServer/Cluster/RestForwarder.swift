@@ -13,9 +13,10 @@ final class RestForwarder {
     private let homes: RoomHomes
     private let registry: RoomRegistry
     private let rest: RestAPI
+    private let feed: RestFeed
     private let http: HTTPExchange
-    /// HTTP requests waiting for the bus, by serial.
-    private var pending: [Int: (wsi: OpaquePointer, request: HTTPRequest)] = [:]
+    /// HTTP requests waiting for the bus, by serial (a feed request with its checked span).
+    private var pending: [Int: (wsi: OpaquePointer, request: HTTPRequest, feed: RestFeed.Query?)] = [:]
     private var nextSerial = 0
 
     init(
@@ -24,8 +25,10 @@ final class RestForwarder {
         homes: RoomHomes,
         registry: RoomRegistry,
         rest: RestAPI,
+        feed: RestFeed,
         http: HTTPExchange
     ) {
+        self.feed = feed
         self.cluster = cluster
         self.jobs = jobs
         self.homes = homes
@@ -37,19 +40,45 @@ final class RestForwarder {
     /// A REST request this node cannot answer alone: the room list (every
     /// node's rooms) or a room whose home is another node. False: answer here.
     func takesOver(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
+        if RestFeed.handles(request.path) { return takesOverFeed(request, wsi: wsi) }
         guard RestAPI.handles(request.path), let status = homes.status, status.connected else { return false }
         let isList = request.path == RestAPI.listPath || request.path == RestAPI.prefix
         let room = RestAPI.roomID(in: request.path) ?? ""
         if !isList, room.isEmpty || homes.isHome(of: room) || registry.room(room) != nil { return false }
         if isList, request.method != .get || status.alive.count <= 1 { return false }
         nextSerial += 1
-        pending[nextSerial] = (wsi, request)
+        pending[nextSerial] = (wsi, request, nil)
         http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
         if isList {
             jobs.gatherList(ForwardedHTTP.encode(request), serial: nextSerial)
         } else {
             jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial)
         }
+        return true
+    }
+
+    /// The feed (PROTOCOL.md section 24): the span, the token and the cache
+    /// are checked here, whichever node was asked; only a body this node has
+    /// not cached goes to the room's home, and its answer is cached here too.
+    private func takesOverFeed(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
+        let query: RestFeed.Query
+        switch feed.prepare(request) {
+        case .answer(let response):
+            _ = http.respond(wsi, response)
+            return true
+        case .build(let checked): query = checked
+        }
+        let room = query.key.room
+        guard let status = homes.status, status.connected, !homes.isHome(of: room), registry.room(room) == nil,
+            !registry.holdsFeed(of: room)
+        else {
+            _ = http.respond(wsi, feed.build(query))
+            return true
+        }
+        nextSerial += 1
+        pending[nextSerial] = (wsi, request, query)
+        http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
+        jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial)
         return true
     }
 
@@ -61,13 +90,13 @@ final class RestForwarder {
     /// The answer of the room's home.
     func finish(_ serial: Int, _ response: HTTPResponse) {
         guard let waiting = pending.removeValue(forKey: serial) else { return }
-        _ = http.respond(waiting.wsi, response)
+        _ = http.respond(waiting.wsi, waiting.feed.map { feed.keep($0, response) } ?? response)
     }
 
     /// The room has no home elsewhere: answered here.
     func answerHere(_ serial: Int) {
         guard let waiting = pending[serial] else { return }
-        finish(serial, rest.handle(waiting.request))
+        finish(serial, waiting.feed.map(feed.build) ?? rest.handle(waiting.request))
     }
 
     /// Every other node's page of the room list: merged with this node's.
@@ -90,7 +119,9 @@ final class RestForwarder {
         let response =
             RestAPI.handles(request.path)
             ? rest.handle(request)
-            : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
+            : RestFeed.handles(request.path)
+                ? feed.handle(request)
+                : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
         cluster.reply(to: reply, ForwardedHTTP.encode(response))
     }
 }

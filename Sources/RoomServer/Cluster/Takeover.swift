@@ -68,9 +68,13 @@ extension ClusterRouter {
         }
     }
 
-    /// Once a second: rooms homed here that ended (and are not locked) give their lease back.
+    /// Once a second: rooms homed here that ended (and are not locked) give
+    /// their lease back — once their feed's window is over too (PROTOCOL.md
+    /// section 24: an ended session's feed is kept `window_s`, and the other
+    /// nodes find it here through the lease).
     func releaseEndedRooms() {
-        for room in homes.homed where registry.room(room) == nil && !registry.lockedRoomIDs.contains(room) {
+        for room in homes.homed
+        where registry.room(room) == nil && !registry.lockedRoomIDs.contains(room) && !registry.holdsFeed(of: room) {
             if edge.isClaiming(room) { continue }
             homes.released(room)
             states.forget(room)

@@ -49,6 +49,7 @@ final class HTTPExchange {
                 ? .get : lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0 ? .delete : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
+        request.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
         if countsParsedHeaders, headerBytes(wsi) > Self.maxHeaderBytes {
             return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
         }
@@ -132,6 +133,13 @@ final class HTTPExchange {
             // keeps an HTTP connection alive, and says so.
             if lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0 {
                 return false
+            }
+            for header in response.headers {
+                let name = Array((header.name + ":").utf8) + [0]
+                let value = Array(header.value.utf8)
+                if lws_add_http_header_by_name(wsi, name, value, Int32(value.count), &cursor, end) != 0 {
+                    return false
+                }
             }
             return lws_finalize_write_http_header(wsi, start, &cursor, end) == 0
         }

@@ -1,10 +1,17 @@
 import RoomWire
 
+/// A header of a response beyond the common ones (the feed's `cache-control`, `etag`).
+struct HTTPHeader: Equatable, Sendable {
+    var name: String
+    var value: String
+}
+
 /// A complete HTTP response waiting for its connection to become writable.
 struct HTTPResponse: Equatable {
     var status: Int
     var body: [UInt8]
     var contentType = "application/json"
+    var headers: [HTTPHeader] = []
 
     static func json(_ status: Int, _ value: JSON) -> HTTPResponse {
         HTTPResponse(status: status, body: value.bytes)
@@ -32,6 +39,8 @@ final class HTTPRequest {
     let method: Method
     let path: String
     let authorization: String?
+    /// `If-None-Match` (the feed's 304s).
+    var ifNoneMatch: String?
     var body: [UInt8] = []
     /// The declared `Content-Length`.
     var expected = 0

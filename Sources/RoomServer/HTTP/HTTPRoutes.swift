@@ -5,6 +5,8 @@ import RoomWire
 /// REST API (PROTOCOL.md sections 9 and 18). Service thread only.
 final class HTTPRoutes {
     private let rest: RestAPI
+    /// The audience feed (RestFeed.swift).
+    let feed: RestFeed
     private let registry: RoomRegistry
     private let metrics: ServerMetrics
     private let homes: RoomHomes
@@ -18,6 +20,7 @@ final class HTTPRoutes {
 
     init(
         rest: RestAPI,
+        feed: RestFeed,
         registry: RoomRegistry,
         metrics: ServerMetrics,
         homes: RoomHomes,
@@ -25,6 +28,7 @@ final class HTTPRoutes {
         test: TestRoutes? = nil
     ) {
         self.rest = rest
+        self.feed = feed
         self.test = test
         self.registry = registry
         self.metrics = metrics
@@ -71,6 +75,7 @@ final class HTTPRoutes {
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:
             if RestAPI.handles(request.path) { return rest.handle(request) }
+            if RestFeed.handles(request.path) { return feed.handle(request) }
             if let test, request.path.hasPrefix(TestRoutes.prefix) { return test.handle(request) }
             return .error(404, code: 404, "no route for \(request.path)")
         }
@@ -79,5 +84,6 @@ final class HTTPRoutes {
     /// The gauges as they are now (a scrape; with sibling threads, once a second too).
     func recordGauges() {
         metrics.recordGauges(connections: sockets.count, peers: registry.peerCount, rooms: registry.rooms.count)
+        metrics.recordFeedCache(entries: feed.cache.count, bytes: feed.cache.bytes)
     }
 }

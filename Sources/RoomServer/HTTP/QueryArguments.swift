@@ -1,10 +1,11 @@
 import CWebSockets
 
 /// The `?name=value&…` arguments of a plain HTTP request, as lws parsed them
-/// (one fragment per argument). At most 16 are read, each up to 256 bytes.
+/// (one fragment per argument). At most 16 are read, each up to 4 KiB (a
+/// token in `?token=`, PROTOCOL.md section 24).
 func queryArguments(_ wsi: OpaquePointer) -> [String: String] {
     var arguments: [String: String] = [:]
-    var buffer = [CChar](repeating: 0, count: 257)
+    var buffer = [CChar](repeating: 0, count: 4097)
     for index in 0..<16 {
         let count = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, Int32(index))
         if count < 0 { break }

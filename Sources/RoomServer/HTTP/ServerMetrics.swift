@@ -29,6 +29,12 @@ final class ServerMetrics: Sendable {
     let pollVotes: Metrics.Counter
     /// Pushes discarded by test mode's `drop` fault (PROTOCOL.md section 25).
     let testPushesDropped: Metrics.Counter
+    /// The audience feed (PROTOCOL.md section 24): bodies built from a room's
+    /// record, answers from the cache, and the cache's size.
+    let feedBodiesBuilt: Metrics.Counter
+    let feedCacheHits: Metrics.Counter
+    private let feedCacheEntries: Metrics.Gauge
+    private let feedCacheBytes: Metrics.Gauge
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -75,6 +81,16 @@ final class ServerMetrics: Sendable {
         )
         pollVotes = Metrics.Counter(label: "roomd_poll_votes_total", factory: factory)
         testPushesDropped = Metrics.Counter(label: "roomd_test_pushes_dropped_total", factory: factory)
+        feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
+        feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
+        feedCacheEntries = Metrics.Gauge(label: "roomd_feed_cache_entries", factory: factory)
+        feedCacheBytes = Metrics.Gauge(label: "roomd_feed_cache_bytes", factory: factory)
+    }
+
+    /// The feed cache's size (at a scrape).
+    func recordFeedCache(entries: Int, bytes: Int) {
+        feedCacheEntries.record(entries)
+        feedCacheBytes.record(bytes)
     }
 
     func called(_ method: String?) {

@@ -7,27 +7,31 @@ extension JSONWriter {
     /// HLSState, or null before the room's first `hls-start`.
     mutating func liveStream(_ state: LiveStream?) {
         guard let state else { return null() }
-        object { w in
-            w.field("running", state.running)
-            w.optionalField("started_at", state.startedAt)
-            w.key("started_by")
-            w.actorRef(state.startedBy)
-            w.optionalField("stopped_at", state.stoppedAt)
-            w.key("stopped_by")
-            w.actorRef(state.stoppedBy)
-            w.key("variants")
-            w.array { w in
-                for variant in state.variants {
-                    w.object { w in
-                        w.field("url", variant.url)
-                        w.optionalField("meeting_url", variant.meetingURL)
-                        w.optionalField("metadata", variant.metadata)
-                        w.field("started_at", variant.startedAt)
-                    }
+        object { w in w.liveStreamFields(state, cues: state.cues) }
+    }
+
+    /// The HLSState members (inside an open object), with `cues` given (the
+    /// feed's are those live at its `to`, RestFeed.swift).
+    mutating func liveStreamFields(_ state: LiveStream, cues: [HLSCue]) {
+        field("running", state.running)
+        optionalField("started_at", state.startedAt)
+        key("started_by")
+        actorRef(state.startedBy)
+        optionalField("stopped_at", state.stoppedAt)
+        key("stopped_by")
+        actorRef(state.stoppedBy)
+        key("variants")
+        array { w in
+            for variant in state.variants {
+                w.object { w in
+                    w.field("url", variant.url)
+                    w.optionalField("meeting_url", variant.meetingURL)
+                    w.optionalField("metadata", variant.metadata)
+                    w.field("started_at", variant.startedAt)
                 }
             }
-            w.cues(state.cues)
         }
+        self.cues(cues)
     }
 
     /// `"cues":[Cue…]` inside an open object.

@@ -20,8 +20,11 @@ extension JSONWriter {
     }
 
     /// The PollInfo members (inside an open object).
-    mutating func pollInfoFields(_ poll: Poll) {
-        field("poll_id", poll.id)
+    mutating func pollInfoFields(_ poll: Poll) { pollInfoFields(FeedPollInfo(poll)) }
+
+    /// The PollInfo members of a poll as it was (the audience feed's, RestFeed.swift).
+    mutating func pollInfoFields(_ poll: FeedPollInfo) {
+        field("poll_id", poll.pollID)
         field("title", poll.title)
         field("type", poll.type.rawValue)
         field("state", poll.state.rawValue)
@@ -36,7 +39,7 @@ extension JSONWriter {
         field("created_at", poll.createdAt)
         optional("started_at", poll.startedAt)
         optional("stopped_at", poll.stoppedAt)
-        field("questions_count", poll.questions.count)
+        field("questions_count", poll.questionsCount)
     }
 
     mutating func pollInfo(_ poll: Poll, questions: Bool = false, withAnswers: Bool = false) {
@@ -104,6 +107,28 @@ extension JSONWriter {
                     w.field("skipped", tally.skipped)
                     w.field("total", tally.total)
                     if poll.type == .quiz, withCorrect, question.answer != nil { w.field("correct", tally.correct) }
+                }
+            }
+        }
+    }
+
+    /// The PollResult members of a poll as it was at the end of a second (the audience feed's).
+    mutating func pollResultFields(_ stats: FeedPollStats) {
+        field("poll_id", stats.pollID)
+        field("user_count", stats.userCount)
+        field("max_user", stats.maxUser)
+        field("total_response", stats.totalResponse)
+        key("questions")
+        array { w in
+            for entry in stats.questions {
+                w.object { w in
+                    w.field("question", entry.question)
+                    w.field("type", entry.type)
+                    w.key("options")
+                    w.array { w in for count in entry.tally.optionCounts { w.int(count) } }
+                    w.field("skipped", entry.tally.skipped)
+                    w.field("total", entry.tally.total)
+                    if entry.showsCorrect { w.field("correct", entry.tally.correct) }
                 }
             }
         }

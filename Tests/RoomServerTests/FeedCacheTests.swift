@@ -1,0 +1,34 @@
+import Testing
+
+@testable import RoomServer
+
+/// The feed's body cache (HTTP/FeedCache.swift): bounded by entries and bytes, oldest out first.
+@Suite struct FeedCacheTests {
+    @Test func tenThousandSpansStayWithinTheBounds() {
+        let cache = FeedCache(maxEntries: 100, maxBytes: 50_000)
+        for i in 0..<10_000 {
+            let key = FeedCache.Key(room: "r\(i % 7)", from: Int64(i), to: Int64(i + 3))
+            cache.insert(key, body: Array(repeating: UInt8(ascii: "x"), count: 300 + i % 700))
+            #expect(cache.count <= 100)
+            #expect(cache.bytes <= 50_000)
+        }
+        #expect(cache.entry(FeedCache.Key(room: "r0", from: 0, to: 3)) == nil, "the oldest went first")
+        #expect(cache.entry(FeedCache.Key(room: "r\(9999 % 7)", from: 9999, to: 10_002)) != nil)
+        let huge = FeedCache.Key(room: "big", from: 1, to: 2)
+        let served = cache.insert(huge, body: Array(repeating: 0, count: 60_000))
+        #expect(served.body.count == 60_000, "served once")
+        #expect(cache.entry(huge) == nil, "not kept: over the byte budget")
+    }
+
+    @Test func etagsAreStrongAndMatchedAsRFC9110Says() {
+        let tag = FeedCache.etag(Array("{}".utf8))
+        #expect(tag.count == 34 && tag.first == "\"" && tag.last == "\"")
+        #expect(tag != FeedCache.etag(Array("{ }".utf8)))
+        #expect(FeedCache.matches(tag, tag))
+        #expect(FeedCache.matches("\"a\", \(tag)", tag))
+        #expect(FeedCache.matches("W/\(tag)", tag), "If-None-Match compares weakly")
+        #expect(FeedCache.matches("*", tag))
+        #expect(!FeedCache.matches("\"a\"", tag))
+        #expect(!FeedCache.matches(nil, tag))
+    }
+}
