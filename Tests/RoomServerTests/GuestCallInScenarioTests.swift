@@ -449,7 +449,7 @@ import Testing
         #expect(hooks[34]["data"]?["poll_id"]?.stringValue == quiz)
         #expect(hooks[35]["data"]?["message_id"]?.stringValue == spam.messageID)
         #expect(hooks[36]["data"]?["poll_id"]?.stringValue == prediction)
-        #expect(hooks[39]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
+        #expect(hooks[38]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
         #expect(hooks[39]["data"]?["reason"] == "room ended", "end-room stopped the stream")
         #expect(hooks[68]["data"]?["reason"] == "show over" && hooks[68]["data"]?["lock"] == true)
         #expect(hooks[69]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)

@@ -71,7 +71,7 @@ import Testing
         #expect(events[8]["data"]?["peer_id"]?.stringValue == guestID)
         #expect(events[8]["data"]?["reason"] == "client request", "on-peer-leave's reason")
         #expect(events[12]["data"]?["reason"] == "room ended", "the room's end stops the stream")
-        #expect(events[13]["data"]?["state"] == "ended" && events[13]["data"]?["peer_id"] == .null)
+        #expect(events[13]["data"]?["state"] == "ended" && events[13]["data"]?["peer_id"] == nil, "the room's end")
         #expect(
             Set([events[14], events[15]].compactMap { $0["data"]?["peer_id"]?.stringValue }) == [hostID, viewerID]
         )
