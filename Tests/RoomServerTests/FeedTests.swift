@@ -153,6 +153,42 @@ import Testing
         #expect(fresh.json["stream"] == .null)
     }
 
+    /// The stream object is room.hls's: a scheduled show, then live, then VOD (section 23).
+    @Test func theStreamFollowsItsLifecycle() async throws {
+        let daemon = try Self.daemon()
+        let admin = try daemon.managementToken()
+        let (host, _) = try await daemon.join("h", as: "host")
+        let startsAt = TestModeTests.start + 3_600_000
+        let scheduled = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/stream",
+            token: admin,
+            body: #"{"state":"scheduled","starts_at":\#(startsAt)}"#
+        )
+        #expect(scheduled.status == 200, "\(scheduled.body)")
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        let first = try feed(daemon, from: Self.start, to: Self.start + 1, token: admin).json["stream"]
+        #expect(first?["state"] == "scheduled")
+        #expect(first?["starts_at"]?.intValue == Int(startsAt))
+        #expect(first?["running"] == false)
+        _ = try await host.call("hls-start")
+        _ = try await host.call("hls-stop")
+        let vod = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/stream",
+            token: admin,
+            body: #"{"state":"vod","vod_url":"https://cdn.example.com/vod.m3u8"}"#
+        )
+        #expect(vod.status == 200, "\(vod.body)")
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        let last = try feed(daemon, from: Self.start + 1, to: Self.start + 2, token: admin).json["stream"]
+        #expect(last?["state"] == "vod")
+        #expect(last?["vod_url"] == "https://cdn.example.com/vod.m3u8")
+        #expect(last?["started_at"]?.intValue == Int(TestModeTests.start) + 1000)
+    }
+
     /// Questions: changes with the Question; a hidden one only in `removed`.
     @Test func hiddenQuestionsAreOnlyRemoved() async throws {
         let daemon = try Self.daemon()
@@ -220,7 +256,7 @@ import Testing
     /// Section 24's bad input: each answered with its status and a JSON {code, message} naming the field.
     @Test func badSpansAreRefusedNamingTheField() async throws {
         let daemon = try Self.daemon(settings: #"{"feed":{"window_s":60}}"#)
-        _ = try await daemon.join("h", as: "host")
+        let (host, _) = try await daemon.join("h", as: "host")
         let token = try daemon.token(user: "v", role: "viewer")
         try await TestModeTests.advanceAll(daemon, by: 120_000)
         let now = Self.start + 120
@@ -261,13 +297,14 @@ import Testing
         )
         #expect(post.status == 405)
         #expect(post.json["code"] != nil && post.json["message"] != nil)
+        withExtendedLifetime(host) {}  // the session runs throughout
     }
 
     /// Auth: an app token of that room (header or `?token=`), a management
     /// token; another room's is 403, none or a bad one 401 with its code.
     @Test func tokensOfTheRoomOrManagement() async throws {
         let daemon = try Self.daemon()
-        _ = try await daemon.join("h", as: "host")
+        let (host, _) = try await daemon.join("h", as: "host")
         try await TestModeTests.advanceAll(daemon, by: 2000)
         let span = "from=\(Self.start)&to=\(Self.start + 2)"
         let path = "/v2/rooms/room-1/feed?\(span)"
@@ -297,15 +334,17 @@ import Testing
         // Another room's token in the query is refused the same way.
         let room2 = try daemon.token(room: "room-2", user: "v", role: "viewer")
         #expect(try feedRequest(daemon, path + "&token=\(room2)").status == 403)
+        withExtendedLifetime(host) {}
     }
 
     @Test func aPublicFeedNeedsNoToken() async throws {
         let daemon = try Self.daemon(settings: #"{"feed":{"public":true}}"#)
-        _ = try await daemon.join("h", as: "host")
+        let (host, _) = try await daemon.join("h", as: "host")
         try await TestModeTests.advanceAll(daemon, by: 2000)
         let answer = try feed(daemon, from: Self.start, to: Self.start + 2, token: nil)
         #expect(answer.status == 200, "\(answer.body)")
         #expect(answer.json["peer_count"] == 1)
+        withExtendedLifetime(host) {}
     }
 
     /// No session: 404/40001. The span with the end says `ended:true`; an

@@ -232,19 +232,13 @@ final class RestFeed {
 }
 
 extension JSONWriter {
-    /// The feed's `stream`: the HLSState encoder's object as of `millis` (the
-    /// cues live then), with `state` and `vod_url`; null before the first start.
+    /// The feed's `stream`: the stream object of `room.hls` and
+    /// `on-hls-update` (its `state`, `starts_at`, `vod_url` included) as of
+    /// `millis`, with the cues live then; null before the room had a stream.
     mutating func feedStream(_ stream: LiveStream?, at millis: Int64) {
         guard let stream else { return null() }
         object { w in
             w.liveStreamFields(stream, cues: stream.cues.filter { $0.startDate < millis && $0.endDate > millis })
-            w.field("state", Self.feedStreamState(stream))
-            w.optionalField("vod_url", nil as String?)
         }
     }
-
-    /// The stream's lifecycle state (PROTOCOL.md section 23) as the feed
-    /// tells it: "live" while running, "ended" after a stop. One place, to be
-    /// replaced by the stream's own `state` once it has one.
-    static func feedStreamState(_ stream: LiveStream) -> String { stream.running ? "live" : "ended" }
 }

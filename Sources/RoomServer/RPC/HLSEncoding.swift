@@ -1,8 +1,8 @@
 import RoomModel
 import RoomWire
 
-/// Wire shapes of PROTOCOL.md section 16: HLSState, Cue, and the packager's
-/// EXT-X-DATERANGE lines.
+/// Wire shapes of PROTOCOL.md sections 16 and 23: HLSState (the stream),
+/// Cue, RTMP and recording state, and the packager's EXT-X-DATERANGE lines.
 extension JSONWriter {
     /// HLSState, or null before the room's first `hls-start`.
     mutating func liveStream(_ state: LiveStream?) {
@@ -14,6 +14,9 @@ extension JSONWriter {
     /// feed's are those live at its `to`, RestFeed.swift).
     mutating func liveStreamFields(_ state: LiveStream, cues: [HLSCue]) {
         field("running", state.running)
+        field("state", state.state.rawValue)
+        optionalField("starts_at", state.startsAt)
+        optionalField("vod_url", state.vodURL)
         optionalField("started_at", state.startedAt)
         key("started_by")
         actorRef(state.startedBy)
@@ -32,6 +35,32 @@ extension JSONWriter {
             }
         }
         self.cues(cues)
+    }
+
+    /// `on-rtmp-update`'s params and `room.rtmp`, or null before the first start
+    /// (the URLs themselves are not shown: they carry stream keys).
+    mutating func rtmp(_ state: RTMPState?) {
+        guard let state else { return null() }
+        object { w in
+            w.field("running", state.running)
+            w.optionalField("started_at", state.startedAt)
+            w.key("started_by")
+            w.actorRef(state.startedBy)
+            w.field("rtmp_urls_count", state.urls.count)
+            w.optionalField("stopped_at", state.stoppedAt)
+        }
+    }
+
+    /// `on-record-update`'s params and `room.recording`, or null before the first start.
+    mutating func recording(_ state: RecordingState?) {
+        guard let state else { return null() }
+        object { w in
+            w.field("running", state.running)
+            w.optionalField("started_at", state.startedAt)
+            w.key("started_by")
+            w.actorRef(state.startedBy)
+            w.optionalField("stopped_at", state.stoppedAt)
+        }
     }
 
     /// `"cues":[Cue…]` inside an open object.
