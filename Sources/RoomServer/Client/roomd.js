@@ -361,6 +361,100 @@ export class RoomClient {
   }
 }
 
+/** A feed answer other than 200/304: the HTTP `status` and roomd's `{code, message}`. */
+export class FeedError extends Error {
+  constructor(status, code, message) {
+    super(`${status} ${code}: ${message}`);
+    this.name = "FeedError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * The audience feed (PROTOCOL.md section 24): a viewer without a WebSocket polls
+ * GET /v2/rooms/{room_id}/feed every `interval` seconds (3), with times floored to whole
+ * seconds on a grid — every reader of a room asks for the same spans, so one cached body
+ * answers them all (roomd's cache, the browser's, a CDN's). A reader that fell behind
+ * catches up in spans of at most 60 s; behind the window (410) it starts again from now.
+ *
+ *   const reader = new FeedReader("https://roomd.example.com", "show", { token });
+ *   for await (const span of reader) render(span);   // stops after the span that says ended
+ */
+export class FeedReader {
+  constructor(baseURL, room, {
+    token, interval = 3, clock = () => Date.now() / 1000,
+    sleep = seconds => new Promise(resolve => setTimeout(resolve, seconds * 1000)),
+    fetch: fetchFunction = (...args) => globalThis.fetch(...args),
+  } = {}) {
+    if (!(interval >= 1 && interval <= FEED_MAX_SPAN)) throw new RangeError("interval: 1 to 60 seconds");
+    this.baseURL = baseURL.replace(/\/+$/, "");
+    this.room = room;
+    this.token = token;
+    this.interval = Math.floor(interval);
+    this.clock = clock;
+    this.sleep = sleep;
+    this.fetch = fetchFunction;
+    this.lastTo = null;
+    this.ended = false;
+  }
+
+  /** The spans due now: [from, to) pairs from the last one's end to the last grid point. */
+  spansDue() {
+    const now = Math.floor(this.clock());
+    const to = now - (now % this.interval);
+    let from = this.lastTo === null ? to - this.interval : this.lastTo;
+    const spans = [];
+    while (from < to) {
+      const end = Math.min(to, from + FEED_MAX_SPAN);
+      spans.push([from, end]);
+      from = end;
+    }
+    return spans;
+  }
+
+  /** One span, decoded; rejects with a FeedError. */
+  async fetchSpan(from, to) {
+    const url = `${this.baseURL}/v2/rooms/${encodeURIComponent(this.room)}/feed?from=${from}&to=${to}`;
+    const answer = await this.fetch(url, { headers: this.token ? { Authorization: `Bearer ${this.token}` } : {} });
+    const body = await answer.text();
+    if (answer.status !== 200) {
+      let error = {};
+      try { error = JSON.parse(body); } catch { /* not JSON */ }
+      throw new FeedError(answer.status, error.code ?? answer.status, error.message ?? body);
+    }
+    return JSON.parse(body);
+  }
+
+  /** Asks for every span due now; resolves to them in order (404: none yet; 410: from now). */
+  async poll() {
+    const spans = [];
+    for (const [from, to] of this.spansDue()) {
+      let span;
+      try {
+        span = await this.fetchSpan(from, to);
+      } catch (error) {
+        if (error instanceof FeedError && error.status === 410) { this.lastTo = null; return spans; }
+        if (error instanceof FeedError && error.status === 404) { this.lastTo = to; continue; }
+        throw error;
+      }
+      this.lastTo = to;
+      spans.push(span);
+      if (span.ended) { this.ended = true; break; }
+    }
+    return spans;
+  }
+
+  async *[Symbol.asyncIterator]() {
+    while (!this.ended) {
+      for (const span of await this.poll()) yield span;
+      if (!this.ended) await this.sleep(this.interval);
+    }
+  }
+}
+
+const FEED_MAX_SPAN = 60;
+
 /** The params object without undefined/null values (absent, as the protocol reads them). */
 function params(pairs) {
   const out = {};

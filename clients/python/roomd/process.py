@@ -78,6 +78,7 @@ class RoomdProcess:
         self.binary = find_roomd(binary)
         self.config = find_config(config)
         self.args: List[str] = list(args)
+        self.manual_clock = clock == "manual"
         if test_mode or clock == "manual" or seed is not None:
             self.args = ["--test-mode"] + self.args
         if clock is not None:
@@ -191,6 +192,19 @@ class RoomdProcess:
 
     def management_token(self, **kwargs: object) -> str:
         return self.minter.management_token(**kwargs)  # type: ignore[arg-type]
+
+    def feed(self, room: str, token: Optional[str] = None, interval: int = 3):
+        """A :class:`~roomd.FeedReader` of ``room``'s audience feed on this daemon (a management
+        token unless ``token``). On the manual clock it reads the daemon's clock and its sleep
+        moves that clock: a reader's 3-s loop runs in no time."""
+        from .feed import FeedReader
+        token = token or self.management_token()
+        if self.manual_clock:
+            async def advance(seconds: float) -> None:
+                self.advance(seconds)
+            return FeedReader(self.http_url, room, token, interval, clock=lambda: self.clock() / 1000,
+                              sleep=advance)
+        return FeedReader(self.http_url, room, token, interval)
 
     # -- test mode (clock="manual") -----------------------------------------
 

@@ -13,3 +13,10 @@ def test_readme_test_mode_snippet_passes(tmp_path):
     assert "roomd.advance(" in code
     result = run_as_pytest(code, tmp_path, "test_readme_test_mode.py")
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_readme_feed_snippet_passes(tmp_path):
+    code = snippet("### The audience feed, without a WebSocket")
+    assert "async for span in reader" in code
+    result = run_as_pytest(code, tmp_path, "test_readme_feed.py")
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
