@@ -909,3 +909,36 @@ def test_lifecycle_answers_and_pushes_match_the_contract(roomd):
     asyncio.run(scenario())
     assert LIFECYCLE - c.calls == set()
     assert LIFECYCLE_PUSHES - c.pushes == set()
+
+
+def test_the_feed_matches_the_openapi_document(roomd_factory):
+    """GET /v2/rooms/{room_id}/feed (§24): 200 with a body, 304, and the error answers."""
+    roomd = roomd_factory(clock="manual")
+    rest = Rest(roomd)
+
+    async def scenario():
+        host = await roomd.join("live", "ada", "host")
+        roomd.advance(1)
+        await host.call("broadcast", {"info": {"message": "hi"}})
+        await host.call("hls-start")
+        await host.call("react", {"target": "stream", "type": "fire"})
+        roomd.advance(2)
+        now = roomd.clock() // 1000
+        loop = asyncio.get_running_loop()
+
+        def calls():
+            if not rest.served("GET", f"/v2/rooms/live/feed?from={now - 3}&to={now}"):
+                return
+            status, body = rest("GET", f"/v2/rooms/live/feed?from={now - 3}&to={now}")
+            assert status == 200 and body["chat"][0]["info"]["message"] == "hi"
+            assert rest("GET", f"/v2/rooms/live/feed?from={now}&to={now - 3}")[0] == 400
+            assert rest("GET", f"/v2/rooms/live/feed?from={now - 3}&to={now}", token=None)[0] == 401
+            assert rest("GET", f"/v2/rooms/live/feed?from={now - 3}&to={now}",
+                        token=roomd.token("zoo", "v", "viewer"))[0] == 403
+            assert rest("GET", f"/v2/rooms/nobody/feed?from={now - 3}&to={now}")[0] == 404
+            assert rest("GET", "/v2/rooms/live/feed?from=1&to=2")[0] == 410
+
+        await loop.run_in_executor(None, calls)
+        await host.close()
+
+    asyncio.run(scenario())
