@@ -44,7 +44,9 @@
 #   TIMING_REAL_RUNS [1]        (l) test mode: real-time runs of the timing scenario (~110 s each)
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro]   the sections to run
+#   FEED_VIEWERS* [10000] FEED_S* [30] FEED_CONNS* [8,32,128] FEED_PEER_NS* [100,10000]   (m) the audience feed over
+#                               HTTP: viewers every 3 s, the rate held with p99 ≤ 50 ms vs nginx, CPU per request
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,cluster,micro]   the sections to run
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -62,6 +64,7 @@ if [ "$QUICK" = 1 ]; then
     : "${ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
     : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
     : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
+    : "${FEED_VIEWERS:=2000}" "${FEED_S:=5}" "${FEED_CONNS:=8,32}" "${FEED_PEER_NS:=100,2000}"
 fi
 OUT=${OUT:-docs/BENCHMARKS.md}
 RUNS=${RUNS:-3}
@@ -102,12 +105,16 @@ QA_PEERS=${QA_PEERS:-10000}
 QA_QUESTIONS=${QA_QUESTIONS:-500}
 QA_VOTES=${QA_VOTES:-5}
 QA_SPREAD=${QA_SPREAD:-10}
+FEED_VIEWERS=${FEED_VIEWERS:-10000}
+FEED_S=${FEED_S:-30}
+FEED_CONNS=${FEED_CONNS:-8,32,128}
+FEED_PEER_NS=${FEED_PEER_NS:-100,10000}
 CLUSTER_NODES=${CLUSTER_NODES:-3}
 CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
 THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -116,7 +123,7 @@ SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,p
 
 # The largest step must fit under the open-file cap (one process each side).
 for n in ${ROOMSTATE_NS//,/ } ${IDLE_NS//,/ } $((ROOMS * PER_ROOM)) "$POLL_PEERS" "$TAP_PEERS" \
-    $((HISTORY_PEERS + PROBE_JOINS)) "$QA_PEERS"; do
+    $((HISTORY_PEERS + PROBE_JOINS)) "$QA_PEERS" "$FEED_VIEWERS"; do
     [ $((n + PROBE_JOINS + 200)) -le "$FD_HARD" ] \
         || die "a step of $n peers needs more than the open-file cap ($FD_HARD): lower ROOMSTATE_NS / IDLE_NS / ROOMS / POLL_PEERS"
 done
@@ -154,6 +161,7 @@ has idle && section_idle
 has speakers && section_speakers
 has poll && section_poll
 has audience && section_audience
+has feed && section_feed
 has testmode && section_testmode
 has cluster && section_cluster
 stop_servers

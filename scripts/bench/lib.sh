@@ -39,6 +39,10 @@ NATS_SERVER=$(command -v nats-server 2>/dev/null || echo /usr/sbin/nats-server)
 apt_install libwebsockets-test-server "$(command -v libwebsockets-test-server 2>/dev/null || echo /nonexistent)"
 MIRROR=$(command -v libwebsockets-test-server) || die "libwebsockets-test-server is not installed"
 
+# The feed section (m): wrk is its load tool, nginx the static-file baseline (Debian's both).
+apt_install wrk /usr/bin/wrk
+apt_install nginx /usr/sbin/nginx
+
 # Thousands of sockets on each side: the open-file limit up to the hard limit
 # (20,000 in this sandbox: a cap per process, so at most ~19,000 peers per step).
 FD_HARD=$(ulimit -Hn)

@@ -850,6 +850,83 @@ class Doc:
                          f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
             self.add()
 
+    def feed(self):
+        feed = self.g("feed", "feed-wrk")
+        room = self.g("feed-room", "fanout")
+        if not (feed or room):
+            return
+        self.add("## (m) The audience feed over HTTP (issue 23)")
+        self.add()
+        self.add("`GET /v2/rooms/{room_id}/feed?from=S&to=T` (PROTOCOL.md §24), with wrk (Debian) as the load tool"
+                 " (scripts/bench/feed.lua). roomd answers every HTTP request with `Connection: close` (lws 4.1.6"
+                 " spins on pipelined keep-alive requests: docs/RELIABILITY.md), so every wrk request is a new TCP"
+                 " connection to roomd. Targets: the host's `broadcast` p99 ≤ 20 ms while the viewers poll;"
+                 " roomd ÷ nginx ≥ 0.5 at p99 ≤ 50 ms; the cost per request independent of the room's size.")
+        self.add()
+        viewers = {k: v for k, v in feed.items() if k.startswith("viewers-")}
+        if viewers or room:
+            self.add("**Viewers.** N viewers (wrk connections) each polling every 3 s, the first poll at a random"
+                     " point of the first 3 s, all for one room on the kits' 3-s grid, while that room has a host"
+                     " chatting and tapping, a visible poll with votes every second, a live stream with a cue, and"
+                     " roombench's fan-out (a host broadcasting to 100 receivers at 20 msg/s) whose delivery p99 is"
+                     " the room's own latency.")
+            self.add()
+            self.add("| viewers | requests/s offered | requests/s held | p50 / p99 | non-2xx | socket errors"
+                     " | roomd CPU | CPU per request | host broadcast p50 / p99 (target ≤ 20 ms) |")
+            self.add("|---|---|---|---|---|---|---|---|---|")
+            for key, runs in viewers.items():
+                n = int(key.split("-", 1)[1])
+                rooms = room.get(str(n), [])
+                self.add(f"| {n:,} | {n / 3:,.0f} | {spread(runs, 'rps')}"
+                         f" | {spread(runs, 'p50_ms', fms)} / {spread(runs, 'p99_ms', fms)}"
+                         f" | {spread(runs, 'non2xx')} | {spread(runs, 'socket_errors')}"
+                         f" | {spread(runs, 'server_cpu_pct', fpct)}"
+                         f" | {spread(runs, 'cpu_us_per_request', lambda v: f'{v:.1f} µs')}"
+                         f" | {spread(rooms, 'p50_ms', fms)} / {spread(rooms, 'p99_ms', fms)}{aborted(runs + rooms)} |")
+            self.add()
+        ladder = {k: v for k, v in feed.items() if k.split("-")[0] in ("roomd", "nginx")}
+        if ladder:
+            self.add("**Highest rate held with p99 ≤ 50 ms.** wrk with C connections, each as fast as it can, on one"
+                     " span's body (cached after the first request: the cost of serving it) against roomd, and the"
+                     " same bytes as a static file from nginx (Debian, `worker_processes 1`, as roomd's one service"
+                     " thread), with `Connection: close` like roomd, and with keep-alive (nginx's best case).")
+            self.add()
+            self.add("| server | connections | requests/s | p50 / p99 | non-2xx | server CPU | CPU per request |")
+            self.add("|---|---|---|---|---|---|---|")
+            best = {}
+            for key, runs in ladder.items():
+                server, conns = key.rsplit("-", 1)
+                rps, p99 = median(runs, "rps"), median(runs, "p99_ms")
+                if rps is not None and p99 is not None and p99 <= 50.0 and rps > best.get(server, 0):
+                    best[server] = rps
+                self.add(f"| {server} | {conns} | {spread(runs, 'rps')}"
+                         f" | {spread(runs, 'p50_ms', fms)} / {spread(runs, 'p99_ms', fms)} | {spread(runs, 'non2xx')}"
+                         f" | {spread(runs, 'server_cpu_pct', fpct)}"
+                         f" | {spread(runs, 'cpu_us_per_request', lambda v: f'{v:.1f} µs')}{aborted(runs)} |")
+            self.add()
+            roomd, nginx, nginx_ka = best.get("roomd"), best.get("nginx"), best.get("nginx-keepalive")
+            parts = [f"roomd {fint(roomd)} req/s" if roomd else "roomd: no rate held",
+                     f"nginx {fint(nginx)} req/s (Connection: close)" if nginx else "nginx: no rate held"]
+            if roomd and nginx:
+                parts.append(f"**roomd ÷ nginx = {roomd / nginx:.2f}** (goal ≥ 0.5)")
+            if roomd and nginx_ka:
+                parts.append(f"roomd ÷ nginx with keep-alive ({fint(nginx_ka)} req/s) = {roomd / nginx_ka:.2f}")
+            self.add("Held (median p99 ≤ 50 ms): " + "; ".join(parts) + ".")
+            self.add()
+        cost = {k: v for k, v in feed.items() if k.startswith("cost-")}
+        if cost:
+            self.add("**Cost per request by room size.** roombench's idle room of N peers; wrk with 32 connections"
+                     " on one span of that room for the step.")
+            self.add()
+            self.add("| peers in the room | requests/s | p50 / p99 | roomd CPU | CPU per request |")
+            self.add("|---|---|---|---|---|")
+            for key, runs in cost.items():
+                self.add(f"| {int(key.split('-', 1)[1]):,} | {spread(runs, 'rps')}"
+                         f" | {spread(runs, 'p50_ms', fms)} / {spread(runs, 'p99_ms', fms)}"
+                         f" | {spread(runs, 'server_cpu_pct', fpct)}"
+                         f" | {spread(runs, 'cpu_us_per_request', lambda v: f'{v:.1f} µs')}{aborted(runs)} |")
+            self.add()
+
     def testmode(self):
         runs_by_clock = self.g("testmode", "timing")
         if not runs_by_clock:
@@ -1133,6 +1210,7 @@ class Doc:
         self.speakers()
         self.poll()
         self.audience()
+        self.feed()
         self.testmode()
         self.cluster()
         self.threads()

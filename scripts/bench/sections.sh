@@ -388,3 +388,151 @@ section_testmode() {
         done
     done
 }
+
+# (m) The audience feed over HTTP (issue 23, PROTOCOL.md section 24), with wrk (Debian) as the load
+# tool (scripts/bench/feed.lua, feed_load.py) and the Python kit for the room (feed_room.py):
+#   viewers: FEED_VIEWERS connections each polling every 3 s (FEED_VIEWERS / 3 requests/s, one room,
+#            the kits' 3-s grid) for FEED_S seconds while the room has chat, taps, a running poll with
+#            votes and a live stream; roombench's fan-out in the same room measures the host's
+#            broadcast (100 receivers at 20 msg/s): its p99 is the room's own latency under the feed
+#   ladder:  the highest request rate held with p99 ≤ 50 ms (wrk connections FEED_CONNS, as fast as
+#            each can) on one span's cached body, against nginx (Debian) serving the same body as a
+#            static file (one worker: roomd serves HTTP on its one service thread)
+#   cost:    roomd CPU per feed request with FEED_PEER_NS peers in the room (joined by roombench idle)
+# roomd answers every HTTP request with Connection: close (lws 4.1.6 spins on pipelined keep-alive,
+# docs/RELIABILITY.md), so wrk reconnects for each request; nginx is measured the same way
+# (wrk -H "Connection: close") and with keep-alive.
+feed_token() {  # feed_token ROOM: an app token of a viewer of ROOM
+    .venv-test/bin/python -c 'import sys; from roomd import TokenMinter
+print(TokenMinter(open(sys.argv[1], "rb").read().strip()).app_token(sys.argv[2], "feed-viewer", "viewer"))' \
+        "$WORK/secret" "$1" >"$WORK/feed.token"
+}
+
+feed_step() {  # feed_step KEY RUN LABEL ARGS...: one feed_load.py run into $RESULTS
+    local key=$1 run=$2 status=0
+    shift 2
+    : >"$WORK/step.jsonl"
+    grep -qF "# feed $key" "$COMMANDS" || echo "scripts/bench/feed_load.py $* --json FILE   # feed $key" >>"$COMMANDS"
+    timeout --kill-after=5 $((FEED_S + STEP_S + 90)) "${CLIENT_CPU[@]}" python3 scripts/bench/feed_load.py "$@" \
+        --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+    grep -E "Requests/sec|99%|Non-2xx|Socket errors" "$WORK/last.out" | sed 's/^/    /' >&2 || true
+    python3 "$REPORT_PY" annotate --section feed --key "$key" --run "$run" --status "$status" \
+        --scenario feed-wrk --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+        <"$WORK/step.jsonl" >>"$RESULTS"
+}
+
+start_nginx() {  # start_nginx NAME FILE: nginx serving FILE at /feed.json; sets SERVER_PID and HTTP
+    local name=$1 file=$2 port dir="$WORK/$1"
+    stop_servers
+    port=$(free_port)
+    mkdir -p "$dir/root"
+    cp "$file" "$dir/root/feed.json"
+    local user=""
+    [ "$(id -u)" -eq 0 ] && user="user root;"  # the work directory is 0700: the worker reads it as its owner
+    cat >"$dir/nginx.conf" <<CONF
+$user
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 20000; }
+http {
+    access_log off;
+    client_body_temp_path $dir; proxy_temp_path $dir; fastcgi_temp_path $dir; uwsgi_temp_path $dir; scgi_temp_path $dir;
+    server {
+        listen 127.0.0.1:$port;
+        root $dir/root;
+        location = /feed.json { default_type application/json; add_header Cache-Control "public, max-age=60"; }
+    }
+}
+CONF
+    note_command "nginx -c NAME/nginx.conf   # worker_processes 1; a static file with Cache-Control"
+    "${SERVER_CPU[@]}" nginx -c "$dir/nginx.conf" >"$dir/out.log" 2>&1 &
+    SERVER_PID=$!
+    SERVER_PIDS+=("$SERVER_PID")
+    wait_port "$port" "$SERVER_PID" "nginx ($(tail -3 "$dir/error.log" 2>/dev/null))"
+    HTTP="http://127.0.0.1:$port"
+}
+
+http_of() { echo "http://127.0.0.1:${URL#ws://127.0.0.1:}" | sed 's#/ws$##'; }
+
+section_feed() {
+    local py=.venv-test/bin/python run conns n span http
+    if [ ! -x "$py" ]; then
+        log "(m) feed: skipped (no .venv-test; make bench creates it)"
+        return
+    fi
+    log "(m) feed: $FEED_VIEWERS viewers polling every 3 s for ${FEED_S} s while the room runs, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "feed-viewers-$run"
+        http=$(http_of)
+        feed_token fanout
+        "$py" scripts/bench/feed_room.py --url "$URL" --secret-file "$WORK/secret" --room fanout \
+            --duration $((FEED_S + 10)) >"$WORK/feed-room.log" 2>&1 &
+        local room_pid=$!
+        sleep 4  # the session exists before the first span the viewers ask for
+        python3 scripts/bench/feed_load.py --url "$http" --server-pid "$SERVER_PID" --connections "$FEED_VIEWERS" \
+            --threads 2 --duration "$FEED_S" --delay-ms 3000 --room fanout --token-file "$WORK/feed.token" \
+            --label viewers --json "$WORK/viewers.jsonl" >"$WORK/viewers.out" 2>&1 &
+        local wrk_pid=$!
+        step feed-room "$FEED_VIEWERS" "$run" $((FEED_S + 90)) fanout $(roomd_args) --receivers 100 --rates 20 \
+            --duration "$FEED_S" --drain 2 --connect-timeout 30 --join-timeout 30
+        wait "$wrk_pid" || true
+        grep -E "Requests/sec|99%|Non-2xx|Socket errors" "$WORK/viewers.out" | sed 's/^/    /' >&2 || true
+        python3 "$REPORT_PY" annotate --section feed --key "viewers-$FEED_VIEWERS" --run "$run" --status 0 \
+            --scenario feed-wrk --error "" --varz-before "" --varz-after "" <"$WORK/viewers.jsonl" >>"$RESULTS"
+        : >"$WORK/viewers.jsonl"
+        stop_pid "$room_pid"
+    done
+
+    log "(m) feed: the highest rate held with p99 ≤ 50 ms, roomd vs nginx (a static copy), ${STEP_S}-s steps, $RUNS run(s)"
+    start_roomd "feed-body"
+    "$py" scripts/bench/feed_room.py --url "$URL" --secret-file "$WORK/secret" --room show --prepare --voters 20 \
+        >"$WORK/feed-span.txt" 2>"$WORK/feed-room.log" || die "feed_room.py --prepare failed: $(tail -3 "$WORK/feed-room.log")"
+    read -r FEED_FROM FEED_TO <"$WORK/feed-span.txt"
+    feed_token show
+    local path="/v2/rooms/show/feed?from=$FEED_FROM&to=$FEED_TO"
+    curl -sf -H "Authorization: Bearer $(cat "$WORK/feed.token")" "$(http_of)$path" >"$WORK/feed-body.json" \
+        || die "the feed body could not be read"
+    log "    the body: $(wc -c <"$WORK/feed-body.json") bytes ($path)"
+    for conns in ${FEED_CONNS//,/ }; do
+        for run in $(seq "$RUNS"); do
+            # A fresh roomd whose room has the same activity: its body for that span is built on the first request.
+            start_roomd "feed-ladder-$conns-$run"
+            "$py" scripts/bench/feed_room.py --url "$URL" --secret-file "$WORK/secret" --room show --prepare \
+                --voters 20 >"$WORK/feed-span.txt" 2>>"$WORK/feed-room.log" || true
+            read -r span_from span_to <"$WORK/feed-span.txt"
+            feed_step "roomd-$conns" "$run" --url "$(http_of)" --server-pid "$SERVER_PID" --connections "$conns" \
+                --duration "$STEP_S" --path "/v2/rooms/show/feed?from=$span_from&to=$span_to" \
+                --token-file "$WORK/feed.token" --label roomd
+            start_nginx "feed-nginx-$conns-$run" "$WORK/feed-body.json"
+            feed_step "nginx-$conns" "$run" --url "$HTTP" --server-pid "$SERVER_PID" --connections "$conns" \
+                --duration "$STEP_S" --path /feed.json --close --label nginx
+            start_nginx "feed-nginx-ka-$conns-$run" "$WORK/feed-body.json"
+            feed_step "nginx-keepalive-$conns" "$run" --url "$HTTP" --server-pid "$SERVER_PID" \
+                --connections "$conns" --duration "$STEP_S" --path /feed.json --label nginx-keepalive
+        done
+    done
+
+    for n in ${FEED_PEER_NS//,/ }; do
+        log "(m) feed: CPU per request with $n peers in the room, $RUNS run(s)"
+        for run in $(seq "$RUNS"); do
+            start_roomd "feed-cost-$n-$run"
+            timeout 300 "${CLIENT_CPU[@]}" "$BENCH" idle $(roomd_args) --peers "$n" --window $((STEP_S + 60)) \
+                --join-timeout 60 >"$WORK/feed-idle.out" 2>&1 &
+            local idle_pid=$!
+            http=$(http_of)
+            for _ in $(seq 120); do  # until every peer joined
+                [ "$(curl -s "$http/healthz" | sed -n 's/.*"peers":\([0-9]*\).*/\1/p')" -ge "$n" ] 2>/dev/null && break
+                sleep 0.5
+            done
+            sleep 2
+            feed_token idle
+            local now=$(($(date +%s) - 1))
+            feed_step "cost-$n" "$run" --url "$http" --server-pid "$SERVER_PID" --connections 32 \
+                --duration "$STEP_S" --path "/v2/rooms/idle/feed?from=$((now - 3))&to=$now" \
+                --token-file "$WORK/feed.token" --label roomd --peers "$n"
+            stop_pid "$idle_pid"
+        done
+    done
+}

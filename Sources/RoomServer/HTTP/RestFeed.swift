@@ -22,6 +22,11 @@ final class RestFeed {
     let clock: RoomClock
     let cache: FeedCache
     let metrics: ServerMetrics
+    /// App tokens verified here, with their room and `exp` (ms): a viewer polls
+    /// with the same token every 3 s, and its signature and claims are checked
+    /// once, not per request. Bounded: emptied when it reaches `maxKnownTokens`.
+    private var tokens: [String: (roomID: String, expiresAt: Int64)] = [:]
+    static let maxKnownTokens = 16_384
     private let isPublic: Bool
     private let windowSeconds: Int64
 
@@ -155,17 +160,28 @@ final class RestFeed {
         } else {
             throw RoomError(.tokenInvalid, "a token is required: Authorization: Bearer <token> or ?token=")
         }
-        do throws(RoomError) {
-            try verifier.verifyManagement(token)
+        if let known = tokens[token], known.expiresAt > clock.nowMillis() {  // a viewer's next poll: no JWT work
+            guard known.roomID == roomID else { throw Self.otherRoom }
             return
-        } catch {
-            // Not a management token: judged as an app token, whose error is the answer.
         }
-        let grant = try verifier.verifyApp(token)
-        guard grant.roomID == roomID else {
-            throw RoomError(.permissionDenied, "permission denied: the token is for another room")
+        let grant: AppGrant
+        do throws(RoomError) {
+            grant = try verifier.verifyApp(token)  // viewers' tokens first: one verification each
+        } catch  where error.code == .tokenInvalid {
+            // Not an app token: a management token is welcome, anything else gets the app token's error.
+            do throws(RoomError) {
+                try verifier.verifyManagement(token)
+                return
+            } catch _ {
+                throw error
+            }
         }
+        if tokens.count >= Self.maxKnownTokens { tokens.removeAll(keepingCapacity: true) }
+        tokens[token] = (grant.roomID, grant.expiresAt)
+        guard grant.roomID == roomID else { throw Self.otherRoom }
     }
+
+    static let otherRoom = RoomError(.permissionDenied, "permission denied: the token is for another room")
 
     /// A whole second: plain decimal digits (no sign, no fraction), at most `maxDigits`.
     static func second(_ text: String?, _ name: String) throws(RoomError) -> Int64 {
