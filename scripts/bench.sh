@@ -46,7 +46,8 @@
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
 #   FEED_VIEWERS* [10000] FEED_S* [30] FEED_CONNS* [8,32,128] FEED_PEER_NS* [100,10000]   (m) the audience feed over
 #                               HTTP: viewers every 3 s, the rate held with p99 ≤ 50 ms vs nginx, CPU per request
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,cluster,micro]   the sections to run
+#   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -114,7 +115,9 @@ CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
 THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,cluster,micro}
+WAITING_ROOMS=${WAITING_ROOMS:-1000}
+WAITING_WINDOW=${WAITING_WINDOW:-10}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -163,6 +166,7 @@ has poll && section_poll
 has audience && section_audience
 has feed && section_feed
 has testmode && section_testmode
+has waiting && section_waiting
 has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro
