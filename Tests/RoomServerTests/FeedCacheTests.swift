@@ -1,3 +1,7 @@
+import Foundation
+import RoomConfig
+import RoomModel
+import RoomTokens
 import Testing
 
 @testable import RoomServer
@@ -30,5 +34,31 @@ import Testing
         #expect(FeedCache.matches("*", tag))
         #expect(!FeedCache.matches("\"a\"", tag))
         #expect(!FeedCache.matches(nil, tag))
+    }
+
+    /// The feed's verified app tokens (one JWT check per viewer, not per poll) are bounded.
+    @Test func knownTokensStayBounded() throws {
+        let secret = Array("0123456789abcdef0123456789abcdef-test".utf8)
+        let template = try RoleTemplate.decode(Array(#"{"roles":{"viewer":{}}}"#.utf8)).template
+        let clock = ManualClock(now: Int64(Date().timeIntervalSince1970 * 1000))
+        let feed = RestFeed(
+            registry: RoomRegistry(template: template, clock: clock),
+            verifier: TokenVerifier(secret: secret, accessKey: nil, maxNameBytes: 256),
+            clock: clock,
+            metrics: ServerMetrics()
+        )
+        let minter = TokenMinter(secret: secret)
+        let now = clock.now / 1000
+        for i in 0..<(RestFeed.maxKnownTokens + 100) {
+            let request = HTTPRequest(
+                method: .get,
+                path: "/v2/rooms/r/feed",
+                authorization: "Bearer " + (try minter.appToken(room: "r", user: "u\(i)", role: "viewer"))
+            )
+            request.query = ["from": "\(now - 3)", "to": "\(now)"]
+            _ = feed.prepare(request)
+            #expect(feed.knownTokens <= RestFeed.maxKnownTokens)
+        }
+        #expect(feed.knownTokens > 0)
     }
 }

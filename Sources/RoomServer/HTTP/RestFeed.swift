@@ -27,6 +27,8 @@ final class RestFeed {
     /// once, not per request. Bounded: emptied when it reaches `maxKnownTokens`.
     private var tokens: [String: (roomID: String, expiresAt: Int64)] = [:]
     static let maxKnownTokens = 16_384
+    /// App tokens known (a test of the bound).
+    var knownTokens: Int { tokens.count }
     private let isPublic: Bool
     private let windowSeconds: Int64
 
