@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint
+.PHONY: deps client-deps bench-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -80,10 +80,18 @@ client-deps:
 # Load benchmarks (roombench: roomd vs nats-server over WebSocket, the lws mirror as a floor;
 # 10-s steps, a fresh server per step, 3 runs each, ~38 min, at most ~43): rewrites docs/BENCHMARKS.md.
 # `make bench QUICK=1`: 1 short run per step (~2 min) into /tmp/BENCHMARKS.quick.md, to check the machinery.
-bench: deps client-deps $(VENV)/.installed
+bench: deps client-deps bench-deps $(VENV)/.installed
 	swift build -c release
 	QUICK=$(QUICK) scripts/bench.sh
 	python3 scripts/startup-bench.py .build/release/roomd 20
+
+# The feed section's load tool and baseline (wrk, nginx), from apt when missing.
+bench-deps:
+	@if ! command -v wrk >/dev/null || ! { command -v nginx || test -x /usr/sbin/nginx; } >/dev/null; then \
+	  echo "make: installing wrk and nginx with apt"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk nginx; \
+	fi
 
 # --- Reliability runs (docs/RELIABILITY.md). Not part of `make test` / CI. ---
 
