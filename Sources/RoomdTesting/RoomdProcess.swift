@@ -126,6 +126,7 @@ public final class RoomdProcess: Sendable {
         testMode: TestModeOptions? = nil,
         timeout: Double = 10
     ) throws -> RoomdProcess {
+        TimeoutIssues.install()
         let executable = try locateBinary(binary)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("roomd-\(getpid())-\(UUID().uuidString.prefix(8))")

@@ -46,7 +46,7 @@ def test_roomd_js_runs_under_node(roomd):
         host = await roomd.join("show", "host-1", "host")
         joined = await host.next("on-peer-join", timeout=10)
         await host.role_change_request(joined["peer"]["peer_id"], "guest")
-        await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
+        await host.next("on-peer-update", where=lambda p: p["changed"] == ["role"])
         await host.peer_leave_request(joined["peer"]["peer_id"])
         stdout, stderr = await asyncio.wait_for(node.communicate(), 20)
         await host.close()
@@ -54,3 +54,56 @@ def test_roomd_js_runs_under_node(roomd):
         return json.loads(stdout)
 
     assert asyncio.run(scenario()) == {"role": "viewer", "error": 40300, "newRole": "guest", "closeCode": 4001}
+
+
+WAIT_SCRIPT = """
+const { RoomClient, TimeoutError } = await import(process.argv[1]);
+const [url, token] = process.argv.slice(2);
+const out = {};
+const client = await RoomClient.connect(url);
+await client.join({ token });
+const first = await client.next("on-broadcast", { timeout: 10000 });   // the guest is in and has spoken twice
+out.where = (await client.next("on-broadcast", { where: (p) => p.info.message === "two" })).info.message;
+try {
+  await client.next("on-role-change-request", { timeout: 300 });
+} catch (e) {
+  out.isTimeout = e instanceof TimeoutError;
+  out.message = e.message;
+  out.waitedFor = e.waitedFor;
+  out.queuedCount = e.queuedCount;
+}
+const wanted = function goodbye(p) { return p.info.message === "goodbye"; };
+try { await client.next("on-broadcast", { where: wanted, timeout: 100 }); } catch (e) { out.named = e.waitedFor; }
+await client.close();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(node_command() is None, reason="no Node with a global WebSocket")
+def test_a_roomd_js_timeout_says_what_it_waited_for_and_what_is_queued(roomd):
+    async def scenario():
+        watcher = await roomd.join("show", "watch-1", "host")   # sees the Node host join before the guest does
+        host_token = roomd.token("show", "host-1", "host")
+        node = await asyncio.create_subprocess_exec(
+            *node_command(), "--input-type=module", "-e", WAIT_SCRIPT, MODULE.as_uri(), roomd.url, host_token,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        await watcher.next("on-peer-join", timeout=10)
+        guest = await roomd.join("show", "guest-1", "guest")
+        await guest.broadcast("one")
+        await guest.broadcast("two")
+        await guest.broadcast("three")
+        stdout, stderr = await asyncio.wait_for(node.communicate(), 20)
+        await guest.close()
+        await watcher.close()
+        assert node.returncode == 0, stderr.decode()
+        return json.loads(stdout), guest.peer_id
+
+    out, guest_id = asyncio.run(scenario())
+    assert out["where"] == "two", "the where predicate gets the params"
+    assert out["isTimeout"] and out["waitedFor"] == "on-role-change-request"
+    # Still queued: the guest's join and its third message (the first was taken, the second matched).
+    assert out["queuedCount"] == 2
+    assert out["message"].startswith("timed out after 300 ms waiting for on-role-change-request; 2 entries queued: "
+                                     "on-peer-join {"), out["message"]
+    assert guest_id in out["message"] and 'on-broadcast {"message_id":' in out["message"]
+    assert out["named"] == "on-broadcast where goodbye"

@@ -85,9 +85,9 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
         await host.broadcast("hello browser")                           # ... and on-broadcast
         token = await host.role_change_request(web_peer, "guest")       # polite: the page accepts
         assert token
-        changed = await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
-        assert changed["params"]["peer"]["peer_id"] == web_peer
-        assert changed["params"]["peer"]["role"] == "guest"
+        changed = await host.next("on-peer-update", where=lambda p: p["changed"] == ["role"])
+        assert changed["peer"]["peer_id"] == web_peer
+        assert changed["peer"]["role"] == "guest"
         added = await host.next("on-track-add", timeout=10)
         assert added["peer_id"] == web_peer and added["track"]["track_id"] == "web-mic"
         await host.peer_leave_request(web_peer, reason="thanks")

@@ -6,6 +6,7 @@
 //   const client = await RoomClient.connect("ws://127.0.0.1:7880/ws");
 //   const joined = await client.join({ token });              // {peer, room, policy, peers, resumed}
 //   const push = await client.next("on-peer-join");          // its params; other pushes stay queued
+//   const hand = await client.next("on-peer-update", { where: (p) => p.peer.groups.includes("_handraise") });
 //   client.on("on-broadcast", params => console.log(params.info.message));
 //
 // Calls return the JSON-RPC `result` or reject with a RoomError carrying the protocol
@@ -37,11 +38,35 @@ export class ClosedError extends Error {
   }
 }
 
-/** `next` or `nextMessage` found nothing in time. */
+/** One inbox entry in a line: a push as `method {params excerpt}` (80 characters at most). */
+export function pushSummary(entry) {
+  const excerpt = (value) => {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length <= 80 ? text : text.slice(0, 79) + "…";
+  };
+  if (entry && typeof entry === "object" && typeof entry.method === "string") return `${entry.method} ${excerpt(entry.params ?? {})}`;
+  if (entry && typeof entry === "object" && "id" in entry) return `response id=${entry.id} ${excerpt(entry)}`;
+  return (typeof entry === "string" ? "text " : "") + excerpt(entry);
+}
+
+/**
+ * A wait (`next`, `nextMessage`, a call's answer) found nothing in time. The message says what was
+ * awaited (`waitedFor`), for how long (`timeoutMs`) and what was queued instead (`queued`: at most 10
+ * entries as `pushSummary` gives them; `queuedCount` how many there were).
+ */
 export class TimeoutError extends Error {
-  constructor(what) {
-    super(`timed out waiting for ${what}`);
+  constructor(what, timeoutMs, inbox = []) {
+    const queued = inbox.slice(0, 10).map(pushSummary);
+    let text = `timed out${timeoutMs === undefined ? "" : ` after ${timeoutMs} ms`} waiting for ${what}; `;
+    text += inbox.length === 0 ? "nothing queued"
+      : `${inbox.length} ${inbox.length === 1 ? "entry" : "entries"} queued: ${queued.join(", ")}`
+        + (inbox.length > 10 ? `, … ${inbox.length - 10} more` : "");
+    super(text);
     this.name = "TimeoutError";
+    this.waitedFor = what;
+    this.timeoutMs = timeoutMs;
+    this.queued = queued;
+    this.queuedCount = inbox.length;
   }
 }
 
@@ -87,7 +112,7 @@ export class RoomClient {
     const message = { jsonrpc: "2.0", id, method };
     if (params !== undefined && params !== null) message.params = params;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { this._pending.delete(id); reject(new TimeoutError(`the answer to ${method}`)); }, timeout);
+      const timer = setTimeout(() => { this._pending.delete(id); reject(new TimeoutError(`the answer to ${method}`, timeout, this.inbox)); }, timeout);
       this._pending.set(id, {
         method,
         resolve: (v) => { clearTimeout(timer); resolve(v); },
@@ -113,30 +138,56 @@ export class RoomClient {
   }
 
   /**
-   * Waits for the first queued push of a kind and removes it; the entries before it stay queued in order.
-   * `next("on-peer-join")` resolves with that push's params. `next(push => …)` calls the predicate with each
-   * whole push `{method, params}`: `true` resolves with the push, any other truthy value is resolved as is;
-   * a predicate that throws a TypeError on a push (another shape: `params.peer` undefined) does not match it.
+   * Resolves with the params of the first queued push of `method` (null: any push) whose params pass
+   * `where`, and removes it; the entries before it stay queued in order. The one predicate contract of the
+   * three kits (Swift `next(_:where:)`, Python `next(method, where=…)`): `where(params)` gets the push's
+   * params (`{}` when it has none) and is truthy for the one wanted; a predicate that throws a TypeError on a
+   * push (another shape: `params.peer` undefined) does not match it.
+   *
+   *   await client.next("on-peer-join");
+   *   await client.next("on-peer-update", { where: (p) => p.changed.includes("role"), timeout: 10000 });
+   *
+   * Rejects with a TimeoutError saying what it waited for (`description`, else the method and
+   * `where <the predicate's name>`), the timeout and the pushes queued instead; with ClosedError once the
+   * connection has ended and no such push is left.
+   *
+   * Deprecated: `next(push => …)`, a function first, calls it with each whole push `{method, params}`:
+   * `true` resolves with the push, any other truthy value is resolved as is.
    */
-  next(what, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
-    const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && "method" in entry && !("id" in entry);
-    const matcher = typeof what === "string"
-      ? (entry) => (isPush(entry) && entry.method === what ? (entry.params ?? {}) : undefined)
-      : (entry) => {
-          if (!isPush(entry)) return undefined;
-          let value;
-          try { value = what(entry); } catch (error) {
-            if (error instanceof TypeError) return undefined;   // a push of another shape: not this one
-            throw error;
-          }
-          return value === true ? entry : (value ? value : undefined);   // falsy: no match
-        };
-    return this._take(matcher, timeout, typeof what === "string" ? what : "a matching push");
+  next(what, { timeout = DEFAULT_TIMEOUT_MS, where, description } = {}) {
+    const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && typeof entry.method === "string" && !("id" in entry);
+    const passes = (test, value) => {
+      try { return test(value); } catch (error) {
+        if (error instanceof TypeError) return undefined;   // a push of another shape: not this one
+        throw error;
+      }
+    };
+    if (typeof what === "function") {
+      if (!RoomClient._warnedWholePush) {
+        RoomClient._warnedWholePush = true;
+        console.warn("roomd.js: next(predicate) with the whole push is deprecated; use next(method, {where}), whose predicate gets the params");
+      }
+      const matcher = (entry) => {
+        if (!isPush(entry)) return undefined;
+        const value = passes(what, entry);
+        return value === true ? entry : (value ? value : undefined);   // falsy: no match
+      };
+      return this._take(matcher, timeout, description ?? "a push the predicate takes");
+    }
+    const method = what ?? null;
+    const matcher = (entry) => {
+      if (!isPush(entry) || (method !== null && entry.method !== method)) return undefined;
+      const params = entry.params ?? {};
+      return !where || passes(where, params) ? params : undefined;
+    };
+    const waitedFor = description
+      ?? (method ?? "a push (any)") + (where ? ` where ${where.name || "<predicate>"}` : "");
+    return this._take(matcher, timeout, waitedFor);
   }
 
   /** The next inbox entry, whatever it is. */
   nextMessage({ timeout = DEFAULT_TIMEOUT_MS } = {}) {
-    return this._take((entry) => entry, timeout, "a message");
+    return this._take((entry) => entry, timeout, "a message (any)");
   }
 
   /** Removes and returns everything queued. */
@@ -354,7 +405,7 @@ export class RoomClient {
         if (this.closed) { done(); reject(this.closed); }
       };
       const done = () => { clearTimeout(timer); this._waiters.delete(check); };
-      timer = setTimeout(() => { done(); reject(new TimeoutError(what)); }, timeout);
+      timer = setTimeout(() => { done(); reject(new TimeoutError(what, timeout, this.inbox)); }, timeout);
       this._waiters.add(check);
       check();
     });

@@ -1,0 +1,31 @@
+import RoomClient
+import Testing
+
+/// Makes a wait that times out (``RoomClient/next(_:timeout:fileID:filePath:line:column:)``,
+/// the typed `next`, `nextEvent`, `nextMessage`) record a Swift Testing
+/// issue at the line that waited, with the whole account (what it waited
+/// for, the timeout, the pushes queued instead), besides throwing
+/// ``RoomClientError/timeout(_:)`` as always.
+///
+/// ``RoomdProcess/start(binary:template:secret:host:arguments:environment:limits:testMode:timeout:)``
+/// calls it, so a harness that starts its daemon with RoomdProcess has it
+/// without asking. Outside a Swift Testing test (XCTest, a tool) it records
+/// nothing. Calls after the first do nothing.
+public enum TimeoutIssues {
+    public static func install() {
+        _ = installed
+    }
+
+    private static let installed: Void = WaitTimeout.setReporter { timeout in
+        // The reporter runs on the waiting task's timer, which inherits the
+        // test's task-locals: Test.current is the test that waited.
+        guard Test.current != nil, let fileID = timeout.fileID, let line = timeout.line else { return }
+        let location = SourceLocation(
+            fileID: fileID,
+            filePath: timeout.filePath ?? fileID,
+            line: line,
+            column: timeout.column ?? 1
+        )
+        Issue.record(Comment(rawValue: timeout.description), sourceLocation: location)
+    }
+}
