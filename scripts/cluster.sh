@@ -1,13 +1,15 @@
 #!/bin/sh
 # A local roomd cluster to try (docs/CLUSTER.md): nats-server with JetStream
-# and 3 roomd nodes on loopback, one shared secret. Prints the URLs and a
-# token command; Ctrl-C stops everything.
+# and 3 roomd nodes on loopback, one shared secret. Prints the URLs and
+# ready-to-paste `roomd join` and `roomd token` lines that carry the
+# cluster's secret file (a dev secret of an earlier `make run` on the same
+# port would not verify: 40109); Ctrl-C stops everything.
 #
 #   scripts/cluster.sh                       (make cluster builds first)
 #   PORT=7890 NATS_PORT=4333 scripts/cluster.sh
 #
-# Preview: the nodes share the bus and see each other, but rooms are not
-# routed across nodes yet — the peers of one room join the same node.
+# A room lives on one node (its home) and peers may join it on any node:
+# the others relay (docs/CLUSTER.md).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 roomd=${ROOMD_BIN:-$root/.build/debug/roomd}
@@ -60,6 +62,11 @@ echo "nats-server  nats://127.0.0.1:$nats_port (JetStream, store in $work/nats)"
 for i in 1 2 3; do
   echo "node$i        ws://127.0.0.1:$((port + i - 1))/ws   http://127.0.0.1:$((port + i - 1))/healthz   log $work/node$i.log"
 done
+echo "secret:      $work/secret  (export ROOMD_SECRET_FILE=$work/secret for roomd token / join)"
+echo "join, one line per node, each a peer of room demo:"
+echo "  $roomd join --url ws://127.0.0.1:$port/ws --secret-file $work/secret --room demo --role host --name Ada"
+echo "  $roomd join --url ws://127.0.0.1:$((port + 1))/ws --secret-file $work/secret --room demo --role viewer --name Bob"
+echo "  $roomd join --url ws://127.0.0.1:$((port + 2))/ws --secret-file $work/secret --room demo --role guest --name Cy"
 echo "token:       $roomd token --secret-file $work/secret --room demo --user ada --role host"
 echo "Ctrl-C stops everything."
 wait
