@@ -12,6 +12,12 @@ public struct RoomSettings: Sendable, Equatable {
     public var largeRoomThreshold: Int = 1000
     /// `room_state_interval_ms`
     public var roomStateIntervalMs: Int = 2000
+    /// `empty_timeout_s`, 0...86400 (1.2, section 23): how long a session
+    /// whose last peer left waits for the next join; 0 ends it at once.
+    public var emptyTimeoutS: Int = 0
+    /// `token_refresh_s`, 0...86400 (1.2, section 23): a peer whose token
+    /// expires sooner than this gets `on-token-expiring`; 0 never warns.
+    public var tokenRefreshS: Int = 300
 
     public init(
         autoCreate: Bool = true,
@@ -19,7 +25,9 @@ public struct RoomSettings: Sendable, Equatable {
         maxPeers: Int = 0,
         reconnectGraceS: Int = 20,
         largeRoomThreshold: Int = 1000,
-        roomStateIntervalMs: Int = 2000
+        roomStateIntervalMs: Int = 2000,
+        emptyTimeoutS: Int = 0,
+        tokenRefreshS: Int = 300
     ) {
         self.autoCreate = autoCreate
         self.predefined = predefined
@@ -27,6 +35,8 @@ public struct RoomSettings: Sendable, Equatable {
         self.reconnectGraceS = reconnectGraceS
         self.largeRoomThreshold = largeRoomThreshold
         self.roomStateIntervalMs = roomStateIntervalMs
+        self.emptyTimeoutS = emptyTimeoutS
+        self.tokenRefreshS = tokenRefreshS
     }
 }
 
@@ -42,5 +52,7 @@ extension RoomSettings {
         reconnectGraceS = try c.int("reconnect_grace_s", default: reconnectGraceS, in: 0...3600)
         largeRoomThreshold = try c.int("large_room_threshold", default: largeRoomThreshold, atLeast: 1)
         roomStateIntervalMs = try c.int("room_state_interval_ms", default: roomStateIntervalMs, atLeast: 1)
+        emptyTimeoutS = try c.int("empty_timeout_s", default: emptyTimeoutS, in: 0...86400)
+        tokenRefreshS = try c.int("token_refresh_s", default: tokenRefreshS, in: 0...86400)
     }
 }

@@ -18,4 +18,14 @@ public enum WebhookEventKind: String, Sendable, CaseIterable {
     case chatBanned = "chat.banned"
     case messageDeleted = "message.deleted"
     case reportCreated = "report.created"
+    /// 1.2, section 23: the stream's life.
+    case streamScheduled = "stream.scheduled"
+    case streamLive = "stream.live"
+    case streamEnded = "stream.ended"
+    case streamVOD = "stream.vod"
+    /// 1.2, section 23: RTMP out and recording (state only).
+    case rtmpStarted = "rtmp.started.success"
+    case rtmpStopped = "rtmp.stopped.success"
+    case recordingStarted = "recording.started.success"
+    case recordingStopped = "recording.stopped.success"
 }

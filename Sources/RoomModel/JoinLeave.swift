@@ -1,14 +1,17 @@
 /// `join` and leaving (PROTOCOL.md sections 4 and 7): a room is created by
-/// its first join and goes with its last peer.
+/// its first join and goes with its last peer, or waits `empty_timeout_s`
+/// for the next (EmptyRooms.swift).
 extension RoomRegistry {
     public func join(_ request: JoinRequest) throws(RoomError) -> JoinOutcome {
         if let resumeID = request.resumePeerID {
             let (_, existing) = try admit(request, for: .resume)
             return try resume(resumeID, in: existing, request: request)
         }
+        if request.tokenExpired { throw RoomError(.badJWT, "token expired") }
         let (role, existing) = try admit(request, for: .join)
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
+        emptyRooms.end(room)  // a session waiting for a join has one
         room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
         let peer = Peer(
             id: ids.next(.peer),
@@ -23,6 +26,7 @@ extension RoomRegistry {
         )
         room.add(peer)
         room.speakers.joined(peer)
+        trackToken(of: peer, expiresAt: request.tokenExpiresAt)
         record(.peerJoined(room: RoomRef(room), peer: ActorRef(peer)), at: now)
         let large = isLarge(room)
         let listed = large ? largeRoomSnapshot(for: peer) : room.others(than: peer)
@@ -49,6 +53,8 @@ extension RoomRegistry {
     /// `join` with `peer_id`: take over a peer that is still in the room.
     private func resume(_ peerID: String, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
         guard let room, let peer = room.peer(peerID), (peer.graceDeadline ?? .max) > clock.nowMillis() else {
+            // An expired token may resume a peer that is still there, nothing else (section 23).
+            if request.tokenExpired { throw RoomError(.badJWT, "token expired") }
             throw RoomError(.peerGone, "peer \"\(peerID)\" is gone")
         }
         guard peer.userID == request.userID else {
@@ -57,6 +63,7 @@ extension RoomRegistry {
         let replaced = peer.transportHandle
         peer.transportHandle = nil
         graces.end(peer)
+        if !request.tokenExpired { trackToken(of: peer, expiresAt: request.tokenExpiresAt) }
         room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
         let others = listed.map { ($0, peer.sees(tracksOf: $0)) }
@@ -70,7 +77,8 @@ extension RoomRegistry {
         )
     }
 
-    /// Removes `peer`; the others are told why. The room goes with its last peer.
+    /// Removes `peer`; the others are told why. The session ends with its
+    /// last peer, or waits for the next join (EmptyRooms.swift).
     public func leave(_ peer: Peer, reason: LeaveReason) -> [Delivery] {
         // A peer that left already may outlive its room (deliveries built before it left hold it).
         guard !peer.hasLeft else { return [] }
@@ -81,9 +89,7 @@ extension RoomRegistry {
         forget(peer)
         record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
         if room.peerCount == 0 {
-            rooms.removeValue(forKey: room.id)
-            endLiveStream(room, by: nil, reason: "room ended")
-            record(.sessionClosed(room: RoomRef(room)))
+            sessionEmptied(room)  // ends now, or waits empty_timeout_s (EmptyRooms.swift)
             return []
         }
         // A join still waiting for its room-state is withdrawn, whatever happens next.

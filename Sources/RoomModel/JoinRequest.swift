@@ -12,6 +12,10 @@ public struct JoinRequest: Sendable {
     public var viewOnly: Bool
     /// `peer_id` param: resume that peer.
     public var resumePeerID: String?
+    /// The token's `exp` in ms (section 23's warning); nil: not tracked.
+    public var tokenExpiresAt: Int64?
+    /// The token expired already (a resume inside the grace may use it, section 23).
+    public var tokenExpired: Bool
 
     public init(
         roomID: String,
@@ -21,7 +25,9 @@ public struct JoinRequest: Sendable {
         name: String,
         data: String = "",
         viewOnly: Bool = false,
-        resumePeerID: String? = nil
+        resumePeerID: String? = nil,
+        tokenExpiresAt: Int64? = nil,
+        tokenExpired: Bool = false
     ) {
         self.roomID = roomID
         self.requestedRoomID = requestedRoomID
@@ -31,6 +37,8 @@ public struct JoinRequest: Sendable {
         self.data = data
         self.viewOnly = viewOnly
         self.resumePeerID = resumePeerID
+        self.tokenExpiresAt = tokenExpiresAt
+        self.tokenExpired = tokenExpired
     }
 }
 

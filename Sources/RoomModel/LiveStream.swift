@@ -36,11 +36,18 @@ public struct HLSCueRequest: Sendable, Equatable {
     }
 }
 
-/// HLSState of a room session (PROTOCOL.md section 16). A room has none
-/// before its first `hls-start`; after a stop it keeps who started and
-/// stopped the last run, with no variants and no cues.
+/// Where a show's stream is in its life (1.2, section 23): HotMic's
+/// SCHEDULED → LIVE → ENDED → VOD, and SCHEDULED → ENDED for a cancelled
+/// show.
+public enum StreamState: String, Sendable, Equatable, CaseIterable {
+    case scheduled, live, ended, vod
+}
+
+/// HLSState of a room session (PROTOCOL.md sections 16 and 23). A room has
+/// none before its first `hls-start` or schedule; after a stop it keeps who
+/// started and stopped the last run, with no variants and no cues.
 public struct LiveStream: Sendable, Equatable {
-    public internal(set) var running: Bool
+    public internal(set) var state: StreamState
     public internal(set) var startedAt: Int64?
     public internal(set) var startedBy: ActorRef?
     public internal(set) var stoppedAt: Int64?
@@ -48,6 +55,35 @@ public struct LiveStream: Sendable, Equatable {
     public internal(set) var variants: [HLSVariant]
     /// Live cues (end not passed), oldest first.
     public internal(set) var cues: [HLSCue]
+    /// When a scheduled show starts (ms), as the producer said; kept once live.
+    public internal(set) var startsAt: Int64?
+    /// The recording's URL once the stream is a VOD.
+    public internal(set) var vodURL: String?
+
+    /// 1.1's `running`: the stream is live.
+    public var running: Bool { state == .live }
+
+    public init(
+        state: StreamState,
+        startedAt: Int64? = nil,
+        startedBy: ActorRef? = nil,
+        stoppedAt: Int64? = nil,
+        stoppedBy: ActorRef? = nil,
+        variants: [HLSVariant] = [],
+        cues: [HLSCue] = [],
+        startsAt: Int64? = nil,
+        vodURL: String? = nil
+    ) {
+        self.state = state
+        self.startedAt = startedAt
+        self.startedBy = startedBy
+        self.stoppedAt = stoppedAt
+        self.stoppedBy = stoppedBy
+        self.variants = variants
+        self.cues = cues
+        self.startsAt = startsAt
+        self.vodURL = vodURL
+    }
 
     /// Drops the cues whose end has passed; returns whether any went.
     @discardableResult
@@ -94,29 +130,90 @@ extension RoomRegistry {
             }
         }
         try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
-        if room.liveStream?.running == true { throw RoomError(.wrongState, "hls: the stream is already running") }
+        switch room.liveStream?.state {
+        case nil, .scheduled, .ended: break  // ended → live: 1.1's restart
+        case .live: throw RoomError(.wrongState, "hls: the stream is already running")
+        case .vod: throw RoomError(.wrongState, "hls: the stream is a VOD now (state \"vod\"); it cannot go live again")
+        }
         let now = clock.nowMillis()
         let url = playlistURL(for: room)
         room.liveStream = LiveStream(
-            running: true,
+            state: .live,
             startedAt: now,
             startedBy: ActorRef(initiator),
-            stoppedAt: nil,
-            stoppedBy: nil,
             variants: requested.map {
                 HLSVariant(url: url, meetingURL: $0.meetingURL, metadata: $0.metadata, startedAt: now)
             },
-            cues: []
+            startsAt: room.liveStream?.startsAt
         )
         record(.hlsStarted(room: RoomRef(room), by: ActorRef(initiator), urls: [url]), at: now)
+        recordStreamChange(room, by: ActorRef(initiator), at: now)
         return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
     }
 
-    /// `hls-stop` (or REST `…/hls/stop`): every peer gets `on-hls-update` with `running:false`.
+    /// REST `POST …/stream {state:"scheduled", starts_at}`: a show announced
+    /// before it goes live (again, to move its start). Every peer gets `on-hls-update`.
+    public func scheduleLiveStream(
+        by initiator: Initiator,
+        in room: Room,
+        startsAt: Int64
+    ) throws(RoomError)
+        -> [Delivery]
+    {
+        try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
+        if let state = room.liveStream?.state, state != .scheduled {
+            throw RoomError(.wrongState, "stream: cannot schedule a stream that is \(state.rawValue)")
+        }
+        room.liveStream = LiveStream(state: .scheduled, startsAt: startsAt)
+        recordStreamChange(room, by: ActorRef(initiator), at: clock.nowMillis())
+        return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
+    }
+
+    /// REST `POST …/stream {state:"vod", vod_url}`: an ended stream's recording
+    /// is watchable. Every peer gets `on-hls-update`.
+    public func publishVOD(by initiator: Initiator, in room: Room, url: String) throws(RoomError) -> [Delivery] {
+        if url.isEmpty { throw .invalidParams("vod_url: must not be empty") }
+        try checkSize(url, field: "vod_url", limit: Self.maxVariantFieldBytes)
+        try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
+        guard room.liveStream?.state == .ended else {
+            let state = room.liveStream?.state.rawValue ?? "none"
+            throw RoomError(.wrongState, "stream: only an ended stream becomes a VOD, this one is \(state)")
+        }
+        room.liveStream!.state = .vod
+        room.liveStream!.vodURL = url
+        recordStreamChange(room, by: ActorRef(initiator), at: clock.nowMillis())
+        return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
+    }
+
+    /// `stream.scheduled|live|ended|vod` for the operator.
+    private func recordStreamChange(_ room: Room, by actor: ActorRef?, at now: Int64) {
+        guard let stream = room.liveStream else { return }
+        record(
+            .streamChanged(
+                room: RoomRef(room),
+                state: stream.state,
+                by: actor,
+                startsAt: stream.startsAt,
+                vodURL: stream.vodURL
+            ),
+            at: now
+        )
+    }
+
+    /// `hls-stop` (or REST `…/hls/stop`): every peer gets `on-hls-update` with
+    /// `running:false`. A scheduled show is cancelled the same way (scheduled → ended).
     public func stopLiveStream(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.hlsStreaming, "hlsStreaming")
-        guard room.liveStream?.running == true else { throw RoomError(.wrongState, "hls: the stream is not running") }
-        endLiveStream(room, by: ActorRef(initiator), reason: "stopped")
+        switch room.liveStream?.state {
+        case .live: endLiveStream(room, by: ActorRef(initiator), reason: "stopped")
+        case .scheduled:
+            let now = clock.nowMillis()
+            room.liveStream!.state = .ended
+            room.liveStream!.stoppedAt = now
+            room.liveStream!.stoppedBy = ActorRef(initiator)
+            recordStreamChange(room, by: ActorRef(initiator), at: now)
+        case nil, .ended, .vod: throw RoomError(.wrongState, "hls: the stream is not running")
+        }
         return [Delivery(.hlsUpdate(room.liveStream!), to: room.peersInJoinOrder)].nonEmpty
     }
 
@@ -183,11 +280,12 @@ extension RoomRegistry {
     func endLiveStream(_ room: Room, by actor: ActorRef?, reason: String) {
         guard room.liveStream?.running == true else { return }
         let now = clock.nowMillis()
-        room.liveStream!.running = false
+        room.liveStream!.state = .ended
         room.liveStream!.stoppedAt = now
         room.liveStream!.stoppedBy = actor
         room.liveStream!.variants = []
         room.liveStream!.cues = []
         record(.hlsStopped(room: RoomRef(room), by: actor, reason: reason), at: now)
+        recordStreamChange(room, by: actor, at: now)
     }
 }

@@ -100,16 +100,16 @@ extension RoomRegistry {
         var effects = Effects()
         let everyone = room.peersInJoinOrder
         effects.send(.peerLeaveRequest(requestedBy: initiator, reason: reason, roomEnd: true), to: everyone)
-        endLiveStream(room, by: nil, reason: "room ended")
+        endLiveStream(room, by: nil, reason: "room ended")  // before the leaves, as 1.1 told the operator
+        stopBroadcasts(room)
         for peer in everyone {
             record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: "room ended"))
             effects.disconnects.append(Disconnect(peer: peer, reason: .roomEnded))
             room.remove(peer)
             forget(peer)
         }
-        rooms.removeValue(forKey: room.id)
+        endSession(room)
         if lock { locks.lock(room.id) }
-        record(.sessionClosed(room: RoomRef(room)))
         record(.roomEnded(room: RoomRef(room), by: ActorRef(initiator), reason: reason, lock: lock))
         return effects
     }

@@ -38,6 +38,13 @@ public enum OperatorEvent: Sendable, Equatable {
     case chatBanned(room: RoomRef, userID: String, until: Int64?, by: ActorRef)
     case messageDeleted(room: RoomRef, messageID: String, by: ActorRef)
     case reportCreated(room: RoomRef, report: Report)
+    /// 1.2, section 23: the stream entered `state`; `by` nil when the room's end stopped it.
+    case streamChanged(room: RoomRef, state: StreamState, by: ActorRef?, startsAt: Int64?, vodURL: String?)
+    /// 1.2, section 23: RTMP out and recording; `by` nil when the room's end stopped them.
+    case rtmpStarted(room: RoomRef, by: ActorRef, urlsCount: Int)
+    case rtmpStopped(room: RoomRef, by: ActorRef?, reason: String)
+    case recordingStarted(room: RoomRef, by: ActorRef)
+    case recordingStopped(room: RoomRef, by: ActorRef?, reason: String)
 
     public var kind: WebhookEventKind {
         switch self {
@@ -56,6 +63,17 @@ public enum OperatorEvent: Sendable, Equatable {
         case .chatBanned: .chatBanned
         case .messageDeleted: .messageDeleted
         case .reportCreated: .reportCreated
+        case .streamChanged(_, let state, _, _, _):
+            switch state {
+            case .scheduled: .streamScheduled
+            case .live: .streamLive
+            case .ended: .streamEnded
+            case .vod: .streamVOD
+            }
+        case .rtmpStarted: .rtmpStarted
+        case .rtmpStopped: .rtmpStopped
+        case .recordingStarted: .recordingStarted
+        case .recordingStopped: .recordingStopped
         }
     }
 
@@ -68,6 +86,9 @@ public enum OperatorEvent: Sendable, Equatable {
         case .roomEnded(let room, _, _, _): room
         case .peerBanned(let room, _, _, _, _), .peerUnbanned(let room, _, _), .chatBanned(let room, _, _, _): room
         case .messageDeleted(let room, _, _), .reportCreated(let room, _): room
+        case .streamChanged(let room, _, _, _, _): room
+        case .rtmpStarted(let room, _, _), .rtmpStopped(let room, _, _): room
+        case .recordingStarted(let room, _), .recordingStopped(let room, _, _): room
         }
     }
 }

@@ -31,6 +31,11 @@ public final class Peer {
     public private(set) var transportReference: Unmanaged<AnyObject>?
     /// Set while the peer's connection is lost: when its reconnect grace ends.
     public internal(set) var graceDeadline: Int64?
+    /// When the peer's token expires (ms; its `exp`), nil when not known
+    /// (a restored peer, a harness' join without a token); TokenExpiry.swift.
+    public internal(set) var tokenExpiresAt: Int64?
+    /// When the peer is told its token expires soon; nil once told or never.
+    var tokenWarnAt: Int64?
     /// The session-store keys this peer listens to (`listen-metadata-change`).
     public internal(set) var metadataListening: MetadataListening = .none
 

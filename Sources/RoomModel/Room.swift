@@ -1,6 +1,7 @@
 import RoomConfig
 
-/// One room session: created on its first join, destroyed with its last peer.
+/// One room session: created on its first join (or REST `POST /v2/rooms`),
+/// ended with its last peer or `empty_timeout_s` after it (EmptyRooms.swift).
 public final class Room {
     public let id: String
     public let sessionID: String
@@ -33,6 +34,12 @@ public final class Room {
     var reports = ReportLog()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
+    /// RTMP out and recording (Recording.swift): nil before their first start.
+    public internal(set) var rtmp: RTMPState?
+    public internal(set) var recording: RecordingState?
+    /// A session without peers waits for its next join until then (ms,
+    /// `settings.room.empty_timeout_s`, EmptyRooms.swift); nil while it has peers.
+    public internal(set) var emptyUntil: Int64?
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

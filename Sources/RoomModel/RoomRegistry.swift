@@ -38,6 +38,10 @@ public final class RoomRegistry {
     var eventLog = OperatorEventLog()
     /// Rooms with timed chat bans, whose ends push `on-chat-state` (Moderation/ModerationActions.swift).
     var chatBanRooms: Set<String> = []
+    /// Sessions without peers waiting for a join (EmptyRooms.swift).
+    var emptyRooms = EmptyRooms()
+    /// Peers whose token expires soon, by the time to warn them (TokenExpiry.swift).
+    var tokenExpiries = TokenExpiries()
     /// `settings.chat.blocked_words` as a matcher (Moderation/WordFilter.swift).
     let wordFilter: WordFilter
 

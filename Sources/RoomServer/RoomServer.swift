@@ -255,6 +255,7 @@ public final class RoomServer: @unchecked Sendable {
         while !stopped {
             if !loop.runOnce() { break }
             router.flush()  // what this turn queued for other nodes, one message per node
+            schedule.rearmMoved()  // rooms emptied, tokens tracked this turn
         }
         router.stop()
         webhooks.drain(timeout: .seconds(2))  // events of the last leaves, up to 2 s
@@ -314,6 +315,11 @@ public final class RoomServer: @unchecked Sendable {
         case .faultEnd:
             schedule.faults?.expire()
             return
+        case .emptyRoomEnd:
+            for room in registry.endExpiredEmptyRooms() {
+                logger.info("room ended: empty_timeout_s passed", metadata: ["room": "\(room.roomID)"])
+            }
+        case .tokenWarning: fanOut.fanOut(registry.warnExpiringTokens())
         }
         homes.touchAll()
     }

@@ -27,6 +27,10 @@ final class Schedule {
         case joinDeadline
         /// The end of test mode's earliest stall or delay fault (TestMode/).
         case faultEnd
+        /// A session without peers whose `empty_timeout_s` is over (1.2, section 23).
+        case emptyRoomEnd
+        /// The next `on-token-expiring` (1.2, section 23).
+        case tokenWarning
     }
 
     /// A periodic tick.
@@ -52,6 +56,8 @@ final class Schedule {
     private var context: OpaquePointer?
     private var deadlines: [Deadline: LoopTimer] = [:]
     private var others: [LoopTimer] = []
+    /// When each deadline's timer was last set for (nil: nothing waits).
+    private var armed: [Deadline: Int64?] = [:]
     /// Test mode's manual clock, nil on the system clock.
     let manual: TestModeClock?
     /// Test mode's faults (their ends are a deadline); nil outside test mode.
@@ -77,7 +83,9 @@ final class Schedule {
     /// keepalive (pings, idle sockets, request heads) keeps real time.
     static func followsManualClock(_ deadline: Deadline) -> Bool {
         switch deadline {
-        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline, .faultEnd: true
+        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline, .faultEnd,
+            .emptyRoomEnd, .tokenWarning:
+            true
         }
     }
 
@@ -112,6 +120,8 @@ final class Schedule {
         case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
         case .faultEnd: (faults?.nextEnd, clock.nowMillis())
+        case .emptyRoomEnd: (registry.nextEmptyRoomExpiry, clock.nowMillis())
+        case .tokenWarning: (registry.nextTokenWarning, clock.nowMillis())
         }
     }
 
@@ -142,6 +152,20 @@ final class Schedule {
     func rearm(_ deadline: Deadline) {
         let (at, now) = next(deadline)
         deadlines[deadline]?.schedule(at: at, now: now)
+        armed[deadline] = at
+    }
+
+    /// The deadlines that many calls may move (any leave may empty a room,
+    /// any join track a token) are checked once per turn of the loop
+    /// instead: re-armed only when their next time moved (O(1) when not).
+    static let checkedEachTurn: [Deadline] = [.emptyRoomEnd, .tokenWarning]
+
+    func rearmMoved() {
+        guard context != nil else { return }
+        for deadline in Self.checkedEachTurn {
+            let (at, _) = next(deadline)
+            if armed[deadline] != .some(at) { rearm(deadline) }
+        }
     }
 
     /// Manual clock only: moves it to `target`, running every deadline and

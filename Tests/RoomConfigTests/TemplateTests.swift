@@ -255,6 +255,14 @@ private func settings(_ section: String, _ body: String) -> String {
         ),
         (settings("room", #"{"max_peers":-1}"#), "settings.room.max_peers: must be at least 0, got -1"),
         (
+            settings("room", #"{"empty_timeout_s":86401}"#),
+            "settings.room.empty_timeout_s: must be between 0 and 86400, got 86401"
+        ),
+        (
+            settings("room", #"{"token_refresh_s":-1}"#),
+            "settings.room.token_refresh_s: must be between 0 and 86400, got -1"
+        ),
+        (
             settings("room", #"{"large_room_threshold":0}"#),
             "settings.room.large_room_threshold: must be at least 1, got 0"
         ),

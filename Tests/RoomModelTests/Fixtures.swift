@@ -18,7 +18,9 @@ enum Fixtures {
                     mute: true,
                     unmute: true,
                     changeRole: true,
-                    hlsStreaming: true
+                    hlsStreaming: true,
+                    rtmpStreaming: true,
+                    browserRecording: true
                 )
             ),
             Role(
@@ -107,6 +109,9 @@ extension Push {
         case .questions(let changed, let removed): "on-questions:\(changed.map(\.id))-\(removed)"
         case .hlsUpdate(let state): "on-hls-update:\(state.running)"
         case .hlsTimedMetadata(let cues): "on-hls-timed-metadata:\(cues.count)"
+        case .rtmpUpdate(let state): "on-rtmp-update:\(state.running)"
+        case .recordingUpdate(let state): "on-record-update:\(state.running)"
+        case .tokenExpiring(let at): "on-token-expiring:\(at)"
         case .chatState(let state): "on-chat-state:\(state.chatBanned ? "banned" : "free")"
         case .report(let report): "on-report:\(report.target.type.rawValue):\(report.target.id)"
         case .messageDelete(let id, _): "on-message-delete:\(id)"

@@ -116,12 +116,14 @@ import Testing
                     oldRole: "guest"
                 ),
                 .hlsStarted(room: ref, by: ActorRef(host), urls: ["/hls/r1/session-1/index.m3u8"]),
+                .streamChanged(room: ref, state: .live, by: ActorRef(host), startsAt: nil, vodURL: nil),
                 .peerLeft(
                     room: ref,
                     peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"),
                     reason: "client request"
                 ),
                 .hlsStopped(room: ref, by: nil, reason: "room ended"),
+                .streamChanged(room: ref, state: .ended, by: nil, startsAt: nil, vodURL: nil),
                 .peerLeft(room: ref, peer: ActorRef(host), reason: "room ended"),
                 .sessionClosed(room: ref),
                 .roomEnded(room: ref, by: .server, reason: "bye", lock: true),
@@ -143,6 +145,7 @@ import Testing
             registry.takeOperatorEvents().map(\.event) == [
                 .peerLeft(room: ref, peer: ActorRef(host), reason: "websocket closed"),
                 .hlsStopped(room: ref, by: nil, reason: "room ended"),
+                .streamChanged(room: ref, state: .ended, by: nil, startsAt: nil, vodURL: nil),
                 .sessionClosed(room: ref),
             ]
         )

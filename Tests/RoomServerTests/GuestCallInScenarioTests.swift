@@ -428,12 +428,12 @@ import Testing
             ["session.open.success"] + Array(repeating: "peer.join.success", count: 22)
             + [
                 "role.change.success", "role.change.success", "peer.leave.success", "role.change.success",
-                "hls.started.success", "peer.join.success",
+                "hls.started.success", "stream.live", "peer.join.success",
             ]
             + Array(repeating: "peer.join.success", count: 3) + ["poll.started", "poll.stopped"]  // the audience's quiz
             + ["message.deleted"]  // the moderator deletes the spam (section 22)
             + ["poll.started", "poll.stopped", "peer.join.success"]  // the prediction, the latecomer
-            + ["hls.stopped.success"] + Array(repeating: "peer.leave.success", count: 26)
+            + ["hls.stopped.success", "stream.ended"] + Array(repeating: "peer.leave.success", count: 26)
             + ["session.close.success", "room.end.success", "session.open.success", "peer.join.success"]
         #expect(try await backend.deliveredTypes(count: expected.count) == expected)
         let hooks = backend.delivered
@@ -442,17 +442,17 @@ import Testing
         #expect(hooks[24]["data"]?["peer_id"]?.stringValue == aliceID && hooks[24]["data"]?["role"] == "viewer")
         #expect(hooks[25]["data"]?["peer_id"]?.stringValue == daveID && hooks[25]["data"]?["reason"] == "peer kicked")
         #expect(hooks[26]["data"]?["peer_id"]?.stringValue == erinID && hooks[26]["data"]?["name"] == "Viewer4")
-        #expect(hooks[28]["data"]?["peer_id"]?.stringValue == lateJoin.peer.peerID)
+        #expect(hooks[29]["data"]?["peer_id"]?.stringValue == lateJoin.peer.peerID)
         #expect(
-            hooks[32]["data"]?["poll_id"]?.stringValue == quiz && hooks[32]["data"]?["peer_id"]?.stringValue == hostID
+            hooks[33]["data"]?["poll_id"]?.stringValue == quiz && hooks[33]["data"]?["peer_id"]?.stringValue == hostID
         )
-        #expect(hooks[33]["data"]?["poll_id"]?.stringValue == quiz)
-        #expect(hooks[34]["data"]?["message_id"]?.stringValue == spam.messageID)
-        #expect(hooks[35]["data"]?["poll_id"]?.stringValue == prediction)
-        #expect(hooks[37]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
-        #expect(hooks[38]["data"]?["reason"] == "room ended", "end-room stopped the stream")
-        #expect(hooks[66]["data"]?["reason"] == "show over" && hooks[66]["data"]?["lock"] == true)
-        #expect(hooks[67]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
+        #expect(hooks[34]["data"]?["poll_id"]?.stringValue == quiz)
+        #expect(hooks[35]["data"]?["message_id"]?.stringValue == spam.messageID)
+        #expect(hooks[36]["data"]?["poll_id"]?.stringValue == prediction)
+        #expect(hooks[38]["data"]?["peer_id"]?.stringValue == lateChat.peer.peerID)
+        #expect(hooks[39]["data"]?["reason"] == "room ended", "end-room stopped the stream")
+        #expect(hooks[68]["data"]?["reason"] == "show over" && hooks[68]["data"]?["lock"] == true)
+        #expect(hooks[69]["data"]?["session_id"]?.stringValue == reopened.room.sessionID)
         withExtendedLifetime((lateViewer, latecomer)) {}
     }
 }

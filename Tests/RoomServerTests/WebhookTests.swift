@@ -28,9 +28,9 @@ import Testing
         _ = try await host.call("end-room", ["reason": "show over"])
         let expected = [
             "session.open.success", "peer.join.success", "peer.join.success", "role.change.success",
-            "hls.started.success", "hls.stopped.success", "peer.leave.success", "peer.join.success",
-            "hls.started.success", "hls.stopped.success", "peer.leave.success", "peer.leave.success",
-            "session.close.success", "room.end.success",
+            "hls.started.success", "stream.live", "hls.stopped.success", "stream.ended", "peer.leave.success",
+            "peer.join.success", "hls.started.success", "stream.live", "hls.stopped.success", "stream.ended",
+            "peer.leave.success", "peer.leave.success", "session.close.success", "room.end.success",
         ]
         #expect(try await receiver.deliveredTypes(count: expected.count) == expected)
         let requests = receiver.requests
@@ -65,17 +65,20 @@ import Testing
         #expect(events[3]["data"]?["old_role"] == "guest")
         #expect(events[4]["data"]?["peer_id"]?.stringValue == hostID, "who started the stream")
         #expect(events[4]["data"]?["urls"] == [.string("/hls/show/\(session)/index.m3u8")])
-        #expect(events[5]["data"]?["reason"] == "stopped")
-        #expect(events[6]["data"]?["peer_id"]?.stringValue == guestID)
-        #expect(events[6]["data"]?["reason"] == "client request", "on-peer-leave's reason")
-        #expect(events[9]["data"]?["reason"] == "room ended", "the room's end stops the stream")
+        #expect(events[5]["data"]?["state"] == "live" && events[5]["data"]?["peer_id"]?.stringValue == hostID)
+        #expect(events[6]["data"]?["reason"] == "stopped")
+        #expect(events[7]["data"]?["state"] == "ended")
+        #expect(events[8]["data"]?["peer_id"]?.stringValue == guestID)
+        #expect(events[8]["data"]?["reason"] == "client request", "on-peer-leave's reason")
+        #expect(events[12]["data"]?["reason"] == "room ended", "the room's end stops the stream")
+        #expect(events[13]["data"]?["state"] == "ended" && events[13]["data"]?["peer_id"] == nil, "the room's end")
         #expect(
-            Set([events[10], events[11]].compactMap { $0["data"]?["peer_id"]?.stringValue }) == [hostID, viewerID]
+            Set([events[14], events[15]].compactMap { $0["data"]?["peer_id"]?.stringValue }) == [hostID, viewerID]
         )
-        #expect(events[10]["data"]?["reason"] == "room ended")
-        #expect(events[13]["data"]?["reason"] == "show over")
-        #expect(events[13]["data"]?["peer_id"]?.stringValue == hostID)
-        #expect(events[13]["data"]?["lock"] == false)
+        #expect(events[14]["data"]?["reason"] == "room ended")
+        #expect(events[17]["data"]?["reason"] == "show over")
+        #expect(events[17]["data"]?["peer_id"]?.stringValue == hostID)
+        #expect(events[17]["data"]?["lock"] == false)
         // The receiver logs before it answers: the count follows the answer.
         var delivered = 0.0
         for _ in 0..<250 where delivered < Double(expected.count) {

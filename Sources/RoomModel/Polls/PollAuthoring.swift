@@ -11,6 +11,44 @@ extension RoomRegistry {
     public func setPollInfo(by peer: Peer, _ info: PollInfoInput) throws(RoomError) -> Poll {
         try peer.requireUnrestricted("poll-info-set")
         try requirePermission(.peer(peer), \.pollWrite, "pollWrite")
+        try checkPollInfo(info)
+        return try writePollInfo(info, in: peer.room, createdBy: peer.id)
+    }
+
+    /// `poll-questions-set`: replaces every question of a `created` poll.
+    public func setPollQuestions(by peer: Peer, pollID: String, _ inputs: [QuestionInput]) throws(RoomError) -> Poll {
+        let poll = try writablePoll(peer, pollID, call: "poll-questions-set")
+        guard poll.state == .created else {
+            throw RoomError(
+                .wrongState,
+                "poll \"\(pollID)\" is \(poll.state.rawValue): questions can only change while created"
+            )
+        }
+        poll.questions = try makeQuestions(inputs)
+        return poll
+    }
+
+    /// A draft poll of REST `POST /v2/rooms` (section 23): checked as
+    /// `poll-info-set` and `poll-questions-set` check theirs, `created_by` null.
+    /// Nothing is added when a check fails; `field` prefixes the paths named.
+    func preparePoll(
+        _ info: PollInfoInput,
+        questions inputs: [QuestionInput],
+        in room: Room
+    ) throws(RoomError)
+        -> Poll
+    {
+        try checkPollInfo(info)
+        let questions = try makeQuestions(inputs)
+        if let id = info.pollID, room.polls[id] != nil {
+            throw RoomError(.wrongState, "poll_id: the room already has a poll \"\(id)\"")
+        }
+        let poll = try writePollInfo(info, in: room, createdBy: nil)
+        poll.questions = questions
+        return poll
+    }
+
+    private func checkPollInfo(_ info: PollInfoInput) throws(RoomError) {
         try checkSize(info.title, field: "title", limit: Self.maxPollTextBytes)
         if !(0...Self.maxPollDurationS).contains(info.duration) {
             throw .invalidParams("duration: must be between 0 and \(Self.maxPollDurationS), got \(info.duration)")
@@ -20,7 +58,9 @@ extension RoomRegistry {
                 throw RoomError(.roleNotFound, "\(field)[\(index)]: no role named \"\(name)\"")
             }
         }
-        let room = peer.room
+    }
+
+    private func writePollInfo(_ info: PollInfoInput, in room: Room, createdBy: String?) throws(RoomError) -> Poll {
         if let id = info.pollID, let poll = room.polls[id] {
             guard poll.state == .created else {
                 throw RoomError(
@@ -37,7 +77,7 @@ extension RoomRegistry {
         let poll = Poll(
             id: info.pollID ?? ids.next(.poll),
             info: info,
-            createdBy: peer.id,
+            createdBy: createdBy,
             createdAt: clock.nowMillis(),
             sequence: room.polls.nextSequence(),
             room: room
@@ -46,15 +86,7 @@ extension RoomRegistry {
         return poll
     }
 
-    /// `poll-questions-set`: replaces every question of a `created` poll.
-    public func setPollQuestions(by peer: Peer, pollID: String, _ inputs: [QuestionInput]) throws(RoomError) -> Poll {
-        let poll = try writablePoll(peer, pollID, call: "poll-questions-set")
-        guard poll.state == .created else {
-            throw RoomError(
-                .wrongState,
-                "poll \"\(pollID)\" is \(poll.state.rawValue): questions can only change while created"
-            )
-        }
+    private func makeQuestions(_ inputs: [QuestionInput]) throws(RoomError) -> [PollQuestion] {
         if inputs.count > Self.maxQuestionsPerPoll {
             throw RoomError(.tooMany, "questions: at most \(Self.maxQuestionsPerPoll) per poll, got \(inputs.count)")
         }
@@ -62,8 +94,7 @@ extension RoomRegistry {
         for (i, input) in inputs.enumerated() {
             questions.append(try makeQuestion(input, index: i + 1))
         }
-        poll.questions = questions
-        return poll
+        return questions
     }
 
     private func makeQuestion(_ input: QuestionInput, index: Int) throws(RoomError) -> PollQuestion {

@@ -21,7 +21,14 @@
 ///      "chat":{"messages":[Message], "pinned": Message|null},
 ///      "qa":{"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
 ///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]},
-///      "reactions":[ReactionTarget], "moderation": Moderation}
+///      "reactions":[ReactionTarget], "moderation": Moderation,
+///      "rtmp": {"running", "started_at", "started_by", "stopped_at", "stopped_by",
+///               "meeting_url", "urls"}|null,
+///      "recording": {"running", "started_at", "started_by", "stopped_at",
+///                    "stopped_by", "with_rtmp"}|null}
+///
+/// A LiveStream also carries `state`, `starts_at` and `vod_url` (1.2,
+/// section 23); one saved before them reads as `live` or `ended`.
 ///
 /// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
 /// The history is saved newest first up to `chatBudgetBytes` of JSON (a
@@ -64,6 +71,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var reactions: [ReactionTargetSnapshot]
     /// Bans, chat bans, pause and slow mode (1.2, section 22; ModerationSnapshot.swift).
     public var moderation = ModerationSnapshot()
+    /// RTMP out and recording (1.2, section 23; absent in older snapshots).
+    public var rtmp: RTMPState?
+    public var recording: RecordingState?
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {

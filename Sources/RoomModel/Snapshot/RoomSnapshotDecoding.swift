@@ -50,7 +50,12 @@ extension RoomSnapshot {
                 questions: qa.questions,
                 questionsAdded: qa.added,
                 reactions: reactions,
-                moderation: moderation
+                moderation: moderation,
+                rtmp: r.has("rtmp")
+                    ? r.nullable("rtmp") { k throws(RoomSnapshotError) in try r.object(k, RTMPState.init) } : nil,
+                recording: r.has("recording")
+                    ? r.nullable("recording") { k throws(RoomSnapshotError) in try r.object(k, RecordingState.init) }
+                    : nil
             )
             try snapshot.check()
             return snapshot
@@ -186,10 +191,43 @@ extension ActorRef {
     }
 }
 
-extension LiveStream {
+extension RTMPState {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         try self.init(
             running: r.bool("running"),
+            startedAt: r.nullable("started_at", r.int64),
+            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            stoppedAt: r.nullable("stopped_at", r.int64),
+            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            meetingURL: r.nullable("meeting_url", r.string),
+            urls: r.strings("urls")
+        )
+    }
+}
+
+extension RecordingState {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        try self.init(
+            running: r.bool("running"),
+            startedAt: r.nullable("started_at", r.int64),
+            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            stoppedAt: r.nullable("stopped_at", r.int64),
+            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            withRTMP: r.bool("with_rtmp")
+        )
+    }
+}
+
+extension LiveStream {
+    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        let running = try r.bool("running")
+        // Saved before 1.2's lifecycle: live or ended.
+        let state = try r.has("state") ? r.string("state") : running ? "live" : "ended"
+        guard let state = StreamState(rawValue: state), state == .live || !running else {
+            throw r.failure("state", "expected scheduled, live, ended or vod (live exactly when running), got \(state)")
+        }
+        try self.init(
+            state: state,
             startedAt: r.nullable("started_at", r.int64),
             startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
             stoppedAt: r.nullable("stopped_at", r.int64),
@@ -209,7 +247,9 @@ extension LiveStream {
                     startDate: c.int64("start_date"),
                     endDate: c.int64("end_date")
                 )
-            }
+            },
+            startsAt: r.has("starts_at") ? r.nullable("starts_at", r.int64) : nil,
+            vodURL: r.has("vod_url") ? r.nullable("vod_url", r.string) : nil
         )
     }
 }

@@ -52,6 +52,10 @@ extension RoomSnapshot {
         w.endArray()
         w.key("moderation")
         w.moderation(moderation)
+        w.key("rtmp")
+        if let rtmp { w.rtmpState(rtmp) } else { w.null() }
+        w.key("recording")
+        if let recording { w.recordingState(recording) } else { w.null() }
         w.endObject()
         return w.bytes
     }
@@ -208,9 +212,40 @@ extension JSONWriter {
         endObject()
     }
 
+    fileprivate mutating func rtmpState(_ rtmp: RTMPState) {
+        beginObject()
+        field("running", rtmp.running)
+        nullable("started_at", rtmp.startedAt)
+        key("started_by")
+        actor(rtmp.startedBy)
+        nullable("stopped_at", rtmp.stoppedAt)
+        key("stopped_by")
+        actor(rtmp.stoppedBy)
+        nullable("meeting_url", rtmp.meetingURL)
+        key("urls")
+        strings(rtmp.urls)
+        endObject()
+    }
+
+    fileprivate mutating func recordingState(_ recording: RecordingState) {
+        beginObject()
+        field("running", recording.running)
+        nullable("started_at", recording.startedAt)
+        key("started_by")
+        actor(recording.startedBy)
+        nullable("stopped_at", recording.stoppedAt)
+        key("stopped_by")
+        actor(recording.stoppedBy)
+        field("with_rtmp", recording.withRTMP)
+        endObject()
+    }
+
     fileprivate mutating func liveStream(_ stream: LiveStream) {
         beginObject()
         field("running", stream.running)
+        field("state", stream.state.rawValue)
+        nullable("starts_at", stream.startsAt)
+        nullable("vod_url", stream.vodURL)
         nullable("started_at", stream.startedAt)
         key("started_by")
         actor(stream.startedBy)

@@ -61,7 +61,9 @@ extension RoomRegistry {
             reactions: room.reactions.snapshot(
                 of: ["stream"] + room.reactions.contestantNames + room.chat.messages.reversed().map(\.id)
             ),
-            moderation: moderationSnapshot(room)
+            moderation: moderationSnapshot(room),
+            rtmp: room.rtmp,
+            recording: room.recording
         )
     }
 
@@ -131,6 +133,8 @@ extension RoomRegistry {
             if poll.state == .started, poll.deadline != nil { pollSchedule.time(poll) }
         }
         room.liveStream = snapshot.liveStream
+        room.rtmp = snapshot.rtmp
+        room.recording = snapshot.recording
         room.chat = ChatHistory(
             messages: snapshot.chatMessages,
             pinned: snapshot.pinned,
@@ -150,6 +154,7 @@ extension RoomRegistry {
         if room.chatControls.nextChatBanEnd != nil { chatBanRooms.insert(room.id) }
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
+        if room.peerCount == 0 { sessionEmptied(room) }  // a session that waited for a join waits again
         return room
     }
 

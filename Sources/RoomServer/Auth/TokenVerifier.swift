@@ -11,6 +11,10 @@ struct AppGrant: Sendable {
     var role: String
     var name: String?
     var viewOnly: Bool
+    /// The token's `exp` (ms since 1970).
+    var expiresAt: Int64
+    /// It expired less than the `expiredGrace` asked for ago (a resume, section 23).
+    var expired: Bool = false
 }
 
 /// Verifies HS256 tokens synchronously on the service thread: jwt-kit's
@@ -48,12 +52,17 @@ struct TokenVerifier: Sendable {
     /// A token for `join` and `preview`. The claims that end up in pushes
     /// about the peer (`user_id`, `name`) are bounded here, whatever the
     /// call's params, so that `preview` refuses what `join` would (41300).
-    func verifyApp(_ token: String) throws(RoomError) -> AppGrant {
+    ///
+    /// `expiredGrace` (seconds): a token that expired less than that ago is
+    /// granted with `expired` set — a resume inside the reconnect grace
+    /// (section 23); the caller decides what it may do.
+    func verifyApp(_ token: String, expiredGrace: TimeInterval = 0) throws(RoomError) -> AppGrant {
         let real = now()
-        let claims = try verifySigned(
+        let (claims, expired) = try verifySigned(
             token,
             expiresAgainst: appClock?() ?? real,
-            notBefore: max(appClock?() ?? real, real)
+            notBefore: max(appClock?() ?? real, real),
+            expiredGrace: expiredGrace
         )
         guard claims.type.value == "app", claims.version.value == 2 else {
             throw RoomError(.tokenInvalid, "not an app token (type must be \"app\" and version 2)")
@@ -77,7 +86,9 @@ struct TokenVerifier: Sendable {
             userID: userID,
             role: role,
             name: claims.name.value,
-            viewOnly: claims.userRestrictions.value == "view_and_polls_only"
+            viewOnly: claims.userRestrictions.value == "view_and_polls_only",
+            expiresAt: Self.millis(claims.exp.value!.value),
+            expired: expired
         )
     }
 
@@ -85,7 +96,7 @@ struct TokenVerifier: Sendable {
     /// but not allowed); anything else that is not a management token is 40100.
     func verifyManagement(_ token: String) throws(RoomError) {
         let real = now()
-        let claims = try verifySigned(token, expiresAgainst: real, notBefore: real)
+        let (claims, _) = try verifySigned(token, expiresAgainst: real, notBefore: real)
         if claims.type.value == "app" { throw RoomError(.permissionDenied, "an app token cannot use the REST API") }
         guard claims.type.value == "management", claims.version.value == 2 else {
             throw RoomError(.tokenInvalid, "not a management token")
@@ -95,8 +106,9 @@ struct TokenVerifier: Sendable {
     private func verifySigned(
         _ token: String,
         expiresAgainst current: Date,
-        notBefore notBeforeNow: Date
-    ) throws(RoomError) -> TokenClaims {
+        notBefore notBeforeNow: Date,
+        expiredGrace: TimeInterval = 0
+    ) throws(RoomError) -> (TokenClaims, expired: Bool) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
             parts.allSatisfy(isBase64URL)
@@ -121,8 +133,12 @@ struct TokenVerifier: Sendable {
         guard let exp = claims.exp.value else {
             throw RoomError(.badJWT, "token exp claim missing or invalid")
         }
+        var expired = false
         do { try exp.verifyNotExpired(currentDate: current) } catch {
-            throw RoomError(.badJWT, "token expired")
+            guard expiredGrace > 0, current.timeIntervalSince(exp.value) < expiredGrace else {
+                throw RoomError(.badJWT, "token expired")
+            }
+            expired = true
         }
         if case .invalid = claims.nbf { throw RoomError(.badJWT, "token nbf claim invalid") }
         if let nbf = claims.nbf.value {
@@ -130,7 +146,14 @@ struct TokenVerifier: Sendable {
                 throw RoomError(.badJWT, "token not valid yet (nbf)")
             }
         }
-        return claims
+        return (claims, expired)
+    }
+
+    /// A claim's date in ms since 1970, clamped (a far-future `exp` does not overflow).
+    static func millis(_ date: Date) -> Int64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard ms.isFinite else { return ms > 0 ? Int64.max / 2 : 0 }
+        return Int64(max(0, min(ms, Double(Int64.max / 2))))
     }
 
     /// A claim over its limit is 41300, as a param over its limit is.

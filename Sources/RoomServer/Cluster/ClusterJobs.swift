@@ -29,6 +29,8 @@ enum ClusterEvent: Sendable {
     case restLocal(serial: Int)
     /// Every other node's page of the room list (their JSON answers).
     case restList(serial: Int, [[UInt8]])
+    /// REST room creation (`POST /v2/rooms`): this node claimed the room's lease; answer it here.
+    case restClaimed(serial: Int, room: String)
 }
 
 /// The blocking NATS work of the routing (KV lookups, claims, lease
@@ -205,10 +207,12 @@ final class ClusterJobs: Sendable {
 
     /// A REST request about `room`: forwarded to its home when that is
     /// another node (`.restAnswer`), else `.restLocal`.
-    func forward(_ payload: [UInt8], room: String, serial: Int) {
+    /// `claim`: a request that creates the room (`POST /v2/rooms`) makes
+    /// this node its home when it has none, as a join does.
+    func forward(_ payload: [UInt8], room: String, serial: Int, claim: Bool = false) {
         lookup(
             { [self] in
-                switch home(of: room, claim: false) {
+                switch home(of: room, claim: claim) {
                 case .node(let node):
                     do throws(ClusterError) {
                         let answer = try cluster.request(to: node, payload, timeoutMillis: requestTimeout)
@@ -222,6 +226,7 @@ final class ClusterJobs: Sendable {
                     } catch {
                         post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
                     }
+                case .here where claim: post(.restClaimed(serial: serial, room: room))
                 case .here, .nowhere: post(.restLocal(serial: serial))
                 case .unavailable: post(.restAnswer(serial: serial, ForwardedHTTP.unavailable))
                 }

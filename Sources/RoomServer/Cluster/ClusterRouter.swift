@@ -196,6 +196,9 @@ final class ClusterRouter: Router {
         case .restAnswer(let serial, let response): rest.finish(serial, response)
         case .restLocal(let serial): rest.answerHere(serial)
         case .restList(let serial, let pages): rest.merge(serial, pages: pages)
+        case .restClaimed(let serial, let room):
+            homes.claimed(room)
+            rest.answerHere(serial)
         }
     }
 }

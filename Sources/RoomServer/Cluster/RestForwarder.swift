@@ -38,6 +38,17 @@ final class RestForwarder {
     /// node's rooms) or a room whose home is another node. False: answer here.
     func takesOver(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
         guard RestAPI.handles(request.path), let status = homes.status, status.connected else { return false }
+        if request.path == RestAPI.createPath {
+            // Room creation: the node that claims the room (or its home) answers.
+            guard request.method == .post, let room = RestAPI.createdRoomID(request.body),
+                !homes.isHome(of: room), registry.room(room) == nil
+            else { return false }
+            nextSerial += 1
+            pending[nextSerial] = (wsi, request)
+            http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
+            jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial, claim: true)
+            return true
+        }
         let isList = request.path == RestAPI.listPath || request.path == RestAPI.prefix
         let room = RestAPI.roomID(in: request.path) ?? ""
         if !isList, room.isEmpty || homes.isHome(of: room) || registry.room(room) != nil { return false }

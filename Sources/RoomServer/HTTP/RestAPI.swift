@@ -55,6 +55,12 @@ final class RestAPI {
                 }
                 return try listRooms(request)  // RestOperator.swift
             }
+            if request.path == Self.createPath {
+                guard request.method == .post else {
+                    return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+                }
+                return try createRoom(try body(request))  // RestLifecycle.swift
+            }
             let parts = request.path.dropFirst(Self.prefix.count).split(
                 separator: "/",
                 omittingEmptySubsequences: false
@@ -70,6 +76,14 @@ final class RestAPI {
             case (.post, "hls", 3) where parts[2] == "stop": return try stopLiveStream(parts[0])
             case (.post, "hls", 3) where parts[2] == "timed-metadata":
                 return try addTimedMetadata(parts[0], try body(request))
+            case (.get, "stream", 2): return try getStream(parts[0])  // RestLifecycle.swift
+            case (.post, "stream", 2): return try setStream(parts[0], try body(request))
+            case (.get, "rtmp", 2): return try getRTMP(parts[0])
+            case (.post, "rtmp", 3) where parts[2] == "start": return try startRTMP(parts[0], try body(request))
+            case (.post, "rtmp", 3) where parts[2] == "stop": return try stopRTMP(parts[0])
+            case (.get, "recording", 2): return try getRecording(parts[0])
+            case (.post, "recording", 3) where parts[2] == "start": return try startRecording(parts[0])
+            case (.post, "recording", 3) where parts[2] == "stop": return try stopRecording(parts[0])
             case (.post, "peers", 3): return try updatePeer(parts[0], parts[2], try body(request))
             case (.post, "remove-peers", 2): return try removePeers(parts[0], try body(request))
             case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
@@ -96,7 +110,7 @@ final class RestAPI {
     static func status(for code: ErrorCode) -> Int {
         switch code {
         case .tokenInvalid, .notAJWT, .badJWT: 401
-        case .permissionDenied, .banned, .chatClosed: 403
+        case .permissionDenied, .banned, .chatClosed, .roomLocked: 403
         case .roomNotFound, .peerNotFound: 404
         case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413

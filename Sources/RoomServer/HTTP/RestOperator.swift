@@ -20,7 +20,7 @@ extension RestAPI {
     }
 
     /// Whether `path` belongs to the REST API.
-    static func handles(_ path: String) -> Bool { path == listPath || path.hasPrefix(prefix) }
+    static func handles(_ path: String) -> Bool { path == listPath || path == createPath || path.hasPrefix(prefix) }
 
     /// `GET /v2/active-rooms?limit=N&start=ROOM_ID` → `{rooms, last}`: live
     /// rooms sorted by id after `start`; `last` is the next `start`, or null.

@@ -74,6 +74,8 @@ package final class Dispatcher {
             questionMethods,
             reactionMethods,
             chatModerationMethods,
+            recordingMethods,
+            tokenMethods,
         ]
         return tables.reduce(into: [:]) { all, table in
             all.merge(table) { _, _ in preconditionFailure("a method twice") }

@@ -1,14 +1,17 @@
 import RoomModel
 import RoomWire
 
-/// Wire shapes of PROTOCOL.md section 16: HLSState, Cue, and the packager's
-/// EXT-X-DATERANGE lines.
+/// Wire shapes of PROTOCOL.md sections 16 and 23: HLSState (the stream),
+/// Cue, RTMP and recording state, and the packager's EXT-X-DATERANGE lines.
 extension JSONWriter {
     /// HLSState, or null before the room's first `hls-start`.
     mutating func liveStream(_ state: LiveStream?) {
         guard let state else { return null() }
         object { w in
             w.field("running", state.running)
+            w.field("state", state.state.rawValue)
+            w.optionalField("starts_at", state.startsAt)
+            w.optionalField("vod_url", state.vodURL)
             w.optionalField("started_at", state.startedAt)
             w.key("started_by")
             w.actorRef(state.startedBy)
@@ -27,6 +30,32 @@ extension JSONWriter {
                 }
             }
             w.cues(state.cues)
+        }
+    }
+
+    /// `on-rtmp-update`'s params and `room.rtmp`, or null before the first start
+    /// (the URLs themselves are not shown: they carry stream keys).
+    mutating func rtmp(_ state: RTMPState?) {
+        guard let state else { return null() }
+        object { w in
+            w.field("running", state.running)
+            w.optionalField("started_at", state.startedAt)
+            w.key("started_by")
+            w.actorRef(state.startedBy)
+            w.field("rtmp_urls_count", state.urls.count)
+            w.optionalField("stopped_at", state.stoppedAt)
+        }
+    }
+
+    /// `on-record-update`'s params and `room.recording`, or null before the first start.
+    mutating func recording(_ state: RecordingState?) {
+        guard let state else { return null() }
+        object { w in
+            w.field("running", state.running)
+            w.optionalField("started_at", state.startedAt)
+            w.key("started_by")
+            w.actorRef(state.startedBy)
+            w.optionalField("stopped_at", state.stoppedAt)
         }
     }
 

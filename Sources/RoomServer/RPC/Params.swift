@@ -54,6 +54,18 @@ struct Params {
         return int
     }
 
+    /// An integer within `range` (ms timestamps); a number that is not a whole one, or out of range, is -32602.
+    func int64(_ key: String, in range: ClosedRange<Int64>) throws(RoomError) -> Int64? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.intValue.map(Int64.init) else { throw typeError(key, "an integer", value) }
+        guard range.contains(int) else {
+            throw .invalidParams(
+                "\(name(key)): must be between \(range.lowerBound) and \(range.upperBound), got \(int)"
+            )
+        }
+        return int
+    }
+
     func stringArray(_ key: String) throws(RoomError) -> [String]? {
         guard let value = value(key) else { return nil }
         guard let items = value.arrayValue else { throw typeError(key, "an array of strings", value) }

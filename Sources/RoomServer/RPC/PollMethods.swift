@@ -24,7 +24,25 @@ extension Dispatcher {
 
     func pollInfoSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
         let peer = connection.peer!
-        let info = PollInfoInput(
+        let poll = try registry.setPollInfo(by: peer, try Self.pollInfoInput(params))
+        logger.info("poll info set", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
+        return Self.encode { w in w.field("poll_id", poll.id) }
+    }
+
+    func pollQuestionsSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+        let peer = connection.peer!
+        let pollID = try params.id("poll_id", required: true)!
+        let inputs = try Self.questionInputs(params, required: true)
+        let poll = try registry.setPollQuestions(by: peer, pollID: pollID, inputs)
+        return Self.encode { w in
+            w.field("poll_id", poll.id)
+            w.field("total_questions", poll.questions.count)
+        }
+    }
+
+    /// `poll-info-set`'s params (also a draft poll of REST `POST /v2/rooms`).
+    static func pollInfoInput(_ params: Params) throws(RoomError) -> PollInfoInput {
+        PollInfoInput(
             pollID: try params.id("poll_id"),
             title: try params.requiredString("title"),
             type: try params.choice("type", PollType.self, required: true)!,
@@ -34,15 +52,11 @@ extension Dispatcher {
             vote: try params.stringArray("vote"),
             responses: try params.stringArray("responses")
         )
-        let poll = try registry.setPollInfo(by: peer, info)
-        logger.info("poll info set", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
-        return Self.encode { w in w.field("poll_id", poll.id) }
     }
 
-    func pollQuestionsSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        let pollID = try params.id("poll_id", required: true)!
-        let entries = try params.objects("questions", required: true)!
+    /// `poll-questions-set`'s `questions` (also a draft poll's); absent → [] unless `required`.
+    static func questionInputs(_ params: Params, required: Bool) throws(RoomError) -> [QuestionInput] {
+        guard let entries = try params.objects("questions", required: required) else { return [] }
         if entries.count > RoomRegistry.maxQuestionsPerPoll {
             throw RoomError(
                 .tooMany,
@@ -83,11 +97,7 @@ extension Dispatcher {
                 )
             )
         }
-        let poll = try registry.setPollQuestions(by: peer, pollID: pollID, inputs)
-        return Self.encode { w in
-            w.field("poll_id", poll.id)
-            w.field("total_questions", poll.questions.count)
-        }
+        return inputs
     }
 
     // MARK: start and stop

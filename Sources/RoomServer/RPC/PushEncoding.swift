@@ -160,6 +160,16 @@ extension Envelope {
             return notification("on-hls-update", params: Self.encodeLiveStream(state))
         case .hlsTimedMetadata(let cues):
             return notification("on-hls-timed-metadata") { w in w.cues(cues) }
+        case .rtmpUpdate(let state):
+            var w = JSONWriter()
+            w.rtmp(state)
+            return notification("on-rtmp-update", params: w.bytes)
+        case .recordingUpdate(let state):
+            var w = JSONWriter()
+            w.recording(state)
+            return notification("on-record-update", params: w.bytes)
+        case .tokenExpiring(let expiresAt):
+            return notification("on-token-expiring") { w in w.field("expires_at", expiresAt) }
         }
     }
 

@@ -70,7 +70,8 @@ extension JSONWriter {
     }
 
     /// The Room object; `join`, `preview` and REST carry `hls` (HLSState or
-    /// null), the REST room list leaves it out (`withHLS: false`).
+    /// null), `rtmp` and `recording` (null before their first start); the REST
+    /// room list leaves them out (`withHLS: false`).
     mutating func room(_ room: Room, locked: Bool, withHLS: Bool = true) {
         object { w in
             w.field("room_id", room.id)
@@ -81,6 +82,10 @@ extension JSONWriter {
             if withHLS {
                 w.key("hls")
                 w.liveStream(room.liveStream)  // HLSEncoding.swift
+                w.key("rtmp")
+                w.rtmp(room.rtmp)
+                w.key("recording")
+                w.recording(room.recording)
             }
         }
     }

@@ -70,6 +70,19 @@ struct WebhookEvent: Sendable {
                     w.actorRef(by)
                 case .reportCreated(_, let report):
                     w.reportFields(report)
+                case .streamChanged(_, let state, let by, let startsAt, let vodURL):
+                    if let by { w.peerFields(by) }
+                    w.field("state", state.rawValue)
+                    w.optionalField("starts_at", startsAt)
+                    w.optionalField("vod_url", vodURL)
+                case .rtmpStarted(_, let by, let count):
+                    w.peerFields(by)
+                    w.field("rtmp_urls_count", count)
+                case .recordingStarted(_, let by):
+                    w.peerFields(by)
+                case .rtmpStopped(_, let by, let reason), .recordingStopped(_, let by, let reason):
+                    if let by { w.peerFields(by) }
+                    w.field("reason", reason)
                 }
             }
         }

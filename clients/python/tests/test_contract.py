@@ -48,6 +48,8 @@ REACTIONS = {"react", "unreact", "reactions-get"}
 REACTION_PUSHES = {"on-reactions"}
 MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", "report"}
 MODERATION_PUSHES = {"on-chat-state", "on-report"}
+LIFECYCLE = {"rtmp-start", "rtmp-stop", "recording-start", "recording-stop", "token-refresh"}
+LIFECYCLE_PUSHES = {"on-rtmp-update", "on-record-update", "on-token-expiring"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -375,10 +377,10 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION}
+    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE}
     assert core - c.calls == set(), "every core method was called"
     missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
-               - {"room-state"} - c.pushes)
+               - LIFECYCLE_PUSHES - {"room-state"} - c.pushes)
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -831,3 +833,79 @@ def test_rest_1_1_answers_match_the_openapi_document(roomd):
     served = asyncio.run(scenario())
     if not all(served.values()):
         pytest.skip(f"REST routes not served by this roomd (not merged yet): {[k for k, v in served.items() if not v]}")
+
+
+# ---------------------------------------------------------------- 1.2: the show's life (section 23)
+
+
+def test_lifecycle_answers_and_pushes_match_the_contract(roomd):
+    """RTMP and recording, token refresh (a token 200 s from expiry is warned at once) and the stream's states."""
+    c = Contract()
+    rest = Rest(roomd)
+
+    async def scenario():
+        host, viewer = await roomd.connect(), await roomd.connect()
+        await c.call(host, "join", {"token": roomd.token("life", "ada", "host")})
+        joined = await c.call(viewer, "join", {"token": roomd.token("life", "bob", "viewer", ttl=200)})
+        assert joined["room"]["rtmp"] is None and joined["room"]["recording"] is None
+        warning = await c.next(viewer, "on-token-expiring")
+        await c.fail(viewer, "token-refresh", {"token": roomd.token("life", "eve", "viewer")}, 40004)
+        await c.fail(viewer, "token-refresh", {"token": roomd.token("else", "bob", "viewer")}, 40002)
+        refreshed = await c.call(viewer, "token-refresh", {"token": roomd.token("life", "bob", "viewer")})
+        assert refreshed["expires_at"] > warning["expires_at"]
+        await c.fail(viewer, "rtmp-start", {"rtmp_urls": ["rtmp://a/k"]}, 40300)
+        await c.fail(host, "rtmp-start", {"rtmp_urls": []}, -32602)
+        await c.call(host, "rtmp-start", {"rtmp_urls": ["rtmp://a/k"], "meeting_url": "https://app/m", "record": True})
+        await c.next(viewer, "on-rtmp-update")
+        await c.next(viewer, "on-record-update")
+        await c.fail(host, "recording-start", {}, 40904)
+        await c.call(host, "rtmp-stop")
+        await c.next(viewer, "on-rtmp-update")
+        await c.next(viewer, "on-record-update")
+        await c.call(host, "recording-start")
+        await c.next(viewer, "on-record-update")
+        await c.call(host, "recording-stop")
+        await c.fail(host, "recording-stop", {}, 40904)
+        await c.fail(host, "rtmp-stop", {}, 40904)
+        loop = asyncio.get_running_loop()
+
+        def calls():
+            assert rest("GET", "/v2/active-rooms/life/stream")[1] is None
+            status, stream = rest("POST", "/v2/active-rooms/life/stream", {"state": "scheduled", "starts_at": 1_900_000_000_000})
+            assert status == 200 and stream["state"] == "scheduled"
+            assert rest("POST", "/v2/active-rooms/life/stream", {"state": "vod", "vod_url": "https://v"})[0] == 409
+            assert rest("POST", "/v2/active-rooms/life/stream", {"state": "scheduled"})[0] == 400
+            assert rest("POST", "/v2/active-rooms/life/stream", {"state": "live"})[1]["state"] == "live"
+            assert rest("POST", "/v2/active-rooms/life/stream", {"state": "ended"})[1]["state"] == "ended"
+            assert rest("POST", "/v2/active-rooms/life/stream", {"state": "vod", "vod_url": "https://v"})[1]["vod_url"] == "https://v"
+            assert rest("GET", "/v2/active-rooms/life/stream")[1]["state"] == "vod"
+            assert rest("POST", "/v2/active-rooms/nowhere/stream", {"state": "ended"})[0] == 404
+            assert rest("GET", "/v2/active-rooms/life/rtmp")[1]["running"] is False
+            assert rest("POST", "/v2/active-rooms/life/rtmp/start", {"rtmp_urls": ["rtmp://b/k"]})[0] == 200
+            assert rest("POST", "/v2/active-rooms/life/rtmp/start", {"rtmp_urls": ["rtmp://b/k"]})[0] == 409
+            assert rest("POST", "/v2/active-rooms/life/rtmp/start", {"rtmp_urls": ["1", "2", "3", "4"]})[0] == 400
+            assert rest("POST", "/v2/active-rooms/life/rtmp/stop")[0] == 200
+            assert rest("POST", "/v2/active-rooms/life/rtmp/stop")[0] == 409
+            assert rest("GET", "/v2/active-rooms/life/recording")[1]["running"] is False
+            assert rest("POST", "/v2/active-rooms/life/recording/start")[0] == 200
+            assert rest("POST", "/v2/active-rooms/life/recording/stop")[0] == 200
+            assert rest("POST", "/v2/active-rooms/life/recording/stop")[0] == 409
+            assert rest("GET", "/v2/active-rooms/nowhere/recording")[0] == 404
+            status, created = rest("POST", "/v2/rooms", {"room_id": "later", "metadata": {"topic": "x"},
+                                                         "polls": [{"title": "T", "type": "poll"}]})
+            assert status == 200 and created["room"]["peer_count"] == 0
+            assert rest("POST", "/v2/rooms", {"room_id": "later"})[0] == 409
+            assert rest("POST", "/v2/rooms", {"room_id": "x", "polls": [{"type": "poll"}]})[0] == 400
+            assert rest("POST", "/v2/rooms", {"room_id": "x", "metadata": {"k": "v" * 5000}})[0] == 413
+            assert rest("POST", "/v2/rooms", {"room_id": "x"}, token=roomd.token("x", "u", "host"))[0] == 403
+
+        await loop.run_in_executor(None, calls)
+        await c.next(viewer, "on-hls-update")
+        await asyncio.sleep(0.2)
+        c.sweep(host, viewer)
+        for client in (host, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert LIFECYCLE - c.calls == set()
+    assert LIFECYCLE_PUSHES - c.pushes == set()
