@@ -165,7 +165,7 @@ import Testing
             let required = (call["params"]?.arrayValue ?? []).filter { $0["required"] == true }
                 .compactMap { $0["name"]?.stringValue }
             let line = help.out.split(separator: "\n").first { $0.hasPrefix("  \(name) {") || $0 == "  \(name)" }
-            #expect(line != nil, "roomd join --help does not list \(name)")
+            #expect(line != nil, "roomd join --help does not list \(name): run scripts/join-methods.py")
             for param in required {
                 #expect(line?.contains(param) == true, "\(name)'s usage lacks its param \(param)")
             }
