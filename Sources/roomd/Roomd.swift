@@ -10,6 +10,7 @@ struct Roomd: ParsableCommand {
         version: roomdVersion,
         subcommands: [
             Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self, Rooms.self, Peers.self, Send.self,
+            Webhooks.self,
         ],
         defaultSubcommand: Serve.self
     )
