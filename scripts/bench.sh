@@ -44,7 +44,8 @@
 #   TIMING_REAL_RUNS [1]        (l) test mode: real-time runs of the timing scenario (~110 s each)
 #   CLUSTER_NODES [3] CLUSTER_RECEIVERS [3000] CLUSTER_RATE* [500]   (g) one room over a roomd cluster vs one node
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,waiting,cluster,micro]   the sections to run
+#   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
 set -euo pipefail
@@ -107,7 +108,9 @@ CLUSTER_RECEIVERS=${CLUSTER_RECEIVERS:-3000}
 CLUSTER_RATE=${CLUSTER_RATE:-500}
 THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,cluster,micro}
+WAITING_ROOMS=${WAITING_ROOMS:-1000}
+WAITING_WINDOW=${WAITING_WINDOW:-10}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,testmode,waiting,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -155,6 +158,7 @@ has speakers && section_speakers
 has poll && section_poll
 has audience && section_audience
 has testmode && section_testmode
+has waiting && section_waiting
 has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro

@@ -98,6 +98,14 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-report {report_id, target, reason, reported_by, at}`: a report, to
     /// `moderateChat` peers (1.2, section 22).
     case report(ChatReport)
+    /// `on-rtmp-update`: RTMP out started or stopped (1.2, section 23).
+    case rtmpUpdate(RTMPState)
+    /// `on-record-update`: the recording started or stopped (1.2, section 23).
+    case recordingUpdate(RecordingState)
+    /// `on-token-expiring {expires_at}`: this peer's token expires within
+    /// `settings.room.token_refresh_s`; answer with ``RoomClient/refreshToken(_:timeout:)``
+    /// (``RoomClient/refreshTokens(using:)`` does it by itself) (1.2, section 23).
+    case tokenExpiring(expiresAt: Int64)
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -133,6 +141,9 @@ public enum RoomEvent: Sendable, Equatable {
         case .reactions: "on-reactions"
         case .chatState: "on-chat-state"
         case .report: "on-report"
+        case .rtmpUpdate: "on-rtmp-update"
+        case .recordingUpdate: "on-record-update"
+        case .tokenExpiring: "on-token-expiring"
         }
     }
 
@@ -223,6 +234,12 @@ public enum RoomEvent: Sendable, Equatable {
             return .pollStats(try PollResult(p))
         case "on-hls-update":
             return .hlsUpdate(try HLSState(p))
+        case "on-rtmp-update":
+            return .rtmpUpdate(try RTMPState(p))
+        case "on-record-update":
+            return .recordingUpdate(try RecordingState(p))
+        case "on-token-expiring":
+            return .tokenExpiring(expiresAt: try p.int64("expires_at"))
         case "on-hls-timed-metadata":
             return .hlsTimedMetadata(try p.elements("cues").map { try HLSCue($0) })
         case "on-questions":

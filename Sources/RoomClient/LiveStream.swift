@@ -4,8 +4,14 @@ import RoomWire
 /// and ``RoomEvent/hlsUpdate(_:)``. roomd holds no media; this is the
 /// control plane's view of the HLS stream.
 public struct HLSState: Sendable, Equatable, Hashable {
-    /// Whether the stream runs now.
+    /// Whether the stream runs now (`state == .live`).
     public var running: Bool
+    /// Where the show's stream is in its life (1.2, section 23).
+    public var state: StreamState
+    /// When a scheduled show starts, ms since the epoch (1.2).
+    public var startsAt: Int64?
+    /// The recording's URL once the stream is a VOD (1.2).
+    public var vodURL: String?
     /// When the (last) run started, ms since the epoch.
     public var startedAt: Int64?
     /// Who started it; `PeerRef.peerID` is nil when the REST API did.
@@ -27,6 +33,14 @@ public struct HLSState: Sendable, Equatable, Hashable {
     init(_ r: WireReader) throws {
         try r.requireObject()
         running = try r.bool("running")
+        // A 1.1 daemon sends no state: live or ended.
+        let state = try r.optionalString("state") ?? (running ? "live" : "ended")
+        guard let known = StreamState(rawValue: state) else {
+            throw RoomClientError.invalidPayload("hls.state: unknown state \"\(state)\"")
+        }
+        self.state = known
+        startsAt = r.has("starts_at") ? try r.int64("starts_at") : nil
+        vodURL = try r.optionalString("vod_url")
         startedAt = r.has("started_at") ? try r.int64("started_at") : nil
         startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
         stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
@@ -34,6 +48,11 @@ public struct HLSState: Sendable, Equatable, Hashable {
         variants = try r.elements("variants").map { try HLSVariant($0) }
         cues = try r.elements("cues").map { try HLSCue($0) }
     }
+}
+
+/// The stream's lifecycle (1.2, section 23; HotMic's SCHEDULED → LIVE → ENDED → VOD).
+public enum StreamState: String, Sendable, Equatable, Hashable, CaseIterable {
+    case scheduled, live, ended, vod
 }
 
 /// One output of the stream: `{url, meeting_url, metadata, started_at}`.

@@ -206,8 +206,12 @@ public struct Room: Sendable, Equatable, Hashable {
     public var peerCount: Int
     /// True while the room is locked by `end-room` with `lock`.
     public var locked: Bool
-    /// The live stream (1.1): nil before the session's first `hls-start`.
+    /// The live stream (1.1): nil before the session's first `hls-start` or schedule.
     public var hls: HLSState?
+    /// RTMP out (1.2, section 23): nil before its first start.
+    public var rtmp: RTMPState?
+    /// The recording (1.2, section 23): nil before its first start.
+    public var recording: RecordingState?
 
     /// Builds a room, e.g. an expected value in a test.
     public init(
@@ -239,6 +243,8 @@ public struct Room: Sendable, Equatable, Hashable {
         peerCount = try r.int("peer_count")
         locked = try r.bool("locked")
         hls = r.has("hls") ? try HLSState(r.child("hls")) : nil
+        rtmp = r.has("rtmp") ? try RTMPState(r.child("rtmp")) : nil
+        recording = r.has("recording") ? try RecordingState(r.child("recording")) : nil
     }
 }
 

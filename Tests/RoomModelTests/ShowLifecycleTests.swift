@@ -306,3 +306,46 @@ import Testing
         #expect(code { _ = try registry.join(resume) } == .badJWT)
     }
 }
+
+/// Section 23's state in a cluster's snapshot (Snapshot/): it survives a
+/// takeover, and a snapshot saved before it reads as before.
+@Suite struct ShowLifecycleSnapshotTests {
+    @Test func streamStateRTMPAndRecordingRoundTripAndSurviveATakeover() throws {
+        let (registry, _) = Fixtures.registry()
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        _ = try registry.scheduleLiveStream(by: .server, in: room, startsAt: 1_800_000_000_000)
+        _ = try registry.startRTMP(
+            by: .peer(host),
+            in: room,
+            meetingURL: "https://m",
+            urls: ["rtmp://a/k"],
+            record: true
+        )
+        let snapshot = registry.snapshot(of: room)
+        #expect(snapshot.liveStream?.state == .scheduled && snapshot.rtmp?.urls == ["rtmp://a/k"])
+        let decoded = try RoomSnapshot(json: snapshot.encodeJSON())
+        #expect(decoded == snapshot)
+        let (other, _) = Fixtures.registry()
+        let restored = try #require(other.restore(decoded, graceMillis: 5000))
+        #expect(restored.liveStream?.startsAt == 1_800_000_000_000 && restored.rtmp?.running == true)
+        #expect(restored.recording?.withRTMP == true)
+        // rtmp-stop on the new home still stops the recording record:true started.
+        let peer = try #require(restored.peer(host.id))
+        #expect(try other.stopRTMP(by: .peer(peer), in: restored).map(\.push.name).count == 2)
+    }
+
+    @Test func aSnapshotWithoutTheLifecycleFieldsReadsAsBefore() throws {
+        let (registry, _) = Fixtures.registry()
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        _ = try registry.startLiveStream(by: .peer(host), in: host.room, variants: nil)
+        var text = String(decoding: registry.snapshot(of: host.room).encodeJSON(), as: UTF8.self)
+        text = text.replacing(#""state":"live","starts_at":null,"vod_url":null,"#, with: "")
+        text = text.replacing(#","rtmp":null,"recording":null}"#, with: "}")
+        #expect(!text.contains("\"state\"") && !text.contains("\"rtmp\""))
+        let decoded = try RoomSnapshot(json: Array(text.utf8))
+        #expect(decoded.liveStream?.state == .live && decoded.rtmp == nil)
+        let bad = text.replacing(#""running":true"#, with: #""running":true,"state":"vod""#)
+        #expect(throws: RoomSnapshotError.self) { _ = try RoomSnapshot(json: Array(bad.utf8)) }
+    }
+}

@@ -131,24 +131,17 @@ import Testing
 }
 
 @Suite struct ActiveSpeakerTests {
+    /// On test mode's manual clock: each tick is a clock advance, not a race with the machine's load.
     @Test func levelsBecomeActiveSpeakerListsEverySecond() async throws {
-        let daemon = try Daemon.start(settings: #"{"active_speakers":{"interval_ms":200}}"#)
+        let daemon = try TestModeTests.manualEverywhere(settings: #"{"active_speakers":{"interval_ms":200}}"#)
         let stage = try await Stage(daemon: daemon)
         _ = try await stage.host.call("track-add", ["track_id": "h-mic", "type": "audio"])
         _ = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])
         try await stage.settle()
-        // Both speak until one tick has seen both (a tick may fall between two
-        // reports; on a loaded machine a round of calls can outlast a tick).
-        var list: JSON = .null
-        let deadline = ContinuousClock.now + .seconds(20)
-        repeat {
-            _ = try await stage.guest.call("audio-level", ["levels": [["track_id": "g-mic", "level": 80]]])
-            _ = try await stage.host.call("audio-level", ["levels": [["track_id": "h-mic", "level": 50]]])
-            try await Task.sleep(for: .milliseconds(50))
-            for message in stage.viewer.drain() where message["method"] == "active-speakers" {
-                list = message["params"]?["speaker-list"] ?? .null
-            }
-        } while list.arrayValue?.count != 2 && ContinuousClock.now < deadline
+        _ = try await stage.guest.call("audio-level", ["levels": [["track_id": "g-mic", "level": 80]]])
+        _ = try await stage.host.call("audio-level", ["levels": [["track_id": "h-mic", "level": 50]]])
+        try await TestModeTests.advanceAll(daemon, by: 200)
+        let list = try await stage.viewer.next("active-speakers")["speaker-list"] ?? .null
         #expect(
             list == [
                 ["peer_id": stage.id("guest"), "track_id": "g-mic", "level": 80],
@@ -157,8 +150,16 @@ import Testing
         )
         // Speech stops: lists shrink to one empty list, then silence.
         var last: JSON = list
-        while last != [] { last = try await stage.viewer.next("active-speakers")["speaker-list"] ?? .null }
-        #expect(await Stage.methods(stage.viewer, within: .milliseconds(500)).isEmpty)
+        for _ in 0..<50 where last != [] {
+            try await TestModeTests.advanceAll(daemon, by: 200)
+            for message in await stage.viewer.expectSilence(for: .milliseconds(30))
+            where message["method"] == "active-speakers" {
+                last = message["params"]?["speaker-list"] ?? .null
+            }
+        }
+        #expect(last == [])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        #expect(await Stage.methods(stage.viewer, within: .milliseconds(300)).isEmpty)
 
         #expect(
             try await stage.host.errorCode("audio-level", ["levels": [["track_id": "g-mic", "level": 50]]]) == 40401

@@ -2,6 +2,7 @@ import Foundation
 import RoomClient
 import RoomTokens
 import RoomWire
+import Synchronization
 import Testing
 
 /// Section 23 over real sockets: rooms that wait, rooms created by REST,
@@ -297,5 +298,48 @@ import Testing
         try await Manual.advance(daemon, by: 21_000)
         let late = try await daemon.client()
         #expect(try await late.failure("join", ["token": .string(old), "peer_id": peerID]).code == 40109)
+    }
+
+    // MARK: the Swift kit
+
+    @Test func theSwiftKitRefreshesItsTokenByItselfAndDecodesTheNewState() async throws {
+        let daemon = try Manual.manualEverywhere()
+        let host = try await RoomClient.connect(to: daemon.url)
+        let joined = try await host.join(token: try token(daemon, user: "h", role: "host", ttl: 400))
+        #expect(joined.room.rtmp == nil && joined.room.recording == nil && joined.room.hls == nil)
+        let provided = Atomic<Int>(0)
+        let minted = try token(daemon, user: "h", role: "host", ttl: 7200)
+        let refresher = host.refreshTokens {
+            provided.add(1, ordering: .relaxed)
+            return minted
+        }
+        defer { refresher.cancel() }
+        try await Manual.advanceAll(daemon, by: 100_000)  // the warning comes; the kit answers it
+        for _ in 0..<100 where provided.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(provided.load(ordering: .relaxed) == 1, "asked the app for a token once")
+        // The old token would have expired at +400 s; the refreshed one is warned about at +6900 s.
+        try await Manual.advanceAll(daemon, by: 6_800_000 - 1000)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(provided.load(ordering: .relaxed) == 1)
+        try await Manual.advanceAll(daemon, by: 1000)
+        for _ in 0..<100 where provided.load(ordering: .relaxed) == 1 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(provided.load(ordering: .relaxed) == 2, "the new token is warned about in its turn")
+
+        try await host.startRTMP(urls: ["rtmp://a/key"], record: true)
+        let rtmp = try await host.next { event -> RTMPState? in
+            if case .rtmpUpdate(let state) = event { state } else { nil }
+        }
+        #expect(rtmp.running && rtmp.urlsCount == 1 && rtmp.startedBy?.peerID == joined.peer.peerID)
+        try await host.stopRTMP()
+        try await host.startRecording()
+        try await host.stopRecording()
+        let late = try await RoomClient.connect(to: daemon.url)
+        let lateJoin = try await late.join(token: try token(daemon, user: "v", role: "viewer", ttl: 7200))
+        #expect(lateJoin.room.rtmp?.running == false && lateJoin.room.recording?.running == false)
+        try await host.startHLSStreaming()
+        let stream = try await late.next { event -> HLSState? in
+            if case .hlsUpdate(let state) = event { state } else { nil }
+        }
+        #expect(stream.state == .live && stream.running)
     }
 }

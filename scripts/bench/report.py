@@ -869,6 +869,29 @@ class Doc:
                      f" | {fint(median(runs, 'simulated_s'))} s{aborted(runs)} |")
         self.add()
 
+    def waiting(self):
+        runs = self.g("waiting", "waiting").get("rooms", [])
+        if not runs:
+            return
+        self.add("## (n) Rooms that wait (issue 23)")
+        self.add()
+        self.add("Sessions whose last peer left, waiting out `settings.room.empty_timeout_s` (3600) for the host to come"
+                 " back (`scripts/bench/waiting_rooms.py`, the Python kit): for each room a host joins, sets one"
+                 " session-store entry and leaves. *Per room* = the daemon's RSS with the rooms waiting minus its RSS"
+                 " after the same steps with `empty_timeout_s` 0 (the sessions end), ÷ rooms. *Idle CPU*: the waiting"
+                 " daemon over a quiet window. *End*: the manual clock (test mode) jumps an hour; every session ends"
+                 " in that one advance (one timer for all of them, a queue by deadline).")
+        self.add()
+        self.add("| rooms waiting | memory per room | RSS waiting / ended | idle CPU | one 1-h advance ends them in | left |")
+        self.add("|---|---|---|---|---|---|")
+        self.add(f"| {fint(median(runs, 'waiting'))} | {spread(runs, 'bytes_per_room', lambda v: f'{v / 1024:.1f} KiB')}"
+                 f" | {spread(runs, 'rss_waiting', lambda v: f'{v / 2**20:.1f} MiB')}"
+                 f" / {spread(runs, 'rss_ended', lambda v: f'{v / 2**20:.1f} MiB')}"
+                 f" | {spread(runs, 'idle_cpu_pct', lambda v: f'{v:.2f} %')}"
+                 f" | {spread(runs, 'end_advance_s', lambda v: f'{v * 1000:.0f} ms')}"
+                 f" | {fint(median(runs, 'left_after_timeout'))}{aborted(runs)} |")
+        self.add()
+
     def cluster(self):
         cl = self.g("cluster", "fanout")
         if not cl:
@@ -1134,6 +1157,7 @@ class Doc:
         self.poll()
         self.audience()
         self.testmode()
+        self.waiting()
         self.cluster()
         self.threads()
         self.profile()

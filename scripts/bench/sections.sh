@@ -388,3 +388,28 @@ section_testmode() {
         done
     done
 }
+
+# (n) rooms that wait (issue 23): WAITING_ROOMS sessions whose last peer left, waiting out
+# empty_timeout_s: memory per room (against the same rooms ending at once) and idle CPU,
+# then one manual-clock advance ends them all (scripts/bench/waiting_rooms.py, the Python kit).
+section_waiting() {
+    local py=.venv-test/bin/python run status
+    if [ ! -x "$py" ]; then
+        log "(n) rooms that wait: skipped (no .venv-test; make bench creates it)"
+        return
+    fi
+    log "(n) rooms that wait: $WAITING_ROOMS empty rooms, ${WAITING_WINDOW}-s idle window, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        stop_servers
+        : >"$WORK/step.jsonl"
+        status=0
+        ROOMD_BIN="$ROOMD" timeout 600 "$py" scripts/bench/waiting_rooms.py --rooms "$WAITING_ROOMS" \
+            --window "$WAITING_WINDOW" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+        sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
+        grep -qF "# waiting rooms" "$COMMANDS" \
+            || echo "ROOMD_BIN=$ROOMD $py scripts/bench/waiting_rooms.py --rooms $WAITING_ROOMS --window $WAITING_WINDOW --json FILE   # waiting rooms" >>"$COMMANDS"
+        python3 "$REPORT_PY" annotate --section waiting --key rooms --run "$run" --status "$status" \
+            --scenario waiting --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+            <"$WORK/step.jsonl" >>"$RESULTS"
+    done
+}
