@@ -64,7 +64,7 @@ test-clients: client-deps $(VENV)/.installed
 $(VENV)/.installed: clients/python/pyproject.toml Makefile
 	rm -rf $(VENV)
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium jsonschema openapi-spec-validator pyyaml
+	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium jsonschema openapi-spec-validator pyyaml build setuptools wheel
 	$(VENV)/bin/pip install -q --disable-pip-version-check -e clients/python
 	touch $@
 

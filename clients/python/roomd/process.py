@@ -41,18 +41,31 @@ def find_roomd(binary: Union[str, os.PathLike, None] = None) -> str:
     found = shutil.which("roomd")
     if found:
         return found
-    raise FileNotFoundError("roomd binary not found: set ROOMD_BIN or run `swift build` in the roomd checkout")
+    raise FileNotFoundError("roomd binary not found: set ROOMD_BIN=/path/to/roomd, put roomd on PATH "
+                            "(make install), or run `swift build` in the roomd checkout")
+
+
+#: The default template inside the package: a copy of the repository's config/roles.json
+#: (host, guest, moderator, viewer), so an installed wheel needs no checkout.
+PACKAGED_CONFIG = Path(__file__).resolve().parent / "roles.json"
 
 
 def find_config(config: Union[str, os.PathLike, None] = None) -> str:
-    """The role template: ``config`` if given, else the shipped ``config/roles.json``."""
+    """The role template: ``config`` if given, else ``$ROOMD_CONFIG``, else the checkout's
+    ``config/roles.json`` (next to this package, then under the current directory), else the
+    copy inside the package (:data:`PACKAGED_CONFIG`)."""
     if config:
         return str(config)
+    if os.environ.get("ROOMD_CONFIG"):
+        path = os.environ["ROOMD_CONFIG"]
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"ROOMD_CONFIG={path}: no such file")
+        return path
     for root in (_REPO, Path.cwd()):
         candidate = root / "config" / "roles.json"
         if candidate.is_file():
             return str(candidate)
-    raise FileNotFoundError("config/roles.json not found: pass config=")
+    return str(PACKAGED_CONFIG)
 
 
 class RoomdProcess:
