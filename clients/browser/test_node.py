@@ -3,6 +3,7 @@
 Skipped when no such Node is installed (Debian 12's nodejs 18 has no WebSocket)."""
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -107,3 +108,37 @@ def test_a_roomd_js_timeout_says_what_it_waited_for_and_what_is_queued(roomd):
                                      "on-peer-join {"), out["message"]
     assert guest_id in out["message"] and 'on-broadcast {"message_id":' in out["message"]
     assert out["named"] == "on-broadcast where goodbye"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_the_types_declare_every_export_and_method_and_npm_packs_them():
+    listing = subprocess.run(["node", "--input-type=module", "-e",
+                              f"const m = await import({json.dumps(MODULE.as_uri())});"
+                              "console.log(JSON.stringify({exports: Object.keys(m),"
+                              " methods: Object.getOwnPropertyNames(m.RoomClient.prototype),"
+                              " statics: Object.getOwnPropertyNames(m.RoomClient)}))"],
+                             capture_output=True, text=True, check=True)
+    found = json.loads(listing.stdout)
+    types = (MODULE.parent / "roomd.d.ts").read_text()
+    for name in found["exports"]:
+        declared = name == "default" and "export default RoomClient;" in types
+        assert declared or re.search(rf"export (const|class|function|type|interface) {name}\b", types), \
+            f"roomd.d.ts does not declare the export {name}: run scripts/kit-methods.py"
+    public = [m for m in found["methods"] if m != "constructor" and not m.startswith("_")]
+    assert len(public) > 70
+    for name in public:
+        assert re.search(rf"^  {name}\(", types, re.M), f"roomd.d.ts does not declare RoomClient.{name}"
+    assert re.search(r"^  static connect\(", types, re.M)
+    if shutil.which("npm"):
+        packed = subprocess.run(["npm", "pack", "--dry-run", "--json"], cwd=MODULE.parent, capture_output=True,
+                                text=True, check=True)
+        package = json.loads(packed.stdout)[0]
+        assert package["name"] == "roomd-client"
+        assert {"roomd.js", "roomd.d.ts", "package.json"} <= {f["path"] for f in package["files"]}
+    manifest = json.loads((MODULE.parent / "package.json").read_text())
+    assert manifest["types"] == "./roomd.d.ts" and manifest["exports"]["."]["default"] == "./roomd.js"
+    tsc = shutil.which("tsc")
+    if tsc:  # a real type check where TypeScript is installed (not needed for make test)
+        check = subprocess.run([tsc, "--noEmit", "--strict", str(MODULE.parent / "roomd.d.ts")],
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout

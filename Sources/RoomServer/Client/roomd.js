@@ -346,6 +346,69 @@ export class RoomClient {
   findPeer({ role, group, limit } = {}) { return this.call("find-peer", params({ role, group, limit })); }
   ping(timestamp) { return this.call("ping", params({ timestamp })); }
 
+  // ---- generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----
+  // Calls without a hand-written helper: required params positional, the others in an options
+  // object (camelCase); each resolves with the call's result as the server sent it.
+  /** `change-track-mute-state-request`: Mute, or ask to unmute, the matching tracks of every other peer. */
+  changeTrackMuteStateRequest(value, { roles, type, source } = {}) { return this.call("change-track-mute-state-request", { value, ...params({ roles, type, source }) }); }
+  /** `group-add`: Add a peer to a group (changeRole unless peer_id is one's own). */
+  groupAdd(name, peerId) { return this.call("group-add", { name, peer_id: peerId }); }
+  /** `group-remove`: Remove a peer from a group (changeRole unless peer_id is one's own). */
+  groupRemove(name, peerId) { return this.call("group-remove", { name, peer_id: peerId }); }
+  /** `audio-level`: Report levels of one's own audio tracks (for active-speakers). */
+  audioLevel(levels) { return this.call("audio-level", { levels }); }
+  /** `peer-iter-next`: The next page of a find-peer iterator. */
+  peerIterNext(iterator, { limit } = {}) { return this.call("peer-iter-next", { iterator, ...params({ limit }) }); }
+  /** `preview`: join's checks without joining: the room and the policy the token would get. */
+  preview(token, { roomId } = {}) { return this.call("preview", { token, ...params({ room_id: roomId }) }); }
+  /** `set-metadata`: Set (or with null delete) a session-store key. */
+  setMetadata(key, value) { return this.call("set-metadata", { key, value }); }
+  /** `get-metadata`: Read one session-store key, or every key with a value. */
+  getMetadata({ key } = {}) { return this.call("get-metadata", { ...params({ key }) }); }
+  /** `listen-metadata-change`: Choose the session-store keys whose changes are pushed (on-metadata-change). */
+  listenMetadataChange(keys) { return this.call("listen-metadata-change", { keys }); }
+  /** `poll-info-set`: Create a poll, or replace a created poll's info. */
+  pollInfoSet(title, type, { pollId, duration, anonymous, visibility, vote, responses } = {}) { return this.call("poll-info-set", { title, type, ...params({ poll_id: pollId, duration, anonymous, visibility, vote, responses }) }); }
+  /** `poll-questions-set`: Replace every question of a created poll. */
+  pollQuestionsSet(pollId, questions) { return this.call("poll-questions-set", { poll_id: pollId, questions }); }
+  /** `poll-info-get`: A poll's PollInfo. */
+  pollInfoGet(pollId) { return this.call("poll-info-get", { poll_id: pollId }); }
+  /** `poll-questions-get`: A page of a poll's questions. */
+  pollQuestionsGet(pollId, { index, count } = {}) { return this.call("poll-questions-get", { poll_id: pollId, ...params({ index, count }) }); }
+  /** `poll-start`: Start a created poll. */
+  pollStart(pollId) { return this.call("poll-start", { poll_id: pollId }); }
+  /** `poll-stop`: Stop a started poll. */
+  pollStop(pollId) { return this.call("poll-stop", { poll_id: pollId }); }
+  /** `poll-response`: Vote: answer (or skip) questions of a started poll. */
+  pollResponse(pollId, responses) { return this.call("poll-response", { poll_id: pollId, responses }); }
+  /** `poll-list`: The polls the caller may read, newest first. */
+  pollList({ state } = {}) { return this.call("poll-list", { ...params({ state }) }); }
+  /** `poll-result`: A poll's counts. */
+  pollResult(pollId) { return this.call("poll-result", { poll_id: pollId }); }
+  /** `poll-responses`: A page of a poll's responses (one's own with self:true). */
+  pollResponses(pollId, { own, index, count } = {}) { return this.call("poll-responses", { poll_id: pollId, ...params({ self: own, index, count }) }); }
+  /** `poll-leaderboard`: A quiz's leaderboard, or (without poll_id, 1.2) the session's. */
+  pollLeaderboard({ pollId, offset, count } = {}) { return this.call("poll-leaderboard", { ...params({ poll_id: pollId, offset, count }) }); }
+  /** `poll-answer-set`: Set or correct a stopped quiz's answers (pollWrite); scores are computed again. */
+  pollAnswerSet(pollId, answers) { return this.call("poll-answer-set", { poll_id: pollId, answers }); }
+  /** `hls-start`: Start the room's HLS live stream (state only). */
+  hlsStart({ variants } = {}) { return this.call("hls-start", { ...params({ variants }) }); }
+  /** `hls-stop`: Stop the room's HLS live stream. */
+  hlsStop() { return this.call("hls-stop", {}); }
+  /** `hls-timed-metadata`: Add HLS timed-metadata cues. */
+  hlsTimedMetadata(metadataObjs) { return this.call("hls-timed-metadata", { metadata_objs: metadataObjs }); }
+  /** `rtmp-start`: Start RTMP out (state only), optionally with the recording. */
+  rtmpStart(rtmpUrls, { meetingUrl, record } = {}) { return this.call("rtmp-start", { rtmp_urls: rtmpUrls, ...params({ meeting_url: meetingUrl, record }) }); }
+  /** `rtmp-stop`: Stop RTMP out (and the recording rtmp-start with record started). */
+  rtmpStop() { return this.call("rtmp-stop", {}); }
+  /** `recording-start`: Start the room's recording (state only). */
+  recordingStart() { return this.call("recording-start", {}); }
+  /** `recording-stop`: Stop the room's recording. */
+  recordingStop() { return this.call("recording-stop", {}); }
+  /** `token-refresh`: Swap in a new token of the same user and room. */
+  tokenRefresh(token) { return this.call("token-refresh", { token }); }
+  // ---- end of generated ----
+
   // ---- internals -------------------------------------------------------
 
   _receive(text) {

@@ -26,6 +26,8 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import websockets
 
+from .methods import ProtocolMethods
+
 __all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "WaitTimeout", "HAND_RAISE_GROUP",
            "connect", "push_summary"]
 
@@ -107,7 +109,7 @@ class ConnectionClosed(RoomdError):
 Predicate = Callable[[Dict[str, Any]], Any]
 
 
-class RoomClient:
+class RoomClient(ProtocolMethods):
     """One WebSocket connection to roomd. Create it with :meth:`connect`."""
 
     def __init__(self, ws: Any):
