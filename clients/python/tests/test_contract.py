@@ -933,7 +933,7 @@ def _same_shape(real, example, path="result"):
 
 
 def test_the_document_has_examples_that_match_their_schemas():
-    assert len(EXAMPLES) >= 10
+    assert len(EXAMPLES) >= 30
     for name, example in EXAMPLES:
         assert set(example) <= {"name", "summary", "description", "params", "result", "x-roomd-caller"}, name
         assert example["name"] and example.get("x-roomd-caller") in ("host", "viewer"), name
@@ -943,16 +943,42 @@ def test_the_document_has_examples_that_match_their_schemas():
         check(RESULT_VALIDATORS[name], example["result"]["value"], f"the example result of {name}")
 
 
+def _learn_ids(real, example, ids):
+    """Maps the example's ids (and other strings) to this run's, walking both results side by side."""
+    if isinstance(example, dict) and isinstance(real, dict):
+        for key in example:
+            if key in real:
+                _learn_ids(real[key], example[key], ids)
+    elif isinstance(example, list) and isinstance(real, list):
+        for pair in zip(real, example):
+            _learn_ids(*pair, ids)
+    elif isinstance(example, str) and isinstance(real, str) and real != example:
+        ids.setdefault(example, real)
+
+
+def _with_ids(value, ids):
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {key: _with_ids(item, ids) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_ids(item, ids) for item in value]
+    return value
+
+
 def test_the_examples_are_what_the_daemon_answers(roomd):
-    """Each example replayed, in the document's order, by a host (Ada) and a viewer (Bob) of one room:
-    the real result has the example's shape (its ids and times are the run's own)."""
+    """Each example replayed, in the document's order, by a host (Ada) and a viewer (Bob) of one room;
+    an id an earlier example's result gave (a poll_id, a message_id) is this run's. The real result has
+    the example's shape (its ids and times are the run's own)."""
     async def scenario():
         clients = {"host": await roomd.join("show", "host-1", "host", name="Ada"),
                    "viewer": await roomd.join("show", "v-1", "viewer", name="Bob")}
+        ids = {}
         for name, example in EXAMPLES:
-            params = {pair["name"]: pair["value"] for pair in example["params"]}
+            params = _with_ids({pair["name"]: pair["value"] for pair in example["params"]}, ids)
             real = await clients[example["x-roomd-caller"]].call(name, params)
             _same_shape(real, example["result"]["value"], f"{name}: result")
+            _learn_ids(real, example["result"]["value"], ids)
         for client in clients.values():
             await client.close()
 
