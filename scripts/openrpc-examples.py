@@ -46,6 +46,16 @@ CASES = {  # method: (caller, params with {placeholders}, example name)
     "question-list": ("host", {"order": "top"}, "the top questions"),
     "question-update": ("host", {"question_id": "{question_id}", "state": "answered"}, "answered"),
     "chat-state": ("host", {"slow_mode_s": 10}, "slow mode on"),
+    "group-add": ("host", {"name": "stage", "peer_id": "{viewer_id}"}, "putting a viewer in a group"),
+    "group-remove": ("host", {"name": "stage", "peer_id": "{viewer_id}"}, "taking it out again"),
+    "question-delete": ("host", {"question_id": "{question_id}"}, "deleting a question"),
+    "peer-ban": ("host", {"user_id": "troll-1", "duration_s": 600, "reason": "spam"}, "banning a user for 10 minutes"),
+    "peer-unban": ("host", {"user_id": "troll-1"}, "lifting the ban"),
+    "chat-ban": ("host", {"user_id": "troll-2", "duration_s": 300}, "silencing a user's chat"),
+    "chat-unban": ("host", {"user_id": "troll-2"}, "ending it"),
+    "report": ("viewer", {"message_id": "{message_id}", "reason": "spam"}, "reporting a message"),
+    "recording-start": ("host", {}, "the recording started"),
+    "recording-stop": ("host", {}, "and stopped"),
 }
 
 def fill(value, ids):
@@ -60,7 +70,7 @@ def fill(value, ids):
 async def main(roomd, order):
     who = {"host": await roomd.join("show", "host-1", "host", name="Ada"),
            "viewer": await roomd.join("show", "v-1", "viewer", name="Bob")}
-    ids, out = {}, {}
+    ids, out = {"viewer_id": who["viewer"].peer_id}, {}
     for method in order:
         if method not in CASES:
             continue
