@@ -7,6 +7,7 @@
 #
 #   scripts/cluster.sh                       (make cluster builds first)
 #   PORT=7890 NATS_PORT=4333 scripts/cluster.sh
+#   READY_TIMEOUT=60 scripts/cluster.sh      (a loaded machine: wait longer for the nodes)
 #
 # A room lives on one node (its home) and peers may join it on any node:
 # the others relay (docs/CLUSTER.md).
@@ -40,9 +41,9 @@ for i in 1 2 3; do
   pids="$pids $!"
 done
 
-# Ready when every node counts 3 nodes on a connected bus (at most 15 s).
+# Ready when every node counts 3 nodes on a connected bus (at most READY_TIMEOUT s, default 15).
 ready=0
-for _ in $(seq 150); do
+for _ in $(seq $(( ${READY_TIMEOUT:-15} * 10 ))); do
   ready=0
   for i in 1 2 3; do
     if curl -s "http://127.0.0.1:$((port + i - 1))/healthz" 2>/dev/null | grep -q '"nodes":3,"connected":true'; then

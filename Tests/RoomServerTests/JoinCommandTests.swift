@@ -189,22 +189,29 @@ import Testing
         environment["NATS_PORT"] = "\(CommandLineTests.freePort())"
         environment.removeValue(forKey: "ROOMD_SECRET")
         environment.removeValue(forKey: "ROOMD_SECRET_FILE")
+        environment["READY_TIMEOUT"] = "60"  // 3 nodes and a nats-server beside 23 other tests
         script.environment = environment
         let output = Pipe()
+        let errors = Pipe()
         script.standardOutput = output
-        script.standardError = FileHandle.nullDevice
+        script.standardError = errors
         try script.run()
         defer {
             kill(script.processIdentifier, SIGINT)
             _ = waitForExit(script)
         }
         var printed: [String] = []
-        while let line = readLine(output.fileHandleForReading.fileDescriptor, timeoutMillis: 20_000) {
+        while let line = readLine(output.fileHandleForReading.fileDescriptor, timeoutMillis: 70_000) {
             printed.append(line)
             if line == "Ctrl-C stops everything." { break }
         }
         let joins = printed.filter { $0.contains(" join --url ws://127.0.0.1:") }
-        #expect(joins.count == 3, "\(printed)")
+        #expect(joins.count == 3, "stdout: \(printed)")
+        if joins.isEmpty {
+            kill(script.processIdentifier, SIGINT)
+            Issue.record("cluster.sh: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
+            return
+        }
         let second = try #require(joins.first { $0.contains(":\(port + 1)/ws") }, "a line for node 2")
         let words = second.split(separator: " ").map(String.init)
         #expect(words.first == Daemon.binary && words.contains("--secret-file"))

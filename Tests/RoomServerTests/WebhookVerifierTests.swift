@@ -41,7 +41,8 @@ import Testing
             "\(withNewline)".contains("matches the secret without its trailing newline"),
             "a secret read from a file with its newline says so"
         )
-        let later = Date().addingTimeInterval(600)
+        let sent = try #require(Double(headers["x-roomd-timestamp"] ?? ""))
+        let later = Date(timeIntervalSince1970: sent / 1000 + 600)  // exactly 10 minutes after it was sent
         guard
             case .invalid(let stale) = WebhookVerifier.verify(
                 body: body,
