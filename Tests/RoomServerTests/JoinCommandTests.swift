@@ -23,7 +23,11 @@ import Testing
             let output = Pipe()
             process.standardInput = input
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to processes
+            // started on several threads at once crashed `Process.run` (NatsServerProcess.swift).
+            let null = FileHandle(forWritingAtPath: "/dev/null")
+            process.standardError = null
+            defer { try? null?.close() }  // the child has its copy
             try process.run()
             return Bot(
                 process: process,
