@@ -183,14 +183,14 @@ import Testing
     /// cluster's secret file: pasted as printed, one joins node 2.
     @Test(.enabled(if: (try? NatsServerProcess.locateBinary()) != nil, "needs nats-server"))
     func theClusterScriptPrintsJoinLinesThatWork() async throws {
-        let port = CommandLineTests.freePort()
+        let (port, natsPort) = try #require(Self.fixedPorts(), "no 4 free ports below the ephemeral range")
         let script = Process()
         script.executableURL = URL(fileURLWithPath: "/bin/sh")
         script.arguments = [Daemon.packageRoot.appendingPathComponent("scripts/cluster.sh").path]
         var environment = ProcessInfo.processInfo.environment
         environment["ROOMD_BIN"] = Daemon.binary
         environment["PORT"] = "\(port)"
-        environment["NATS_PORT"] = "\(CommandLineTests.freePort())"
+        environment["NATS_PORT"] = "\(natsPort)"
         environment.removeValue(forKey: "ROOMD_SECRET")
         environment.removeValue(forKey: "ROOMD_SECRET_FILE")
         environment["READY_TIMEOUT"] = "60"  // 3 nodes and a nats-server beside 23 other tests
@@ -213,7 +213,10 @@ import Testing
         #expect(joins.count == 3, "stdout: \(printed)")
         if joins.isEmpty {
             kill(script.processIdentifier, SIGINT)
-            Issue.record("cluster.sh: \(String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self))")
+            _ = waitForExit(script)
+            Issue.record(
+                "cluster.sh: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))"
+            )
             return
         }
         let second = try #require(joins.first { $0.contains(":\(port + 1)/ws") }, "a line for node 2")
@@ -224,5 +227,29 @@ import Testing
         bot.type("leave")
         #expect(bot.next(startingWith: "= ") == "= {}")
         #expect(bot.finalStatus() == 0)
+    }
+
+    /// cluster.sh's nodes take PORT, PORT+1, PORT+2: fixed ports, so ones below the
+    /// ephemeral range (32768 and up), where the other tests' port-0 daemons never
+    /// land; each checked free by binding it. And one more for nats-server.
+    static func fixedPorts() -> (nodes: Int, nats: Int)? {
+        func free(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+        }
+        for _ in 0..<50 {
+            let base = Int.random(in: 20_000...32_000)
+            if (base...(base + 3)).allSatisfy(free) { return (base, base + 3) }
+        }
+        return nil
     }
 }
