@@ -261,6 +261,8 @@ export class RoomClient {
   expectSilence(ms: number): Promise<any[]>;
   closeCode(): Promise<number>;
   close(code?: number, reason?: string): Promise<number>;
+  /** Answers every on-token-expiring with token-refresh and a token from `provider`; returns a stop function. */
+  refreshTokens(provider: () => string | Promise<string>): () => void;
 """
 
 

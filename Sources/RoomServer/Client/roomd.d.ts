@@ -59,6 +59,8 @@ export class RoomClient {
   expectSilence(ms: number): Promise<any[]>;
   closeCode(): Promise<number>;
   close(code?: number, reason?: string): Promise<number>;
+  /** Answers every on-token-expiring with token-refresh and a token from `provider`; returns a stop function. */
+  refreshTokens(provider: () => string | Promise<string>): () => void;
   join(options?: { token?: any; name?: any; data?: any; roomId?: any; peerId?: any }): Promise<any>;
   leave(reason?: any): Promise<any>;
   peerUpdate(options?: { name?: any; data?: any }): Promise<any>;

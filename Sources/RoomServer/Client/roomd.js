@@ -215,6 +215,36 @@ export class RoomClient {
     return this.closeCode();
   }
 
+  /**
+   * Keeps this peer's token fresh by itself (PROTOCOL.md section 23): at each `on-token-expiring` it
+   * asks `provider()` (a function, may be async: your backend mints the token) for a new token and
+   * sends `token-refresh`; the warning leaves the inbox. A failed refresh is tried again after 1, 2, 4
+   * and 8 s. Returns a function that stops it.
+   *
+   *   const stop = client.refreshTokens(() => fetch("/token").then((r) => r.text()));
+   */
+  refreshTokens(provider) {
+    let stopped = false;
+    const refresh = async () => {
+      for (const delay of [0, 1000, 2000, 4000, 8000]) {
+        if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (stopped || this.closed) return;
+        try {
+          await this.call("token-refresh", { token: await provider() });
+          return;
+        } catch (error) {
+          if (error instanceof ClosedError) return;
+        }
+      }
+    };
+    const off = this.on("on-token-expiring", (params, push) => {
+      const index = this.inbox.indexOf(push);
+      if (index >= 0) this.inbox.splice(index, 1);
+      refresh();
+    });
+    return () => { stopped = true; off(); };
+  }
+
   // ---- typed helpers (PROTOCOL.md section 4) ----------------------------
 
   /** `join`: resolves with `{peer, room, policy, peers, resumed}` and remembers `peerId`. */

@@ -290,6 +290,43 @@ class RoomClient(ProtocolMethods):
         self._ws.transport.abort()
         await self._wait_reader()
 
+    # -- token refresh (PROTOCOL.md section 23) ---------------------------
+
+    def refresh_tokens(self, provider: Callable[[], Any]) -> "asyncio.Task[None]":
+        """Keeps this peer's token fresh by itself: at each ``on-token-expiring`` it asks
+        ``provider`` (a function or coroutine function your backend's minting sits
+        behind) for a new token and sends ``token-refresh``. The warnings are taken from
+        the inbox; other pushes stay. A failed refresh is tried again after 1, 2, 4 and
+        8 s. The task ends when the connection closes; cancel it to stop sooner::
+
+            refresher = viewer.refresh_tokens(lambda: backend.token("bob"))
+        """
+        async def run() -> None:
+            while not self.closed:
+                try:
+                    await self.next("on-token-expiring", timeout=3600)
+                except ConnectionClosed:
+                    return
+                except asyncio.TimeoutError:
+                    continue
+                for delay in (0, 1, 2, 4, 8):
+                    if delay:
+                        await asyncio.sleep(delay)
+                    if self.closed:
+                        return
+                    try:
+                        token = provider()
+                        if asyncio.iscoroutine(token):
+                            token = await token
+                        await self.call("token-refresh", {"token": token})
+                        break
+                    except ConnectionClosed:
+                        return
+                    except Exception:  # the provider or the refresh failed: try again
+                        continue
+
+        return asyncio.get_running_loop().create_task(run())
+
     # -- typed helpers (PROTOCOL.md section 4) ----------------------------
 
     async def join(self, token: str, name: Optional[str] = None, data: Optional[str] = None,
