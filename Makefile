@@ -3,7 +3,7 @@ SUDO := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 CONFIG ?= config/roles.json
 PORT ?= 7880
 
-.PHONY: deps client-deps bench-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint
+.PHONY: deps client-deps bench-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint install deb
 
 # System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
 # section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
@@ -24,6 +24,36 @@ run: build
 # nats-server and 3 nodes on loopback (ports PORT..PORT+2), Ctrl-C stops them (docs/CLUSTER.md).
 cluster: build
 	CONFIG=$(CONFIG) PORT=$(PORT) scripts/cluster.sh
+
+# Installs roomd (PREFIX/bin), the default template (PREFIX/share/roomd/roles.json,
+# and /etc/roomd/roles.json unless one is there), the systemd unit
+# roomd.service (UNITDIR; it runs `roomd --config /etc/roomd/roles.json`) and the
+# README. DESTDIR stages it (make deb). INSTALL_BIN: the binary to install;
+# by default a release build with the Swift runtime linked in statically.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL_BIN ?= .build/release/roomd
+install:
+	@if [ "$(INSTALL_BIN)" = .build/release/roomd ]; then $(MAKE) deps && swift build -c release --static-swift-stdlib --product roomd; fi
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/roomd $(DESTDIR)$(SYSCONFDIR)/roomd \
+	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/roomd
+	install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(PREFIX)/bin/roomd
+	install -m 0644 config/roles.json $(DESTDIR)$(PREFIX)/share/roomd/roles.json
+	[ -e $(DESTDIR)$(SYSCONFDIR)/roomd/roles.json ] || install -m 0644 config/roles.json $(DESTDIR)$(SYSCONFDIR)/roomd/roles.json
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/roomd|g' packaging/roomd.service.in \
+	  > $(DESTDIR)$(UNITDIR)/roomd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/roomd.service
+	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/roomd/README.md
+
+# dist/roomd_VERSION_ARCH.deb (dpkg-deb): make install into a staging tree,
+# Depends from the libraries the binary links, /etc/roomd/roles.json a conffile,
+# a postinst that creates /etc/roomd/secret. PackagingTests builds one from the
+# debug binary (uncompressed) and checks it with dpkg --contents and lintian.
+deb:
+	$(MAKE) deps
+	swift build -c release --static-swift-stdlib --product roomd
+	BIN=$(CURDIR)/.build/release/roomd OUT=$(CURDIR)/dist scripts/deb.sh
 
 # Lint first (a finding fails the run, so it fails CI). Builds roomd itself
 # too: the integration tests run the real binary. Then the README's Swift
@@ -64,7 +94,7 @@ test-clients: client-deps $(VENV)/.installed
 $(VENV)/.installed: clients/python/pyproject.toml Makefile
 	rm -rf $(VENV)
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium jsonschema openapi-spec-validator pyyaml
+	$(VENV)/bin/pip install -q --disable-pip-version-check websockets pytest selenium jsonschema openapi-spec-validator pyyaml build setuptools wheel
 	$(VENV)/bin/pip install -q --disable-pip-version-check -e clients/python
 	touch $@
 
@@ -129,4 +159,4 @@ soak: deps
 	  $(if $(filter-out 0,$(CLUSTER)),--cluster 3 --kill-every $(KILL_EVERY)) $(SOAK_ARGS)
 
 clean:
-	rm -rf .build $(VENV) .build-fuzz .build-asan .build-tsan .build-soak
+	rm -rf .build dist $(VENV) .build-fuzz .build-asan .build-tsan .build-soak

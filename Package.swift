@@ -65,6 +65,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             // The browser client, served at /client/roomd.js and /client/ (compiled in: no files to ship).
+            // Its npm package.json and types (roomd.d.ts, scripts/kit-methods.py) sit beside it, not compiled.
+            exclude: ["Client/package.json", "Client/roomd.d.ts"],
             resources: [.embedInCode("Client/roomd.js"), .embedInCode("Client/index.html")],
             // Release builds skip the dynamic exclusivity checks: the fan-out path
             // (Dispatcher.deliver, Connection.enqueue) runs on the one service thread,

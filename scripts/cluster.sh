@@ -1,13 +1,16 @@
 #!/bin/sh
 # A local roomd cluster to try (docs/CLUSTER.md): nats-server with JetStream
-# and 3 roomd nodes on loopback, one shared secret. Prints the URLs and a
-# token command; Ctrl-C stops everything.
+# and 3 roomd nodes on loopback, one shared secret. Prints the URLs and
+# ready-to-paste `roomd join` and `roomd token` lines that carry the
+# cluster's secret file (a dev secret of an earlier `make run` on the same
+# port would not verify: 40109); Ctrl-C stops everything.
 #
 #   scripts/cluster.sh                       (make cluster builds first)
 #   PORT=7890 NATS_PORT=4333 scripts/cluster.sh
+#   READY_TIMEOUT=60 scripts/cluster.sh      (a loaded machine: wait longer for the nodes)
 #
-# Preview: the nodes share the bus and see each other, but rooms are not
-# routed across nodes yet — the peers of one room join the same node.
+# A room lives on one node (its home) and peers may join it on any node:
+# the others relay (docs/CLUSTER.md).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 roomd=${ROOMD_BIN:-$root/.build/debug/roomd}
@@ -38,9 +41,9 @@ for i in 1 2 3; do
   pids="$pids $!"
 done
 
-# Ready when every node counts 3 nodes on a connected bus (at most 15 s).
+# Ready when every node counts 3 nodes on a connected bus (at most READY_TIMEOUT s, default 15).
 ready=0
-for _ in $(seq 150); do
+for _ in $(seq $(( ${READY_TIMEOUT:-15} * 10 ))); do
   ready=0
   for i in 1 2 3; do
     if curl -s "http://127.0.0.1:$((port + i - 1))/healthz" 2>/dev/null | grep -q '"nodes":3,"connected":true'; then
@@ -60,6 +63,11 @@ echo "nats-server  nats://127.0.0.1:$nats_port (JetStream, store in $work/nats)"
 for i in 1 2 3; do
   echo "node$i        ws://127.0.0.1:$((port + i - 1))/ws   http://127.0.0.1:$((port + i - 1))/healthz   log $work/node$i.log"
 done
+echo "secret:      $work/secret  (export ROOMD_SECRET_FILE=$work/secret for roomd token / join)"
+echo "join, one line per node, each a peer of room demo:"
+echo "  $roomd join --url ws://127.0.0.1:$port/ws --secret-file $work/secret --room demo --role host --name Ada"
+echo "  $roomd join --url ws://127.0.0.1:$((port + 1))/ws --secret-file $work/secret --room demo --role viewer --name Bob"
+echo "  $roomd join --url ws://127.0.0.1:$((port + 2))/ws --secret-file $work/secret --room demo --role guest --name Cy"
 echo "token:       $roomd token --secret-file $work/secret --room demo --user ada --role host"
 echo "Ctrl-C stops everything."
 wait

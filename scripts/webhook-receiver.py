@@ -87,6 +87,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 "wrong_secret_verified": verify(secret + b"x", self.headers, body),
                 "content_type": self.headers.get("Content-Type"),
                 "timestamp_header": self.headers.get("X-Roomd-Timestamp"),
+                "signature_header": self.headers.get("X-Roomd-Signature"),
+                "raw_body": body.decode("utf-8"),  # for the kits' verifiers, which check the exact bytes
             }
             if args.mode == "drip-first":
                 seen.append(record)

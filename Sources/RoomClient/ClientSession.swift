@@ -20,7 +20,7 @@ final class ClientSession: Sendable {
     enum WaiterKind: Sendable {
         case connect
         case call(Int)  // JSON-RPC id
-        case message(String?)  // nil: any inbox entry; else the next push with that method
+        case message(@Sendable (JSON) -> Bool)  // the next inbox entry that passes the test
         /// The next push whose decoded event passes the test. The test runs
         /// under the session lock (on the loop thread for new messages).
         case event(@Sendable (RoomEvent) -> Bool)
@@ -83,6 +83,7 @@ final class ClientSession: Sendable {
     /// the lock released (used to send a call only once its waiter exists).
     func wait(
         timeout: Duration?,
+        site: WaitSite,
         register: (inout State) -> Start,
         registered: (() -> Void)? = nil
     ) async throws -> JSON {
@@ -118,7 +119,7 @@ final class ClientSession: Sendable {
                 let timer = Task { [weak self] in
                     try? await Task.sleep(for: timeout)
                     if Task.isCancelled { return }
-                    self?.expire(token, with: RoomClientError.timeout)
+                    self?.expire(token, timedOutAfter: timeout, site: site)
                 }
                 let kept = state.withLock { state in
                     guard state.waiters[token] != nil else { return false }
@@ -130,6 +131,30 @@ final class ClientSession: Sendable {
         } onCancel: {
             self.expire(token, with: CancellationError(), early: true)
         }
+    }
+
+    /// The waiter's time is up: it fails with ``RoomClientError/timeout(_:)``
+    /// saying what it waited for and what the inbox held meanwhile.
+    private func expire(_ token: Int, timedOutAfter timeout: Duration, site: WaitSite) {
+        let expired: (Waiter, WaitTimeout)? = state.withLock { state in
+            guard let waiter = state.remove(token) else { return nil }
+            let queued = state.inbox.prefix(WaitTimeout.queuedLimit).map(WaitTimeout.summary(of:))
+            let report = WaitTimeout(
+                waitedFor: site.what,
+                timeout: timeout,
+                queued: queued,
+                queuedCount: state.inbox.count,
+                fileID: site.fileID,
+                filePath: site.filePath,
+                line: site.line,
+                column: site.column
+            )
+            return (waiter, report)
+        }
+        guard let (waiter, report) = expired else { return }
+        waiter.timer?.cancel()
+        WaitTimeout.report(report)
+        waiter.continuation.resume(throwing: RoomClientError.timeout(report))
     }
 
     private func expire(_ token: Int, with error: any Error, early: Bool = false) {
@@ -196,8 +221,8 @@ final class ClientSession: Sendable {
             var decoded: RoomEvent?? = nil
             for token in state.messageOrder {
                 switch state.waiters[token]?.kind {
-                case .message(let method)?:
-                    if method == nil || Self.isPush(message, method: method!) {
+                case .message(let test)?:
+                    if test(message) {
                         return state.remove(token)
                     }
                 case .event(let test)?:

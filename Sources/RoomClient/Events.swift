@@ -281,11 +281,18 @@ extension RoomClient {
     /// Only pushes are taken: responses to raw sends, batch arrays and
     /// unparseable text stay in the inbox, in order, for ``nextMessage(timeout:)``.
     ///
-    /// - Throws: ``RoomClientError/timeout`` if no push arrives within
+    /// - Throws: ``RoomClientError/timeout(_:)`` if no push arrives within
     ///   `timeout`; ``RoomClientError/closed(code:reason:)`` once the
     ///   connection is closed and no push is left.
-    public func nextEvent(timeout: Duration = .seconds(5)) async throws -> RoomEvent {
-        try await waitForEvent(timeout: timeout) { _ in true }
+    public func nextEvent(
+        timeout: Duration = .seconds(5),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async throws -> RoomEvent {
+        let site = WaitSite("a push (any)", fileID: fileID, filePath: filePath, line: line, column: column)
+        return try await waitForEvent(timeout: timeout, site: site) { _ in true }
     }
 
     /// The first push, in arrival order, for which `extract` returns a
@@ -296,7 +303,7 @@ extension RoomClient {
     /// let joined = try await host.next { event in
     ///     if case .peerJoin(let peer) = event { peer } else { nil }
     /// }
-    /// let reason = try await guest.next { event in
+    /// let reason = try await guest.next(timeout: .seconds(10), description: "the room's end") { event in
     ///     if case .peerLeaveRequest(_, let reason, roomEnd: true) = event { reason } else { nil }
     /// }
     /// ```
@@ -304,18 +311,51 @@ extension RoomClient {
     /// `extract` should be a quick, pure function of the event: it may run
     /// more than once per push, under the connection's lock and on the
     /// client loop's thread, so it must not call back into the client.
+    /// To match on a push's raw params instead, use the one predicate
+    /// contract of all three kits, ``next(_:where:description:timeout:fileID:filePath:line:column:)``.
     ///
-    /// - Throws: ``RoomClientError/timeout``, or ``RoomClientError/closed(code:reason:)``
+    /// - Throws: ``RoomClientError/timeout(_:)`` saying `description` (else
+    ///   "a push the extract closure takes"), the timeout, the caller's line
+    ///   and the pushes queued instead; ``RoomClientError/closed(code:reason:)``
     ///   once the connection is closed and no matching push is left.
     public func next<T>(
-        _ extract: @escaping @Sendable (RoomEvent) -> T?,
-        timeout: Duration = .seconds(5)
+        timeout: Duration = .seconds(5),
+        description: String? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column,
+        _ extract: @escaping @Sendable (RoomEvent) -> T?
     ) async throws -> T {
+        let what = description ?? "a push the extract closure takes"
+        let site = WaitSite(what, fileID: fileID, filePath: filePath, line: line, column: column)
         while true {
-            let event = try await waitForEvent(timeout: timeout) { extract($0) != nil }
+            let event = try await waitForEvent(timeout: timeout, site: site) { extract($0) != nil }
             if let value = extract(event) { return value }
             // Only reachable if `extract` is not deterministic: the push is consumed; keep looking.
         }
+    }
+
+    /// The same as ``next(timeout:description:fileID:filePath:line:column:_:)``
+    /// with the closure first: `next({ … }, timeout: .seconds(3))`.
+    public func next<T>(
+        _ extract: @escaping @Sendable (RoomEvent) -> T?,
+        timeout: Duration,
+        description: String? = nil,
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async throws -> T {
+        try await next(
+            timeout: timeout,
+            description: description,
+            fileID: fileID,
+            filePath: filePath,
+            line: line,
+            column: column,
+            extract
+        )
     }
 
     /// Every push, decoded, in arrival order, for as long as the connection
@@ -336,17 +376,18 @@ extension RoomClient {
     /// ```
     public var events: AsyncStream<RoomEvent> {
         AsyncStream(unfolding: { [self] in
-            try? await self.waitForEvent(timeout: nil) { _ in true }
+            try? await self.waitForEvent(timeout: nil, site: WaitSite("a push (events)")) { _ in true }
         })
     }
 
     private func waitForEvent(
         timeout: Duration?,
+        site: WaitSite,
         where test: @escaping @Sendable (RoomEvent) -> Bool
     ) async throws
         -> RoomEvent
     {
-        let push = try await session.wait(timeout: timeout) { state in
+        let push = try await session.wait(timeout: timeout, site: site) { state in
             for index in state.inbox.indices {
                 if let event = RoomEvent.decode(state.inbox[index]), test(event) {
                     return .done(.success(state.inbox.remove(at: index)))

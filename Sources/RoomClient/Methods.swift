@@ -8,7 +8,7 @@ import RoomWire
 // Every method but `join` and `ping` needs a joined peer, else the server
 // answers 40005. Any call may also fail with 42900 (rate limited). Errors:
 // ``RoomClientError/rpc(code:message:data:)`` for a protocol error,
-// ``RoomClientError/timeout``, ``RoomClientError/closed(code:reason:)``,
+// ``RoomClientError/timeout(_:)``, ``RoomClientError/closed(code:reason:)``,
 // ``RoomClientError/invalidPayload(_:)`` if the result does not decode.
 
 extension RoomClient {

@@ -113,7 +113,7 @@ public final class RoomClient: Sendable {
             protocolName: protocolName
         )
         do {
-            _ = try await session.wait(timeout: timeout) { state in
+            _ = try await session.wait(timeout: timeout, site: WaitSite("the connection to \(host):\(port)")) { state in
                 if state.established { return .done(.success(.null)) }
                 if state.closed != nil {
                     return .done(.failure(RoomClientError.connectFailed(state.connectError ?? "closed")))
@@ -142,6 +142,8 @@ public final class RoomClient: Sendable {
     /// ```swift
     /// let result = try await client.call("ping", ["timestamp": 42])
     /// ```
+    ///
+    /// A timeout's ``WaitTimeout`` names the method (`the answer to ping`).
     public func call(_ method: String, _ params: JSON? = nil, timeout: Duration = .seconds(5)) async throws -> JSON {
         let id = session.nextCallID()
         var members: [JSON.Member] = [.init("jsonrpc", "2.0"), .init("id", .int(id)), .init("method", .string(method))]
@@ -149,7 +151,7 @@ public final class RoomClient: Sendable {
         let frame = Self.frame(JSON.object(members))
         let sessionID = session.id
         let loop = self.loop
-        let response = try await session.wait(timeout: timeout) { state in
+        let response = try await session.wait(timeout: timeout, site: WaitSite("the answer to \(method)")) { state in
             if state.closed != nil { return .done(.failure(state.closedError)) }
             return .pending(.call(id))
         } registered: {
@@ -187,23 +189,89 @@ public final class RoomClient: Sendable {
 
     /// The next inbox entry. Throws `.timeout`, or `.closed` once the
     /// connection is closed and the inbox is empty.
-    public func nextMessage(timeout: Duration = .seconds(5)) async throws -> JSON {
-        try await session.wait(timeout: timeout) { state in
+    ///
+    /// The `fileID`/`filePath`/`line`/`column` defaults name the caller's
+    /// line in a timeout's ``WaitTimeout``; leave them out.
+    public func nextMessage(
+        timeout: Duration = .seconds(5),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async throws -> JSON {
+        let site = WaitSite("a message (any)", fileID: fileID, filePath: filePath, line: line, column: column)
+        return try await session.wait(timeout: timeout, site: site) { state in
             if !state.inbox.isEmpty { return .done(.success(state.inbox.removeFirst())) }
             if state.closed != nil { return .done(.failure(state.closedError)) }
-            return .pending(.message(nil))
+            return .pending(.message({ _ in true }))
         }
     }
 
     /// The `params` of the next push `{"method": method, ...}`, removed from
     /// the inbox; entries before it stay where they are.
-    public func next(_ method: String, timeout: Duration = .seconds(5)) async throws -> JSON {
-        let push = try await session.wait(timeout: timeout) { state in
-            if let index = state.inbox.firstIndex(where: { ClientSession.isPush($0, method: method) }) {
+    ///
+    /// - Throws: ``RoomClientError/timeout(_:)`` naming `method`, the
+    ///   timeout, the caller's line and the pushes queued instead;
+    ///   ``RoomClientError/closed(code:reason:)`` once the connection is
+    ///   closed and no such push is left.
+    public func next(
+        _ method: String,
+        timeout: Duration = .seconds(5),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async throws -> JSON {
+        let site = WaitSite(method, fileID: fileID, filePath: filePath, line: line, column: column)
+        return try await nextPush(method, site: site, timeout: timeout) { _ in true }
+    }
+
+    /// The `params` of the first push of `method` whose params pass
+    /// `predicate`, removed from the inbox; every other entry stays where it is.
+    ///
+    /// This is the kits' one predicate contract (the Python kit's
+    /// `next(method, where=…)`, roomd.js's `next(method, {where})`): the
+    /// method name filters, the predicate gets the push's `params` (`{}`
+    /// when it has none) and says whether it is the one.
+    ///
+    /// ```swift
+    /// let update = try await host.next("on-peer-update", where: { $0["peer"]?["peer_id"] == .string(guestID) })
+    /// ```
+    ///
+    /// `predicate` may run more than once per push, under the connection's
+    /// lock and on the client loop's thread: keep it quick and pure.
+    /// `description` (e.g. `"the guest's update"`) goes into a timeout's
+    /// ``WaitTimeout``; without it the timeout says `<method> where <predicate>`.
+    public func next(
+        _ method: String,
+        where predicate: @escaping @Sendable (JSON) -> Bool,
+        description: String? = nil,
+        timeout: Duration = .seconds(5),
+        fileID: String = #fileID,
+        filePath: String = #filePath,
+        line: Int = #line,
+        column: Int = #column
+    ) async throws -> JSON {
+        let what = "\(method) where \(description ?? "<predicate>")"
+        let site = WaitSite(what, fileID: fileID, filePath: filePath, line: line, column: column)
+        return try await nextPush(method, site: site, timeout: timeout, where: predicate)
+    }
+
+    private func nextPush(
+        _ method: String,
+        site: WaitSite,
+        timeout: Duration,
+        where predicate: @escaping @Sendable (JSON) -> Bool
+    ) async throws -> JSON {
+        let matches: @Sendable (JSON) -> Bool = { entry in
+            ClientSession.isPush(entry, method: method) && predicate(entry["params"] ?? .object([]))
+        }
+        let push = try await session.wait(timeout: timeout, site: site) { state in
+            if let index = state.inbox.firstIndex(where: matches) {
                 return .done(.success(state.inbox.remove(at: index)))
             }
             if state.closed != nil { return .done(.failure(state.closedError)) }
-            return .pending(.message(method))
+            return .pending(.message(matches))
         }
         return push["params"] ?? .object([])
     }
@@ -255,7 +323,7 @@ public final class RoomClient: Sendable {
 
     /// Like `closeCode`, with the close reason text too.
     public func closeStatus(timeout: Duration = .seconds(5)) async throws -> (code: Int, reason: String) {
-        let code = try await session.wait(timeout: timeout) { state in
+        let code = try await session.wait(timeout: timeout, site: WaitSite("the connection to close")) { state in
             if let closed = state.closed { return .done(.success(.int(closed.code))) }
             return .pending(.close)
         }

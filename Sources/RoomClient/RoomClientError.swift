@@ -20,8 +20,10 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// The server answered a `call` with a JSON-RPC error object. `code` is
     /// the protocol code (PROTOCOL.md section 8), e.g. -32602 or 40300.
     case rpc(code: Int, message: String, data: JSON?)
-    /// Nothing suitable arrived in time.
-    case timeout
+    /// Nothing suitable arrived in time. The ``WaitTimeout`` says what was
+    /// awaited, for how long, from which line, and what was queued instead;
+    /// match any timeout with `case .timeout`.
+    case timeout(WaitTimeout)
     /// The connection is closed (and, for the inbox, drained). `code` is the
     /// close code the server sent, 1006 if it dropped without a close frame,
     /// or the code this client sent if it closed first.
@@ -45,7 +47,7 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .connectFailed(let why): "connect failed: \(why)"
         case .rpc(let code, let message, let data):
             if let data { "rpc error \(code): \(message) \(data.text)" } else { "rpc error \(code): \(message)" }
-        case .timeout: "timed out"
+        case .timeout(let report): report.description
         case .closed(let code, let reason): reason.isEmpty ? "closed (\(code))" : "closed (\(code) \(reason))"
         case .invalidPayload(let problem): "invalid payload: \(problem)"
         }

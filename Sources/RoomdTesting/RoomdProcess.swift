@@ -114,6 +114,8 @@ public final class RoomdProcess: Sendable {
     ///   - limits: resource limits of the daemon alone, e.g. `[.openFiles(128)]`.
     ///   - testMode: roomd's test mode (`--test-mode`, a manual clock that
     ///     `advance(by:)` moves, seeded ids); nil: none.
+    ///   - webhooks: a ``WebhookSink`` the daemon sends its webhooks to (the
+    ///     template's `settings.webhooks.url`); the sink verifies with `secret`.
     ///   - timeout: seconds to wait for the listening line.
     public static func start(
         binary: String? = nil,
@@ -124,8 +126,10 @@ public final class RoomdProcess: Sendable {
         environment: [String: String] = [:],
         limits: [ResourceLimit] = [],
         testMode: TestModeOptions? = nil,
+        webhooks: WebhookSink? = nil,
         timeout: Double = 10
     ) throws -> RoomdProcess {
+        TimeoutIssues.install()
         let executable = try locateBinary(binary)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("roomd-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -140,6 +144,13 @@ public final class RoomdProcess: Sendable {
             case .shipped: try FileManager.default.copyItem(atPath: shippedTemplatePath, toPath: config.path)
             case .file(let path): try FileManager.default.copyItem(atPath: path, toPath: config.path)
             case .json(let text): try text.write(to: config, atomically: true, encoding: .utf8)
+            }
+            if let webhooks {
+                // The template as given, with settings.webhooks.url the sink's.
+                if case .json(let text) = try webhooks.template(from: config.path) {
+                    try text.write(to: config, atomically: true, encoding: .utf8)
+                }
+                webhooks.secret = secret
             }
             // roomd ignores one trailing newline of a secret file: a secret
             // that ends with one gets another, so the daemon reads all of it.

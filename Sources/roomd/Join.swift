@@ -9,15 +9,18 @@ import Synchronization
 /// `roomd join`: a bot peer on the command line (like `lk room join`). It
 /// mints its own token (dev secret or `--secret-file`), joins, prints every
 /// push as one compact line, and reads calls from stdin as
-/// `method {json params}` lines.
+/// `method {json params}` lines or shorthands (`hand`, `invite PEER ROLE`,
+/// `accept`, `chat TEXT`, `me`, `help`).
 struct Join: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Join a room as a bot: print pushes, read calls from stdin as `method {json params}` lines.",
         discussion: """
             Output lines: `< method {params}` for a push, `= {result}` for an answer, \
-            `! CODE message` for an error. End of input (Ctrl-D) disconnects without \
-            `leave`: the peer stays for the room's reconnect grace. Type `leave` to leave.
-            """
+            `! CODE message` for an error, `# …` for what the tool says itself. End of input \
+            (Ctrl-D) disconnects without `leave`: the peer stays for the room's reconnect \
+            grace. Type `leave` to leave. When the server closes the connection (roomd \
+            stopped, `end-room`, removal) it prints `# closed CODE reason` and exits 1.
+            """ + "\n\n" + JoinMethods.helpText
     )
 
     @Option(help: "Room id.") var room: String
@@ -26,7 +29,10 @@ struct Join: ParsableCommand {
     @Option(help: "Display name.") var name: String?
     @Option(help: "user_restrictions claim, e.g. view_and_polls_only.") var restrictions: String?
     @Option(help: "The daemon's WebSocket URL.") var url: String = "ws://127.0.0.1:7880/ws"
-    @Option(help: "File holding the HS256 secret (else $ROOMD_SECRET, else the dev secret of the roomd at --url).")
+    @Option(
+        help:
+            "File holding the HS256 secret (else $ROOMD_SECRET_FILE, else $ROOMD_SECRET, else the dev secret of the roomd at --url)."
+    )
     var secretFile: String?
 
     func validate() throws {
@@ -35,7 +41,7 @@ struct Join: ParsableCommand {
 
     func run() throws {
         let port = Int(url.split(separator: ":").last?.split(separator: "/").first ?? "") ?? 7880
-        let secret = lookUpSecret(file: secretFile, port: port)
+        let (secret, source) = lookUpSecretAndSource(file: secretFile, port: port)
         let token = try TokenMinter(secret: secret).appToken(
             room: room,
             user: user ?? "bot-\(getpid())",
@@ -46,8 +52,8 @@ struct Join: ParsableCommand {
         // A command-line tool, not the daemon: block the main thread on the session.
         let done = DispatchSemaphore(value: 0)
         let status = ExitStatus()
-        Task {
-            let code = await JoinSession(url: url, token: token).run()
+        Task { [url] in
+            let code = await JoinSession(url: url, token: token, secretSource: source).run()
             status.value.withLock { $0 = code }
             done.signal()
         }
@@ -62,62 +68,136 @@ private final class ExitStatus: Sendable {
     let value = Mutex<Int32>(0)
 }
 
+/// What the push reader and the stdin reader share.
+private final class JoinState: Sendable {
+    struct Values {
+        var peerID = ""
+        var roomID = ""
+        var role = ""
+        /// The token of the last `on-role-change-request`, for `accept` / `reject`.
+        var invitation: String?
+        /// This side asked for the end (`leave`, end of input): a close is not the server's doing.
+        var closing = false
+    }
+    let values = Mutex(Values())
+}
+
 private struct JoinSession {
     let url: String
     let token: String
+    let secretSource: String
 
     func run() async -> Int32 {
         let client: RoomClient
+        let state = JoinState()
         do {
             client = try await RoomClient.connect(to: url)
             let joined = try await client.call("join", ["token": .string(token)])
             emit("= " + Self.abbreviated(joined).text)
+            state.values.withLock {
+                $0.peerID = joined["peer"]?["peer_id"]?.stringValue ?? ""
+                $0.role = joined["peer"]?["role"]?.stringValue ?? ""
+                $0.roomID = joined["room"]?["room_id"]?.stringValue ?? ""
+            }
+            let me = state.values.withLock { $0 }
+            note("you are \(me.peerID) (\(me.role)) in \(me.roomID); `help` lists the calls, `me` prints your peer id")
+        } catch RoomClientError.rpc(let code, let message, _) where code == 40109 {
+            emit("! \(code) \(message)")
+            emit(
+                "# the token was signed with \(secretSource); the roomd at \(url) uses another secret: "
+                    + "pass its file with --secret-file or ROOMD_SECRET_FILE (`make cluster` prints the cluster's)"
+            )
+            return 1
         } catch {
             emit("! \(error)")
             return 1
         }
-        let pushes = Task {
-            while !Task.isCancelled {
-                guard let message = try? await client.nextMessage(timeout: .seconds(3600)) else { break }
-                if let method = message["method"]?.stringValue {
-                    emit("< \(method) \(Self.abbreviated(message["params"] ?? .null).text)")
+        return await withTaskGroup(of: Int32.self) { group in
+            group.addTask { await Self.printPushes(client, state) }
+            group.addTask { await Self.readCalls(client, state) }
+            let first = await group.next() ?? 0
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Prints every push until the connection ends; then `# closed CODE
+    /// reason`, and 1 when the server closed it (0 after `leave` or end of input).
+    private static func printPushes(_ client: RoomClient, _ state: JoinState) async -> Int32 {
+        while true {
+            do {
+                let message = try await client.nextMessage(timeout: .seconds(3600))
+                guard let method = message["method"]?.stringValue else { continue }
+                let params = message["params"] ?? .null
+                if method == "on-role-change-request", let token = params["token"]?.stringValue {
+                    state.values.withLock { $0.invitation = token }
                 }
+                if method == "on-policy-change", let role = params["name"]?.stringValue {
+                    state.values.withLock { $0.role = role }
+                }
+                emit("< \(method) \(Self.abbreviated(params).text)")
+            } catch RoomClientError.closed(let code, let reason) {
+                emit("# closed \(code)" + (reason.isEmpty ? "" : " \(reason)"))
+                return state.values.withLock { $0.closing } ? 0 : 1
+            } catch RoomClientError.timeout {
+                continue
+            } catch {
+                return 0  // cancelled: the stdin side ended the session
             }
         }
-        for await line in Self.stdinLines() {
+    }
+
+    /// Runs the calls typed on stdin until `leave` or the end of input.
+    private static func readCalls(_ client: RoomClient, _ state: JoinState) async -> Int32 {
+        for await line in stdinLines() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { continue }
-            let (method, rest) =
-                trimmed.firstIndex(of: " ").map { (String(trimmed[..<$0]), String(trimmed[$0...])) }
-                ?? (trimmed, "")
-            var params: JSON?
-            if !rest.trimmingCharacters(in: .whitespaces).isEmpty {
-                do {
-                    params = try JSON.parse(Array(rest.utf8))
-                } catch {
-                    emit("! params are not JSON: \(error)")
-                    continue
-                }
+            let call: (method: String, params: JSON?)
+            switch JoinInput.parse(trimmed, invitation: state.values.withLock { $0.invitation }) {
+            case .help:
+                emit(JoinMethods.helpText)
+                continue
+            case .me:
+                let me = state.values.withLock { $0 }
+                emit(
+                    "= "
+                        + JSON.object([
+                            .init("peer_id", .string(me.peerID)), .init("role", .string(me.role)),
+                            .init("room_id", .string(me.roomID)),
+                        ]).text
+                )
+                continue
+            case .problem(let text):
+                emit("! \(text)")
+                continue
+            case .call(let method, let params):
+                call = (method, params)
             }
+            if call.method == "leave" { state.values.withLock { $0.closing = true } }
             do {
-                emit("= " + (try await client.call(method, params)).text)
+                emit("= " + (try await client.call(call.method, call.params)).text)
             } catch RoomClientError.rpc(let code, let message, let data) {
                 // `data` when the error has one: 42901's `{"retry_after_ms":…}` (section 22).
                 emit("! \(code) \(message)" + (data.map { " " + $0.text } ?? ""))
+            } catch RoomClientError.closed {
+                return await waitForever()  // the push side reports the close and the status
             } catch {
                 emit("! \(error)")
             }
-            if method == "leave" {
-                pushes.cancel()
-                return 0
-            }
-            if client.isClosed { break }
+            if call.method == "leave" { return 0 }
         }
-        pushes.cancel()
+        if Task.isCancelled { return 0 }
+        state.values.withLock { $0.closing = true }
         if !client.isClosed {
             emit("# end of input: disconnecting without leave (the peer stays for the reconnect grace)")
             await client.abort()
         }
+        return 0
+    }
+
+    /// Until cancelled: lets the other task of the group give the answer.
+    private static func waitForever() async -> Int32 {
+        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
         return 0
     }
 
@@ -184,4 +264,9 @@ private struct JoinSession {
 private func emit(_ line: String) {
     print(line)
     fflush(nil)
+}
+
+/// A hint for the person at the keyboard, on stderr (stdout stays the session's transcript).
+private func note(_ line: String) {
+    FileHandle.standardError.write(Data(("roomd join: " + line + "\n").utf8))
 }

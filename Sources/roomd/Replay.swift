@@ -26,7 +26,10 @@ struct Replay: ParsableCommand {
 
     @Argument(help: "The journal (JSON lines).") var file: String
     @Option(help: "The daemon's WebSocket URL, e.g. ws://127.0.0.1:7880/ws.") var against: String
-    @Option(help: "File holding the daemon's HS256 secret (else $ROOMD_SECRET, else its dev secret).")
+    @Option(
+        help:
+            "File holding the daemon's HS256 secret (else $ROOMD_SECRET_FILE, else $ROOMD_SECRET, else its dev secret)."
+    )
     var secretFile: String?
 
     func run() throws {

@@ -8,7 +8,10 @@ struct Roomd: ParsableCommand {
         commandName: "roomd",
         abstract: "A real-time room signalling daemon (JSON-RPC over WebSocket).",
         version: roomdVersion,
-        subcommands: [Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self],
+        subcommands: [
+            Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self, Rooms.self, Peers.self, Send.self,
+            Webhooks.self,
+        ],
         defaultSubcommand: Serve.self
     )
 }

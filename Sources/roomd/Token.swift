@@ -14,7 +14,10 @@ struct Token: ParsableCommand {
     @Option(help: "user_restrictions claim, e.g. view_and_polls_only.") var restrictions: String?
     @Option(help: "access_key claim.") var accessKey: String?
     @Flag(help: "A management token for the REST API.") var management = false
-    @Option(help: "File holding the HS256 secret (else $ROOMD_SECRET, else the dev secret of the roomd on --port).")
+    @Option(
+        help:
+            "File holding the HS256 secret (else $ROOMD_SECRET_FILE, else $ROOMD_SECRET, else the dev secret of the roomd on --port)."
+    )
     var secretFile: String?
     @Option(help: "Port of a local roomd started without a secret.") var port: Int = 7880
 
@@ -66,16 +69,42 @@ struct Token: ParsableCommand {
     }
 }
 
-/// The secret for minting: `--secret-file`, else `$ROOMD_SECRET`, else the
-/// dev secret of the roomd on `port` (exit 2 when there is none).
+/// The secret for minting: `--secret-file`, else `$ROOMD_SECRET_FILE`, else
+/// `$ROOMD_SECRET`, else the dev secret of the roomd on `port` (exit 2 when
+/// there is none).
 func lookUpSecret(file: String?, port: Int) -> [UInt8] {
+    lookUpSecretAndSource(file: file, port: port).secret
+}
+
+/// The secret as ``lookUpSecret(file:port:)`` finds it, and where it came
+/// from in words (`--secret-file /x`, `$ROOMD_SECRET_FILE /x`,
+/// `$ROOMD_SECRET`, `the dev secret of port 7880 (/run/user/0/roomd/dev-7880.secret)`),
+/// for an error that must say which secret a token was signed with.
+func lookUpSecretAndSource(
+    file: String?,
+    port: Int,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+) -> (secret: [UInt8], source: String) {
+    let fromEnvironment = environment["ROOMD_SECRET_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+    let chosen = file ?? fromEnvironment
     do {
-        if let configured = try Secrets.load(file: file) { return configured }
+        if let configured = try Secrets.load(file: chosen, environment: environment) {
+            let source =
+                if let file { "--secret-file \(file)" } else if let fromEnvironment {
+                    "$ROOMD_SECRET_FILE \(fromEnvironment)"
+                } else { "$ROOMD_SECRET" }
+            return (configured, source)
+        }
     } catch {
         fail("\(error)")
     }
-    if let dev = try? Secrets.load(file: Secrets.devSecretPath(port: port), environment: [:]) { return dev }
-    fail("no secret: pass --secret-file, set ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first")
+    let devPath = Secrets.devSecretPath(port: port)
+    if let dev = try? Secrets.load(file: devPath, environment: [:]) {
+        return (dev, "the dev secret of port \(port) (\(devPath))")
+    }
+    fail(
+        "no secret: pass --secret-file, set ROOMD_SECRET_FILE or ROOMD_SECRET, or start roomd on 127.0.0.1:\(port) without one first"
+    )
 }
 
 /// A usage error for ids that `join` would refuse (40102 / 40107 / 41300).

@@ -110,7 +110,8 @@ import Testing
         process.environment = env
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
+        // Not the shared nullDevice: several threads handing it to Process.run crashed (NatsServerProcess.swift).
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         defer {
             process.terminate()
@@ -337,7 +338,8 @@ import Testing
         let output = Pipe()
         bot.standardInput = input
         bot.standardOutput = output
-        bot.standardError = FileHandle.nullDevice
+        // Not the shared nullDevice: several threads handing it to Process.run crashed (NatsServerProcess.swift).
+        bot.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try bot.run()
         let fd = output.fileHandleForReading.fileDescriptor
         let joined = try #require(readLine(fd, timeoutMillis: 5000))

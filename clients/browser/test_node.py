@@ -3,6 +3,7 @@
 Skipped when no such Node is installed (Debian 12's nodejs 18 has no WebSocket)."""
 import asyncio
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,7 +47,7 @@ def test_roomd_js_runs_under_node(roomd):
         host = await roomd.join("show", "host-1", "host")
         joined = await host.next("on-peer-join", timeout=10)
         await host.role_change_request(joined["peer"]["peer_id"], "guest")
-        await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
+        await host.next("on-peer-update", where=lambda p: p["changed"] == ["role"])
         await host.peer_leave_request(joined["peer"]["peer_id"])
         stdout, stderr = await asyncio.wait_for(node.communicate(), 20)
         await host.close()
@@ -54,3 +55,90 @@ def test_roomd_js_runs_under_node(roomd):
         return json.loads(stdout)
 
     assert asyncio.run(scenario()) == {"role": "viewer", "error": 40300, "newRole": "guest", "closeCode": 4001}
+
+
+WAIT_SCRIPT = """
+const { RoomClient, TimeoutError } = await import(process.argv[1]);
+const [url, token] = process.argv.slice(2);
+const out = {};
+const client = await RoomClient.connect(url);
+await client.join({ token });
+const first = await client.next("on-broadcast", { timeout: 10000 });   // the guest is in and has spoken twice
+out.where = (await client.next("on-broadcast", { where: (p) => p.info.message === "two" })).info.message;
+try {
+  await client.next("on-role-change-request", { timeout: 300 });
+} catch (e) {
+  out.isTimeout = e instanceof TimeoutError;
+  out.message = e.message;
+  out.waitedFor = e.waitedFor;
+  out.queuedCount = e.queuedCount;
+}
+const wanted = function goodbye(p) { return p.info.message === "goodbye"; };
+try { await client.next("on-broadcast", { where: wanted, timeout: 100 }); } catch (e) { out.named = e.waitedFor; }
+await client.close();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(node_command() is None, reason="no Node with a global WebSocket")
+def test_a_roomd_js_timeout_says_what_it_waited_for_and_what_is_queued(roomd):
+    async def scenario():
+        watcher = await roomd.join("show", "watch-1", "host")   # sees the Node host join before the guest does
+        host_token = roomd.token("show", "host-1", "host")
+        node = await asyncio.create_subprocess_exec(
+            *node_command(), "--input-type=module", "-e", WAIT_SCRIPT, MODULE.as_uri(), roomd.url, host_token,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        await watcher.next("on-peer-join", timeout=10)
+        guest = await roomd.join("show", "guest-1", "guest")
+        await guest.broadcast("one")
+        await guest.broadcast("two")
+        await guest.broadcast("three")
+        stdout, stderr = await asyncio.wait_for(node.communicate(), 20)
+        await guest.close()
+        await watcher.close()
+        assert node.returncode == 0, stderr.decode()
+        return json.loads(stdout), guest.peer_id
+
+    out, guest_id = asyncio.run(scenario())
+    assert out["where"] == "two", "the where predicate gets the params"
+    assert out["isTimeout"] and out["waitedFor"] == "on-role-change-request"
+    # Still queued: the guest's join and its third message (the first was taken, the second matched).
+    assert out["queuedCount"] == 2
+    assert out["message"].startswith("timed out after 300 ms waiting for on-role-change-request; 2 entries queued: "
+                                     "on-peer-join {"), out["message"]
+    assert guest_id in out["message"] and 'on-broadcast {"message_id":' in out["message"]
+    assert out["named"] == "on-broadcast where goodbye"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_the_types_declare_every_export_and_method_and_npm_packs_them():
+    listing = subprocess.run(["node", "--input-type=module", "-e",
+                              f"const m = await import({json.dumps(MODULE.as_uri())});"
+                              "console.log(JSON.stringify({exports: Object.keys(m),"
+                              " methods: Object.getOwnPropertyNames(m.RoomClient.prototype),"
+                              " statics: Object.getOwnPropertyNames(m.RoomClient)}))"],
+                             capture_output=True, text=True, check=True)
+    found = json.loads(listing.stdout)
+    types = (MODULE.parent / "roomd.d.ts").read_text()
+    for name in found["exports"]:
+        declared = name == "default" and "export default RoomClient;" in types
+        assert declared or re.search(rf"export (const|class|function|type|interface) {name}\b", types), \
+            f"roomd.d.ts does not declare the export {name}: run scripts/kit-methods.py"
+    public = [m for m in found["methods"] if m != "constructor" and not m.startswith("_")]
+    assert len(public) > 70
+    for name in public:
+        assert re.search(rf"^  {name}\(", types, re.M), f"roomd.d.ts does not declare RoomClient.{name}"
+    assert re.search(r"^  static connect\(", types, re.M)
+    if shutil.which("npm"):
+        packed = subprocess.run(["npm", "pack", "--dry-run", "--json"], cwd=MODULE.parent, capture_output=True,
+                                text=True, check=True)
+        package = json.loads(packed.stdout)[0]
+        assert package["name"] == "roomd-client"
+        assert {"roomd.js", "roomd.d.ts", "package.json"} <= {f["path"] for f in package["files"]}
+    manifest = json.loads((MODULE.parent / "package.json").read_text())
+    assert manifest["types"] == "./roomd.d.ts" and manifest["exports"]["."]["default"] == "./roomd.js"
+    tsc = shutil.which("tsc")
+    if tsc:  # a real type check where TypeScript is installed (not needed for make test)
+        check = subprocess.run([tsc, "--noEmit", "--strict", str(MODULE.parent / "roomd.d.ts")],
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout

@@ -85,9 +85,9 @@ def test_browser_page_joins_gets_pushes_and_goes_on_stage(roomd, browser):
         await host.broadcast("hello browser")                           # ... and on-broadcast
         token = await host.role_change_request(web_peer, "guest")       # polite: the page accepts
         assert token
-        changed = await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
-        assert changed["params"]["peer"]["peer_id"] == web_peer
-        assert changed["params"]["peer"]["role"] == "guest"
+        changed = await host.next("on-peer-update", where=lambda p: p["changed"] == ["role"])
+        assert changed["peer"]["peer_id"] == web_peer
+        assert changed["peer"]["role"] == "guest"
         added = await host.next("on-track-add", timeout=10)
         assert added["peer_id"] == web_peer and added["track"]["track_id"] == "web-mic"
         await host.peer_leave_request(web_peer, reason="thanks")
@@ -235,3 +235,29 @@ def test_browser_page_asks_votes_and_sees_the_answer(roomd, browser):
                    "withdrawn": "hidden", "notModerator": 40300}
     assert [q["question_id"] for q in hidden["questions"]] == [mine], "the host still sees the withdrawn question"
     assert pinned is True
+
+
+# Runs in the page: a viewer whose token has 200 s left (under token_refresh_s: warned at once)
+# refreshes it by itself; the new token's role (guest) arrives as a forced role change.
+REFRESHING_IN_A_PAGE = """
+const [url, token, fresh, done] = arguments;
+const { RoomClient } = window.roomd;
+const client = await RoomClient.connect(url);
+await client.join({ token });
+let asked = 0;
+const stop = client.refreshTokens(async () => { asked += 1; return fresh; });
+const policy = await client.next("on-policy-change", { timeout: 10000 });
+stop();
+const out = { role: policy.name, asked, warningsLeft: client.drain().filter(p => p.method === "on-token-expiring").length };
+try { await client.rtmpStart(["rtmp://a/key"]); } catch (e) { out.rtmp = e.code; }
+client.close();
+done(out);
+"""
+
+
+def test_browser_page_refreshes_its_token_by_itself(roomd, browser):
+    browser.get(roomd.http_url + "/client/")
+    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.documentElement.dataset.roomd"))
+    out = browser.execute_async_script(REFRESHING_IN_A_PAGE, roomd.url, roomd.token("live", "web", "viewer", ttl=200),
+                                       roomd.token("live", "web", "guest"))
+    assert out == {"role": "guest", "asked": 1, "warningsLeft": 0, "rtmp": 40300}

@@ -6,6 +6,7 @@
 //   const client = await RoomClient.connect("ws://127.0.0.1:7880/ws");
 //   const joined = await client.join({ token });              // {peer, room, policy, peers, resumed}
 //   const push = await client.next("on-peer-join");          // its params; other pushes stay queued
+//   const hand = await client.next("on-peer-update", { where: (p) => p.peer.groups.includes("_handraise") });
 //   client.on("on-broadcast", params => console.log(params.info.message));
 //
 // Calls return the JSON-RPC `result` or reject with a RoomError carrying the protocol
@@ -37,11 +38,35 @@ export class ClosedError extends Error {
   }
 }
 
-/** `next` or `nextMessage` found nothing in time. */
+/** One inbox entry in a line: a push as `method {params excerpt}` (80 characters at most). */
+export function pushSummary(entry) {
+  const excerpt = (value) => {
+    const text = JSON.stringify(value) ?? String(value);
+    return text.length <= 80 ? text : text.slice(0, 79) + "…";
+  };
+  if (entry && typeof entry === "object" && typeof entry.method === "string") return `${entry.method} ${excerpt(entry.params ?? {})}`;
+  if (entry && typeof entry === "object" && "id" in entry) return `response id=${entry.id} ${excerpt(entry)}`;
+  return (typeof entry === "string" ? "text " : "") + excerpt(entry);
+}
+
+/**
+ * A wait (`next`, `nextMessage`, a call's answer) found nothing in time. The message says what was
+ * awaited (`waitedFor`), for how long (`timeoutMs`) and what was queued instead (`queued`: at most 10
+ * entries as `pushSummary` gives them; `queuedCount` how many there were).
+ */
 export class TimeoutError extends Error {
-  constructor(what) {
-    super(`timed out waiting for ${what}`);
+  constructor(what, timeoutMs, inbox = []) {
+    const queued = inbox.slice(0, 10).map(pushSummary);
+    let text = `timed out${timeoutMs === undefined ? "" : ` after ${timeoutMs} ms`} waiting for ${what}; `;
+    text += inbox.length === 0 ? "nothing queued"
+      : `${inbox.length} ${inbox.length === 1 ? "entry" : "entries"} queued: ${queued.join(", ")}`
+        + (inbox.length > 10 ? `, … ${inbox.length - 10} more` : "");
+    super(text);
     this.name = "TimeoutError";
+    this.waitedFor = what;
+    this.timeoutMs = timeoutMs;
+    this.queued = queued;
+    this.queuedCount = inbox.length;
   }
 }
 
@@ -87,7 +112,7 @@ export class RoomClient {
     const message = { jsonrpc: "2.0", id, method };
     if (params !== undefined && params !== null) message.params = params;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { this._pending.delete(id); reject(new TimeoutError(`the answer to ${method}`)); }, timeout);
+      const timer = setTimeout(() => { this._pending.delete(id); reject(new TimeoutError(`the answer to ${method}`, timeout, this.inbox)); }, timeout);
       this._pending.set(id, {
         method,
         resolve: (v) => { clearTimeout(timer); resolve(v); },
@@ -113,30 +138,56 @@ export class RoomClient {
   }
 
   /**
-   * Waits for the first queued push of a kind and removes it; the entries before it stay queued in order.
-   * `next("on-peer-join")` resolves with that push's params. `next(push => …)` calls the predicate with each
-   * whole push `{method, params}`: `true` resolves with the push, any other truthy value is resolved as is;
-   * a predicate that throws a TypeError on a push (another shape: `params.peer` undefined) does not match it.
+   * Resolves with the params of the first queued push of `method` (null: any push) whose params pass
+   * `where`, and removes it; the entries before it stay queued in order. The one predicate contract of the
+   * three kits (Swift `next(_:where:)`, Python `next(method, where=…)`): `where(params)` gets the push's
+   * params (`{}` when it has none) and is truthy for the one wanted; a predicate that throws a TypeError on a
+   * push (another shape: `params.peer` undefined) does not match it.
+   *
+   *   await client.next("on-peer-join");
+   *   await client.next("on-peer-update", { where: (p) => p.changed.includes("role"), timeout: 10000 });
+   *
+   * Rejects with a TimeoutError saying what it waited for (`description`, else the method and
+   * `where <the predicate's name>`), the timeout and the pushes queued instead; with ClosedError once the
+   * connection has ended and no such push is left.
+   *
+   * Deprecated: `next(push => …)`, a function first, calls it with each whole push `{method, params}`:
+   * `true` resolves with the push, any other truthy value is resolved as is.
    */
-  next(what, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
-    const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && "method" in entry && !("id" in entry);
-    const matcher = typeof what === "string"
-      ? (entry) => (isPush(entry) && entry.method === what ? (entry.params ?? {}) : undefined)
-      : (entry) => {
-          if (!isPush(entry)) return undefined;
-          let value;
-          try { value = what(entry); } catch (error) {
-            if (error instanceof TypeError) return undefined;   // a push of another shape: not this one
-            throw error;
-          }
-          return value === true ? entry : (value ? value : undefined);   // falsy: no match
-        };
-    return this._take(matcher, timeout, typeof what === "string" ? what : "a matching push");
+  next(what, { timeout = DEFAULT_TIMEOUT_MS, where, description } = {}) {
+    const isPush = (entry) => entry && typeof entry === "object" && !Array.isArray(entry) && typeof entry.method === "string" && !("id" in entry);
+    const passes = (test, value) => {
+      try { return test(value); } catch (error) {
+        if (error instanceof TypeError) return undefined;   // a push of another shape: not this one
+        throw error;
+      }
+    };
+    if (typeof what === "function") {
+      if (!RoomClient._warnedWholePush) {
+        RoomClient._warnedWholePush = true;
+        console.warn("roomd.js: next(predicate) with the whole push is deprecated; use next(method, {where}), whose predicate gets the params");
+      }
+      const matcher = (entry) => {
+        if (!isPush(entry)) return undefined;
+        const value = passes(what, entry);
+        return value === true ? entry : (value ? value : undefined);   // falsy: no match
+      };
+      return this._take(matcher, timeout, description ?? "a push the predicate takes");
+    }
+    const method = what ?? null;
+    const matcher = (entry) => {
+      if (!isPush(entry) || (method !== null && entry.method !== method)) return undefined;
+      const params = entry.params ?? {};
+      return !where || passes(where, params) ? params : undefined;
+    };
+    const waitedFor = description
+      ?? (method ?? "a push (any)") + (where ? ` where ${where.name || "<predicate>"}` : "");
+    return this._take(matcher, timeout, waitedFor);
   }
 
   /** The next inbox entry, whatever it is. */
   nextMessage({ timeout = DEFAULT_TIMEOUT_MS } = {}) {
-    return this._take((entry) => entry, timeout, "a message");
+    return this._take((entry) => entry, timeout, "a message (any)");
   }
 
   /** Removes and returns everything queued. */
@@ -162,6 +213,36 @@ export class RoomClient {
   close(code = 1000, reason = "") {
     if (!this.closed) this.ws.close(code, reason);
     return this.closeCode();
+  }
+
+  /**
+   * Keeps this peer's token fresh by itself (PROTOCOL.md section 23): at each `on-token-expiring` it
+   * asks `provider()` (a function, may be async: your backend mints the token) for a new token and
+   * sends `token-refresh`; the warning leaves the inbox. A failed refresh is tried again after 1, 2, 4
+   * and 8 s. Returns a function that stops it.
+   *
+   *   const stop = client.refreshTokens(() => fetch("/token").then((r) => r.text()));
+   */
+  refreshTokens(provider) {
+    let stopped = false;
+    const refresh = async () => {
+      for (const delay of [0, 1000, 2000, 4000, 8000]) {
+        if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (stopped || this.closed) return;
+        try {
+          await this.call("token-refresh", { token: await provider() });
+          return;
+        } catch (error) {
+          if (error instanceof ClosedError) return;
+        }
+      }
+    };
+    const off = this.on("on-token-expiring", (params, push) => {
+      const index = this.inbox.indexOf(push);
+      if (index >= 0) this.inbox.splice(index, 1);
+      refresh();
+    });
+    return () => { stopped = true; off(); };
   }
 
   // ---- typed helpers (PROTOCOL.md section 4) ----------------------------
@@ -295,6 +376,69 @@ export class RoomClient {
   findPeer({ role, group, limit } = {}) { return this.call("find-peer", params({ role, group, limit })); }
   ping(timestamp) { return this.call("ping", params({ timestamp })); }
 
+  // ---- generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----
+  // Calls without a hand-written helper: required params positional, the others in an options
+  // object (camelCase); each resolves with the call's result as the server sent it.
+  /** `change-track-mute-state-request`: Mute, or ask to unmute, the matching tracks of every other peer. */
+  changeTrackMuteStateRequest(value, { roles, type, source } = {}) { return this.call("change-track-mute-state-request", { value, ...params({ roles, type, source }) }); }
+  /** `group-add`: Add a peer to a group (changeRole unless peer_id is one's own). */
+  groupAdd(name, peerId) { return this.call("group-add", { name, peer_id: peerId }); }
+  /** `group-remove`: Remove a peer from a group (changeRole unless peer_id is one's own). */
+  groupRemove(name, peerId) { return this.call("group-remove", { name, peer_id: peerId }); }
+  /** `audio-level`: Report levels of one's own audio tracks (for active-speakers). */
+  audioLevel(levels) { return this.call("audio-level", { levels }); }
+  /** `peer-iter-next`: The next page of a find-peer iterator. */
+  peerIterNext(iterator, { limit } = {}) { return this.call("peer-iter-next", { iterator, ...params({ limit }) }); }
+  /** `preview`: join's checks without joining: the room and the policy the token would get. */
+  preview(token, { roomId } = {}) { return this.call("preview", { token, ...params({ room_id: roomId }) }); }
+  /** `set-metadata`: Set (or with null delete) a session-store key. */
+  setMetadata(key, value) { return this.call("set-metadata", { key, value }); }
+  /** `get-metadata`: Read one session-store key, or every key with a value. */
+  getMetadata({ key } = {}) { return this.call("get-metadata", { ...params({ key }) }); }
+  /** `listen-metadata-change`: Choose the session-store keys whose changes are pushed (on-metadata-change). */
+  listenMetadataChange(keys) { return this.call("listen-metadata-change", { keys }); }
+  /** `poll-info-set`: Create a poll, or replace a created poll's info. */
+  pollInfoSet(title, type, { pollId, duration, anonymous, visibility, vote, responses } = {}) { return this.call("poll-info-set", { title, type, ...params({ poll_id: pollId, duration, anonymous, visibility, vote, responses }) }); }
+  /** `poll-questions-set`: Replace every question of a created poll. */
+  pollQuestionsSet(pollId, questions) { return this.call("poll-questions-set", { poll_id: pollId, questions }); }
+  /** `poll-info-get`: A poll's PollInfo. */
+  pollInfoGet(pollId) { return this.call("poll-info-get", { poll_id: pollId }); }
+  /** `poll-questions-get`: A page of a poll's questions. */
+  pollQuestionsGet(pollId, { index, count } = {}) { return this.call("poll-questions-get", { poll_id: pollId, ...params({ index, count }) }); }
+  /** `poll-start`: Start a created poll. */
+  pollStart(pollId) { return this.call("poll-start", { poll_id: pollId }); }
+  /** `poll-stop`: Stop a started poll. */
+  pollStop(pollId) { return this.call("poll-stop", { poll_id: pollId }); }
+  /** `poll-response`: Vote: answer (or skip) questions of a started poll. */
+  pollResponse(pollId, responses) { return this.call("poll-response", { poll_id: pollId, responses }); }
+  /** `poll-list`: The polls the caller may read, newest first. */
+  pollList({ state } = {}) { return this.call("poll-list", { ...params({ state }) }); }
+  /** `poll-result`: A poll's counts. */
+  pollResult(pollId) { return this.call("poll-result", { poll_id: pollId }); }
+  /** `poll-responses`: A page of a poll's responses (one's own with self:true). */
+  pollResponses(pollId, { own, index, count } = {}) { return this.call("poll-responses", { poll_id: pollId, ...params({ self: own, index, count }) }); }
+  /** `poll-leaderboard`: A quiz's leaderboard, or (without poll_id, 1.2) the session's. */
+  pollLeaderboard({ pollId, offset, count } = {}) { return this.call("poll-leaderboard", { ...params({ poll_id: pollId, offset, count }) }); }
+  /** `poll-answer-set`: Set or correct a stopped quiz's answers (pollWrite); scores are computed again. */
+  pollAnswerSet(pollId, answers) { return this.call("poll-answer-set", { poll_id: pollId, answers }); }
+  /** `hls-start`: Start the room's HLS live stream (state only). */
+  hlsStart({ variants } = {}) { return this.call("hls-start", { ...params({ variants }) }); }
+  /** `hls-stop`: Stop the room's HLS live stream. */
+  hlsStop() { return this.call("hls-stop", {}); }
+  /** `hls-timed-metadata`: Add HLS timed-metadata cues. */
+  hlsTimedMetadata(metadataObjs) { return this.call("hls-timed-metadata", { metadata_objs: metadataObjs }); }
+  /** `rtmp-start`: Start RTMP out (state only), optionally with the recording. */
+  rtmpStart(rtmpUrls, { meetingUrl, record } = {}) { return this.call("rtmp-start", { rtmp_urls: rtmpUrls, ...params({ meeting_url: meetingUrl, record }) }); }
+  /** `rtmp-stop`: Stop RTMP out (and the recording rtmp-start with record started). */
+  rtmpStop() { return this.call("rtmp-stop", {}); }
+  /** `recording-start`: Start the room's recording (state only). */
+  recordingStart() { return this.call("recording-start", {}); }
+  /** `recording-stop`: Stop the room's recording. */
+  recordingStop() { return this.call("recording-stop", {}); }
+  /** `token-refresh`: Swap in a new token of the same user and room. */
+  tokenRefresh(token) { return this.call("token-refresh", { token }); }
+  // ---- end of generated ----
+
   // ---- internals -------------------------------------------------------
 
   _receive(text) {
@@ -354,7 +498,7 @@ export class RoomClient {
         if (this.closed) { done(); reject(this.closed); }
       };
       const done = () => { clearTimeout(timer); this._waiters.delete(check); };
-      timer = setTimeout(() => { done(); reject(new TimeoutError(what)); }, timeout);
+      timer = setTimeout(() => { done(); reject(new TimeoutError(what, timeout, this.inbox)); }, timeout);
       this._waiters.add(check);
       check();
     });

@@ -8,10 +8,12 @@ Three layers on one connection:
 * ``call(method, params)``: the raw call, returning ``result`` or raising
   :class:`RpcError` with the protocol ``code`` / ``message`` / ``data``;
 * the inbox: every push (and anything that is not the answer to a pending
-  call) is queued in arrival order; ``next(method)`` / ``next(predicate)``
-  take the first matching entry and leave the others queued in order,
-  ``expect_silence(seconds)`` returns what arrived in a window, ``drain()``
-  empties it.
+  call) is queued in arrival order; ``next(method)`` / ``next(method,
+  where=predicate)`` take the params of the first matching push and leave
+  the others queued in order, ``expect_silence(seconds)`` returns what
+  arrived in a window, ``drain()`` empties it. A wait that runs out of time
+  raises :class:`WaitTimeout`, which says what it waited for, for how long,
+  and what was queued instead.
 """
 from __future__ import annotations
 
@@ -19,18 +21,62 @@ import asyncio
 import inspect
 import itertools
 import json
+import warnings
 from typing import Any, Callable, Dict, List, Optional, Union
 
 import websockets
 
-__all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "HAND_RAISE_GROUP", "connect"]
+from .methods import ProtocolMethods
+
+__all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "WaitTimeout", "HAND_RAISE_GROUP",
+           "connect", "push_summary"]
 
 HAND_RAISE_GROUP = "_handraise"
 DEFAULT_TIMEOUT = 5.0
 
 
 class RoomdError(Exception):
-    """Base class of everything the client raises besides ``asyncio.TimeoutError``."""
+    """Base class of everything the client raises (its timeouts are :class:`WaitTimeout`)."""
+
+
+class WaitTimeout(RoomdError, asyncio.TimeoutError):
+    """A wait (``next``, ``next_message``, ``call``) ran out of time.
+
+    Also an ``asyncio.TimeoutError`` (the builtin ``TimeoutError``), so
+    existing ``except`` clauses keep working. ``waited_for`` is what was
+    awaited (``"on-peer-join"``, ``"on-broadcast where <description>"``,
+    ``"the answer to join"``), ``timeout`` the seconds, ``queued`` the
+    inbox entries still queued (at most 10, each as :func:`push_summary`
+    gives it) and ``queued_count`` how many there were. ``str()`` says all
+    of it in one line; the traceback's last line of your code is the wait."""
+
+    LIMIT = 10
+
+    def __init__(self, waited_for: str, timeout: float, inbox: List[Any]):
+        self.waited_for = waited_for
+        self.timeout = timeout
+        self.queued = [push_summary(entry) for entry in inbox[:self.LIMIT]]
+        self.queued_count = len(inbox)
+        text = f"timed out after {timeout:g} s waiting for {waited_for}; "
+        if not inbox:
+            text += "nothing queued"
+        else:
+            text += f"{len(inbox)} {'entry' if len(inbox) == 1 else 'entries'} queued: " + ", ".join(self.queued)
+            if len(inbox) > self.LIMIT:
+                text += f", … {len(inbox) - self.LIMIT} more"
+        super().__init__(text)
+
+
+def push_summary(entry: Any) -> str:
+    """One inbox entry in a line: a push as ``method {params excerpt}`` (80 characters at most)."""
+    def excerpt(value: Any) -> str:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return text if len(text) <= 80 else text[:79] + "…"
+    if isinstance(entry, dict) and isinstance(entry.get("method"), str):
+        return entry["method"] + " " + excerpt(entry.get("params", {}))
+    if isinstance(entry, dict) and "id" in entry:
+        return f"response id={entry['id']} " + excerpt(entry)
+    return ("text " if isinstance(entry, str) else "") + excerpt(entry)
 
 
 class RpcError(RoomdError):
@@ -59,10 +105,11 @@ class ConnectionClosed(RoomdError):
         super().__init__(f"closed ({code}{' ' + reason if reason else ''})")
 
 
+#: A push predicate: called with a push's ``params`` (``{}`` when it has none), truthy when it is the one.
 Predicate = Callable[[Dict[str, Any]], Any]
 
 
-class RoomClient:
+class RoomClient(ProtocolMethods):
     """One WebSocket connection to roomd. Create it with :meth:`connect`."""
 
     def __init__(self, ws: Any):
@@ -110,6 +157,8 @@ class RoomClient:
         try:
             await self._ws.send(json.dumps(message, separators=(",", ":")))
             response = await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise WaitTimeout(f"the answer to {method}", timeout, list(self._inbox)) from None
         except websockets.ConnectionClosed:
             await self._wait_reader()
             raise self._closed or ConnectionClosed(1006)
@@ -139,39 +188,71 @@ class RoomClient:
 
     async def next_message(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
         """The next inbox entry (a push, a batch answer, or raw text that was not JSON)."""
-        return await self._take(lambda entry: entry, timeout)
+        return await self._take(lambda entry: entry, timeout, "a message (any)")
 
-    async def next(self, what: Union[str, Predicate], timeout: float = DEFAULT_TIMEOUT) -> Any:
-        """Waits for the first push of a kind; the entries before it stay queued in order.
+    async def next(self, method: Union[str, Callable[[Dict[str, Any]], Any], None] = None,
+                   timeout: float = DEFAULT_TIMEOUT, *, where: Optional[Predicate] = None,
+                   description: Optional[str] = None) -> Any:
+        """The ``params`` of the first push of ``method`` whose params pass ``where``;
+        that push leaves the inbox, the entries before it stay queued in order.
 
-        ``next("on-peer-join")`` returns that push's ``params``.
-        ``next(predicate)`` calls ``predicate(push)`` with each whole push
-        ``{"method", "params"}``: a result of ``True`` returns the push, any
-        other truthy result is returned as is (so the predicate can extract).
-        A predicate that raises KeyError, IndexError or TypeError on a push
-        (a push of another shape) counts as not matching it."""
-        if isinstance(what, str):
-            method = what
+        The one predicate contract of the three kits (Swift's
+        ``next(_:where:)``, roomd.js's ``next(method, {where})``): ``method``
+        filters by name (None: any push), ``where(params)`` gets the push's
+        ``params`` (``{}`` when it has none) and is truthy for the one
+        wanted. A predicate that raises KeyError, IndexError or TypeError on
+        a push (another shape) does not match it::
 
-            def matcher(entry: Any) -> Any:
-                if isinstance(entry, dict) and entry.get("method") == method and "id" not in entry:
-                    return entry.get("params") or {}
+            update = await host.next("on-peer-update", where=lambda p: p["peer"]["peer_id"] == guest_id)
+
+        Raises :class:`WaitTimeout` (it names ``description``, else the
+        method and the predicate's name, and lists the pushes queued) or
+        :class:`ConnectionClosed` once the connection has ended and no such
+        push is left.
+
+        Deprecated: ``next(predicate)``, a callable first, calls it with the
+        whole push ``{"method", "params"}`` and returns the push for
+        ``True``, any other truthy result as is (a DeprecationWarning says so)."""
+        if callable(method):
+            warnings.warn("next(predicate) gets the whole push and is deprecated: use "
+                          "next(method, where=predicate), whose predicate gets the params",
+                          DeprecationWarning, stacklevel=2)
+            return await self._next_whole_push(method, timeout, description or "a push the predicate takes")
+        name, test = method, where
+
+        def matcher(entry: Any) -> Any:
+            if not (isinstance(entry, dict) and isinstance(entry.get("method"), str) and "id" not in entry):
                 return None
-        else:
-            predicate = what
-
-            def matcher(entry: Any) -> Any:
-                if not (isinstance(entry, dict) and "method" in entry and "id" not in entry):
-                    return None
+            if name is not None and entry["method"] != name:
+                return None
+            params = entry.get("params") or {}
+            if test is not None:
                 try:
-                    value = predicate(entry)
+                    if not test(params):
+                        return None
                 except (KeyError, IndexError, TypeError):  # a push of another shape: not this one
                     return None
-                if value is True:
-                    return entry
-                return value if value else None  # falsy (None, False, [], 0, ""): no match
+            return params
 
-        return await self._take(matcher, timeout)
+        waited_for = description or (name or "a push (any)")
+        if test is not None and description is None:
+            waited_for += " where " + getattr(test, "__name__", "<predicate>")
+        return await self._take(matcher, timeout, waited_for)
+
+    async def _next_whole_push(self, predicate: Callable[[Dict[str, Any]], Any], timeout: float,
+                               waited_for: str) -> Any:
+        def matcher(entry: Any) -> Any:
+            if not (isinstance(entry, dict) and "method" in entry and "id" not in entry):
+                return None
+            try:
+                value = predicate(entry)
+            except (KeyError, IndexError, TypeError):  # a push of another shape: not this one
+                return None
+            if value is True:
+                return entry
+            return value if value else None  # falsy (None, False, [], 0, ""): no match
+
+        return await self._take(matcher, timeout, waited_for)
 
     def drain(self) -> List[Any]:
         """Removes and returns everything in the inbox."""
@@ -208,6 +289,43 @@ class RoomClient:
         the peer for its reconnect grace (PROTOCOL.md section 7)."""
         self._ws.transport.abort()
         await self._wait_reader()
+
+    # -- token refresh (PROTOCOL.md section 23) ---------------------------
+
+    def refresh_tokens(self, provider: Callable[[], Any]) -> "asyncio.Task[None]":
+        """Keeps this peer's token fresh by itself: at each ``on-token-expiring`` it asks
+        ``provider`` (a function or coroutine function your backend's minting sits
+        behind) for a new token and sends ``token-refresh``. The warnings are taken from
+        the inbox; other pushes stay. A failed refresh is tried again after 1, 2, 4 and
+        8 s. The task ends when the connection closes; cancel it to stop sooner::
+
+            refresher = viewer.refresh_tokens(lambda: backend.token("bob"))
+        """
+        async def run() -> None:
+            while not self.closed:
+                try:
+                    await self.next("on-token-expiring", timeout=3600)
+                except ConnectionClosed:
+                    return
+                except asyncio.TimeoutError:
+                    continue
+                for delay in (0, 1, 2, 4, 8):
+                    if delay:
+                        await asyncio.sleep(delay)
+                    if self.closed:
+                        return
+                    try:
+                        token = provider()
+                        if asyncio.iscoroutine(token):
+                            token = await token
+                        await self.call("token-refresh", {"token": token})
+                        break
+                    except ConnectionClosed:
+                        return
+                    except Exception:  # the provider or the refresh failed: try again
+                        continue
+
+        return asyncio.get_running_loop().create_task(run())
 
     # -- typed helpers (PROTOCOL.md section 4) ----------------------------
 
@@ -436,7 +554,7 @@ class RoomClient:
         except asyncio.TimeoutError:
             self._reader.cancel()
 
-    async def _take(self, matcher: Callable[[Any], Any], timeout: float) -> Any:
+    async def _take(self, matcher: Callable[[Any], Any], timeout: float, waited_for: str) -> Any:
         async def wait() -> Any:
             async with self._changed:
                 while True:
@@ -449,7 +567,10 @@ class RoomClient:
                         raise self._closed
                     await self._changed.wait()
 
-        return await asyncio.wait_for(wait(), timeout)
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except asyncio.TimeoutError:
+            raise WaitTimeout(waited_for, timeout, list(self._inbox)) from None
 
 
 def _params(**pairs: Any) -> dict:

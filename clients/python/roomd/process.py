@@ -15,7 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union
 
 from .token import TokenMinter
 
@@ -41,18 +41,31 @@ def find_roomd(binary: Union[str, os.PathLike, None] = None) -> str:
     found = shutil.which("roomd")
     if found:
         return found
-    raise FileNotFoundError("roomd binary not found: set ROOMD_BIN or run `swift build` in the roomd checkout")
+    raise FileNotFoundError("roomd binary not found: set ROOMD_BIN=/path/to/roomd, put roomd on PATH "
+                            "(make install), or run `swift build` in the roomd checkout")
+
+
+#: The default template inside the package: a copy of the repository's config/roles.json
+#: (host, guest, moderator, viewer), so an installed wheel needs no checkout.
+PACKAGED_CONFIG = Path(__file__).resolve().parent / "roles.json"
 
 
 def find_config(config: Union[str, os.PathLike, None] = None) -> str:
-    """The role template: ``config`` if given, else the shipped ``config/roles.json``."""
+    """The role template: ``config`` if given, else ``$ROOMD_CONFIG``, else the checkout's
+    ``config/roles.json`` (next to this package, then under the current directory), else the
+    copy inside the package (:data:`PACKAGED_CONFIG`)."""
     if config:
         return str(config)
+    if os.environ.get("ROOMD_CONFIG"):
+        path = os.environ["ROOMD_CONFIG"]
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"ROOMD_CONFIG={path}: no such file")
+        return path
     for root in (_REPO, Path.cwd()):
         candidate = root / "config" / "roles.json"
         if candidate.is_file():
             return str(candidate)
-    raise FileNotFoundError("config/roles.json not found: pass config=")
+    return str(PACKAGED_CONFIG)
 
 
 class RoomdProcess:
@@ -71,10 +84,12 @@ class RoomdProcess:
     def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
                  args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0,
                  test_mode: bool = False, clock: Optional[str] = None, clock_start: Optional[int] = None,
-                 seed: Optional[int] = None):
+                 seed: Optional[int] = None, webhooks: Any = None):
         """``clock="manual"`` (implies ``test_mode``): roomd's clock starts at ``clock_start`` (ms since
         the epoch; default: now) and moves only by :meth:`advance`; ``seed``: every server id is drawn
-        from one stream seeded with it (implies ``test_mode``). See PROTOCOL.md section 25."""
+        from one stream seeded with it (implies ``test_mode``). See PROTOCOL.md section 25.
+        ``webhooks``: a URL, or a :class:`roomd.webhooks.WebhookSink` (which then gets the secret):
+        the daemon serves a copy of the template with ``settings.webhooks.url`` set to it."""
         self.binary = find_roomd(binary)
         self.config = find_config(config)
         self.args: List[str] = list(args)
@@ -91,6 +106,9 @@ class RoomdProcess:
             secret = secrets.token_urlsafe(48)  # 64 characters, roomd wants >= 32 bytes
         self.secret: bytes = secret.encode() if isinstance(secret, str) else bytes(secret)
         self.minter = TokenMinter(self.secret)
+        self.webhooks_url: Optional[str] = getattr(webhooks, "url", webhooks)
+        if webhooks is not None and hasattr(webhooks, "secret"):
+            webhooks.secret = self.secret
         self.start_timeout = start_timeout
         self.url = ""
         self.http_url = ""
@@ -109,6 +127,13 @@ class RoomdProcess:
         with os.fdopen(fd, "wb") as f:
             f.write(self.secret)
         self._stderr_file = open(os.path.join(self._dir, "stderr.log"), "w+b")
+        if self.webhooks_url:
+            with open(self.config, encoding="utf-8") as f:
+                template = json.load(f)
+            template.setdefault("settings", {}).setdefault("webhooks", {})["url"] = self.webhooks_url
+            self.config = os.path.join(self._dir, "roles.json")
+            with open(self.config, "w", encoding="utf-8") as f:
+                json.dump(template, f)
         # --exit-with-stdin: roomd also goes when this process dies without stop() (the pipe closes).
         command = [self.binary, "--config", self.config, "--host", "127.0.0.1", "--port", "0",
                    "--secret-file", secret_file, "--exit-with-stdin", *self.args]

@@ -6,8 +6,10 @@
             ...
         asyncio.run(scenario())
 
-``roomd_factory(config=..., args=[...], binary=...)`` starts more daemons or
-other templates. Every daemon is stopped with SIGTERM at teardown; when the
+``roomd_factory(config=..., args=[...], binary=..., webhooks=...)`` starts more
+daemons or other templates; ``webhook_sink`` is a webhook receiver whose
+verified events a test asserts (``roomd_factory(webhooks=webhook_sink)``,
+``await webhook_sink.next("peer.join.success")``). Every daemon is stopped with SIGTERM at teardown; when the
 test fails, its stderr is added to the report ("roomd stderr" section).
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Callable, List
 import pytest
 
 from .process import RoomdProcess
+from .webhooks import WebhookSink
 
 
 @pytest.fixture
@@ -39,6 +42,14 @@ def roomd(roomd_factory: Callable[..., RoomdProcess]) -> RoomdProcess:
     """A roomd started for this test on 127.0.0.1, port 0, a fresh secret,
     the shipped config/roles.json (binary: $ROOMD_BIN or .build/debug/roomd)."""
     return roomd_factory()
+
+
+@pytest.fixture
+def webhook_sink():
+    """A :class:`roomd.webhooks.WebhookSink` on a free loopback port, closed at teardown."""
+    sink = WebhookSink()
+    yield sink
+    sink.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from roomd import ConnectionClosed, RoomClient, RpcError, TokenMinter
+from roomd import ConnectionClosed, RoomClient, RpcError, TokenMinter, WaitTimeout
 
 
 def test_join_and_a_push(roomd):
@@ -47,9 +47,9 @@ def test_next_leaves_other_pushes_queued_in_order(roomd):
         await viewer.broadcast("two")
         await viewer.raise_hand()
         # Skip ahead to the hand raise; the join and both messages stay queued, in order.
-        # A predicate may extract; pushes it does not fit (on-broadcast has no "peer") do not match.
-        groups = await host.next(lambda push: push["params"]["peer"]["groups"])
-        assert groups == ["_handraise"]
+        # The predicate gets the params; pushes it does not fit (on-broadcast has no "peer") do not match.
+        update = await host.next(where=lambda params: params["peer"]["groups"])
+        assert update["peer"]["groups"] == ["_handraise"]
         assert [m["method"] for m in host.drain()] == ["on-peer-join", "on-broadcast", "on-broadcast"]
         await host.close()
         await viewer.close()
@@ -96,9 +96,8 @@ def test_question_helpers(roomd):
         assert page["total"] == 1 and page["questions"][0]["text"] == "when?"
         answered = await host.question_update(asked["question_id"], state="answered", pinned=True)
         assert answered["state"] == "answered" and answered["pinned"] is True
-        pushed = await guest.next(lambda p: p["method"] == "on-questions"
-                                  and p["params"]["changed"] and p["params"]["changed"][0]["state"] == "answered")
-        assert pushed["params"]["changed"][0]["question_id"] == asked["question_id"]
+        pushed = await guest.next("on-questions", where=lambda p: p["changed"][0]["state"] == "answered")
+        assert pushed["changed"][0]["question_id"] == asked["question_id"]
         await guest.question_delete(asked["question_id"])
         assert (await host.question_list(state="answered"))["total"] == 0
         for client in (host, guest):
@@ -148,8 +147,8 @@ def test_guest_call_in_polite_role_change(roomd):
         assert me["role"] == "guest"
         policy = await viewer.next("on-policy-change")
         assert policy["name"] == "guest"
-        changed = await host.next(lambda p: p["method"] == "on-peer-update" and p["params"]["changed"] == ["role"])
-        assert changed["params"]["peer"]["role"] == "guest"
+        changed = await host.next("on-peer-update", where=lambda p: p["changed"] == ["role"])
+        assert changed["peer"]["role"] == "guest"
 
         track = await viewer.track_add("audio", track_id="mic")          # a guest may publish
         assert track["track_id"] == "mic" and track["mute"] is False
@@ -316,5 +315,51 @@ def test_roomd_factory_takes_another_template(roomd_factory, tmp_path):
             await client.join(daemon.token("show", "v-1", "viewer"))
         assert refused.value.code == 40108
         await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_timed_out_wait_says_what_it_waited_for_and_what_is_queued(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        guest = await roomd.join("show", "guest-1", "guest")
+        await guest.broadcast("hello")
+        await host.next("on-broadcast")  # the join push is queued before it
+        with pytest.raises(WaitTimeout) as waited:
+            await host.next("on-role-change-request", timeout=0.3)
+        assert waited.value.waited_for == "on-role-change-request" and waited.value.timeout == 0.3
+        assert waited.value.queued_count == 1 and waited.value.queued[0].startswith("on-peer-join {")
+        assert guest.peer_id in waited.value.queued[0]
+        assert str(waited.value).startswith(
+            "timed out after 0.3 s waiting for on-role-change-request; 1 entry queued: on-peer-join {")
+        assert isinstance(waited.value, asyncio.TimeoutError), "old `except asyncio.TimeoutError` still catches it"
+
+        def goodbye(params):
+            return params["info"]["message"] == "goodbye"
+        await guest.broadcast("hello again")
+        with pytest.raises(WaitTimeout, match=r"waiting for on-broadcast where goodbye; 2 entries queued: "
+                                              r"on-peer-join \{.*, on-broadcast \{\"message_id\""):
+            await host.next("on-broadcast", where=goodbye, timeout=0.2)
+        with pytest.raises(WaitTimeout, match="waiting for the host's goodbye;"):
+            await host.next("on-broadcast", where=goodbye, timeout=0.1, description="the host's goodbye")
+        # Nothing was consumed; the params predicate matches the push it describes.
+        again = await host.next("on-broadcast", where=lambda p: p["info"]["message"] == "hello again")
+        assert again["sender"]["peer_id"] == guest.peer_id
+        assert [m["method"] for m in host.drain()] == ["on-peer-join"]
+        await host.close()
+        await guest.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_whole_push_predicate_still_works_with_a_deprecation_warning(roomd):
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "v-1", "viewer")
+        with pytest.warns(DeprecationWarning, match="next\\(method, where=predicate\\)"):
+            push = await host.next(lambda push: push["method"] == "on-peer-join")
+        assert push["params"]["peer"]["peer_id"] == viewer.peer_id
+        await host.close()
+        await viewer.close()
 
     asyncio.run(scenario())

@@ -942,3 +942,77 @@ def test_the_feed_matches_the_openapi_document(roomd_factory):
         await host.close()
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------- examples
+
+EXAMPLES = [(name, example) for name, m in METHODS.items() for example in m.get("examples", [])]
+
+
+def _same_shape(real, example, path="result"):
+    """The same JSON types and object members all the way down (ids, times and counts may differ)."""
+    if isinstance(example, dict):
+        assert isinstance(real, dict) and set(real) == set(example), \
+            f"{path}: members {sorted(real) if isinstance(real, dict) else type(real).__name__} != {sorted(example)}"
+        for key in example:
+            _same_shape(real[key], example[key], f"{path}.{key}")
+    elif isinstance(example, list):
+        assert isinstance(real, list), f"{path}: expected an array"
+        if example and real:
+            _same_shape(real[0], example[0], f"{path}[0]")
+    else:
+        assert type(real) is type(example) or {type(real), type(example)} <= {int, float}, \
+            f"{path}: {type(real).__name__} != {type(example).__name__}"
+
+
+def test_the_document_has_examples_that_match_their_schemas():
+    assert len(EXAMPLES) >= 30
+    for name, example in EXAMPLES:
+        assert set(example) <= {"name", "summary", "description", "params", "result", "x-roomd-caller"}, name
+        assert example["name"] and example.get("x-roomd-caller") in ("host", "viewer"), name
+        params = {pair["name"]: pair["value"] for pair in example["params"]}
+        check(rpc_validator(descriptors_schema(METHODS[name]["params"], strict=True)), params,
+              f"the example params of {name}")
+        check(RESULT_VALIDATORS[name], example["result"]["value"], f"the example result of {name}")
+
+
+def _learn_ids(real, example, ids):
+    """Maps the example's ids (and other strings) to this run's, walking both results side by side."""
+    if isinstance(example, dict) and isinstance(real, dict):
+        for key in example:
+            if key in real:
+                _learn_ids(real[key], example[key], ids)
+    elif isinstance(example, list) and isinstance(real, list):
+        for pair in zip(real, example):
+            _learn_ids(*pair, ids)
+    elif isinstance(example, str) and isinstance(real, str) and real != example:
+        ids.setdefault(example, real)
+
+
+def _with_ids(value, ids):
+    if isinstance(value, str):
+        return ids.get(value, value)
+    if isinstance(value, dict):
+        return {key: _with_ids(item, ids) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_ids(item, ids) for item in value]
+    return value
+
+
+def test_the_examples_are_what_the_daemon_answers(roomd):
+    """Each example replayed, in the document's order, by a host (Ada) and a viewer (Bob) of one room;
+    an id an earlier example's result gave (a poll_id, a message_id) is this run's. The real result has
+    the example's shape (its ids and times are the run's own)."""
+    async def scenario():
+        clients = {"host": await roomd.join("show", "host-1", "host", name="Ada"),
+                   "viewer": await roomd.join("show", "v-1", "viewer", name="Bob")}
+        ids = {}
+        for name, example in EXAMPLES:
+            params = _with_ids({pair["name"]: pair["value"] for pair in example["params"]}, ids)
+            real = await clients[example["x-roomd-caller"]].call(name, params)
+            _same_shape(real, example["result"]["value"], f"{name}: result")
+            _learn_ids(real, example["result"]["value"], ids)
+        for client in clients.values():
+            await client.close()
+
+    asyncio.run(scenario())

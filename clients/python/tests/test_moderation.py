@@ -23,8 +23,7 @@ def test_moderation_helpers(roomd):
         await host.chat_state(slow_mode_s=0)
 
         await host.chat_ban(user_id="bob", duration_s=60)
-        state = await viewer.next(lambda push: push.get("method") == "on-chat-state"
-                                  and push["params"]["chat_banned"] and push["params"])
+        state = await viewer.next("on-chat-state", where=lambda params: params["chat_banned"])
         assert state["until"] is not None
         with pytest.raises(RpcError) as closed:
             await viewer.broadcast("hi")

@@ -2,6 +2,8 @@
 import asyncio
 
 import pytest
+
+from roomd.webhooks import verify
 from readme_snippets import run_as_pytest
 
 FAILING = '''
@@ -100,3 +102,30 @@ def test_the_journal_lists_the_session(roomd_factory):
     assert [line["kind"] for line in journal][:2] == ["call", "answer"]
     assert journal[0]["params"]["token"] == "<redacted>"
     assert any(line["kind"] == "push" and line.get("method") == "on-broadcast" for line in journal)
+
+
+def test_the_webhook_sink_and_verify_against_real_deliveries(roomd_factory, webhook_sink):
+    roomd = roomd_factory(webhooks=webhook_sink)
+
+    async def scenario():
+        host = await roomd.join("show", "ada", "host", name="Ada")
+        opened = await webhook_sink.next()
+        assert opened["type"] == "session.open.success" and opened["data"]["room_id"] == "show"
+        joined = await webhook_sink.next("peer.join.success")
+        assert joined["data"]["user_id"] == "ada" and joined["data"]["peer_id"] == host.peer_id
+        await host.leave()
+        assert (await webhook_sink.next("session.close.success"))["data"]["room_id"] == "show"
+        with pytest.raises(TimeoutError, match="waiting for webhook room.end.success; received so far: "
+                                               "session.open.success, peer.join.success, peer.leave.success"):
+            await webhook_sink.next("room.end.success", timeout=0.2)
+
+    asyncio.run(scenario())
+    request = webhook_sink.requests[1]
+    body, headers = request["body"], request["headers"]
+    checked = verify(body, headers, roomd.secret)
+    assert checked and checked.event["type"] == "peer.join.success" and checked.reason is None
+    assert verify(body + b" ", headers, roomd.secret).reason.startswith("the signature does not match")
+    assert "without its trailing newline" in verify(body, headers, roomd.secret + b"\n").reason
+    stale = verify(body, headers, roomd.secret, now_ms=int(headers["X-Roomd-Timestamp"]) + 600_000)
+    assert not stale and stale.reason.startswith("stale: X-Roomd-Timestamp is 600 s old")
+    assert verify(body, {}, roomd.secret).reason == "no X-Roomd-Timestamp header"

@@ -1,0 +1,49 @@
+import RoomWire
+
+/// One line typed into `roomd join`: a call `method {json params}`, a
+/// shorthand (JoinMethods.aliases), `help` or `me`.
+enum JoinInput: Equatable {
+    case call(String, JSON?)
+    case help
+    case me
+    /// The line cannot be sent; the text says why.
+    case problem(String)
+
+    /// `invitation` is the token of the last `on-role-change-request`, for `accept` and `reject`.
+    static func parse(_ line: String, invitation: String?) -> JoinInput {
+        let (word, rest) =
+            line.firstIndex(of: " ").map {
+                (String(line[..<$0]), String(line[line.index(after: $0)...]).trimmingCharacters(in: .whitespaces))
+            } ?? (line, "")
+        let arguments = rest.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        switch word {
+        case "help", "--help", "?":
+            return .help
+        case "me":
+            return .me
+        case "hand":
+            return .call("group-join", ["name": "_handraise"])
+        case "unhand":
+            return .call("group-leave", ["name": "_handraise"])
+        case "chat":
+            guard !rest.isEmpty else { return .problem("usage: chat TEXT") }
+            return .call("broadcast", ["info": ["message": .string(rest), "type": "chat"]])
+        case "invite":
+            guard arguments.count == 2 else { return .problem("usage: invite PEER ROLE") }
+            return .call(
+                "role-change-request",
+                ["requested_for": .string(arguments[0]), "role": .string(arguments[1])]
+            )
+        case "accept", "reject":
+            guard let invitation else { return .problem("no invitation to \(word): no on-role-change-request yet") }
+            return .call(word == "accept" ? "role-change" : "role-change-reject", ["token": .string(invitation)])
+        default:
+            guard !rest.isEmpty else { return .call(word, nil) }
+            do {
+                return .call(word, try JSON.parse(Array(rest.utf8)))
+            } catch {
+                return .problem("params are not JSON: \(error)")
+            }
+        }
+    }
+}

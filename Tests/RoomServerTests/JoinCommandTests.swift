@@ -1,0 +1,255 @@
+import Foundation
+import RoomClient
+import RoomWire
+import RoomdTesting
+import Testing
+
+/// `roomd join` as a person at a terminal uses it (issue 25, items 4 and 7):
+/// it notices the server closing, knows shorthands, lists the calls, and a
+/// secret that does not verify names the secret it used.
+@Suite struct JoinCommandTests {
+    /// A running `roomd join` with its stdin and stdout.
+    struct Bot {
+        let process: Process
+        let input: FileHandle
+        let fd: Int32
+
+        static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> Bot {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Daemon.binary)
+            process.arguments = ["join"] + arguments
+            if let environment { process.environment = environment }
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to processes
+            // started on several threads at once crashed `Process.run` (NatsServerProcess.swift).
+            let null = FileHandle(forWritingAtPath: "/dev/null")
+            process.standardError = null
+            defer { try? null?.close() }  // the child has its copy
+            try process.run()
+            return Bot(
+                process: process,
+                input: input.fileHandleForWriting,
+                fd: output.fileHandleForReading.fileDescriptor
+            )
+        }
+
+        func type(_ line: String) { input.write(Data((line + "\n").utf8)) }
+        func line() -> String? { readLine(fd, timeoutMillis: 5000) }
+
+        /// The next line that is not a push of another method.
+        func next(startingWith prefix: String) -> String? {
+            while let line = line() {
+                if line.hasPrefix(prefix) { return line }
+                if !line.hasPrefix("< ") { return line }
+            }
+            return nil
+        }
+
+        /// Waits for the exit (at most 5 s); nil if it is still running.
+        func finalStatus() -> Int32? {
+            let deadline = Date().addingTimeInterval(5)
+            // `exitStatus(of:)`, not `isRunning`: Foundation can miss an exit for a while (ChildExit.swift).
+            while exitStatus(of: process) == nil && Date() < deadline { usleep(20_000) }
+            guard let status = exitStatus(of: process) else {
+                process.terminate()
+                return nil
+            }
+            return status
+        }
+    }
+
+    @Test func shorthandsMeAndTheRoomEndingExitNonZeroWithTheCloseCode() async throws {
+        let daemon = try Daemon.start()
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        let (host, _) = try await daemon.join("h", as: "host")
+        let bot = try Bot.start([
+            "--room", "room-1", "--role", "viewer", "--user", "bot-1", "--url", daemon.url, "--secret-file", secret,
+        ])
+        let joined = try #require(bot.line())
+        let peerID = try #require(try JSON.parse(Array(joined.dropFirst(2).utf8))["peer"]?["peer_id"]?.stringValue)
+        _ = try await host.next("on-peer-join")
+
+        bot.type("help")
+        #expect(bot.line()?.hasPrefix("Calls (type `method {json params}`") == true)
+        var help: [String] = []
+        while let line = bot.line(), line != "      this list" { help.append(line) }
+        #expect(help.contains("  poll-response {poll_id, responses}") && help.contains("  invite PEER ROLE"))
+        bot.type("me")
+        #expect(bot.line() == #"= {"peer_id":"\#(peerID)","role":"viewer","room_id":"room-1"}"#)
+        bot.type("accept")
+        #expect(bot.line() == "! no invitation to accept: no on-role-change-request yet")
+        bot.type("hand")
+        #expect(bot.next(startingWith: "= ") == #"= {"groups":["_handraise"]}"#)
+        _ = try await host.next("on-peer-update", where: { $0["peer"]?["groups"] == ["_handraise"] })
+        _ = try await host.requestRoleChange(for: peerID, to: "guest")
+        #expect(bot.next(startingWith: "< on-role-change-request")?.hasPrefix("< on-role-change-request {") == true)
+        bot.type("accept")
+        let accepted = try #require(bot.next(startingWith: "= "))
+        #expect(accepted.hasPrefix(#"= {"peer":{"peer_id":"\#(peerID)""#) && accepted.contains(#""role":"guest""#))
+        bot.type("unhand")
+        #expect(bot.next(startingWith: "= ") == #"= {"groups":[]}"#)
+        bot.type("chat hello from the bot")
+        #expect(bot.next(startingWith: "= ")?.hasPrefix(#"= {"message_id":"#) == true)
+        #expect(try await host.next("on-broadcast")["info"]?["message"] == "hello from the bot")
+        bot.type("invite \(peerID)")
+        #expect(bot.next(startingWith: "! ") == "! usage: invite PEER ROLE")
+        bot.type("me")
+        #expect(bot.next(startingWith: "= ") == #"= {"peer_id":"\#(peerID)","role":"guest","room_id":"room-1"}"#)
+
+        try await host.endRoom(reason: "show over")
+        #expect(bot.next(startingWith: "< on-peer-leave-request")?.contains(#""room_end":true"#) == true)
+        #expect(bot.next(startingWith: "# closed") == "# closed 4002")
+        #expect(bot.finalStatus() == 1, "a close the server chose is a failure, without waiting for stdin")
+    }
+
+    @Test func aDaemonThatStopsEndsTheSessionWithItsCode() async throws {
+        let daemon = try Daemon.start()
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
+        #expect(bot.line()?.hasPrefix("= {\"peer\":") == true)
+        _ = daemon.stop()
+        let closed = try #require(bot.next(startingWith: "# closed"))
+        #expect(closed.hasPrefix("# closed 1001") || closed.hasPrefix("# closed 1006"), "\(closed)")
+        #expect(bot.finalStatus() == 1)
+    }
+
+    @Test func leaveAndEndOfInputAreNotFailures() async throws {
+        let daemon = try Daemon.start()
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
+        #expect(bot.line()?.hasPrefix("= {\"peer\":") == true)
+        bot.type("leave")
+        #expect(bot.next(startingWith: "= ") == "= {}")
+        #expect(bot.finalStatus() == 0)
+
+        let other = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
+        #expect(other.line()?.hasPrefix("= {\"peer\":") == true)
+        try other.input.close()
+        #expect(other.next(startingWith: "# end of input")?.hasPrefix("# end of input") == true)
+        #expect(other.finalStatus() == 0)
+    }
+
+    @Test func aSignatureMismatchNamesTheSecretFileItUsed() async throws {
+        let daemon = try Daemon.start()
+        let wrong = daemon.directory.appendingPathComponent("wrong-secret").path
+        try String(repeating: "w", count: 40).write(toFile: wrong, atomically: true, encoding: .utf8)
+        let url = daemon.url  // one node's, in a cluster
+        let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", url, "--secret-file", wrong])
+        #expect(bot.line() == "! 40109 token signature does not verify")
+        let hint = try #require(bot.line())
+        #expect(hint.hasPrefix("# the token was signed with --secret-file \(wrong); the roomd at \(url) uses another"))
+        #expect(bot.finalStatus() == 1)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["ROOMD_SECRET_FILE"] = wrong
+        environment.removeValue(forKey: "ROOMD_SECRET")
+        let fromEnvironment = try Bot.start(
+            ["--room", "room-1", "--role", "host", "--url", daemon.url],
+            environment: environment
+        )
+        #expect(fromEnvironment.line() == "! 40109 token signature does not verify")
+        #expect(fromEnvironment.line()?.hasPrefix("# the token was signed with $ROOMD_SECRET_FILE \(wrong);") == true)
+        #expect(fromEnvironment.finalStatus() == 1)
+    }
+
+    /// `help` and `--help` list every call of docs/openrpc.json with its
+    /// params: a method added to the protocol fails here until `roomd join` lists it.
+    @Test func helpListsEveryCallOfTheOpenRPCDocument() throws {
+        let document = try JSON.parse(
+            Array(try Data(contentsOf: Daemon.packageRoot.appendingPathComponent("docs/openrpc.json")))
+        )
+        let calls = (document["methods"]?.arrayValue ?? []).filter { $0["x-roomd-push"] != true }
+        #expect(calls.count > 50)
+        let help = try runCommand(Daemon.binary, ["join", "--help"], environment: ProcessInfo.processInfo.environment)
+        for call in calls {
+            let name = try #require(call["name"]?.stringValue)
+            let required = (call["params"]?.arrayValue ?? []).filter { $0["required"] == true }
+                .compactMap { $0["name"]?.stringValue }
+            let line = help.out.split(separator: "\n").first { $0.hasPrefix("  \(name) {") || $0 == "  \(name)" }
+            #expect(line != nil, "roomd join --help does not list \(name): run scripts/join-methods.py")
+            for param in required {
+                #expect(line?.contains(param) == true, "\(name)'s usage lacks its param \(param)")
+            }
+        }
+        for shorthand in ["hand", "invite PEER ROLE", "accept", "chat TEXT", "me"] {
+            #expect(help.out.contains("\n  \(shorthand)\n"), "--help lacks the shorthand \(shorthand)")
+        }
+    }
+
+    /// `make cluster` (scripts/cluster.sh) prints `roomd join` lines with the
+    /// cluster's secret file: pasted as printed, one joins node 2.
+    @Test(.enabled(if: (try? NatsServerProcess.locateBinary()) != nil, "needs nats-server"))
+    func theClusterScriptPrintsJoinLinesThatWork() async throws {
+        let (port, natsPort) = try #require(Self.fixedPorts(), "no 4 free ports below the ephemeral range")
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/bin/sh")
+        script.arguments = [Daemon.packageRoot.appendingPathComponent("scripts/cluster.sh").path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["ROOMD_BIN"] = Daemon.binary
+        environment["PORT"] = "\(port)"
+        environment["NATS_PORT"] = "\(natsPort)"
+        environment.removeValue(forKey: "ROOMD_SECRET")
+        environment.removeValue(forKey: "ROOMD_SECRET_FILE")
+        environment["READY_TIMEOUT"] = "60"  // 3 nodes and a nats-server beside 23 other tests
+        script.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        script.standardOutput = output
+        script.standardError = errors
+        try script.run()
+        defer {
+            kill(script.processIdentifier, SIGINT)
+            _ = waitForExit(script)
+        }
+        var printed: [String] = []
+        while let line = readLine(output.fileHandleForReading.fileDescriptor, timeoutMillis: 70_000) {
+            printed.append(line)
+            if line == "Ctrl-C stops everything." { break }
+        }
+        let joins = printed.filter { $0.contains(" join --url ws://127.0.0.1:") }
+        #expect(joins.count == 3, "stdout: \(printed)")
+        if joins.isEmpty {
+            kill(script.processIdentifier, SIGINT)
+            _ = waitForExit(script)
+            Issue.record(
+                "cluster.sh: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))"
+            )
+            return
+        }
+        let second = try #require(joins.first { $0.contains(":\(port + 1)/ws") }, "a line for node 2")
+        let words = second.split(separator: " ").map(String.init)
+        #expect(words.first == Daemon.binary && words.contains("--secret-file"))
+        let bot = try Bot.start(Array(words.dropFirst(2)), environment: environment)  // `ROOMD join …`: the rest
+        #expect(bot.line()?.hasPrefix("= {\"peer\":") == true, "the printed line joins with the cluster's secret")
+        bot.type("leave")
+        #expect(bot.next(startingWith: "= ") == "= {}")
+        #expect(bot.finalStatus() == 0)
+    }
+
+    /// cluster.sh's nodes take PORT, PORT+1, PORT+2: fixed ports, so ones below the
+    /// ephemeral range (32768 and up), where the other tests' port-0 daemons never
+    /// land; each checked free by binding it. And one more for nats-server.
+    static func fixedPorts() -> (nodes: Int, nats: Int)? {
+        func free(_ port: Int) -> Bool {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+        }
+        for _ in 0..<50 {
+            let base = Int.random(in: 20_000...32_000)
+            if (base...(base + 3)).allSatisfy(free) { return (base, base + 3) }
+        }
+        return nil
+    }
+}
