@@ -72,12 +72,25 @@ public struct RefreshedToken: Sendable {
 extension RoomRegistry {
     /// `peer`'s token expires at `expiresAt` (ms): its warning is due
     /// `token_refresh_s` before (at once when that has passed).
-    func trackToken(of peer: Peer, expiresAt: Int64?) {
+    ///
+    /// `refreshed`: a `token-refresh` brought it. A token that does not
+    /// expire later than the one it replaces is not warned about again (it
+    /// was); one that is already inside the window is warned halfway to its
+    /// expiry (at least 1 s on), so a client with short tokens refreshes at
+    /// their half-life instead of in a loop.
+    func trackToken(of peer: Peer, expiresAt: Int64?, refreshed: Bool = false) {
+        let previous = peer.tokenExpiresAt
         peer.tokenExpiresAt = expiresAt
         peer.tokenWarnAt = nil
         let ahead = Int64(settings.room.tokenRefreshS) * 1000
         guard let expiresAt, ahead > 0 else { return }
-        tokenExpiries.warn(peer, at: max(expiresAt - ahead, clock.nowMillis()))
+        let now = clock.nowMillis()
+        var due = expiresAt - ahead
+        if refreshed {
+            if let previous, expiresAt <= previous { return }
+            if due <= now { due = now + max(1000, (expiresAt - now) / 2) }
+        }
+        tokenExpiries.warn(peer, at: max(due, now))
     }
 
     /// When the next `on-token-expiring` is due, for the server's timer.
@@ -118,7 +131,7 @@ extension RoomRegistry {
                 force: true
             )
         }
-        trackToken(of: peer, expiresAt: token.expiresAt)
+        trackToken(of: peer, expiresAt: token.expiresAt, refreshed: true)
         return effects
     }
 }

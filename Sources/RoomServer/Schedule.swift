@@ -162,6 +162,18 @@ final class Schedule {
 
     func rearmMoved() {
         guard context != nil else { return }
+        if let manual {
+            // On the manual clock a deadline that is already due (a token warned at
+            // once, say) runs at the end of this turn, as a 0-ms timer would: only
+            // what lies ahead waits for an advance.
+            let due = Deadline.allCases.contains { deadline in
+                guard Self.followsManualClock(deadline) else { return false }
+                let (at, now) = next(deadline)
+                return at.map { $0 <= now } ?? false
+            }
+            if due { advance(to: manual.now) }
+            return
+        }
         for deadline in Self.checkedEachTurn {
             let (at, _) = next(deadline)
             if armed[deadline] != .some(at) { rearm(deadline) }

@@ -349,3 +349,27 @@ import Testing
         #expect(throws: RoomSnapshotError.self) { _ = try RoomSnapshot(json: Array(bad.utf8)) }
     }
 }
+
+/// Refreshes that could loop: the same token again, or a short one.
+@Suite struct TokenRefreshLoopTests {
+    @Test func aRefreshThatDoesNotExtendTheTokenIsNotWarnedAgainAndAShortOneAtItsHalfLife() throws {
+        var settings = Settings()
+        settings.room.tokenRefreshS = 300
+        let (registry, clock) = Fixtures.registry(settings: settings)
+        var request = Fixtures.request("h", role: "host")
+        request.tokenExpiresAt = clock.now + 200_000
+        let host = try registry.join(request).peer
+        #expect(registry.warnExpiringTokens().count == 1, "inside the window at join: at once")
+        let same = RefreshedToken(roomID: "r1", userID: "h", roleName: "host", expiresAt: clock.now + 200_000)
+        _ = try registry.refreshToken(of: host, with: same)
+        #expect(registry.nextTokenWarning == nil, "the same expiry: no second warning, no loop")
+
+        // A 4-minute token (under token_refresh_s) is warned at its half-life, not at once.
+        let short = RefreshedToken(roomID: "r1", userID: "h", roleName: "host", expiresAt: clock.now + 240_000)
+        _ = try registry.refreshToken(of: host, with: short)
+        #expect(registry.nextTokenWarning == clock.now + 120_000)
+        #expect(registry.warnExpiringTokens().isEmpty)
+        clock.advance(byMillis: 120_000)
+        #expect(registry.warnExpiringTokens().count == 1)
+    }
+}

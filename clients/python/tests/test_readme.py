@@ -30,3 +30,10 @@ def test_readme_webhook_sink_snippet_passes(tmp_path):
     assert match, "no <!-- webhook-sink --> block in README.md"
     result = run_as_pytest(match.group(1), tmp_path, "test_readme_webhooks.py")
     assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_readme_lifecycle_snippet_passes(tmp_path):
+    code = snippet("### A show that outlives its connections")
+    assert "def test_the_show_outlives_its_connections(roomd_factory, tmp_path)" in code
+    result = run_as_pytest(code, tmp_path, "test_readme_lifecycle.py")
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
