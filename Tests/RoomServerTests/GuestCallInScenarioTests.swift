@@ -95,7 +95,8 @@ import Testing
         _ = moderator.drain()
         // Both speak until a tick has seen both (a tick may fall between two reports).
         var speakers: [Speaker] = []
-        let deadline = ContinuousClock.now + .seconds(20)  // generous: a loaded machine may delay the calls past several ticks
+        // Generous: a loaded machine may delay the calls past several ticks.
+        let deadline = ContinuousClock.now + .seconds(20)
         while speakers.count < 2, ContinuousClock.now < deadline {
             try await alice.reportAudioLevels([("alice-mic", 80)])
             try await host.reportAudioLevels([("host-mic", 50)])
