@@ -191,14 +191,30 @@ extension ActorRef {
     }
 }
 
+/// `started_at`, `started_by`, `stopped_at`, `stopped_by` of a stream, RTMP or recording run.
+private struct RunStamps {
+    var startedAt: Int64?
+    var startedBy: ActorRef?
+    var stoppedAt: Int64?
+    var stoppedBy: ActorRef?
+
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        startedAt = try r.nullable("started_at", r.int64)
+        startedBy = try r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) }
+        stoppedAt = try r.nullable("stopped_at", r.int64)
+        stoppedBy = try r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) }
+    }
+}
+
 extension RTMPState {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        let run = try RunStamps(r)
         try self.init(
             running: r.bool("running"),
-            startedAt: r.nullable("started_at", r.int64),
-            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
-            stoppedAt: r.nullable("stopped_at", r.int64),
-            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            startedAt: run.startedAt,
+            startedBy: run.startedBy,
+            stoppedAt: run.stoppedAt,
+            stoppedBy: run.stoppedBy,
             meetingURL: r.nullable("meeting_url", r.string),
             urls: r.strings("urls")
         )
@@ -207,12 +223,13 @@ extension RTMPState {
 
 extension RecordingState {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+        let run = try RunStamps(r)
         try self.init(
             running: r.bool("running"),
-            startedAt: r.nullable("started_at", r.int64),
-            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
-            stoppedAt: r.nullable("stopped_at", r.int64),
-            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            startedAt: run.startedAt,
+            startedBy: run.startedBy,
+            stoppedAt: run.stoppedAt,
+            stoppedBy: run.stoppedBy,
             withRTMP: r.bool("with_rtmp")
         )
     }
@@ -226,12 +243,13 @@ extension LiveStream {
         guard let state = StreamState(rawValue: state), state == .live || !running else {
             throw r.failure("state", "expected scheduled, live, ended or vod (live exactly when running), got \(state)")
         }
+        let run = try RunStamps(r)
         try self.init(
             state: state,
-            startedAt: r.nullable("started_at", r.int64),
-            startedBy: r.nullable("started_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
-            stoppedAt: r.nullable("stopped_at", r.int64),
-            stoppedBy: r.nullable("stopped_by") { k throws(RoomSnapshotError) in try r.object(k, ActorRef.init) },
+            startedAt: run.startedAt,
+            startedBy: run.startedBy,
+            stoppedAt: run.stoppedAt,
+            stoppedBy: run.stoppedBy,
             variants: r.objects("variants") { v throws(RoomSnapshotError) in
                 try HLSVariant(
                     url: v.string("url"),

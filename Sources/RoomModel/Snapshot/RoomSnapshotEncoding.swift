@@ -212,15 +212,25 @@ extension JSONWriter {
         endObject()
     }
 
+    /// `started_at`, `started_by`, `stopped_at`, `stopped_by` of a stream, RTMP or recording run.
+    fileprivate mutating func runStamps(
+        _ startedAt: Int64?,
+        _ startedBy: ActorRef?,
+        _ stoppedAt: Int64?,
+        _ stoppedBy: ActorRef?
+    ) {
+        nullable("started_at", startedAt)
+        key("started_by")
+        actor(startedBy)
+        nullable("stopped_at", stoppedAt)
+        key("stopped_by")
+        actor(stoppedBy)
+    }
+
     fileprivate mutating func rtmpState(_ rtmp: RTMPState) {
         beginObject()
         field("running", rtmp.running)
-        nullable("started_at", rtmp.startedAt)
-        key("started_by")
-        actor(rtmp.startedBy)
-        nullable("stopped_at", rtmp.stoppedAt)
-        key("stopped_by")
-        actor(rtmp.stoppedBy)
+        runStamps(rtmp.startedAt, rtmp.startedBy, rtmp.stoppedAt, rtmp.stoppedBy)
         nullable("meeting_url", rtmp.meetingURL)
         key("urls")
         strings(rtmp.urls)
@@ -230,12 +240,7 @@ extension JSONWriter {
     fileprivate mutating func recordingState(_ recording: RecordingState) {
         beginObject()
         field("running", recording.running)
-        nullable("started_at", recording.startedAt)
-        key("started_by")
-        actor(recording.startedBy)
-        nullable("stopped_at", recording.stoppedAt)
-        key("stopped_by")
-        actor(recording.stoppedBy)
+        runStamps(recording.startedAt, recording.startedBy, recording.stoppedAt, recording.stoppedBy)
         field("with_rtmp", recording.withRTMP)
         endObject()
     }
@@ -246,12 +251,7 @@ extension JSONWriter {
         field("state", stream.state.rawValue)
         nullable("starts_at", stream.startsAt)
         nullable("vod_url", stream.vodURL)
-        nullable("started_at", stream.startedAt)
-        key("started_by")
-        actor(stream.startedBy)
-        nullable("stopped_at", stream.stoppedAt)
-        key("stopped_by")
-        actor(stream.stoppedBy)
+        runStamps(stream.startedAt, stream.startedBy, stream.stoppedAt, stream.stoppedBy)
         key("variants")
         beginArray()
         for variant in stream.variants {
