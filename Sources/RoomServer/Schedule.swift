@@ -152,7 +152,7 @@ final class Schedule {
     func rearm(_ deadline: Deadline) {
         let (at, now) = next(deadline)
         deadlines[deadline]?.schedule(at: at, now: now)
-        armed[deadline] = at
+        armed[deadline] = .some(at)  // nil too: "nothing waits" is what was armed
     }
 
     /// The deadlines that many calls may move (any leave may empty a room,
