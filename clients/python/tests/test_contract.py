@@ -1016,3 +1016,27 @@ def test_the_examples_are_what_the_daemon_answers(roomd):
             await client.close()
 
     asyncio.run(scenario())
+
+
+# ---------------------------------------------------------------- PROTOCOL.md's wire examples
+
+def test_protocol_md_shows_every_call_on_the_wire():
+    """Every call of openrpc.json has a request line in PROTOCOL.md; the generated "Wire examples"
+    section is current, and its hand-written examples (scripts/protocol-examples.py EXTRA) match the contract."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    script = DOCS.parent / "scripts" / "protocol-examples.py"
+    check_run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert check_run.returncode == 0, check_run.stdout + check_run.stderr
+    text = (DOCS / "PROTOCOL.md").read_text()
+    missing = [name for name in METHODS if not re.search(r'"method":\s*"%s"' % re.escape(name), text)]
+    assert missing == [], f"calls without a wire example in PROTOCOL.md: {missing}"
+    spec = importlib.util.spec_from_file_location("protocol_examples", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, (caller, params, result) in module.EXTRA.items():
+        assert caller in ("host", "viewer"), name
+        check(rpc_validator(descriptors_schema(METHODS[name]["params"], strict=True)), params, f"EXTRA params of {name}")
+        check(RESULT_VALIDATORS[name], result, f"EXTRA result of {name}")
