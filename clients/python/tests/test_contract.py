@@ -966,53 +966,63 @@ def _same_shape(real, example, path="result"):
 
 
 def test_the_document_has_examples_that_match_their_schemas():
-    assert len(EXAMPLES) >= 30
+    assert {name for name, _ in EXAMPLES} == set(METHODS), "every call has an example"
     for name, example in EXAMPLES:
-        assert set(example) <= {"name", "summary", "description", "params", "result", "x-roomd-caller"}, name
-        assert example["name"] and example.get("x-roomd-caller") in ("host", "viewer"), name
+        assert set(example) <= {"name", "summary", "description", "params", "result", "x-roomd-caller",
+                                "x-roomd-scene"}, name
+        assert example["name"] and example.get("x-roomd-caller") and example.get("x-roomd-scene"), name
         params = {pair["name"]: pair["value"] for pair in example["params"]}
         check(rpc_validator(descriptors_schema(METHODS[name]["params"], strict=True)), params,
               f"the example params of {name}")
         check(RESULT_VALIDATORS[name], example["result"]["value"], f"the example result of {name}")
 
 
-def _learn_ids(real, example, ids):
-    """Maps the example's ids (and other strings) to this run's, walking both results side by side."""
-    if isinstance(example, dict) and isinstance(real, dict):
-        for key in example:
-            if key in real:
-                _learn_ids(real[key], example[key], ids)
-    elif isinstance(example, list) and isinstance(real, list):
-        for pair in zip(real, example):
-            _learn_ids(*pair, ids)
-    elif isinstance(example, str) and isinstance(real, str) and real != example:
-        ids.setdefault(example, real)
-
-
-def _with_ids(value, ids):
-    if isinstance(value, str):
-        return ids.get(value, value)
-    if isinstance(value, dict):
-        return {key: _with_ids(item, ids) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_with_ids(item, ids) for item in value]
-    return value
+def _scenes():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("openrpc_scenes", DOCS.parent / "scripts" / "openrpc_scenes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_examples_are_what_the_daemon_answers(roomd):
-    """Each example replayed, in the document's order, by a host (Ada) and a viewer (Bob) of one room;
-    an id an earlier example's result gave (a poll_id, a message_id) is this run's. The real result has
-    the example's shape (its ids and times are the run's own)."""
-    async def scenario():
-        clients = {"host": await roomd.join("show", "host-1", "host", name="Ada"),
-                   "viewer": await roomd.join("show", "v-1", "viewer", name="Bob")}
-        ids = {}
-        for name, example in EXAMPLES:
-            params = _with_ids({pair["name"]: pair["value"] for pair in example["params"]}, ids)
-            real = await clients[example["x-roomd-caller"]].call(name, params)
-            _same_shape(real, example["result"]["value"], f"{name}: result")
-            _learn_ids(real, example["result"]["value"], ids)
-        for client in clients.values():
-            await client.close()
+    """The scenes the examples were recorded from (scripts/openrpc_scenes.py), played again: each
+    example's real result has the example's shape (its ids and times are this run's own)."""
+    examples = {name: example for name, example in EXAMPLES}
+    seen = set()
 
-    asyncio.run(scenario())
+    def compare(method, name, actor, params, result, room):
+        if name is None or method not in examples or method in seen:
+            return
+        example = examples[method]
+        assert (example["x-roomd-caller"], example["x-roomd-scene"], example["name"]) == (actor, room, name), method
+        _same_shape(result, example["result"]["value"], f"{method}: result")
+        seen.add(method)
+
+    order = [m["name"] for m in OPENRPC["methods"] if not m.get("x-roomd-push")]
+    asyncio.run(_scenes().play(roomd, order, compare))
+    assert seen == set(examples)
+
+
+# ---------------------------------------------------------------- PROTOCOL.md's wire examples
+
+def test_protocol_md_shows_every_call_on_the_wire():
+    """Every call of openrpc.json has a request line in PROTOCOL.md; the generated "Wire examples"
+    section is current, and its hand-written examples (scripts/protocol-examples.py EXTRA) match the contract."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    script = DOCS.parent / "scripts" / "protocol-examples.py"
+    check_run = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert check_run.returncode == 0, check_run.stdout + check_run.stderr
+    text = (DOCS / "PROTOCOL.md").read_text()
+    missing = [name for name in METHODS if not re.search(r'"method":\s*"%s"' % re.escape(name), text)]
+    assert missing == [], f"calls without a wire example in PROTOCOL.md: {missing}"
+    spec = importlib.util.spec_from_file_location("protocol_examples", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, (caller, params, result) in module.EXTRA.items():
+        assert caller in ("host", "viewer"), name
+        check(rpc_validator(descriptors_schema(METHODS[name]["params"], strict=True)), params, f"EXTRA params of {name}")
+        check(RESULT_VALIDATORS[name], result, f"EXTRA result of {name}")
