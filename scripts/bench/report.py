@@ -859,7 +859,7 @@ class Doc:
         self.add()
         self.add("`GET /v2/rooms/{room_id}/feed?from=S&to=T` (PROTOCOL.md §24), with wrk (Debian) as the load tool"
                  " (scripts/bench/feed.lua). roomd answers every HTTP request with `Connection: close` (lws 4.1.6"
-                 " spins on pipelined keep-alive requests: docs/RELIABILITY.md), so every wrk request is a new TCP"
+                 " spins on pipelined keep-alive requests: docs/PROTOCOL.md section 9), so every wrk request is a new TCP"
                  " connection to roomd. Targets: the host's `broadcast` p99 ≤ 20 ms while the viewers poll;"
                  " roomd ÷ nginx ≥ 0.5 at p99 ≤ 50 ms; the cost per request independent of the room's size.")
         self.add()
