@@ -208,30 +208,10 @@ public final class FeedRecorder {
             span.chat += second.chat
             span.deleted += second.deleted
             for count in second.reactions {
-                let key = count.target + "\u{0}" + count.type
-                if let i = reactionIndex[key] {
-                    span.reactions[i] = count
-                } else {
-                    reactionIndex[key] = span.reactions.count
-                    span.reactions.append(count)
-                }
+                upsert(count, key: count.target + "\u{0}" + count.type, into: &span.reactions, at: &reactionIndex)
             }
-            for info in second.polls {
-                if let i = pollIndex[info.pollID] {
-                    span.polls[i] = info
-                } else {
-                    pollIndex[info.pollID] = span.polls.count
-                    span.polls.append(info)
-                }
-            }
-            for stats in second.pollStats {
-                if let i = statsIndex[stats.pollID] {
-                    span.pollStats[i] = stats
-                } else {
-                    statsIndex[stats.pollID] = span.pollStats.count
-                    span.pollStats.append(stats)
-                }
-            }
+            for info in second.polls { upsert(info, key: info.pollID, into: &span.polls, at: &pollIndex) }
+            for stats in second.pollStats { upsert(stats, key: stats.pollID, into: &span.pollStats, at: &statsIndex) }
             for question in second.questions {
                 removed.remove(question.id)
                 if let i = questionIndex[question.id] {
@@ -382,4 +362,14 @@ public struct FeedSpan: Sendable, Equatable {
     public var questionsChanged: [Question] = []
     public var questionsRemoved: [String] = []
     public var ended = false
+}
+
+/// The latest `value` for `key` in `list`, at the place its key first took (an index by key).
+private func upsert<T>(_ value: T, key: String, into list: inout [T], at index: inout [String: Int]) {
+    if let i = index[key] {
+        list[i] = value
+    } else {
+        index[key] = list.count
+        list.append(value)
+    }
 }
