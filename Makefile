@@ -61,9 +61,16 @@ deb:
 # At most 24 tests at once: each starts a daemon, and a start waits on the
 # 2-thread test pool; 451 tests started at once held the pool long enough
 # for other tests' sockets to pass their 10-s join deadline (1008).
+#
+# A test process that crashes prints the crashed thread fast (full DWARF
+# symbolication of every thread of the debug test bundle took over an hour
+# in CI), and a pass that hangs is killed after TEST_TIMEOUT: CI gets a red
+# run with a reason instead of its own 90-minute limit.
+TEST_TIMEOUT ?= 25m
+SWIFT_TEST_ENV := SWIFT_BACKTRACE=enable=yes,interactive=no,symbolicate=fast,threads=crashed,images=none
 test: lint deps
 	swift build --build-tests
-	swift test --experimental-maximum-parallelization-width 24
+	$(SWIFT_TEST_ENV) timeout -k 30 $(TEST_TIMEOUT) swift test --experimental-maximum-parallelization-width 24
 	$(MAKE) test-cluster
 	scripts/readme-snippet-test.sh
 	$(MAKE) test-clients
@@ -83,7 +90,8 @@ lint:
 # (peers of a room spread round-robin over the nodes; docs/CLUSTER.md). Eight tests at a
 # time: each one runs four processes.
 test-cluster: deps
-	ROOMD_TEST_CLUSTER=1 swift test --skip-build --experimental-maximum-parallelization-width 8 --filter RoomServerTests
+	ROOMD_TEST_CLUSTER=1 $(SWIFT_TEST_ENV) timeout -k 30 $(TEST_TIMEOUT) \
+	  swift test --skip-build --experimental-maximum-parallelization-width 8 --filter RoomServerTests
 
 # The Python client (clients/python) and roomd.js in headless Chromium (clients/browser),
 # against .build/debug/roomd. Debian's pip refuses the system interpreter, hence the venv.

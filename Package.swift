@@ -87,11 +87,13 @@ let package = Package(
             ]
         ),
         .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
-        .target(name: "RoomdTesting", dependencies: ["RoomClient", "RoomTokens", "RoomWire"]),
+        // posix_spawn with closefrom for RoomdTesting (ChildProcess.swift says why not Process).
+        .target(name: "CSpawn"),
+        .target(name: "RoomdTesting", dependencies: ["RoomClient", "RoomTokens", "RoomWire", "CSpawn"]),
         .executableTarget(
             name: "roombench",
             dependencies: [
-                "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomConfig", "RoomTokens",
+                "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomConfig", "RoomTokens", "RoomdTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

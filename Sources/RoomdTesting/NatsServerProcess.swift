@@ -21,7 +21,7 @@ public final class NatsServerProcess: Sendable {
     /// The JetStream store and the log.
     public let directory: URL
     private let binary: String
-    private let process = Mutex<Process?>(nil)
+    private let process = Mutex<ChildProcess?>(nil)
 
     /// Starts a server and waits until it answers (at most `timeout` s).
     public static func start(binary: String? = nil, timeout: Double = 10) throws -> NatsServerProcess {
@@ -59,7 +59,7 @@ public final class NatsServerProcess: Sendable {
 
     deinit { remove() }
 
-    public var isRunning: Bool { process.withLock { $0.map { exitStatus(of: $0) == nil } ?? false } }
+    public var isRunning: Bool { process.withLock { $0?.isRunning ?? false } }
     public var pid: Int32? { process.withLock { $0?.processIdentifier } }
 
     /// (Re)starts the server on the same ports and store; waits until its
@@ -72,28 +72,21 @@ public final class NatsServerProcess: Sendable {
         }
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.appendingPathComponent("store").path, "-m",
-            "\(monitorPort)",
-        ]
-        // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to
-        // processes started on several threads at once crashed `Process.run`.
-        let null = FileHandle(forReadingAtPath: "/dev/null")
-        process.standardInput = null
-        process.standardOutput = handle
-        process.standardError = handle
-        defer {
-            try? handle.close()  // the child has its copies
-            try? null?.close()
-        }
-        try process.run()
+        defer { try? handle.close() }  // the child has its copy
+        let process = try ChildProcess.spawn(
+            binary,
+            [
+                "-a", "127.0.0.1", "-p", "\(port)", "-js", "-sd", directory.appendingPathComponent("store").path, "-m",
+                "\(monitorPort)",
+            ],
+            stdout: .descriptor(handle.fileDescriptor),
+            stderr: .descriptor(handle.fileDescriptor)
+        )
         self.process.withLock { $0 = process }
         NatsServerProcess.running.withLock { $0[process.processIdentifier] = process }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let status = exitStatus(of: process) {
+            if let status = process.exitStatus {
                 throw RoomdProcessError(description: "nats-server exited (\(status)): \(self.log.suffix(2000))")
             }
             if let (status, _) = httpGet(port: monitorPort, path: "/healthz"), status == 200 { return }
@@ -128,12 +121,12 @@ public final class NatsServerProcess: Sendable {
 
     private func signalAndWait(_ signal: Int32, timeout: Double) {
         guard let process = process.withLock({ $0 }) else { return }
-        if exitStatus(of: process) == nil {
-            Foundation.kill(process.processIdentifier, signal)
+        if process.isRunning {
+            process.signal(signal)
             let deadline = Date().addingTimeInterval(timeout)
-            while exitStatus(of: process) == nil, Date() < deadline { usleep(5_000) }
-            if exitStatus(of: process) == nil { Foundation.kill(process.processIdentifier, SIGKILL) }
-            waitForExit(process)
+            while process.isRunning, Date() < deadline { usleep(5_000) }
+            process.signal(SIGKILL)
+            process.waitUntilExit()
         }
         NatsServerProcess.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
     }
@@ -156,14 +149,14 @@ public final class NatsServerProcess: Sendable {
     }
 
     /// Servers started and not stopped yet, by pid: SIGKILLed at exit.
-    private static let running: Mutex<[Int32: Process]> = {
+    private static let running: Mutex<[Int32: ChildProcess]> = {
         atexit { NatsServerProcess.stopAll() }
         return Mutex([:])
     }()
 
     static func stopAll() {
         let processes = running.withLock { Array($0.values) }
-        for process in processes where process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.signal(SIGKILL) }
     }
 }
 

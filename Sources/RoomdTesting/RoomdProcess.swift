@@ -86,8 +86,10 @@ public final class RoomdProcess: Sendable {
     public var pid: Int32 { process.processIdentifier }
 
     /// The daemon's process (for this package's tests).
-    package let process: Process
-    private let stdinPipe: Pipe
+    package let process: ChildProcess
+    /// The write end of the daemon's stdin: it goes with this object (or
+    /// this process), and roomd exits on the EOF (`--exit-with-stdin`).
+    private let stdinPipe: ChildPipe
     private let stderrFile: URL
     /// How the daemon ended: set by the first `stop`, held while it stops.
     private let outcome = Mutex<Exit?>(nil)
@@ -170,51 +172,63 @@ public final class RoomdProcess: Sendable {
             throw error
         }
 
-        let process = Process()
         let daemonArguments =
             [
                 "--config", config.path, "--port", "0", "--secret-file", secretFile.path,
                 "--exit-with-stdin", "--host", host,
             ] + (testMode?.arguments ?? []) + arguments
+        let launched: (executable: String, arguments: [String])
         if limits.isEmpty {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = daemonArguments
+            launched = (executable, daemonArguments)
         } else {
             // The limits reach the shell as arguments (nothing is quoted into
             // the script); `exec` keeps the pid.
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
             let script =
                 #"n=$1; shift; while [ "$n" -gt 0 ]; do ulimit "$1" "$2" || exit 126; shift 2; n=$((n - 1)); done; exec "$@""#
-            process.arguments =
+            launched = (
+                "/bin/sh",
                 ["-c", script, "roomd-limits", "\(limits.count)"]
-                + limits.flatMap { [$0.option, $0.value] } + [executable] + daemonArguments
+                    + limits.flatMap { [$0.option, $0.value] } + [executable] + daemonArguments
+            )
         }
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ROOMD_SECRET")
         env.removeValue(forKey: "ROOMD_ACCESS_KEY")
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let stdout = Pipe()
-        let stdin = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
+        let stdout: ChildPipe
+        let stdin: ChildPipe
+        let process: ChildProcess
         do {
-            process.standardError = try FileHandle(forWritingTo: stderrFile)
-            try process.run()
+            stdout = try ChildPipe()
+            stdin = try ChildPipe()
+            let log = try FileHandle(forWritingTo: stderrFile)
+            defer { try? log.close() }
+            process = try ChildProcess.spawn(
+                launched.executable,
+                launched.arguments,
+                environment: env,
+                stdin: .descriptor(stdin.read.fileDescriptor),
+                stdout: .descriptor(stdout.write.fileDescriptor),
+                stderr: .descriptor(log.fileDescriptor)
+            )
+            // The child has its copies: the daemon sees EOF on its stdin
+            // when `stdin.write` closes, this process when the daemon exits.
+            try stdin.read.close()
+            try stdout.write.close()
         } catch {
             removeDirectory()
             throw error
         }
         Self.running.withLock { $0[process.processIdentifier] = process }
         func fail(_ problem: String) -> RoomdProcessError {
-            if exitStatus(of: process) == nil { kill(process.processIdentifier, SIGKILL) }
-            waitForExit(process)
+            process.signal(SIGKILL)
+            process.waitUntilExit()
             Self.running.withLock { _ = $0.removeValue(forKey: process.processIdentifier) }
             let log = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
             removeDirectory()
             return RoomdProcessError(description: "\(problem); stderr:\n\(log)")
         }
-        guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: Int(timeout * 1000)) else {
+        guard let line = readLine(stdout.read.fileDescriptor, timeoutMillis: Int(timeout * 1000)) else {
             throw fail("roomd printed no listening line within \(timeout) s")
         }
         let prefix = "roomd listening on "
@@ -244,8 +258,8 @@ public final class RoomdProcess: Sendable {
     }
 
     private init(
-        process: Process,
-        stdin: Pipe,
+        process: ChildProcess,
+        stdin: ChildPipe,
         port: Int,
         url: String,
         listeningURL: String,
@@ -272,9 +286,8 @@ public final class RoomdProcess: Sendable {
         return (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
     }
 
-    /// Whether the daemon runs (asked of the kernel: Foundation's
-    /// `Process.isRunning` can lag, see `exitStatus(of:)`).
-    public var isRunning: Bool { exitStatus(of: process) == nil }
+    /// Whether the daemon runs.
+    public var isRunning: Bool { process.isRunning }
 
     /// SIGTERM, then waits (SIGKILL after `timeout` s). Returns the exit
     /// status (0 after a clean shutdown). Idempotent. The same as
@@ -301,18 +314,18 @@ public final class RoomdProcess: Sendable {
             let started = Date()
             let deadline = started.addingTimeInterval(timeout)
             var timedOut = false
-            var status = exitStatus(of: process)
-            if status == nil { kill(process.processIdentifier, signal) }
+            var status = process.exitStatus
+            if status == nil { process.signal(signal) }
             while status == nil, Date() < deadline {
                 usleep(5_000)
-                status = exitStatus(of: process)
+                status = process.exitStatus
             }
             if status == nil {
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
                 timedOut = true
             }
             let exit = Exit(
-                status: status ?? waitForExit(process),
+                status: status ?? process.waitUntilExit(),
                 seconds: Date().timeIntervalSince(started),
                 timedOut: timedOut
             )
@@ -369,7 +382,7 @@ public final class RoomdProcess: Sendable {
     // MARK: stopping with the test process
 
     /// Daemons started and not stopped yet, by pid.
-    private static let running: Mutex<[Int32: Process]> = {
+    private static let running: Mutex<[Int32: ChildProcess]> = {
         atexit { RoomdProcess.stopAll() }
         return Mutex([:])
     }()
@@ -377,7 +390,7 @@ public final class RoomdProcess: Sendable {
     /// SIGTERM to every daemon still running (at exit).
     static func stopAll() {
         let processes = running.withLock { Array($0.values) }
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGTERM) }
+        for process in processes { process.terminate() }
     }
 }
 

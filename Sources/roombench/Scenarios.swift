@@ -1,5 +1,6 @@
 import Foundation
 import RoomWire
+import RoomdTesting
 
 extension Bench {
     // MARK: - (a) join storm
@@ -501,16 +502,10 @@ struct NatsVarz {
     var outMsgs: Int
 
     static func read(_ base: String) -> NatsVarz? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-fsS", "--max-time", "5", base + "/varz"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let json = try? JSON.parse(Array(data)),
+        // RoomdTesting's runTool, not Foundation's Process: its `run` can fault
+        // while this process holds thousands of sockets (ChildProcess.swift).
+        guard let run = try? runTool("/usr/bin/curl", ["-fsS", "--max-time", "5", base + "/varz"], timeout: 10),
+            run.status == 0, let json = try? JSON.parse(Array(run.stdout)),
             let inMsgs = json["in_msgs"]?.intValue, let outMsgs = json["out_msgs"]?.intValue
         else { return nil }
         return NatsVarz(inMsgs: inMsgs, outMsgs: outMsgs)

@@ -104,20 +104,20 @@ import Testing
         let dir = try scratch()
         var env = cleanEnvironment
         env["XDG_RUNTIME_DIR"] = dir.path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Daemon.binary)
-        process.arguments = ["--config", Daemon.shippedConfig, "--port", "0"]
-        process.environment = env
-        let out = Pipe()
-        process.standardOutput = out
-        // Not the shared nullDevice: several threads handing it to Process.run crashed (NatsServerProcess.swift).
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        let out = try ChildPipe()
+        let process = try ChildProcess.spawn(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--port", "0"],
+            environment: env,
+            stdout: .descriptor(out.write.fileDescriptor),
+            stderr: .null
+        )
+        try out.write.close()
         defer {
             process.terminate()
             process.waitUntilExit()
         }
-        let line = try #require(readLine(out.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000))
+        let line = try #require(readLine(out.read.fileDescriptor, timeoutMillis: 10_000))
         let port = try #require(Int(line.split(separator: ":").last!.dropLast(3)))
         let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
         let attributes = try FileManager.default.attributesOfItem(atPath: secretPath)
@@ -205,18 +205,22 @@ import Testing
     }
 
     /// Starts `roomd serve` with `arguments`; returns it once it listens.
-    func serve(_ arguments: [String], environment: [String: String]) throws -> (Process, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Daemon.binary)
-        process.arguments = ["--config", Daemon.shippedConfig] + arguments
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        _ = try #require(readLine(out.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000))
-        return (process, err)
+    func serve(_ arguments: [String], environment: [String: String]) throws -> ChildProcess {
+        let out = try ChildPipe()
+        let process = try ChildProcess.spawn(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig] + arguments,
+            environment: environment,
+            stdout: .descriptor(out.write.fileDescriptor),
+            stderr: .null
+        )
+        try out.write.close()
+        guard readLine(out.read.fileDescriptor, timeoutMillis: 10_000) != nil else {
+            process.signal(SIGKILL)
+            process.waitUntilExit()
+            throw DaemonError(description: "roomd \(arguments) printed no listening line")
+        }
+        return process
     }
 
     @Test func theDevSecretOfAFixedPortSurvivesARestart() async throws {
@@ -224,7 +228,7 @@ import Testing
         var env = cleanEnvironment
         env["XDG_RUNTIME_DIR"] = dir.path
         let port = Self.freePort()
-        var (first, _) = try serve(["--port", "\(port)"], environment: env)
+        var first = try serve(["--port", "\(port)"], environment: env)
         let minted = try runCommand(
             Daemon.binary,
             ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
@@ -235,7 +239,7 @@ import Testing
         first.waitUntilExit()
         let secretPath = dir.appendingPathComponent("roomd/dev-\(port).secret").path
         #expect(FileManager.default.fileExists(atPath: secretPath), "kept across restarts")
-        (first, _) = try serve(["--port", "\(port)"], environment: env)
+        first = try serve(["--port", "\(port)"], environment: env)
         defer {
             first.terminate()
             first.waitUntilExit()
@@ -247,7 +251,7 @@ import Testing
 
     @Test func aBusyPortIsOneRoomdLineSuggestingPort0() throws {
         let port = Self.freePort()
-        let (holder, _) = try serve(
+        let holder = try serve(
             ["--port", "\(port)", "--secret-file", try secretFile()],
             environment: cleanEnvironment
         )
@@ -328,20 +332,21 @@ import Testing
         let (host, _) = try await daemon.join("h", as: "host")
         let kept = try await host.call("broadcast", ["info": ["message": "before the bot"]])
         try await host.pinMessage(kept["message_id"]?.stringValue)
-        let bot = Process()
-        bot.executableURL = URL(fileURLWithPath: Daemon.binary)
-        bot.arguments = [
-            "join", "--room", "room-1", "--role", "viewer", "--name", "Bot", "--url", daemon.url, "--secret-file",
-            secret,
-        ]
-        let input = Pipe()
-        let output = Pipe()
-        bot.standardInput = input
-        bot.standardOutput = output
-        // Not the shared nullDevice: several threads handing it to Process.run crashed (NatsServerProcess.swift).
-        bot.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try bot.run()
-        let fd = output.fileHandleForReading.fileDescriptor
+        let input = try ChildPipe()
+        let output = try ChildPipe()
+        let bot = try ChildProcess.spawn(
+            Daemon.binary,
+            [
+                "join", "--room", "room-1", "--role", "viewer", "--name", "Bot", "--url", daemon.url, "--secret-file",
+                secret,
+            ],
+            stdin: .descriptor(input.read.fileDescriptor),
+            stdout: .descriptor(output.write.fileDescriptor),
+            stderr: .null
+        )
+        try input.read.close()
+        try output.write.close()
+        let fd = output.read.fileDescriptor
         let joined = try #require(readLine(fd, timeoutMillis: 5000))
         #expect(joined.hasPrefix("= {\"peer\":"))
         #expect(
@@ -364,7 +369,7 @@ import Testing
                 == #"< on-chat-state {"paused":false,"slow_mode_s":60,"chat_banned":false,"until":null}"#
         )
         let say = #"broadcast {"info":{"message":"hi"}}"#
-        input.fileHandleForWriting.write(
+        input.write.write(
             Data("ping {\"timestamp\":7}\ngroup-join {\"name\":\"bad name\"}\n\(say)\n\(say)\nleave\n".utf8)
         )
         #expect(readLine(fd, timeoutMillis: 5000)?.hasPrefix("= {\"timestamp\":7,") == true)
@@ -377,7 +382,6 @@ import Testing
         )
         #expect(readLine(fd, timeoutMillis: 5000) == "= {}")
         #expect(try await host.next("on-peer-leave")["reason"] == "client request")
-        bot.waitUntilExit()
-        #expect(bot.terminationStatus == 0)
+        #expect(bot.waitUntilExit() == 0)
     }
 }

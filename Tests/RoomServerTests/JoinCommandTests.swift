@@ -10,30 +10,25 @@ import Testing
 @Suite struct JoinCommandTests {
     /// A running `roomd join` with its stdin and stdout.
     struct Bot {
-        let process: Process
+        let process: ChildProcess
         let input: FileHandle
-        let fd: Int32
+        let output: FileHandle
+        var fd: Int32 { output.fileDescriptor }
 
         static func start(_ arguments: [String], environment: [String: String]? = nil) throws -> Bot {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Daemon.binary)
-            process.arguments = ["join"] + arguments
-            if let environment { process.environment = environment }
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            // A /dev/null of its own: the shared `FileHandle.nullDevice` handed to processes
-            // started on several threads at once crashed `Process.run` (NatsServerProcess.swift).
-            let null = FileHandle(forWritingAtPath: "/dev/null")
-            process.standardError = null
-            defer { try? null?.close() }  // the child has its copy
-            try process.run()
-            return Bot(
-                process: process,
-                input: input.fileHandleForWriting,
-                fd: output.fileHandleForReading.fileDescriptor
+            let input = try ChildPipe()
+            let output = try ChildPipe()
+            let process = try ChildProcess.spawn(
+                Daemon.binary,
+                ["join"] + arguments,
+                environment: environment,
+                stdin: .descriptor(input.read.fileDescriptor),
+                stdout: .descriptor(output.write.fileDescriptor),
+                stderr: .null
             )
+            try input.read.close()
+            try output.write.close()
+            return Bot(process: process, input: input.write, output: output.read)
         }
 
         func type(_ line: String) { input.write(Data((line + "\n").utf8)) }
@@ -51,9 +46,8 @@ import Testing
         /// Waits for the exit (at most 5 s); nil if it is still running.
         func finalStatus() -> Int32? {
             let deadline = Date().addingTimeInterval(5)
-            // `exitStatus(of:)`, not `isRunning`: Foundation can miss an exit for a while (ChildExit.swift).
-            while exitStatus(of: process) == nil && Date() < deadline { usleep(20_000) }
-            guard let status = exitStatus(of: process) else {
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            guard let status = process.exitStatus else {
                 process.terminate()
                 return nil
             }
@@ -184,9 +178,6 @@ import Testing
     @Test(.enabled(if: (try? NatsServerProcess.locateBinary()) != nil, "needs nats-server"))
     func theClusterScriptPrintsJoinLinesThatWork() async throws {
         let (port, natsPort) = try #require(Self.fixedPorts(), "no 4 free ports below the ephemeral range")
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/sh")
-        script.arguments = [Daemon.packageRoot.appendingPathComponent("scripts/cluster.sh").path]
         var environment = ProcessInfo.processInfo.environment
         environment["ROOMD_BIN"] = Daemon.binary
         environment["PORT"] = "\(port)"
@@ -194,28 +185,33 @@ import Testing
         environment.removeValue(forKey: "ROOMD_SECRET")
         environment.removeValue(forKey: "ROOMD_SECRET_FILE")
         environment["READY_TIMEOUT"] = "60"  // 3 nodes and a nats-server beside 23 other tests
-        script.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        script.standardOutput = output
-        script.standardError = errors
-        try script.run()
+        let output = try ChildPipe()
+        let errors = try ChildPipe()
+        let script = try ChildProcess.spawn(
+            "/bin/sh",
+            [Daemon.packageRoot.appendingPathComponent("scripts/cluster.sh").path],
+            environment: environment,
+            stdout: .descriptor(output.write.fileDescriptor),
+            stderr: .descriptor(errors.write.fileDescriptor)
+        )
+        try output.write.close()
+        try errors.write.close()
         defer {
-            kill(script.processIdentifier, SIGINT)
-            _ = waitForExit(script)
+            script.signal(SIGINT)
+            script.waitUntilExit()
         }
         var printed: [String] = []
-        while let line = readLine(output.fileHandleForReading.fileDescriptor, timeoutMillis: 70_000) {
+        while let line = readLine(output.read.fileDescriptor, timeoutMillis: 70_000) {
             printed.append(line)
             if line == "Ctrl-C stops everything." { break }
         }
         let joins = printed.filter { $0.contains(" join --url ws://127.0.0.1:") }
         #expect(joins.count == 3, "stdout: \(printed)")
         if joins.isEmpty {
-            kill(script.processIdentifier, SIGINT)
-            _ = waitForExit(script)
+            script.signal(SIGINT)
+            script.waitUntilExit()
             Issue.record(
-                "cluster.sh: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))"
+                "cluster.sh: \(String(decoding: errors.read.readDataToEndOfFile(), as: UTF8.self))"
             )
             return
         }

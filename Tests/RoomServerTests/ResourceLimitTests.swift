@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// Unauthenticated sockets and the open-file limit (PROTOCOL.md section 1, 1.1).
@@ -206,12 +207,10 @@ import Testing
     }
 
     static func setSoftOpenFileLimit(_ pid: Int32, _ limit: Int) throws {
-        let prlimit = Process()
-        prlimit.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        prlimit.arguments = ["--pid", "\(pid)", "--nofile=\(limit):"]
-        try prlimit.run()
-        prlimit.waitUntilExit()
-        guard prlimit.terminationStatus == 0 else { throw DaemonError(description: "prlimit failed") }
+        let prlimit = try runTool("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(limit):"])
+        guard prlimit.status == 0 else {
+            throw DaemonError(description: "prlimit failed: \(String(decoding: prlimit.stderr, as: UTF8.self))")
+        }
     }
 
     /// The socket budget is fixed at start from the open-file limit, so running

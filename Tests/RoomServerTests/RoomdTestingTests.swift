@@ -114,19 +114,20 @@ import Testing
     @Test func theDaemonGoesWhenItsHarnessDies() async throws {
         // What RoomdProcess relies on when the test process is killed: roomd
         // started with --exit-with-stdin shuts down once its stdin closes.
-        let direct = Process()
-        direct.executableURL = URL(fileURLWithPath: Daemon.binary)
-        direct.arguments = ["--config", Daemon.shippedConfig, "--port", "0", "--exit-with-stdin"]
-        let stdin = Pipe()
-        direct.standardInput = stdin
-        direct.standardOutput = Pipe()
-        direct.standardError = Pipe()
-        try direct.run()
+        let stdin = try ChildPipe()
+        let direct = try ChildProcess.spawn(
+            Daemon.binary,
+            ["--config", Daemon.shippedConfig, "--port", "0", "--exit-with-stdin"],
+            stdin: .descriptor(stdin.read.fileDescriptor),
+            stdout: .null,
+            stderr: .null
+        )
+        try stdin.read.close()
         try await Task.sleep(for: .milliseconds(300))
-        try stdin.fileHandleForWriting.close()  // the harness is gone
+        #expect(direct.isRunning)
+        try stdin.write.close()  // the harness is gone
         let deadline = Date().addingTimeInterval(5)
         while direct.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(!direct.isRunning)
-        #expect(direct.terminationStatus == 0)
+        #expect(direct.exitStatus == 0)
     }
 }

@@ -37,7 +37,7 @@ final class Daemon: Sendable {
     /// The daemon (in a cluster run: the last node, which answers HTTP).
     let roomd: RoomdProcess
     /// Its process: tests signal it and ask whether it still runs.
-    var process: Process { roomd.process }
+    var process: ChildProcess { roomd.process }
     var port: Int { roomd.port }
     var secret: [UInt8] { roomd.secret }
     var directory: URL { roomd.directory }
@@ -277,23 +277,8 @@ func runCommand(
     environment: [String: String]? = nil,
     timeout: Double = 10
 ) throws -> (status: Int32, out: String, err: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let start = Date()
-    // `exitStatus(of:)`, not `isRunning`: Foundation can miss an exit for a while (RoomdTesting's ChildExit.swift).
-    while exitStatus(of: process) == nil, Date().timeIntervalSince(start) < timeout { usleep(10_000) }
-    if exitStatus(of: process) == nil { process.terminate() }
-    let status = waitForExit(process)
-    let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    return (status, stdout, stderr)
+    let (status, stdout, stderr) = try runTool(path, arguments, environment: environment, timeout: timeout)
+    return (status, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
 }
 
 extension RoomClient {

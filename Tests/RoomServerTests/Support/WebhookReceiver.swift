@@ -17,7 +17,7 @@ final class WebhookReceiver: @unchecked Sendable {
         case dripFirst = "drip-first"
     }
 
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let log: URL
     var url: String { "http://127.0.0.1:\(port)/hooks" }
@@ -30,21 +30,22 @@ final class WebhookReceiver: @unchecked Sendable {
         secret: [UInt8] = Daemon.defaultSecret
     ) throws {
         log = FileManager.default.temporaryDirectory.appendingPathComponent("webhooks-\(UUID().uuidString).jsonl")
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
-            "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
-            "--release", log.path + ".release", "--drip-count", "\(dripCount)", "--drip-prefix", "\(dripPrefix)",
-            "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path,
-        ]
         var environment = ProcessInfo.processInfo.environment
         environment["RECEIVER_SECRET"] = String(decoding: secret, as: UTF8.self)
-        process.environment = environment
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        try process.run()
-        guard let line = readLine(stdout.fileHandleForReading.fileDescriptor, timeoutMillis: 10_000),
+        let stdout = try ChildPipe()
+        process = try ChildProcess.spawn(
+            "/usr/bin/env",
+            [
+                "python3", Daemon.packageRoot.appendingPathComponent("scripts/webhook-receiver.py").path,
+                "--mode", mode.rawValue, "--log", log.path, "--delay-ms", "\(delayMillis)",
+                "--release", log.path + ".release", "--drip-count", "\(dripCount)", "--drip-prefix", "\(dripPrefix)",
+                "--readme", Daemon.packageRoot.appendingPathComponent("README.md").path,
+            ],
+            environment: environment,
+            stdout: .descriptor(stdout.write.fileDescriptor)
+        )
+        try stdout.write.close()
+        guard let line = readLine(stdout.read.fileDescriptor, timeoutMillis: 10_000),
             let port = Int(line)
         else {
             process.terminate()
@@ -54,10 +55,8 @@ final class WebhookReceiver: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.signal(SIGKILL)
+        process.waitUntilExit()
         try? FileManager.default.removeItem(at: log)
         try? FileManager.default.removeItem(atPath: log.path + ".release")
         try? FileManager.default.removeItem(atPath: log.path + ".closed")
