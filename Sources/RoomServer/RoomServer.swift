@@ -1,3 +1,4 @@
+import CWebSockets
 import Logging
 import RoomCluster
 import RoomConfig
@@ -407,6 +408,19 @@ public final class RoomServer: @unchecked Sendable {
             sockets.unjoined.settle(wsi: wsi)
             return router.serve(request, on: wsi)
         }
+    }
+
+    /// LWS_CALLBACK_HTTP_WRITEABLE: an answer's body goes out. A connection
+    /// kept alive for its next request counts among its address's unjoined
+    /// connections again while it waits (the per-address cap, and the first
+    /// to go when the socket budget is full), like a socket that has not
+    /// sent its first request; lws closes it after 5 idle seconds.
+    func httpWritable(_ wsi: OpaquePointer) -> Int32 {
+        let result = http.writeBody(wsi)
+        if result == 0, http.isKeptAlive(wsi), sockets.unjoined[wsi] == nil {
+            sockets.unjoined.arrived(from: PeerAddress(peerOf: lws_get_socket_fd(wsi)) ?? .unknown, socket: .lws(wsi))
+        }
+        return result
     }
 
     /// LWS_CALLBACK_CLOSED: a client connection is gone.

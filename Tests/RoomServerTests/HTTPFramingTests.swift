@@ -22,12 +22,78 @@ import Testing
                 "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
             )
         )
-        #expect(response.hasPrefix("HTTP/1.1 200 OK"))
-        #expect(response.lowercased().contains("connection: close"))
-        #expect(closed, "the connection closes after its answer")
+        let answers = response.components(separatedBy: "HTTP/1.1 ").dropFirst()
+        #expect(answers.count == 2, "\(response)")
+        #expect(answers.first?.hasPrefix("200 OK") == true)
+        #expect(answers.first?.lowercased().contains("connection: close") == false, "the GET keeps its connection")
+        // libwebsockets 4.1.6 hands over the POST's own head as its body: refused, never read as JSON.
+        #expect(answers.last?.hasPrefix("400 Bad Request") == true)
+        #expect(answers.last?.lowercased().contains("connection: close") == true)
+        #expect(
+            answers.last?.contains("a request with a body pipelined behind another request is not read") == true,
+            "\(response)"
+        )
+        #expect(closed, "the connection closes after the refusal")
         #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
         let stopped = daemon.stop()
         #expect(stopped.status == 0 && stopped.seconds < 3)
+    }
+
+    /// HTTP/1.1 keep-alive (PROTOCOL.md section 9): a GET's connection stays
+    /// open for the next request; a request with a body sent after the
+    /// answer is read whole and answered, then its connection closes.
+    @Test func aGETKeepsItsConnectionAndTheNextRequestMayCarryABody() async throws {
+        let daemon = try Daemon.start()
+        let connection = try RawHTTPConnection(port: daemon.port)
+        for _ in 0..<3 {
+            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let answer = try #require(connection.answer(), "every GET on the connection is answered")
+            #expect(answer.head.hasPrefix("http/1.1 200 ok") && !answer.head.contains("connection: close"))
+            #expect(answer.body.contains(#""status":"ok""#))
+        }
+        let admin = try daemon.managementToken()
+        let body = #"{"room_id":"kept"}"#
+        connection.send(
+            "POST /v2/rooms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(admin)\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
+        let created = try #require(connection.answer(), "the POST is answered")
+        #expect(created.head.hasPrefix("http/1.1 200 ok"), "\(created)")
+        #expect(created.body.contains(#""room_id":"kept""#), "its body was read: \(created.body)")
+        #expect(created.head.contains("connection: close"))
+        #expect(connection.closes(within: 2), "a request with a body closes its connection")
+    }
+
+    /// `Connection: close` on a GET, or HTTP/1.0 without keep-alive: closed after the answer.
+    @Test(arguments: ["GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /healthz HTTP/1.0\r\n\r\n"])
+    func aClientThatAsksToCloseIsClosed(request: String) async throws {
+        let daemon = try Daemon.start()
+        let connection = try RawHTTPConnection(port: daemon.port)
+        connection.send(request)
+        #expect(connection.answer()?.body.contains(#""status":"ok""#) == true)
+        #expect(connection.closes(within: 2))
+    }
+
+    /// A kept connection waiting for its next request counts among its
+    /// address's unjoined connections (`max_unjoined_per_address`) and is
+    /// closed after 5 idle seconds.
+    @Test func keptConnectionsCountAsUnjoinedAndCloseWhenIdle() async throws {
+        let daemon = try Daemon.start(settings: #"{"limits":{"max_unjoined_per_address":2}}"#, singleProcess: true)
+        let kept = try (0..<2).map { _ in try RawHTTPConnection(port: daemon.port) }
+        for connection in kept {
+            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(connection.answer() != nil)
+        }
+        let third = try RawHTTPConnection(port: daemon.port)
+        third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(third.answer(timeout: 1) == nil && third.closes(within: 1), "the address holds 2 already")
+        let started = Date()
+        #expect(kept[0].closes(within: 8), "an idle kept connection is closed")
+        #expect((4...7).contains(Date().timeIntervalSince(started)), "after 5 idle seconds")
+        _ = kept[1].closes(within: 2)
+        let fourth = try RawHTTPConnection(port: daemon.port)
+        fourth.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(fourth.answer() != nil, "the address has room again")
     }
 
     /// Issue 20: a client that shuts down its side before its request head is

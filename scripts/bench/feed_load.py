@@ -50,7 +50,7 @@ def main():
     p.add_argument("--room")
     p.add_argument("--path")
     p.add_argument("--token-file")
-    p.add_argument("--close", action="store_true", help="Connection: close on every request (as roomd answers)")
+    p.add_argument("--close", action="store_true", help="Connection: close on every request (a new TCP connection per request)")
     p.add_argument("--label", required=True)
     p.add_argument("--peers", type=int, default=0, help="peers in the room (reported)")
     p.add_argument("--json", required=True)

@@ -505,6 +505,9 @@ section_feed() {
             feed_step "roomd-$conns" "$run" --url "$(http_of)" --server-pid "$SERVER_PID" --connections "$conns" \
                 --duration "$STEP_S" --path "/v2/rooms/show/feed?from=$span_from&to=$span_to" \
                 --token-file "$WORK/feed.token" --label roomd
+            feed_step "roomd-close-$conns" "$run" --url "$(http_of)" --server-pid "$SERVER_PID" --connections "$conns" \
+                --duration "$STEP_S" --path "/v2/rooms/show/feed?from=$span_from&to=$span_to" \
+                --token-file "$WORK/feed.token" --close --label roomd-close
             start_nginx "feed-nginx-$conns-$run" "$WORK/feed-body.json"
             feed_step "nginx-$conns" "$run" --url "$HTTP" --server-pid "$SERVER_PID" --connections "$conns" \
                 --duration "$STEP_S" --path /feed.json --close --label nginx

@@ -4,8 +4,10 @@ import RoomWire
 /// Plain HTTP on the service thread (anything but the /ws upgrade):
 /// requests are read — headers checked, bodies up to the message limit —
 /// and, once complete, handed back to the caller to be routed; answers are
-/// one body, written when the connection becomes writable, then the
-/// connection closes. Service thread only.
+/// one body, written when the connection becomes writable. A `GET` without
+/// a body keeps its connection for the next request (HTTP/1.1 keep-alive,
+/// the feed's viewers and a CDN in front of it); any other request closes it
+/// after the answer (`keepsAlive`). Service thread only.
 final class HTTPExchange {
     /// A request head (request line, headers, the empty line) over this gets
     /// 431 (PROTOCOL.md section 1, 1.1). On the libev loop roomd measures the
@@ -28,6 +30,15 @@ final class HTTPExchange {
     var countsParsedHeaders = true
     private var requests: [OpaquePointer: HTTPRequest] = [:]
     private var responses: [OpaquePointer: HTTPResponse] = [:]
+    /// Connections whose request being answered may keep them open.
+    private var keepsAlive: Set<OpaquePointer> = []
+    /// Connections that answered a request and stayed open: their next
+    /// request was read by libwebsockets alone, not measured by
+    /// RequestHeads first, so `started` checks what lws parsed.
+    private var keptAlive: Set<OpaquePointer> = []
+    /// Connections whose request's LWS_CALLBACK_HTTP_BODY_COMPLETION came
+    /// before its answer (`bodyComplete`).
+    private var bodyCompleted: Set<OpaquePointer> = []
 
     init(maxBody: Int) { self.maxBody = maxBody }
 
@@ -50,13 +61,19 @@ final class HTTPExchange {
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
         request.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
-        if countsParsedHeaders, headerBytes(wsi) > Self.maxHeaderBytes {
+        let later = keptAlive.contains(wsi)
+        if countsParsedHeaders || later, headerBytes(wsi) > Self.maxHeaderBytes {
             return .waiting(respond(wsi, .error(431, code: 431, "request headers over \(Self.maxHeaderBytes) bytes")))
         }
-        // On the libev loop the raw target was checked before lws (RequestHeads); this is lws' poll() loop's
-        // backstop, which sees only what lws decoded: a NUL at the very end of the path goes unseen there.
-        if cut || path.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+        // On the libev loop the raw target of a connection's first request was checked before lws
+        // (RequestHeads); this is the backstop of lws' poll() loop and of the requests after the first on a
+        // kept connection, which sees only what lws decoded: a NUL at the very end of the path goes unseen.
+        func control(_ text: String) -> Bool { text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) }
+        if cut || control(path) {
             return .waiting(respond(wsi, .error(400, code: 400, "request target: a control byte in the path")))
+        }
+        if request.query.contains(where: { control($0.key) || control($0.value) }) {
+            return .waiting(respond(wsi, .error(400, code: 400, "request target: a control byte in the query")))
         }
         let declared: Int
         switch Self.bodyLength(
@@ -67,6 +84,7 @@ final class HTTPExchange {
         case .length(let length): declared = length
         case .refused(let response): return .waiting(respond(wsi, response))
         }
+        if method == .get, declared == 0 { keepsAlive.insert(wsi) }
         if method == .post || method == .delete, declared > 0 {
             request.expected = declared
             requests[wsi] = request  // the body follows
@@ -80,6 +98,27 @@ final class HTTPExchange {
     /// LWS_CALLBACK_HTTP_BODY.
     func bodyReceived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Progress {
         guard let request = requests[wsi] else { return .waiting(0) }
+        // A request with a body pipelined behind a kept-alive GET (sent before
+        // the GET's answer): libwebsockets 4.1.6 hands over the request's own
+        // head as its body ("POST /x…"), never a JSON body. Refused, not read.
+        if keptAlive.contains(wsi), request.body.isEmpty {
+            let line = Array((request.method.rawValue + " ").utf8)
+            let count = min(bytes.count, line.count)
+            if count > 0, bytes.prefix(count).elementsEqual(line.prefix(count)) {
+                requests.removeValue(forKey: wsi)
+                return .waiting(
+                    respond(
+                        wsi,
+                        .error(
+                            400,
+                            code: 400,
+                            "a request with a body pipelined behind another request is not read: "
+                                + "send it once the previous answer is in, or on a new connection"
+                        )
+                    )
+                )
+            }
+        }
         if request.body.count + bytes.count > maxBody {
             requests.removeValue(forKey: wsi)
             return .waiting(respond(wsi, .error(413, code: 41300, "body over \(maxBody) bytes")))
@@ -93,15 +132,31 @@ final class HTTPExchange {
     }
 
     /// LWS_CALLBACK_HTTP_BODY_COMPLETION.
+    ///
+    /// A request whose body is in was routed at its last
+    /// LWS_CALLBACK_HTTP_BODY already; its answer (headers written, body
+    /// waiting) is finished here and the connection closes, without waiting
+    /// to be writable: when the request was pipelined behind a kept-alive
+    /// GET, libwebsockets 4.1.6 calls this callback again and again and
+    /// never calls the writable one (docs/RELIABILITY.md). An answer still
+    /// on its way from another node is waited for, unless this callback
+    /// comes again: then the connection closes without one.
     func bodyComplete(_ wsi: OpaquePointer) -> Progress {
-        guard let request = requests.removeValue(forKey: wsi) else { return .waiting(0) }
-        return .complete(request)
+        if let request = requests.removeValue(forKey: wsi) { return .complete(request) }
+        if responses[wsi] != nil {
+            _ = writeBody(wsi)
+            return .waiting(-1)
+        }
+        return .waiting(bodyCompleted.insert(wsi).inserted ? 0 : -1)
     }
 
     /// LWS_CALLBACK_CLOSED_HTTP.
     func closed(_ wsi: OpaquePointer) {
         responses.removeValue(forKey: wsi)
         requests.removeValue(forKey: wsi)
+        keepsAlive.remove(wsi)
+        keptAlive.remove(wsi)
+        bodyCompleted.remove(wsi)
     }
 
     /// The answer comes later (from another node): the connection waits up to `seconds`.
@@ -127,11 +182,13 @@ final class HTTPExchange {
             ) != 0 {
                 return false
             }
-            // Every connection closes after its answer: libwebsockets 4.1.6
-            // spins forever on a pipelined POST whose body was read with the
-            // previous request (see docs/RELIABILITY.md), so roomd never
-            // keeps an HTTP connection alive, and says so.
-            if lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0 {
+            // Only a GET's connection stays open: libwebsockets 4.1.6 spins
+            // forever on a pipelined POST whose body was read with the
+            // previous request (see docs/RELIABILITY.md), so every other
+            // answer closes its connection, and says so.
+            if !keepsAlive.contains(wsi),
+                lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION, Self.close, 5, &cursor, end) != 0
+            {
                 return false
             }
             for header in response.headers {
@@ -149,16 +206,25 @@ final class HTTPExchange {
         return 0
     }
 
-    /// LWS_CALLBACK_HTTP_WRITEABLE: the body, then the close.
+    /// LWS_CALLBACK_HTTP_WRITEABLE: the body, then the close or the wait
+    /// for the connection's next request (`keptAlive(wsi)` tells which).
     func writeBody(_ wsi: OpaquePointer) -> Int32 {
         guard let response = responses.removeValue(forKey: wsi) else { return 0 }
         var buffer = [UInt8](repeating: 0, count: Int(CWS_PRE)) + response.body
-        _ = buffer.withUnsafeMutableBufferPointer { pointer in
+        let written = buffer.withUnsafeMutableBufferPointer { pointer in
             lws_write(wsi, pointer.baseAddress! + Int(CWS_PRE), response.body.count, LWS_WRITE_HTTP_FINAL)
         }
         // Close (written or not): libwebsockets flushes what the kernel did not take first.
-        return -1
+        guard keepsAlive.remove(wsi) != nil, written >= 0 else { return -1 }
+        // libwebsockets says whether the client keeps it (HTTP/1.1 without
+        // `Connection: close`), and waits for the rest of a partial write first.
+        if lws_http_transaction_completed(wsi) != 0 { return -1 }
+        keptAlive.insert(wsi)
+        return 0
     }
+
+    /// Whether the connection answered a request and waits for its next one.
+    func isKeptAlive(_ wsi: OpaquePointer) -> Bool { keptAlive.contains(wsi) }
 
     /// A complete HTTP/1.1 response written straight to a socket, for
     /// requests libwebsockets refuses before any HTTP callback (a request

@@ -87,7 +87,7 @@ func roomdCallback(
         return server.serve(server.http.bodyComplete(wsi), on: wsi)
 
     case LWS_CALLBACK_HTTP_WRITEABLE:
-        return server.http.writeBody(wsi)
+        return server.httpWritable(wsi)
 
     case LWS_CALLBACK_CLOSED_HTTP:
         server.http.closed(wsi)

@@ -95,6 +95,9 @@ final class ServiceLoop {
         info.count_threads = 1
         info.user = user
         info.timeout_secs = 10
+        // An HTTP connection kept alive after a GET's answer waits this long
+        // for its next request (PROTOCOL.md section 9; lws' default, said here).
+        info.keepalive_timeout = 5
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         if getenv("ROOMD_EVENT_LOOP").map({ String(cString: $0) }) != "poll", let loop = cws_ev_loop_new() {
             evLoop = loop

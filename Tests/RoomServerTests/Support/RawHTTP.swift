@@ -46,3 +46,79 @@ func healthStatusLine(port: Int, timeout: Double = 2) throws -> String? {
     )
     return response.split(separator: "\r\n").first.map(String.init)
 }
+
+/// One kept-alive HTTP/1.1 connection, read answer by answer
+/// (`content-length` framed).
+final class RawHTTPConnection {
+    let fd: Int32
+    private var pending: [UInt8] = []
+
+    init(port: Int) throws { fd = try connectTCP(port: port) }
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes {
+                Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
+            guard sent > 0 else { return }
+            offset += sent
+        }
+    }
+
+    enum Fill { case data, closed, timedOut }
+
+    /// More bytes within the deadline, the connection's end, or the deadline.
+    private func fill(until deadline: Date) -> Fill {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return .timedOut }
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(max(1, (remaining * 1000).rounded(.up))))
+            if ready == 0 || (ready < 0 && errno == EINTR) { continue }
+            guard ready > 0 else { return .closed }
+            let count = recv(fd, &buffer, buffer.count, 0)
+            guard count > 0 else { return .closed }
+            pending += buffer[..<count]
+            return .data
+        }
+    }
+
+    /// The next answer: its head (status line and headers, lowercased) and
+    /// body; nil if none is whole within `timeout`.
+    func answer(timeout: Double = 3) -> (head: String, body: String)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        let separator = Array("\r\n\r\n".utf8)
+        while true {
+            if let end = pending.indices.first(where: { pending[$0...].starts(with: separator) }) {
+                let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
+                let length =
+                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
+                let bodyStart = end + separator.count
+                if pending.count >= bodyStart + length {
+                    let body = String(decoding: pending[bodyStart..<(bodyStart + length)], as: UTF8.self)
+                    pending.removeFirst(bodyStart + length)
+                    return (head, body)
+                }
+            }
+            guard fill(until: deadline) == .data else { return nil }
+        }
+    }
+
+    /// Whether the daemon closes the connection within `timeout` (nothing
+    /// more arriving meanwhile).
+    func closes(within timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            switch fill(until: deadline) {
+            case .data: continue
+            case .closed: return true
+            case .timedOut: return false
+            }
+        }
+    }
+}
