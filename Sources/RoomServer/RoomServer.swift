@@ -350,6 +350,9 @@ public final class RoomServer: @unchecked Sendable {
         if !siblings.isEmpty { routes.recordGauges() }  // what a sibling's scrape reads
         if !sockets.draining { loop.resumeListening() }
         loop.expireRequestHeads(now: now)
+        for wsi in http.expiredIdle(now: now) {  // kept HTTP connections idle for 5 s
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)
+        }
         for connection in flow.excuseStalled(now: now, among: sockets.connections.values) {
             logger.debug(
                 "behind while its room was paused: held to the slow-consumer rule",
@@ -414,9 +417,9 @@ public final class RoomServer: @unchecked Sendable {
     /// kept alive for its next request counts among its address's unjoined
     /// connections again while it waits (the per-address cap, and the first
     /// to go when the socket budget is full), like a socket that has not
-    /// sent its first request; lws closes it after 5 idle seconds.
+    /// sent its first request; the 1-s sweep closes it after 5 idle seconds.
     func httpWritable(_ wsi: OpaquePointer) -> Int32 {
-        let result = http.writeBody(wsi)
+        let result = http.writable(wsi)
         if result == 0, http.isKeptAlive(wsi), sockets.unjoined[wsi] == nil {
             sockets.unjoined.arrived(from: PeerAddress(peerOf: lws_get_socket_fd(wsi)) ?? .unknown, socket: .lws(wsi))
         }

@@ -270,7 +270,7 @@ import Testing
         #expect(closed)
         let (fine, _) = try rawExchange(
             port: daemon.port,
-            Self.request("GET /healthz?x=%41%2F%e2%82%ac HTTP/1.1\r\nHost: x\r\n\r\n")
+            Self.request("GET /healthz?x=%41%2F%e2%82%ac HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         )
         #expect(fine.hasPrefix("HTTP/1.1 200 "), "escapes of other bytes still work: \(fine.prefix(80))")
     }

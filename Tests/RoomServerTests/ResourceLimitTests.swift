@@ -18,7 +18,10 @@ import Testing
     /// The value of one series of `GET /metrics` (over a raw socket: it must
     /// answer during a flood too); nil without an answer or the series.
     static func metric(_ series: String, port: Int) throws -> Double? {
-        let (response, _) = try rawExchange(port: port, Array("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        let (response, _) = try rawExchange(
+            port: port,
+            Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+        )
         guard response.hasPrefix("HTTP/1.1 200") else { return nil }
         return response.split(separator: "\n").first { $0.hasPrefix(series + " ") }
             .flatMap { Double($0.split(separator: " ").last!) }

@@ -52,11 +52,15 @@ final class RestFeed {
     static func handles(_ path: String) -> Bool { roomID(in: path) != nil }
 
     /// The room of `/v2/rooms/{room_id}/feed`, or nil.
+    /// (Byte comparisons: Foundation's `contains` of a string cost 5 % of a
+    /// kept-alive feed request, `make bench` (m).)
     static func roomID(in path: String) -> String? {
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix), path.utf8.count > prefix.utf8.count + suffix.utf8.count
+        let bytes = path.utf8
+        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8),
+            bytes.reversed().starts(with: suffix.utf8.reversed())
         else { return nil }
-        let room = path.dropFirst(prefix.count).dropLast(suffix.count)
-        return room.contains("/") ? nil : String(room)
+        let room = bytes.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
+        return room.contains(UInt8(ascii: "/")) ? nil : String(decoding: room, as: UTF8.self)
     }
 
     /// A request that needs the room: its span, checked.

@@ -77,7 +77,11 @@ func roomdCallback(
         // lws decodes %XX into the path; `length` counts its bytes but NULs, so a
         // shorter C string means a %00 cut it (the libev loop refused those before lws).
         let cut = cString.map { strlen($0) < length } ?? false
-        return server.serve(server.http.started(wsi, path: path, cut: cut), on: wsi)
+        return server.http.inHTTPCallback(
+            wsi,
+            serve: { server.serve(server.http.started(wsi, path: path, cut: cut), on: wsi) },
+            finish: { server.httpWritable(wsi) }
+        )
 
     case LWS_CALLBACK_HTTP_BODY:
         let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)

@@ -108,7 +108,7 @@ final class Daemon: Sendable {
         let deadline = Date().addingTimeInterval(15)
         for node in nodes {
             while true {
-                let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
                 let answer = (try? rawExchange(port: node.port, request, timeout: 1))?.response ?? ""
                 if answer.hasPrefix("HTTP/1.1 200"), answer.contains("\"nodes\":\(nodes.count),\"connected\":true") {
                     break

@@ -41,7 +41,7 @@ func rawExchange(
 func healthStatusLine(port: Int, timeout: Double = 2) throws -> String? {
     let (response, _) = try rawExchange(
         port: port,
-        Array("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8),
+        Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8),  // read to the close
         timeout: timeout
     )
     return response.split(separator: "\r\n").first.map(String.init)
