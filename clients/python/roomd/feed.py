@@ -6,17 +6,18 @@ times floored to whole seconds, and on a grid: every reader of a room asks for
 the same spans ([T - 3, T) with T a multiple of 3), so that roomd — or a CDN in
 front of it — answers all of them with one cached body. A reader that fell
 behind (a stall, a sleep) catches up with spans of at most 60 s; one that fell
-behind the feed's window (410) starts again from now.
+behind the feed's window (410) starts again from now. A reader keeps its HTTP
+connection between polls (roomd keeps a GET's connection alive, PROTOCOL.md
+section 9) and opens a new one when it was closed.
 """
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import math
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from typing import AsyncIterator, Callable, Dict, List, Optional, Tuple
 
 MAX_SPAN = 60
@@ -59,6 +60,8 @@ class FeedReader:
         self.last_to: Optional[int] = None
         self.ended = False
         self._etags: Dict[Tuple[int, int], Tuple[str, dict]] = {}
+        self._connection: Optional[http.client.HTTPConnection] = None
+        self._prefix = ""
 
     def spans_due(self) -> List[Tuple[int, int]]:
         """The spans to ask for now: from the last one's end to the last grid point
@@ -73,31 +76,60 @@ class FeedReader:
             start = end
         return spans
 
+    def _request(self, path: str, headers: Dict[str, str]) -> Tuple[int, bytes, Optional[str]]:
+        """GET on the kept connection; a connection the server closed meanwhile
+        (idle for 5 s, restarted) is opened again once."""
+        for attempt in (0, 1):
+            if self._connection is None:
+                parts = urllib.parse.urlsplit(self.base_url)
+                factory = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+                self._connection = factory(parts.netloc, timeout=self.timeout)
+                self._prefix = parts.path
+            try:
+                self._connection.request("GET", self._prefix + path, headers=headers)
+                response = self._connection.getresponse()
+                body = response.read()
+                if response.will_close:
+                    self._close()
+                return response.status, body, response.getheader("ETag")
+            except (http.client.HTTPException, ConnectionError, OSError):
+                self._close()
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _close(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+    def close(self) -> None:
+        """Closes the kept HTTP connection (a later poll opens another)."""
+        self._close()
+
     def fetch(self, start: int, end: int) -> dict:
         """One span, decoded (blocking). A 304 answers with the body kept for its ETag."""
         query = urllib.parse.urlencode({"from": start, "to": end})
-        request = urllib.request.Request(f"{self.base_url}/v2/rooms/{urllib.parse.quote(self.room, safe='')}/feed?{query}")
+        path = f"/v2/rooms/{urllib.parse.quote(self.room, safe='')}/feed?{query}"
+        headers: Dict[str, str] = {}
         if self.token:
-            request.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         kept = self._etags.get((start, end))
         if kept:
-            request.add_header("If-None-Match", kept[0])
+            headers["If-None-Match"] = kept[0]
+        status, raw, etag = self._request(path, headers)
+        if status == 200:
+            body = json.loads(raw)
+            if etag:
+                self._etags = {(start, end): (etag, body)}  # only the latest: the next span is another
+            return body
+        if status == 304 and kept:
+            return kept[1]
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body = json.loads(response.read())
-                etag = response.headers.get("ETag")
-                if etag:
-                    self._etags = {(start, end): (etag, body)}  # only the latest: the next span is another
-                return body
-        except urllib.error.HTTPError as error:
-            if error.code == 304 and kept:
-                return kept[1]
-            raw = error.read()
-            try:
-                answer = json.loads(raw)
-                raise FeedError(error.code, int(answer.get("code", error.code)), str(answer.get("message", "")))
-            except (ValueError, AttributeError):
-                raise FeedError(error.code, error.code, raw.decode(errors="replace"))
+            answer = json.loads(raw)
+            raise FeedError(status, int(answer.get("code", status)), str(answer.get("message", "")))
+        except (ValueError, AttributeError):
+            raise FeedError(status, status, raw.decode(errors="replace"))
 
     async def poll(self) -> List[dict]:
         """Asks for every span due now; returns them in order (empty when none is due).
@@ -122,8 +154,11 @@ class FeedReader:
         return spans
 
     async def __aiter__(self) -> AsyncIterator[dict]:
-        while not self.ended:
-            for span in await self.poll():
-                yield span
-            if not self.ended:
-                await self.sleep(self.interval)
+        try:
+            while not self.ended:
+                for span in await self.poll():
+                    yield span
+                if not self.ended:
+                    await self.sleep(self.interval)
+        finally:
+            self._close()

@@ -73,3 +73,24 @@ def test_errors_carry_the_status_and_code(roomd_factory):
         await host.close()
 
     asyncio.run(scenario())
+
+
+def test_the_reader_keeps_its_connection_and_reopens_a_closed_one(roomd_factory):
+    roomd = roomd_factory(clock="manual")
+
+    async def scenario():
+        host = await roomd.join("show", "host-1", "host")
+        roomd.advance(9)
+        now = roomd.clock() // 1000
+        reader = roomd.feed("show")
+        reader.fetch(now - 6, now - 3)
+        kept = reader._connection.sock
+        reader.fetch(now - 3, now)
+        assert reader._connection.sock is kept, "the second poll used the first poll's connection"
+        kept.shutdown(2)  # as roomd closes a connection idle for 5 s
+        assert reader.fetch(now - 6, now - 3)["to"] == now - 3, "a closed connection is opened again"
+        assert reader._connection.sock is not kept
+        reader.close()
+        await host.close()
+
+    asyncio.run(scenario())
