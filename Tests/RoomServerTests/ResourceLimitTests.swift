@@ -96,11 +96,12 @@ import Testing
         try await Task.sleep(for: .milliseconds(500))
 
         var peers: [RoomClient] = []
-        let deadline = Date().addingTimeInterval(30)
+        // A loaded machine (24 tests at once on 2 cores) joins slowly; a fast one ends early.
+        let deadline = Date().addingTimeInterval(90)
         while peers.count < 60, Date() < deadline {
             if let (client, _) = try? await daemon.join("u\(peers.count)", as: "viewer") { peers.append(client) }
         }
-        #expect(peers.count == 60, "legitimate joins during the flood: \(peers.count) of 60")
+        #expect(peers.count == 60, "legitimate joins during the flood within 90 s: \(peers.count) of 60")
         #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
         let refused = try Self.metric(#"roomd_unjoined_dropped_total{reason="per_address"}"#, port: daemon.port)
         #expect((refused ?? 0) > 0, "refusals are counted in /metrics: \(String(describing: refused))")
@@ -128,11 +129,12 @@ import Testing
         try await Task.sleep(for: .milliseconds(500))
 
         var later: [RoomClient] = []
-        let deadline = Date().addingTimeInterval(30)
+        // A loaded machine (24 tests at once on 2 cores) joins slowly; a fast one ends early.
+        let deadline = Date().addingTimeInterval(90)
         while later.count < 30, Date() < deadline {
             if let (client, _) = try? await daemon.join("l\(later.count)", as: "viewer") { later.append(client) }
         }
-        #expect(later.count == 30, "joins at the budget: \(later.count) of 30")
+        #expect(later.count == 30, "joins at the budget within 90 s: \(later.count) of 30")
         #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
         let closed = try Self.metric(#"roomd_unjoined_dropped_total{reason="budget"}"#, port: daemon.port)
         #expect((closed ?? 0) > 0, "closings are counted in /metrics: \(String(describing: closed))")
