@@ -64,6 +64,25 @@ import Testing
         #expect(connection.closes(within: 2), "a request with a body closes its connection")
     }
 
+    /// A kept connection's later requests are read by libwebsockets alone
+    /// (RequestHeads peeked only at the first): roomd checks what it parsed,
+    /// a control byte in the decoded query is 400 and headers over 8 KiB 431.
+    @Test func laterRequestsOnAKeptConnectionGetTheFramingChecks() async throws {
+        let daemon = try Daemon.start()
+        let query = try RawHTTPConnection(port: daemon.port)
+        query.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(query.answer()?.head.hasPrefix("http/1.1 200") == true)
+        query.send("GET /healthz?x=%01 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let control = try #require(query.answer())
+        #expect(control.head.hasPrefix("http/1.1 400") && control.body.contains("a control byte in the query"))
+        let big = try RawHTTPConnection(port: daemon.port)
+        big.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(big.answer()?.head.hasPrefix("http/1.1 200") == true)
+        big.send("GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: \(String(repeating: "a", count: 9000))\r\n\r\n")
+        let over = try #require(big.answer())
+        #expect(over.head.hasPrefix("http/1.1 431"), "\(over.head)")
+    }
+
     /// `Connection: close` on a GET, or HTTP/1.0 without keep-alive: closed after the answer.
     @Test(arguments: ["GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /healthz HTTP/1.0\r\n\r\n"])
     func aClientThatAsksToCloseIsClosed(request: String) async throws {

@@ -3,8 +3,8 @@ import RoomWire
 
 /// Plain HTTP on the service thread (anything but the /ws upgrade):
 /// requests are read — headers checked, bodies up to the message limit —
-/// and, once complete, handed back to the caller to be routed; answers are
-/// one body, written when the connection becomes writable. A `GET` without
+/// and, once complete, handed back to the caller to be routed; an answer is
+/// written at once, head and body in one write. A `GET` without
 /// a body keeps its connection for the next request (HTTP/1.1 keep-alive,
 /// the feed's viewers and a CDN in front of it); any other request closes it
 /// after the answer (`keepsAlive`). Service thread only.
@@ -35,7 +35,7 @@ final class HTTPExchange {
     /// Connections whose answer is written (or buffered by lws).
     private var answered: Set<OpaquePointer> = []
     /// The connection whose LWS_CALLBACK_HTTP runs: an answer written during
-    /// it is finished when the callback returns (`finishInCallback`), without
+    /// it is finished when the callback returns (`inHTTPCallback`), without
     /// a round through the writable callback (a quick `make bench` (m) on one
     /// cached span, 32 kept-alive connections: 53,388 → 58,079 req/s).
     private var inCallback: OpaquePointer?
@@ -152,8 +152,9 @@ final class HTTPExchange {
     ///
     /// A request whose body is in was routed at its last
     /// LWS_CALLBACK_HTTP_BODY already; when its answer is written, the
-    /// connection closes here, without waiting to be writable: when the request was pipelined behind a kept-alive
-    /// GET, libwebsockets 4.1.6 calls this callback again and again and
+    /// connection closes here, without waiting to be writable: when the
+    /// request was pipelined behind a kept-alive GET, libwebsockets 4.1.6
+    /// calls this callback again and again and
     /// never calls the writable one (docs/RELIABILITY.md). An answer still
     /// on its way from another node is waited for, unless this callback
     /// comes again: then the connection closes without one.
