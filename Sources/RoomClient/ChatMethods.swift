@@ -14,7 +14,7 @@ extension RoomClient {
     public func chatHistory(
         before: String? = nil,
         limit: Int = 50,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> ChatPage {
         var params: [JSON.Member] = [.init("limit", .int(limit))]
         if let before { params.append(.init("before", .string(before))) }
@@ -27,13 +27,13 @@ extension RoomClient {
     /// ``RoomEvent/messageDeleted(messageID:deletedBy:)``.
     ///
     /// - Throws: `rpc` with 40405 (not in the history, or deleted), 40300.
-    public func deleteMessage(_ messageID: String, timeout: Duration = .seconds(5)) async throws {
+    public func deleteMessage(_ messageID: String, timeout: Duration? = nil) async throws {
         _ = try await call("message-delete", ["message_id": .string(messageID)], timeout: timeout)
     }
 
     /// Empties the history (`chat-clear {}`, `moderateChat`). Every peer gets
     /// ``RoomEvent/chatCleared(clearedBy:)``.
-    public func clearChat(timeout: Duration = .seconds(5)) async throws {
+    public func clearChat(timeout: Duration? = nil) async throws {
         _ = try await call("chat-clear", timeout: timeout)
     }
 
@@ -42,7 +42,7 @@ extension RoomClient {
     /// ``RoomEvent/messagePinned(_:pinnedBy:)``.
     ///
     /// - Throws: `rpc` with 40405, 40300.
-    public func pinMessage(_ messageID: String?, timeout: Duration = .seconds(5)) async throws {
+    public func pinMessage(_ messageID: String?, timeout: Duration? = nil) async throws {
         _ = try await call("message-pin", ["message_id": messageID.map(JSON.string) ?? .null], timeout: timeout)
     }
 }

@@ -19,7 +19,7 @@ extension RoomClient {
         peerID: String? = nil,
         duration: Int? = nil,
         reason: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws {
         var params: [JSON.Member] = []
         if let userID { params.append(.init("user_id", .string(userID))) }
@@ -31,7 +31,7 @@ extension RoomClient {
 
     /// Lifts a user's ban (`peer-unban {user_id}`, `removeOthers`); a user
     /// without one is fine too.
-    public func unban(userID: String, timeout: Duration = .seconds(5)) async throws {
+    public func unban(userID: String, timeout: Duration? = nil) async throws {
         _ = try await call("peer-unban", ["user_id": .string(userID)], timeout: timeout)
     }
 
@@ -44,7 +44,7 @@ extension RoomClient {
         userID: String? = nil,
         peerID: String? = nil,
         duration: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws {
         var params: [JSON.Member] = []
         if let userID { params.append(.init("user_id", .string(userID))) }
@@ -54,7 +54,7 @@ extension RoomClient {
     }
 
     /// Ends a user's chat ban (`chat-unban {user_id}`, `moderateChat`).
-    public func chatUnban(userID: String, timeout: Duration = .seconds(5)) async throws {
+    public func chatUnban(userID: String, timeout: Duration? = nil) async throws {
         _ = try await call("chat-unban", ["user_id": .string(userID)], timeout: timeout)
     }
 
@@ -67,7 +67,7 @@ extension RoomClient {
     public func setChatState(
         paused: Bool? = nil,
         slowModeSeconds: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> (paused: Bool, slowModeSeconds: Int) {
         var params: [JSON.Member] = []
         if let paused { params.append(.init("paused", .bool(paused))) }
@@ -91,7 +91,7 @@ extension RoomClient {
     public func report(
         _ target: ChatReport.Target,
         reason: String,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> String {
         let key =
             switch target.type {

@@ -285,14 +285,14 @@ extension RoomClient {
     ///   `timeout`; ``RoomClientError/closed(code:reason:)`` once the
     ///   connection is closed and no push is left.
     public func nextEvent(
-        timeout: Duration = .seconds(5),
+        timeout: Duration? = nil,
         fileID: String = #fileID,
         filePath: String = #filePath,
         line: Int = #line,
         column: Int = #column
     ) async throws -> RoomEvent {
         let site = WaitSite("a push (any)", fileID: fileID, filePath: filePath, line: line, column: column)
-        return try await waitForEvent(timeout: timeout, site: site) { _ in true }
+        return try await waitForEvent(timeout: timeout ?? defaultTimeout, site: site) { _ in true }
     }
 
     /// The first push, in arrival order, for which `extract` returns a
@@ -319,7 +319,7 @@ extension RoomClient {
     ///   and the pushes queued instead; ``RoomClientError/closed(code:reason:)``
     ///   once the connection is closed and no matching push is left.
     public func next<T>(
-        timeout: Duration = .seconds(5),
+        timeout: Duration? = nil,
         description: String? = nil,
         fileID: String = #fileID,
         filePath: String = #filePath,
@@ -330,7 +330,7 @@ extension RoomClient {
         let what = description ?? "a push the extract closure takes"
         let site = WaitSite(what, fileID: fileID, filePath: filePath, line: line, column: column)
         while true {
-            let event = try await waitForEvent(timeout: timeout, site: site) { extract($0) != nil }
+            let event = try await waitForEvent(timeout: timeout ?? defaultTimeout, site: site) { extract($0) != nil }
             if let value = extract(event) { return value }
             // Only reachable if `extract` is not deterministic: the push is consumed; keep looking.
         }

@@ -15,7 +15,7 @@ extension RoomClient {
     /// - Throws: `rpc` with -32602 (name not `[A-Za-z0-9_-]{1,64}`), 40300
     ///   (`view_and_polls_only` token), 40903 (17th group).
     @discardableResult
-    public func joinGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
+    public func joinGroup(_ name: String, timeout: Duration? = nil) async throws -> [String] {
         try await groups("group-join", ["name": .string(name)], timeout: timeout)
     }
 
@@ -24,7 +24,7 @@ extension RoomClient {
     /// - Returns: This peer's groups.
     /// - Throws: `rpc` with -32602.
     @discardableResult
-    public func leaveGroup(_ name: String, timeout: Duration = .seconds(5)) async throws -> [String] {
+    public func leaveGroup(_ name: String, timeout: Duration? = nil) async throws -> [String] {
         try await groups("group-leave", ["name": .string(name)], timeout: timeout)
     }
 
@@ -36,7 +36,7 @@ extension RoomClient {
     public func addToGroup(
         _ name: String,
         peer peerID: String,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> [String]
     {
@@ -51,7 +51,7 @@ extension RoomClient {
     public func removeFromGroup(
         _ name: String,
         peer peerID: String,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> [String]
     {
@@ -63,7 +63,7 @@ extension RoomClient {
     /// - Returns: This peer's groups.
     /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 40903.
     @discardableResult
-    public func raiseHand(timeout: Duration = .seconds(5)) async throws -> [String] {
+    public func raiseHand(timeout: Duration? = nil) async throws -> [String] {
         try await joinGroup(Self.handRaiseGroup, timeout: timeout)
     }
 
@@ -71,11 +71,11 @@ extension RoomClient {
     ///
     /// - Returns: This peer's groups.
     @discardableResult
-    public func lowerHand(timeout: Duration = .seconds(5)) async throws -> [String] {
+    public func lowerHand(timeout: Duration? = nil) async throws -> [String] {
         try await leaveGroup(Self.handRaiseGroup, timeout: timeout)
     }
 
-    private func groups(_ method: String, _ params: JSON, timeout: Duration) async throws -> [String] {
+    private func groups(_ method: String, _ params: JSON, timeout: Duration?) async throws -> [String] {
         let result = try await call(method, params, timeout: timeout)
         return try decode(method, result) { try WireReader($0, path: "").strings("groups") }
     }

@@ -128,7 +128,7 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300 (the role lacks `hlsStreaming`, or a
     ///   `view_and_polls_only` token), 40904 (already running), 41300
     ///   (`meeting_url` or `metadata` over 4096 bytes), -32602.
-    public func startHLSStreaming(variants: [HLSVariantRequest]? = nil, timeout: Duration = .seconds(5)) async throws {
+    public func startHLSStreaming(variants: [HLSVariantRequest]? = nil, timeout: Duration? = nil) async throws {
         var members: [JSON.Member] = []
         if let variants {
             members.append(
@@ -155,7 +155,7 @@ extension RoomClient {
     /// Every peer gets ``RoomEvent/hlsUpdate(_:)`` with `running` false.
     ///
     /// - Throws: `rpc` with 40300, 40904 (not running).
-    public func stopHLSStreaming(timeout: Duration = .seconds(5)) async throws {
+    public func stopHLSStreaming(timeout: Duration? = nil) async throws {
         _ = try await call("hls-stop", nil, timeout: timeout)
     }
 
@@ -172,7 +172,7 @@ extension RoomClient {
     @discardableResult
     public func sendHLSTimedMetadata(
         _ metadata: [HLSTimedMetadata],
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> [HLSCue]
     {

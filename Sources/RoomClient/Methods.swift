@@ -46,7 +46,7 @@ extension RoomClient {
         data: String? = nil,
         roomID: String? = nil,
         peerID: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> JoinResult {
         let result = try await call(
             "join",
@@ -65,7 +65,7 @@ extension RoomClient {
     /// server then closes the connection with 1000 (see ``closeCode(timeout:)``).
     ///
     /// - Throws: `rpc` with 40005 (not joined).
-    public func leave(reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
+    public func leave(reason: String? = nil, timeout: Duration? = nil) async throws {
         _ = try await call("leave", params(["reason": reason.map(JSON.string)]), timeout: timeout)
     }
 
@@ -82,7 +82,7 @@ extension RoomClient {
     public func updatePeer(
         name: String? = nil,
         data: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> Peer
     {
@@ -118,7 +118,7 @@ extension RoomClient {
         source: TrackSource? = nil,
         mute: Bool? = nil,
         description: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> Track {
         let result = try await call(
             "track-add",
@@ -143,7 +143,7 @@ extension RoomClient {
         id: String,
         mute: Bool? = nil,
         description: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> Track {
         let result = try await call(
             "track-update",
@@ -161,7 +161,7 @@ extension RoomClient {
     /// Subscribers get `on-track-remove {peer_id, track}`.
     ///
     /// - Throws: `rpc` with 40401 (not this peer's track), -32602.
-    public func removeTrack(id: String, timeout: Duration = .seconds(5)) async throws {
+    public func removeTrack(id: String, timeout: Duration? = nil) async throws {
         _ = try await call("track-remove", ["track_id": .string(id)], timeout: timeout)
     }
 
@@ -177,7 +177,7 @@ extension RoomClient {
     ///   of range, too many entries).
     public func reportAudioLevels(
         _ levels: [(trackID: String, level: Int)],
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     )
         async throws
     {
@@ -198,7 +198,7 @@ extension RoomClient {
     public func broadcast(
         _ message: String,
         type: String = "chat",
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> MessageReceipt
     {
@@ -216,7 +216,7 @@ extension RoomClient {
         _ message: String,
         to peerID: String,
         type: String = "chat",
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> MessageReceipt {
         try await send(message, type: type, to: [.init("peer_id", .string(peerID))], timeout: timeout)
     }
@@ -233,7 +233,7 @@ extension RoomClient {
         _ message: String,
         roles: [String],
         type: String = "chat",
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> MessageReceipt {
         try await send(message, type: type, to: [.init("roles", .array(roles.map(JSON.string)))], timeout: timeout)
     }
@@ -242,7 +242,7 @@ extension RoomClient {
         _ message: String,
         type: String,
         to target: [JSON.Member],
-        timeout: Duration
+        timeout: Duration?
     ) async throws
         -> MessageReceipt
     {
@@ -261,7 +261,7 @@ extension RoomClient {
     @discardableResult
     public func ping(
         timestamp: JSON? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> (timestamp: JSON, serverTime: Int64)
     {

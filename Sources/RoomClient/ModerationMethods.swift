@@ -19,7 +19,7 @@ extension RoomClient {
         for peerID: String,
         trackID: String,
         mute: Bool,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws {
         _ = try await call(
             "track-update-request",
@@ -45,7 +45,7 @@ extension RoomClient {
         roles: [String]? = nil,
         type: TrackType? = nil,
         source: TrackSource? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> Int {
         let result = try await call(
             "change-track-mute-state-request",
@@ -67,7 +67,7 @@ extension RoomClient {
     /// closed with 4001; others get `on-peer-leave {reason:"peer kicked"}`.
     ///
     /// - Throws: `rpc` with 40300, 40400 (no such peer), -32602.
-    public func removePeer(_ peerID: String, reason: String? = nil, timeout: Duration = .seconds(5)) async throws {
+    public func removePeer(_ peerID: String, reason: String? = nil, timeout: Duration? = nil) async throws {
         _ = try await call(
             "peer-leave-request",
             params(["requested_for": .string(peerID), "reason": reason.map(JSON.string)]),
@@ -82,7 +82,7 @@ extension RoomClient {
     /// this room id fail with 40003 until the REST API unlocks it.
     ///
     /// - Throws: `rpc` with 40300.
-    public func endRoom(reason: String? = nil, lock: Bool = false, timeout: Duration = .seconds(5)) async throws {
+    public func endRoom(reason: String? = nil, lock: Bool = false, timeout: Duration? = nil) async throws {
         _ = try await call(
             "end-room",
             params(["reason": reason.map(JSON.string), "lock": .bool(lock)]),

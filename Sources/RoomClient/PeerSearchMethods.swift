@@ -16,7 +16,7 @@ extension RoomClient {
         role: String? = nil,
         group: String? = nil,
         limit: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> PeerPage {
         let result = try await call(
             "find-peer",
@@ -33,7 +33,7 @@ extension RoomClient {
     public func nextPeers(
         iterator: String,
         limit: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> PeerPage
     {

@@ -26,7 +26,7 @@ extension RoomClient {
         visibility: Bool? = nil,
         vote: [String]? = nil,
         responses: [String]? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> String {
         let result = try await call(
             "poll-info-set",
@@ -49,7 +49,7 @@ extension RoomClient {
     public func setPollQuestions(
         pollID: String,
         _ questions: [PollQuestionDraft],
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     )
         async throws -> Int
     {
@@ -64,14 +64,14 @@ extension RoomClient {
     /// Starts a poll (`poll-start`): every peer that may read or vote gets ``RoomEvent/pollStarted(_:)``.
     ///
     /// - Throws: `rpc` with 40300, 40404, 40904 (not `created`, or no questions).
-    public func startPoll(_ pollID: String, timeout: Duration = .seconds(5)) async throws {
+    public func startPoll(_ pollID: String, timeout: Duration? = nil) async throws {
         _ = try await call("poll-start", ["poll_id": .string(pollID)], timeout: timeout)
     }
 
     /// Stops a poll (`poll-stop`): the same peers get ``RoomEvent/pollStopped(_:)``.
     ///
     /// - Throws: `rpc` with 40300, 40404, 40904 (not started).
-    public func stopPoll(_ pollID: String, timeout: Duration = .seconds(5)) async throws {
+    public func stopPoll(_ pollID: String, timeout: Duration? = nil) async throws {
         _ = try await call("poll-stop", ["poll_id": .string(pollID)], timeout: timeout)
     }
 
@@ -86,7 +86,7 @@ extension RoomClient {
     public func respondToPoll(
         pollID: String,
         _ answers: [PollAnswer],
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> [PollAnswerOutcome]
     {
@@ -103,7 +103,7 @@ extension RoomClient {
     // MARK: - Reading
 
     /// A poll's info (`poll-info-get`). Throws `rpc` 40404 or 40300.
-    public func pollInfo(_ pollID: String, timeout: Duration = .seconds(5)) async throws -> PollInfo {
+    public func pollInfo(_ pollID: String, timeout: Duration? = nil) async throws -> PollInfo {
         let result = try await call("poll-info-get", ["poll_id": .string(pollID)], timeout: timeout)
         return try decode("poll-info-get", result) { try PollInfo(WireReader($0, path: "")) }
     }
@@ -113,7 +113,7 @@ extension RoomClient {
         _ pollID: String,
         index: Int? = nil,
         count: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     )
         async throws -> (questions: [PollQuestion], last: Bool)
     {
@@ -131,7 +131,7 @@ extension RoomClient {
     }
 
     /// The polls this peer may see, newest first (`poll-list {state?}`).
-    public func polls(state: PollState? = nil, timeout: Duration = .seconds(5)) async throws -> [PollInfo] {
+    public func polls(state: PollState? = nil, timeout: Duration? = nil) async throws -> [PollInfo] {
         let result = try await call(
             "poll-list",
             params(["state": state.map { .string($0.rawValue) }]),
@@ -144,7 +144,7 @@ extension RoomClient {
 
     /// The counts (`poll-result`): `pollWrite`, or anyone who may read once
     /// `visibility` is true or the poll stopped (else 40300).
-    public func pollResult(_ pollID: String, timeout: Duration = .seconds(5)) async throws -> PollResult {
+    public func pollResult(_ pollID: String, timeout: Duration? = nil) async throws -> PollResult {
         let result = try await call("poll-result", ["poll_id": .string(pollID)], timeout: timeout)
         return try decode("poll-result", result) { try PollResult(WireReader($0, path: "")) }
     }
@@ -156,7 +156,7 @@ extension RoomClient {
         own: Bool = false,
         index: Int? = nil,
         count: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> (responses: [PollResponse], last: Bool) {
         let result = try await call(
             "poll-responses",
@@ -180,7 +180,7 @@ extension RoomClient {
         _ pollID: String,
         offset: Int? = nil,
         count: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     )
         async throws -> PollLeaderboard
     {
@@ -199,7 +199,7 @@ extension RoomClient {
     public func sessionLeaderboard(
         offset: Int? = nil,
         count: Int? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> PollLeaderboard {
         let result = try await call(
             "poll-leaderboard",
@@ -219,7 +219,7 @@ extension RoomClient {
     public func setPollAnswers(
         pollID: String,
         _ answers: [PollAnswer],
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws {
         _ = try await call(
             "poll-answer-set",

@@ -18,7 +18,7 @@ extension RoomClient {
     public func preview(
         token: String,
         roomID: String? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> PreviewResult
     {

@@ -11,7 +11,7 @@ extension RoomClient {
     ///
     /// - Throws: `rpc` with 40300 (`view_and_polls_only`), 41300 (over
     ///   `max_chat_bytes`), 40907 (`max_questions` asked), -32602.
-    public func askQuestion(_ text: String, timeout: Duration = .seconds(5)) async throws -> AudienceQuestion {
+    public func askQuestion(_ text: String, timeout: Duration? = nil) async throws -> AudienceQuestion {
         let result = try await call("question-add", ["text": .string(text)], timeout: timeout)
         return try decode("question-add", result) { try AudienceQuestion(WireReader($0, path: "")) }
     }
@@ -23,7 +23,7 @@ extension RoomClient {
     public func voteQuestion(
         _ questionID: String,
         _ vote: AudienceQuestion.Vote,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> AudienceQuestion {
         let result = try await call(
             "question-vote",
@@ -40,7 +40,7 @@ extension RoomClient {
         order: AudienceQuestion.Order = .top,
         offset: Int = 0,
         limit: Int = 20,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> (questions: [AudienceQuestion], total: Int) {
         let result = try await call(
             "question-list",
@@ -62,7 +62,7 @@ extension RoomClient {
         _ questionID: String,
         state: AudienceQuestion.State? = nil,
         pinned: Bool? = nil,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> AudienceQuestion {
         let result = try await call(
             "question-update",
@@ -76,7 +76,7 @@ extension RoomClient {
     }
 
     /// Deletes a question (`question-delete`): the asker, or `moderateChat`.
-    public func deleteQuestion(_ questionID: String, timeout: Duration = .seconds(5)) async throws {
+    public func deleteQuestion(_ questionID: String, timeout: Duration? = nil) async throws {
         _ = try await call("question-delete", ["question_id": .string(questionID)], timeout: timeout)
     }
 }

@@ -22,7 +22,7 @@ extension RoomClient {
         _ target: String,
         type: String,
         count: Int = 1,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> ReactionCount {
         let params: JSON = ["target": .string(target), "type": .string(type), "count": .int(count)]
         let result = try await call("react", params, timeout: timeout)
@@ -35,7 +35,7 @@ extension RoomClient {
     ///
     /// - Throws: `rpc` with -32602 (not a message, bad type), 40405.
     @discardableResult
-    public func unreact(_ target: String, type: String, timeout: Duration = .seconds(5)) async throws -> ReactionCount {
+    public func unreact(_ target: String, type: String, timeout: Duration? = nil) async throws -> ReactionCount {
         let result = try await call("unreact", ["target": .string(target), "type": .string(type)], timeout: timeout)
         return try decode("unreact", result) { try ReactionCount(WireReader($0, path: "")) }
     }
@@ -45,7 +45,7 @@ extension RoomClient {
     /// ``ReactionCount/mine``.
     ///
     /// - Throws: `rpc` with -32602 (over 100 targets, a bad contestant id), 40405.
-    public func reactions(targets: [String], timeout: Duration = .seconds(5)) async throws -> [ReactionCount] {
+    public func reactions(targets: [String], timeout: Duration? = nil) async throws -> [ReactionCount] {
         let result = try await call("reactions-get", ["targets": .array(targets.map(JSON.string))], timeout: timeout)
         return try decode("reactions-get", result) { json in
             try WireReader(json, path: "").elements("counts").map { try ReactionCount($0) }

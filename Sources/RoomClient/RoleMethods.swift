@@ -25,7 +25,7 @@ extension RoomClient {
         for peerID: String,
         to role: String,
         force: Bool = false,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws -> String? {
         let result = try await call(
             "role-change-request",
@@ -46,7 +46,7 @@ extension RoomClient {
     public func changeRoles(
         _ roles: [String],
         to role: String,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws
         -> [String]
     {
@@ -67,7 +67,7 @@ extension RoomClient {
     /// - Throws: `rpc` with 40403 (token unknown, used, expired or not this
     ///   peer's), 40900 (role limit reached meanwhile).
     @discardableResult
-    public func acceptRoleChange(token: String, timeout: Duration = .seconds(5)) async throws -> Peer {
+    public func acceptRoleChange(token: String, timeout: Duration? = nil) async throws -> Peer {
         let result = try await call("role-change", ["token": .string(token)], timeout: timeout)
         return try decode("role-change", result) { try Peer(WireReader($0["peer"], path: "peer")) }
     }
@@ -77,7 +77,7 @@ extension RoomClient {
     /// The requester gets `on-role-change-rejected {…, reason:"rejected"}`.
     ///
     /// - Throws: `rpc` with 40403.
-    public func rejectRoleChange(token: String, timeout: Duration = .seconds(5)) async throws {
+    public func rejectRoleChange(token: String, timeout: Duration? = nil) async throws {
         _ = try await call("role-change-reject", ["token": .string(token)], timeout: timeout)
     }
 }

@@ -36,7 +36,7 @@ import RoomWire
 /// ```
 ///
 /// Calls on one client may run concurrently; responses are matched to calls
-/// by id and each call has its own timeout (default 5 s). A protocol error
+/// by id and each call has its own timeout (default: ``defaultTimeout``, 5 s unless set at connect). A protocol error
 /// throws ``RoomClientError/rpc(code:message:data:)``; the connection ending
 /// throws ``RoomClientError/closed(code:reason:)`` with the server's close
 /// code (e.g. 4001 after being removed, 4002 after `end-room`).
@@ -54,10 +54,14 @@ public final class RoomClient: Sendable {
     /// The libwebsockets loop that services this connection.
     public let loop: RoomClientLoop
     let session: ClientSession
+    /// How long a call or a wait of this client lasts when it is given no
+    /// `timeout` of its own (``connect(to:loop:timeout:protocolName:defaultTimeout:)``; 5 s unless set).
+    public let defaultTimeout: Duration
 
-    private init(loop: RoomClientLoop, session: ClientSession) {
+    private init(loop: RoomClientLoop, session: ClientSession, defaultTimeout: Duration) {
         self.loop = loop
         self.session = session
+        self.defaultTimeout = defaultTimeout
     }
 
     deinit {
@@ -70,13 +74,19 @@ public final class RoomClient: Sendable {
     /// the one in roomd's listening line `roomd listening on ws://127.0.0.1:7880/ws`.
     /// `protocolName` is sent as `Sec-WebSocket-Protocol` when given.
     ///
+    /// `defaultTimeout` is how long each call and wait of the client lasts
+    /// when it is given no `timeout` (a test harness on a loaded machine
+    /// gives its clients more than the 5 s an app wants); `timeout` bounds
+    /// the connection itself (default: `defaultTimeout`).
+    ///
     /// - Throws: ``RoomClientError/connectFailed(_:)`` (bad URL, refused,
     ///   handshake rejected, timed out, loop shut down).
     public static func connect(
         to url: String,
         loop: RoomClientLoop = .shared,
-        timeout: Duration = .seconds(5),
-        protocolName: String? = nil
+        timeout: Duration? = nil,
+        protocolName: String? = nil,
+        defaultTimeout: Duration = .seconds(5)
     ) async throws -> RoomClient {
         guard let target = parseWebSocketURL(url) else {
             throw RoomClientError.connectFailed("not a ws:// URL: \(url)")
@@ -87,7 +97,8 @@ public final class RoomClient: Sendable {
             path: target.path,
             loop: loop,
             timeout: timeout,
-            protocolName: protocolName
+            protocolName: protocolName,
+            defaultTimeout: defaultTimeout
         )
     }
 
@@ -101,9 +112,11 @@ public final class RoomClient: Sendable {
         port: Int,
         path: String = "/ws",
         loop: RoomClientLoop = .shared,
-        timeout: Duration = .seconds(5),
-        protocolName: String? = nil
+        timeout: Duration? = nil,
+        protocolName: String? = nil,
+        defaultTimeout: Duration = .seconds(5)
     ) async throws -> RoomClient {
+        let timeout = timeout ?? defaultTimeout
         guard (1...65535).contains(port) else { throw RoomClientError.connectFailed("bad port \(port)") }
         let session = ClientSession(id: loop.makeSessionID())
         let target = ConnectTarget(
@@ -129,7 +142,7 @@ public final class RoomClient: Sendable {
             loop.post(.abort(session.id))
             throw error
         }
-        return RoomClient(loop: loop, session: session)
+        return RoomClient(loop: loop, session: session, defaultTimeout: defaultTimeout)
     }
 
     // MARK: - JSON-RPC
@@ -144,14 +157,17 @@ public final class RoomClient: Sendable {
     /// ```
     ///
     /// A timeout's ``WaitTimeout`` names the method (`the answer to ping`).
-    public func call(_ method: String, _ params: JSON? = nil, timeout: Duration = .seconds(5)) async throws -> JSON {
+    public func call(_ method: String, _ params: JSON? = nil, timeout: Duration? = nil) async throws -> JSON {
         let id = session.nextCallID()
         var members: [JSON.Member] = [.init("jsonrpc", "2.0"), .init("id", .int(id)), .init("method", .string(method))]
         if let params { members.append(.init("params", params)) }
         let frame = Self.frame(JSON.object(members))
         let sessionID = session.id
         let loop = self.loop
-        let response = try await session.wait(timeout: timeout, site: WaitSite("the answer to \(method)")) { state in
+        let response = try await session.wait(
+            timeout: timeout ?? defaultTimeout,
+            site: WaitSite("the answer to \(method)")
+        ) { state in
             if state.closed != nil { return .done(.failure(state.closedError)) }
             return .pending(.call(id))
         } registered: {
@@ -193,14 +209,14 @@ public final class RoomClient: Sendable {
     /// The `fileID`/`filePath`/`line`/`column` defaults name the caller's
     /// line in a timeout's ``WaitTimeout``; leave them out.
     public func nextMessage(
-        timeout: Duration = .seconds(5),
+        timeout: Duration? = nil,
         fileID: String = #fileID,
         filePath: String = #filePath,
         line: Int = #line,
         column: Int = #column
     ) async throws -> JSON {
         let site = WaitSite("a message (any)", fileID: fileID, filePath: filePath, line: line, column: column)
-        return try await session.wait(timeout: timeout, site: site) { state in
+        return try await session.wait(timeout: timeout ?? defaultTimeout, site: site) { state in
             if !state.inbox.isEmpty { return .done(.success(state.inbox.removeFirst())) }
             if state.closed != nil { return .done(.failure(state.closedError)) }
             return .pending(.message({ _ in true }))
@@ -216,7 +232,7 @@ public final class RoomClient: Sendable {
     ///   closed and no such push is left.
     public func next(
         _ method: String,
-        timeout: Duration = .seconds(5),
+        timeout: Duration? = nil,
         fileID: String = #fileID,
         filePath: String = #filePath,
         line: Int = #line,
@@ -246,7 +262,7 @@ public final class RoomClient: Sendable {
         _ method: String,
         where predicate: @escaping @Sendable (JSON) -> Bool,
         description: String? = nil,
-        timeout: Duration = .seconds(5),
+        timeout: Duration? = nil,
         fileID: String = #fileID,
         filePath: String = #filePath,
         line: Int = #line,
@@ -260,13 +276,13 @@ public final class RoomClient: Sendable {
     private func nextPush(
         _ method: String,
         site: WaitSite,
-        timeout: Duration,
+        timeout: Duration?,
         where predicate: @escaping @Sendable (JSON) -> Bool
     ) async throws -> JSON {
         let matches: @Sendable (JSON) -> Bool = { entry in
             ClientSession.isPush(entry, method: method) && predicate(entry["params"] ?? .object([]))
         }
-        let push = try await session.wait(timeout: timeout, site: site) { state in
+        let push = try await session.wait(timeout: timeout ?? defaultTimeout, site: site) { state in
             if let index = state.inbox.firstIndex(where: matches) {
                 return .done(.success(state.inbox.remove(at: index)))
             }
@@ -317,13 +333,14 @@ public final class RoomClient: Sendable {
     /// Waits for the connection to end and returns the close code the server
     /// sent: 1006 if it dropped without a close frame, 1005 if its close frame
     /// had no code, or the code this client sent if it closed first.
-    public func closeCode(timeout: Duration = .seconds(5)) async throws -> Int {
+    public func closeCode(timeout: Duration? = nil) async throws -> Int {
         try await closeStatus(timeout: timeout).code
     }
 
     /// Like `closeCode`, with the close reason text too.
-    public func closeStatus(timeout: Duration = .seconds(5)) async throws -> (code: Int, reason: String) {
-        let code = try await session.wait(timeout: timeout, site: WaitSite("the connection to close")) { state in
+    public func closeStatus(timeout: Duration? = nil) async throws -> (code: Int, reason: String) {
+        let code = try await session.wait(timeout: timeout ?? defaultTimeout, site: WaitSite("the connection to close"))
+        { state in
             if let closed = state.closed { return .done(.success(.int(closed.code))) }
             return .pending(.close)
         }

@@ -15,7 +15,7 @@ extension RoomClient {
     /// - Throws: `rpc` with 40300 (`view_and_polls_only`), 41300 (value over
     ///   `max_session_value_bytes`), 40907 (over `max_session_keys`), -32602 (bad key).
     @discardableResult
-    public func setMetadata(_ key: String, value: JSON, timeout: Duration = .seconds(5)) async throws -> MetadataEntry {
+    public func setMetadata(_ key: String, value: JSON, timeout: Duration? = nil) async throws -> MetadataEntry {
         let result = try await call(
             "set-metadata",
             .object([.init("key", .string(key)), .init("value", value)]),
@@ -25,13 +25,13 @@ extension RoomClient {
     }
 
     /// Reads one key (`get-metadata {key}`): version 0 and `.null` if never set.
-    public func metadata(_ key: String, timeout: Duration = .seconds(5)) async throws -> MetadataEntry {
+    public func metadata(_ key: String, timeout: Duration? = nil) async throws -> MetadataEntry {
         let result = try await call("get-metadata", ["key": .string(key)], timeout: timeout)
         return try decode("get-metadata", result) { try MetadataEntry(WireReader($0, path: "")) }
     }
 
     /// Every key that has a value (`get-metadata {}`), sorted by key.
-    public func allMetadata(timeout: Duration = .seconds(5)) async throws -> [MetadataEntry] {
+    public func allMetadata(timeout: Duration? = nil) async throws -> [MetadataEntry] {
         let result = try await call("get-metadata", timeout: timeout)
         return try decode("get-metadata", result) {
             try WireReader($0, path: "").elements("entries").map { try MetadataEntry($0) }
@@ -43,7 +43,7 @@ extension RoomClient {
     ///
     /// - Returns: The keys now listened to.
     @discardableResult
-    public func listenMetadata(_ keys: [String], timeout: Duration = .seconds(5)) async throws -> [String] {
+    public func listenMetadata(_ keys: [String], timeout: Duration? = nil) async throws -> [String] {
         let result = try await call("listen-metadata-change", ["keys": .array(keys.map(JSON.string))], timeout: timeout)
         return try decode("listen-metadata-change", result) { try WireReader($0, path: "").strings("keys") }
     }

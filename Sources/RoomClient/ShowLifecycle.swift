@@ -54,7 +54,7 @@ extension RoomClient {
         urls: [String],
         meetingURL: String? = nil,
         record: Bool = false,
-        timeout: Duration = .seconds(5)
+        timeout: Duration? = nil
     ) async throws {
         var members: [JSON.Member] = [.init("rtmp_urls", .array(urls.map { .string($0) }))]
         if let meetingURL { members.append(.init("meeting_url", .string(meetingURL))) }
@@ -64,19 +64,19 @@ extension RoomClient {
 
     /// Stops RTMP out (`rtmp-stop`), and the recording `record: true` started.
     /// - Throws: `rpc` with 40300, 40904 (not running).
-    public func stopRTMP(timeout: Duration = .seconds(5)) async throws {
+    public func stopRTMP(timeout: Duration? = nil) async throws {
         _ = try await call("rtmp-stop", nil, timeout: timeout)
     }
 
     /// Starts the recording (`recording-start`).
     /// - Throws: `rpc` with 40300 (the role lacks `browserRecording`), 40904 (running).
-    public func startRecording(timeout: Duration = .seconds(5)) async throws {
+    public func startRecording(timeout: Duration? = nil) async throws {
         _ = try await call("recording-start", nil, timeout: timeout)
     }
 
     /// Stops the recording (`recording-stop`).
     /// - Throws: `rpc` with 40300, 40904 (not running).
-    public func stopRecording(timeout: Duration = .seconds(5)) async throws {
+    public func stopRecording(timeout: Duration? = nil) async throws {
         _ = try await call("recording-stop", nil, timeout: timeout)
     }
 
@@ -89,7 +89,7 @@ extension RoomClient {
     /// - Throws: `rpc` with 40004 (another user), 40002 (another room), or
     ///   the `join` token codes (2004, 40100…, 40109 expired).
     @discardableResult
-    public func refreshToken(_ token: String, timeout: Duration = .seconds(5)) async throws -> Int64 {
+    public func refreshToken(_ token: String, timeout: Duration? = nil) async throws -> Int64 {
         let result = try await call("token-refresh", ["token": .string(token)], timeout: timeout)
         return try WireReader(result, path: "token-refresh").int64("expires_at")
     }
