@@ -66,6 +66,15 @@ public final class RoomRegistry {
 
     public var peerCount: Int { rooms.values.reduce(0) { $0 + $1.peerCount } }
 
+    /// Work a periodic tick has left that no call will announce (a stats
+    /// slice not sent yet, the rest of a coalesced push cut at its bound):
+    /// on test mode's manual clock such a tick stays due instead of being
+    /// skipped as clean (Schedule.advance).
+    public var hasPendingPollStats: Bool { pollSchedule.hasPendingStats }
+    public var hasPendingQuestionPushes: Bool { !qaSchedule.isEmpty }
+    public var hasPendingReactionPushes: Bool { !reactionSchedule.roomIDs.isEmpty }
+    public var hasPendingRoomStates: Bool { !roomStates.roomIDs.isEmpty }
+
     public func room(_ id: String) -> Room? { rooms[id] }
 
     /// Room ids ended with `lock: true`; a lock survives the room itself.

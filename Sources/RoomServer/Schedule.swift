@@ -214,6 +214,7 @@ final class Schedule {
             } else if let kind = due.tick {
                 dirty.remove(kind)
                 ticked(kind)
+                if hasPendingWork(kind) { dirty.insert(kind) }
                 nextTick[kind] = due.at + Int64(period(of: kind))
             }
             ran += 1
@@ -224,6 +225,22 @@ final class Schedule {
         }
         manual.now = target
         return ran
+    }
+
+    /// Whether `tick` has work left after it ran that no call will announce:
+    /// the poll-stats slices not served yet (a peer hears its poll's stats
+    /// on its own slice's tick), the rest of a coalesced push cut at its
+    /// bound. On the manual clock such a tick stays due: skipping it as
+    /// clean left the other slices without their `on-poll-stats` until the
+    /// next advance.
+    private func hasPendingWork(_ tick: Tick) -> Bool {
+        switch tick {
+        case .pollStats: registry.hasPendingPollStats
+        case .questions: registry.hasPendingQuestionPushes
+        case .reactions: registry.hasPendingReactionPushes
+        case .roomState: registry.hasPendingRoomStates
+        case .activeSpeakers, .keepalive: false
+        }
     }
 
     /// The first time `at + k × period` (k ≥ 0) that is not before `time`.

@@ -33,6 +33,9 @@ struct PollSchedule {
         timed.lazy.filter { $0.room != nil }.compactMap(\.deadline).min()
     }
 
+    /// Whether some poll's stats are still due to a slice.
+    var hasPendingStats: Bool { !dirty.isEmpty }
+
     /// A vote counted in `poll`: every slice is due its stats.
     mutating func statsChanged(_ poll: Poll) {
         poll.statsVersion += 1

@@ -175,6 +175,8 @@ struct QuestionSchedule {
     private var pending: [String] = []
     private var pendingIDs: Set<String> = []
 
+    var isEmpty: Bool { pending.isEmpty }
+
     mutating func changed(_ room: Room) {
         if pendingIDs.insert(room.id).inserted { pending.append(room.id) }
     }
