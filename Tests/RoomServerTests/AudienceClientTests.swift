@@ -6,7 +6,7 @@ import Testing
 /// The typed RoomClient calls of sections 13–15 decode what roomd sends.
 @Suite struct AudienceClientTests {
     @Test func typedSessionStoreAndPollReads() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let host = try await daemon.client()
         let preview = try await host.preview(token: try daemon.token(user: "h", role: "host"))
         #expect(preview.room == nil && preview.peerCount == 0 && preview.policy.name == "host")
@@ -63,7 +63,7 @@ import Testing
         let result = try await viewer.pollResult(id)
         #expect(result.userCount == 1 && result.maxUser == 1 && result.totalResponse == 1)
         #expect(result.questions[0].options == [1, 0, 1] && result.questions[0].correct == nil)
-        let stats = try await viewer.next({ if case .pollStats(let r) = $0 { r } else { nil } }, timeout: .seconds(3))
+        let stats = try await viewer.next { if case .pollStats(let r) = $0 { r } else { nil } }
         #expect(stats == result)
         let (mine, _) = try await viewer.pollResponses(id, own: true)
         #expect(mine.first?.options == [1, 3] && mine.first?.peer?.userID == "v")

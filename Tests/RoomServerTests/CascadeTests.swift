@@ -12,7 +12,7 @@ import Testing
         let peers = 300
         // A small stack (256 KiB instead of 8 MiB) makes a recursion as deep
         // as the room crash at this size; an iterative cascade does not care.
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             settings:
                 #"{"room":{"reconnect_grace_s":60,"large_room_threshold":100000},"limits":{"messages_per_second":10000,"message_burst":10000}}"#,
             limits: ["-s 256"]
@@ -23,13 +23,13 @@ import Testing
             let socket = try RawSocket(port: daemon.port)
             let token = try daemon.token(user: "v\(index)", role: "viewer")
             try socket.sendText(#"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#)
-            while let frame = socket.readFrame() {
+            while let frame = await socket.readFrame() {
                 if String(decoding: frame.payload, as: UTF8.self).contains(#""id":1"#) { break }
             }
             sockets.append(socket)
         }
         sockets.removeAll()  // every viewer drops without leave: all in their grace
-        try await Task.sleep(for: .milliseconds(500))
+        try await daemon.waitForGraces(peers)
         _ = host.drain()
         // Generous timeouts: under CI's load (every suite starting at once) a call here once
         // took over 5 s; what the test asserts is that the cascade ends, not how fast.
@@ -44,6 +44,6 @@ import Testing
         }
         #expect(left.count == peers)
         #expect(try await host.call("ping")["server_time"] != nil)
-        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
+        #expect(try await healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK")
     }
 }

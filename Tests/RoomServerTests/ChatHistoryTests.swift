@@ -205,7 +205,7 @@ import Testing
     }
 
     @Test func theHistoryKeepsHistorySizeMessagesAndZeroKeepsNone() async throws {
-        let daemon = try Daemon.start(settings: #"{"chat":{"history_size":3}}"#)
+        let daemon = try await Daemon.start(settings: #"{"chat":{"history_size":3}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         var ids: [String] = []
         for n in 0..<5 { ids.append(try await Self.say(host, "m\(n)")) }
@@ -217,7 +217,7 @@ import Testing
         _ = try await Self.say(host, "m5")
         #expect(try await host.chatHistory().messages.map(\.message) == ["m4", "m5"])
 
-        let none = try Daemon.start(settings: #"{"chat":{"history_size":0}}"#)
+        let none = try await Daemon.start(settings: #"{"chat":{"history_size":0}}"#)
         let (solo, _) = try await none.join("h", as: "host")
         let id = try await Self.say(solo, "not kept")
         let (late, joined) = try await none.join("late", as: "viewer")
@@ -231,7 +231,7 @@ import Testing
     /// messages of one answer are bounded by a quarter of it (newest first,
     /// at least one), and `more` says there is more to page.
     @Test func anAnswerOfMessagesNeverMakesItsCallerASlowConsumer() async throws {
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             settings: #"{"limits":{"max_outbound_bytes":65536,"messages_per_second":1000,"message_burst":1000}}"#
         )
         let (host, _) = try await daemon.join("h", as: "host")

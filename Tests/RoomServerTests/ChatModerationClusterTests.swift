@@ -35,7 +35,10 @@ import Testing
 
     static func refused(_ cluster: Cluster, on node: Int, user: String) async throws -> (Int, String)? {
         let daemon = cluster.nodes[node]
-        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
+        let client = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(daemon.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let token = JSON.string(try daemon.token(user: user, role: "viewer"))
         do {
             _ = try await client.call("join", ["token": token], timeout: .seconds(20))
@@ -66,8 +69,8 @@ import Testing
             #expect(refusal?.1.contains("spam") == true)
         }
         #expect(try await Self.refused(cluster, on: 1, user: "someone-else") == nil, "another user_id joins")
-        try await Task.sleep(for: .milliseconds(1500))  // saved (every 200 ms; more on a loaded machine)
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        try await cluster.waitUntilSaved(containing: #""slow_mode_s":60"#)  // the last of the three
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         // The room is taken over by n2 or n3: the ban, the chat ban and slow mode hold there.
         // A client the saved state missed is told to join again (1001): it does, as an app would.
         let moderatorAgain = try await Self.again(moderator, "m", as: "moderator", on: 1, cluster)

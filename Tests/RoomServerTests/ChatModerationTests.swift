@@ -69,20 +69,19 @@ import Testing
         #expect(try await client.call("join", ["token": token])["peer"] != nil)
     }
 
+    /// On the manual clock: the ban holds 1 ms before its end and not at it.
     @Test func aTimedBanEndsAndABanAheadHolds() async throws {
-        let stage = try await Stage()
+        let stage = try await Stage(daemon: await TestModeTests.manualEverywhere())
         _ = try await stage.host.call("peer-ban", ["user_id": "troll", "duration_s": 3])  // not in the room
         let admin = try stage.daemon.managementToken()
         let bans = try await http("GET", stage.daemon, "/v2/active-rooms/room-1/bans", token: admin)
         let until = try #require(bans.body["bans"]?[0]?["until"]?.intValue)
+        #expect(Int64(until) == TestModeTests.start + 3000)
         let client = try await stage.daemon.client()
         let token = JSON.string(try stage.daemon.token(user: "troll", role: "viewer"))
-        let refused = try await client.errorCode("join", ["token": token])
-        let now = Int(Date().timeIntervalSince1970 * 1000)
-        if now < until - 100 {  // a machine so loaded that 3 s passed proves nothing either way
-            #expect(refused == 40301, "a ban ahead holds")
-        }
-        try await Task.sleep(for: .milliseconds(max(0, until - now) + 200))
+        try await TestModeTests.advanceAll(stage.daemon, by: 2999)
+        #expect(try await client.errorCode("join", ["token": token]) == 40301, "a ban ahead holds")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
         #expect(try await client.call("join", ["token": token])["peer"] != nil, "the ban ended at duration_s")
     }
 
@@ -168,7 +167,9 @@ import Testing
     }
 
     @Test func aRoomHoldsAtMost1000BansOverRESTToo() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"messages_per_second":100000,"message_burst":100000}}"#)
+        let daemon = try await Daemon.start(
+            settings: #"{"limits":{"messages_per_second":100000,"message_burst":100000}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         defer { _ = host }
         let admin = try daemon.managementToken()
@@ -199,7 +200,7 @@ import Testing
 
     /// On test mode's manual clock (section 25) every time of section 22 is exact.
     @Test func onTheManualClockBansChatBansAndSlowModeEndToTheMillisecond() async throws {
-        let daemon = try TestModeTests.manual()
+        let daemon = try await TestModeTests.manual()
         let stage = try await Stage(daemon: daemon)
         let start = TestModeTests.start
         _ = try await stage.host.call("peer-ban", ["user_id": "troll", "duration_s": 60])
@@ -271,15 +272,19 @@ import Testing
         #expect(try await stage.host.errorCode("chat-ban", [:]) == -32602)
     }
 
+    /// On the manual clock: the chat ban ends at its `until`, not a millisecond before.
     @Test func aTimedChatBanEndsWithAPushToItsUser() async throws {
-        let stage = try await Stage()
+        let stage = try await Stage(daemon: await TestModeTests.manualEverywhere())
         _ = try await stage.host.call("chat-ban", ["peer_id": stage.id("viewer"), "duration_s": 1])
         let banned = try await stage.viewer.next("on-chat-state")
-        let until = try #require(banned["until"]?.intValue)
+        #expect(banned["until"]?.intValue.map(Int64.init) == TestModeTests.start + 1000)
         #expect(banned["chat_banned"] == true)
-        let ended = try await stage.viewer.next("on-chat-state", timeout: .seconds(10))
+        try await TestModeTests.advanceAll(stage.daemon, by: 999)
+        #expect(await Stage.methods(stage.viewer).isEmpty, "still banned")
+        #expect(try await Self.error(stage.viewer, "broadcast", ["info": ["message": "early"]]).code == 40302)
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
+        let ended = try await stage.viewer.next("on-chat-state")
         #expect(ended == ["paused": false, "slow_mode_s": 0, "chat_banned": false, "until": nil])
-        #expect(Int(Date().timeIntervalSince1970 * 1000) >= until - 50)
         #expect(try await Self.say(stage.viewer, "free")["message_id"] != nil)
     }
 
@@ -320,15 +325,15 @@ import Testing
         #expect(try await stage.host.errorCode("chat-state", ["paused": "no"]) == -32602)
     }
 
+    /// On the manual clock: `retry_after_ms` is exact, and waiting it out is one advance.
     @Test func slowModeLetsEachUserSendOneMessagePerIntervalWithRetryAfter() async throws {
-        let stage = try await Stage()
+        let stage = try await Stage(daemon: await TestModeTests.manualEverywhere())
         #expect(try await stage.host.call("chat-state", ["slow_mode_s": 60]) == ["paused": false, "slow_mode_s": 60])
         try await stage.settle()
         #expect(try await Self.say(stage.guest, "one")["message_id"] != nil)
         let wait = try await Self.error(stage.guest, "broadcast", ["info": ["message": "two"]])
         #expect(wait.code == 42901)
-        let retry = try #require(wait.data?["retry_after_ms"]?.intValue)
-        #expect(retry > 50_000 && retry <= 60_000)
+        #expect(wait.data?["retry_after_ms"] == 60_000)
         #expect(try await Self.say(stage.viewer, "mine")["message_id"] != nil, "per user")
         #expect(try await Self.say(stage.guest, "dm", to: stage.id("host"))["message_id"] != nil, "direct: no clock")
         #expect(try await Self.say(stage.host, "a")["message_id"] != nil)
@@ -342,15 +347,11 @@ import Testing
         #expect(!stage.guest.isClosed)
         // A shorter interval applies to the running clocks: wait out the new retry_after_ms.
         _ = try await stage.host.call("chat-state", ["slow_mode_s": 2])
-        var newRetry = 2000  // if it went through (a very slow machine), its own clock runs 2 s
-        do {
-            _ = try await stage.guest.call("broadcast", ["info": ["message": "soon"]])
-        } catch RoomClientError.rpc(let code, _, let data) {
-            #expect(code == 42901)
-            newRetry = data?["retry_after_ms"]?.intValue ?? 2000
-            #expect(newRetry <= 2000)
-        }
-        try await Task.sleep(for: .milliseconds(newRetry + 100))
+        let soon = try await Self.error(stage.guest, "broadcast", ["info": ["message": "soon"]])
+        #expect(soon.code == 42901 && soon.data?["retry_after_ms"] == 2000)
+        try await TestModeTests.advanceAll(stage.daemon, by: 1999)
+        #expect(try await Self.error(stage.guest, "broadcast", ["info": ["message": "not yet"]]).code == 42901)
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
         #expect(try await Self.say(stage.guest, "three")["message_id"] != nil, "after retry_after_ms")
         _ = try await stage.host.call("chat-state", ["slow_mode_s": 0])
         #expect(try await Self.say(stage.guest, "four")["message_id"] != nil)
@@ -436,7 +437,7 @@ import Testing
     // MARK: word filter
 
     @Test func blockedWordsRefuseMessagesAndQuestionsOnWordBoundaries() async throws {
-        let daemon = try Daemon.start(settings: #"{"chat":{"blocked_words":["Darn","фигня"]}}"#)
+        let daemon = try await Daemon.start(settings: #"{"chat":{"blocked_words":["Darn","фигня"]}}"#)
         let stage = try await Stage(daemon: daemon)
         let refused = try await Self.error(stage.guest, "broadcast", ["info": ["message": "well, DARN it"]])
         #expect(refused.code == 40302)
@@ -472,7 +473,7 @@ import Testing
 
     @Test func moderationWebhooksComeInOrderWithTheRoomsOtherEvents() async throws {
         let receiver = try WebhookReceiver()
-        let daemon = try Daemon.start(webhooksTo: receiver.url)
+        let daemon = try await Daemon.start(webhooksTo: receiver.url)
         let (host, _) = try await daemon.join("h", as: "host", room: "show")
         let (guest, guestJoin) = try await daemon.join("g", as: "guest", room: "show")
         defer { _ = (host, guest) }

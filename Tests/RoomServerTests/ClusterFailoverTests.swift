@@ -36,7 +36,7 @@ import Testing
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
         let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
         defer { _ = host }
-        try await Task.sleep(for: .milliseconds(600))  // the room's state is saved (every 200 ms)
+        try await cluster.waitUntilSaved(containing: #""user_id":"g""#)  // with the guest
         let home = cluster.nodes[0].process.processIdentifier
         kill(home, SIGSTOP)
         async let inFlight = Self.answer(guest, "broadcast", ["info": ["message": "at the kill"]])
@@ -62,10 +62,13 @@ import Testing
         let (host, hostID) = try await cluster.join("h", as: "host", on: 0)  // n1: home, and the host's node
         let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
         defer { _ = (host, guest) }
-        try await Task.sleep(for: .milliseconds(600))  // saved
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        try await cluster.waitUntilSaved(containing: #""user_id":"g""#)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         try await Task.sleep(for: .milliseconds(300))
-        let again = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let again = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let token = try cluster.nodes[1].token(user: "h", role: "host")
         switch try await Self.answer(again, "join", ["token": .string(token), "peer_id": .string(hostID)]) {
         case .success(let result):
@@ -83,10 +86,13 @@ import Testing
         defer { cluster.nats.remove() }
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
         _ = try await host.call("end-room", ["reason": "the show is over", "lock": true])
-        try await Task.sleep(for: .milliseconds(600))  // the lock is saved
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        try await cluster.waitUntilSaved(containing: #""locked":true"#)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         try await Task.sleep(for: .milliseconds(500))
-        let late = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let late = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let token = try cluster.nodes[1].token(user: "v", role: "viewer")
         switch try await Self.answer(late, "join", ["token": .string(token)]) {
         case .failure(.rpc(let code, _, _)): #expect(code == 40003)
@@ -122,13 +128,13 @@ import Testing
         let batches = 250  // 16,000 deletes
         try guest.sendTexts(Array(repeating: batch, count: batches))
         var answered = 0
-        while answered < batches, let frame = guest.readFrame() {
+        while answered < batches, let frame = await guest.readFrame() {
             if (try? JSON.parse(frame.payload))?.arrayValue?.count == 64 { answered += 1 }
         }
         #expect(answered == batches)
-        try await Task.sleep(for: .milliseconds(600))  // saved
+        try await cluster.waitUntilSaved(containing: key)  // a state after the deletes (their tombstone)
         #expect(!cluster.nodes[0].stderr.contains("room state too large to save"))
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         let topic = try await ClusterRoutingTests.eventually(viewer, "get-metadata", ["key": "topic"], within: 15)
         #expect(topic["value"] == "kept")
     }
@@ -155,7 +161,7 @@ import Testing
         try await host.deleteMessage(ids[199])
         try await Task.sleep(for: .milliseconds(800))  // saved
         #expect(!cluster.nodes[0].stderr.contains("room state too large to save"))
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         // A page holds a quarter of max_outbound_bytes (~60 of these): page back to the oldest kept.
         var page = try await ClusterRoutingTests.eventually(viewer, "chat-history", ["limit": 200], within: 15)
         var texts = (page["messages"]?.arrayValue ?? []).compactMap { $0["info"]?["message"]?.stringValue }
@@ -165,7 +171,10 @@ import Testing
         }
         #expect(texts.count > 100, "\(texts.count) messages after the takeover")
         #expect(texts == (199 - texts.count..<199).map { "\($0) \(long)" }, "the newest, in order, less the deleted")
-        let late = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let late = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let token = try cluster.nodes[1].token(user: "late", role: "guest")
         let joined = try await late.call("join", ["token": .string(token)])
         #expect(joined["chat"]?["pinned"]?["message_id"]?.stringValue == ids[150])
@@ -185,7 +194,7 @@ import Testing
         _ = try await viewer.voteQuestion(asked.questionID, .up)
         _ = try await host.updateQuestion(other.questionID, pinned: true)
         try await Task.sleep(for: .milliseconds(800))  // saved
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         let page = try await ClusterRoutingTests.eventually(viewer, "question-list", [:], within: 15)
         let texts = page["questions"]?.arrayValue?.map { $0["text"]?.stringValue }
         #expect(texts == ["and me?", "still here?"], "pinned first")
@@ -211,7 +220,7 @@ import Testing
         _ = try await guest.call("react", ["target": "contestant:red", "type": "clap", "count": 3])
         try await Task.sleep(for: .milliseconds(800))  // pushed, and saved as pushed
         _ = (guest.drain(), viewer.drain())
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         let targets: JSON = ["targets": [id, "stream", "contestant:red"]]
         let after = try await ClusterRoutingTests.eventually(viewer, "reactions-get", targets, within: 15)
         #expect(
@@ -241,14 +250,13 @@ import Testing
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
         let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
         defer { _ = host }
-        try await Task.sleep(for: .milliseconds(600))  // saved
+        try await cluster.waitUntilSaved(containing: #""user_id":"g""#)
         let home = cluster.nodes[0].process.processIdentifier
         kill(home, SIGSTOP)
         async let inFlight = Self.answer(guest, "broadcast", ["info": ["message": "at the kill"]])
         try await Task.sleep(for: .milliseconds(300))
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
-        let restarted = try ClusterTests.node(cluster.nats, "n1")  // the same id, a new run, at once
-        defer { _ = restarted.stop(signal: SIGKILL) }
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
+        let restarted = try await ClusterTests.node(cluster.nats, "n1")  // the same id, a new run, at once
         switch try await inFlight {
         case .failure(.rpc(let code, _, _)): #expect(code == 5003)
         case .failure(let error): Issue.record("the call failed with \(error), not 5003")
@@ -256,6 +264,7 @@ import Testing
         }
         let after = try await ClusterRoutingTests.eventually(guest, "broadcast", ["info": ["message": "after"]])
         #expect(after["message_id"] != nil)
+        withExtendedLifetime(restarted) {}
     }
 
     /// Issue 20 (found by the cluster soak, a SIGSEGV in lws): clients that

@@ -34,7 +34,7 @@ import Testing
             var nodes: [Daemon] = []
             for index in 1...count {
                 nodes.append(
-                    try Daemon.start(
+                    try await Daemon.start(
                         settings: settings,
                         arguments: ["--cluster", nats.url, "--node-id", "n\(index)"]
                     )
@@ -52,10 +52,34 @@ import Testing
             room: String = "room-1"
         ) async throws -> (RoomClient, String) {
             let daemon = nodes[node]
-            let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
+            let client = try await RoomClient.connect(
+                to: "ws://127.0.0.1:\(daemon.port)/ws",
+                defaultTimeout: Daemon.waitTimeout
+            )
             let token = try daemon.token(room: room, user: user, role: role)
             let result = try await client.call("join", ["token": .string(token)])
             return (client, result["peer"]?["peer_id"]?.stringValue ?? "")
+        }
+
+        /// Waits until `room`'s saved state (what a takeover restores, in the
+        /// `roomd-state` bucket) contains `marker`: what a test kills the home
+        /// after, instead of sleeping for a few of the 200-ms saves and hoping
+        /// a loaded machine made one.
+        func waitUntilSaved(_ room: String = "room-1", containing marker: String) async throws {
+            let (ghost, _) = try await ClusterRoutingTests.ghost(nats.url)
+            defer { ghost.stop() }
+            let states = try #require(ghost.states)
+            let deadline = ContinuousClock.now + Daemon.waitTimeout
+            while true {
+                let saved = try await onThread { () throws -> String in
+                    String(decoding: (try states.load(room)) ?? [], as: UTF8.self)
+                }
+                if saved.contains(marker) { return }
+                guard ContinuousClock.now < deadline else {
+                    throw DaemonError(description: "\(room)'s saved state has no \(marker): \(saved.prefix(300))")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
 
         /// nats-server's count of messages published to it so far.
@@ -190,7 +214,9 @@ import Testing
         var accepted = 0
         var sentFrames = 0
         var offset = 0
-        while sentFrames < frames.count, Date().timeIntervalSince(stoppedAt) < 1 {
+        // Until it offered 5 MiB (a moment on loopback) or a second passed: the
+        // home must be running again well within its 3-s lease on a loaded machine.
+        while sentFrames < frames.count, accepted < 5 << 20, Date().timeIntervalSince(stoppedAt) < 1 {
             let frame = frames[sentFrames]
             let n = frame[offset...].withUnsafeBytes { send(socket.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 {
@@ -217,11 +243,12 @@ import Testing
         }
         var ids: [Int] = []
         var closeCode: Int?
-        while ids.count < sentFrames, let frame = socket.readFrame() {
+        while ids.count < sentFrames, let frame = await socket.readFrame() {
             if frame.opcode == 8 {
                 closeCode = frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : 0
                 break
             }
+            guard frame.opcode == 1 else { continue }  // roomd's keepalive ping on a slow run
             if let id = try JSON.parse(frame.payload)["id"]?.intValue { ids.append(id) }
         }
         #expect(
@@ -264,7 +291,7 @@ import Testing
             }
         )
         var answered = 0
-        while answered < count, let frame = sender.readFrame(), frame.opcode == 1 {
+        while answered < count, let frame = await sender.readFrame(), frame.opcode == 1 {
             if try JSON.parse(frame.payload)["result"] != nil { answered += 1 }
         }
         #expect(answered == count)
@@ -291,11 +318,11 @@ import Testing
         let (_, viewerID) = try await cluster.join("v", as: "viewer", on: 2)
         _ = try await host.next("on-peer-join")
         _ = try await host.next("on-peer-join")
-        _ = cluster.nodes[2].stop(signal: SIGKILL)
+        _ = await cluster.nodes[2].stop(signal: SIGKILL)
         let killed = Date()
-        let leave = try await host.next("on-peer-leave", timeout: .seconds(10))
+        let leave = try await host.next("on-peer-leave")
         #expect(leave["peer_id"]?.stringValue == viewerID)
-        #expect(Date().timeIntervalSince(killed) < 8)
+        #expect(Date().timeIntervalSince(killed) < 20, "counted out (3.5 s) and the grace (1 s), not a timeout")
         _ = try await guest.next("on-peer-leave")
         _ = try await guest.call("broadcast", ["info": ["message": "still here"]])
         #expect(try await host.next("on-broadcast")["info"]?["message"] == "still here")
@@ -308,10 +335,13 @@ import Testing
         let (viewer, viewerID) = try await cluster.join("v", as: "viewer", on: 2)
         _ = try await host.next("on-peer-join")
         _ = viewer
-        _ = cluster.nodes[2].stop(signal: SIGKILL)
+        _ = await cluster.nodes[2].stop(signal: SIGKILL)
         try await Task.sleep(for: .seconds(4))  // n3 is counted out: its client's peer is in its grace
         _ = try await host.call("broadcast", ["info": ["message": "while away"]])
-        let again = try await RoomClient.connect(to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws")
+        let again = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(cluster.nodes[1].port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let token = try cluster.nodes[1].token(user: "v", role: "viewer")
         let resumed = try await again.call("join", ["token": .string(token), "peer_id": .string(viewerID)])
         #expect(resumed["resumed"] == true)
@@ -340,7 +370,7 @@ import Testing
         let join = #"{"jsonrpc":"2.0","id":0,"method":"join","params":{"token":"\#(token)"}}"#
         try eager.sendTexts([join] + (1...70).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"ping"}"# })
         var ids: [Int] = []
-        while ids.count < 71, let frame = eager.readFrame() {
+        while ids.count < 71, let frame = await eager.readFrame() {
             if let id = try JSON.parse(frame.payload)["id"]?.intValue { ids.append(id) }
         }
         #expect(ids == Array(0...70))
@@ -391,19 +421,19 @@ import Testing
             ["poll_id": .string(poll), "responses": [["question": 1, "option": 2]]]
         )
         _ = try await host.call("hls-start")
-        try await Task.sleep(for: .milliseconds(600))  // saved (every 200 ms)
+        try await cluster.waitUntilSaved(containing: #""running":true"#)  // the last change: the stream
         _ = guest.drain()
         _ = viewer.drain()
 
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         let killed = Date()
         // The survivors keep their connections and go on with the same room.
         _ = try await Self.eventually(guest, "broadcast", ["info": ["message": "after"]])
         #expect(
-            Date().timeIntervalSince(killed) < 8,
+            Date().timeIntervalSince(killed) < 20,
             "messaging again \(Date().timeIntervalSince(killed)) s after the kill"
         )
-        #expect(try await viewer.next("on-broadcast", timeout: .seconds(10))["info"]?["message"] == "after")
+        #expect(try await viewer.next("on-broadcast")["info"]?["message"] == "after")
         #expect(try await guest.call("get-metadata", ["key": "topic"])["value"] == "cluster")
         let result = try await viewer.call("poll-result", ["poll_id": .string(poll)])
         #expect(result["total_response"] == 1, "\(result)")
@@ -442,7 +472,7 @@ import Testing
         #expect(stalled.status == 503, "\(stalled.body)")
         #expect(stalled.body["code"] == 5003, "\(stalled.body)")
         #expect(waited >= 1.5 && waited < 10, "answered after the 2-s request timeout: \(waited) s")
-        #expect(try healthStatusLine(port: third.port) == "HTTP/1.1 200 OK", "the asking node serves on")
+        #expect(try await healthStatusLine(port: third.port) == "HTTP/1.1 200 OK", "the asking node serves on")
         kill(home, SIGCONT)
         continued = true
         let again = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
@@ -461,16 +491,16 @@ import Testing
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
         let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
         _ = try await host.call("set-metadata", ["key": "topic", "value": "small"])
-        try await Task.sleep(for: .milliseconds(600))  // saved (every 200 ms)
+        try await cluster.waitUntilSaved(containing: #""small""#)
         #expect(!cluster.nodes[0].stderr.contains("too large to save"))
         // 255 more keys of 4,050 bytes: over 1,000 KiB.
         let value = JSON.string(String(repeating: "x", count: 4050))
         for key in 0..<255 { _ = try await host.call("set-metadata", ["key": .string("k\(key)"), "value": value]) }
-        try await Task.sleep(for: .milliseconds(600))
+        try await cluster.nodes[0].waitForLog("room state too large to save")
         let logged = cluster.nodes[0].stderr.components(separatedBy: "room state too large to save").count - 1
         #expect(logged == 1, "logged once: \(logged)")
 
-        _ = cluster.nodes[0].stop(signal: SIGKILL)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
         #expect(try await guest.closeCode(timeout: .seconds(20)) == 1001, "nothing to take over")
         let (again, _) = try await cluster.join("g", as: "guest", on: 1)
         let topic = try await again.call("get-metadata", ["key": "topic"])
@@ -491,19 +521,24 @@ import Testing
     @Test func aJoinOfARoomWhoseHomeRestartedWaitsOutTheOldRunsLease() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        func node(_ id: String) throws -> Daemon {
-            try Daemon.start(arguments: ["--cluster", nats.url, "--node-id", id])
+        func node(_ id: String) async throws -> Daemon {
+            try await Daemon.start(arguments: ["--cluster", nats.url, "--node-id", id])
         }
-        var first = try node("n1")
-        let second = try node("n2")
-        defer { _ = (first.stop(), second.stop()) }
+        var first = try await node("n1")
+        let second = try await node("n2")
         for daemon in [first, second] { _ = try await ClusterTests.healthz(daemon, until: ClusterTests.up(nodes: 2)) }
-        let host = try await RoomClient.connect(to: "ws://127.0.0.1:\(first.port)/ws")
+        let host = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(first.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         _ = try await host.call("join", ["token": .string(try first.token(room: "moving", user: "h", role: "host"))])
-        _ = first.stop(signal: SIGKILL)
-        first = try node("n1")  // the same id: its old run's lease on the room is still there
+        _ = await first.stop(signal: SIGKILL)
+        first = try await node("n1")  // the same id: its old run's lease on the room is still there
         _ = try await ClusterTests.healthz(second, until: ClusterTests.up(nodes: 2))
-        let guest = try await RoomClient.connect(to: "ws://127.0.0.1:\(second.port)/ws")
+        let guest = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(second.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let result = try await guest.call(
             "join",
             ["token": .string(try second.token(room: "moving", user: "g", role: "guest"))],
@@ -519,14 +554,16 @@ import Testing
     @Test func aJoinSentBackAgainAndAgainIsAnswered5003AfterThreeReroutes() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let first = try ClusterTests.node(nats, "n1")
-        let second = try ClusterTests.node(nats, "n2")
-        defer { _ = (first.stop(), second.stop()) }
+        let first = try await ClusterTests.node(nats, "n1")
+        let second = try await ClusterTests.node(nats, "n2")
         for daemon in [first, second] { _ = try await ClusterTests.healthz(daemon, until: ClusterTests.up(nodes: 2)) }
         let (ghost, leases) = try await Self.ghost(nats.url)
         defer { ghost.stop() }
         _ = try leases.claim("moving", writing: "n1")  // no run: taken at its word
-        let guest = try await RoomClient.connect(to: "ws://127.0.0.1:\(second.port)/ws")
+        let guest = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(second.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         let asked = Date()
         do {
             let joined = try await guest.call(
@@ -536,7 +573,7 @@ import Testing
             Issue.record("joined a room whose lease names another node: \(joined)")
         } catch RoomClientError.rpc(let code, _, _) {
             #expect(code == 5003)
-            #expect(Date().timeIntervalSince(asked) < 1.5, "answered after 3 reroutes, not when the lease expired")
+            #expect(Date().timeIntervalSince(asked) < 2.8, "answered after 3 reroutes, not when the 3-s lease expired")
         }
     }
 }

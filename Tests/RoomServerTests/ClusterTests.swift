@@ -9,8 +9,8 @@ import Testing
 /// `/healthz` (503) while local peers keep working; the bus coming back
 /// heals both. Rooms are not routed across nodes yet (docs/CLUSTER.md).
 @Suite(.serialized) struct ClusterTests {
-    static func node(_ nats: NatsServerProcess, _ id: String?) throws -> Daemon {
-        try Daemon.start(arguments: ["--cluster", nats.url] + (id.map { ["--node-id", $0] } ?? []))
+    static func node(_ nats: NatsServerProcess, _ id: String?) async throws -> Daemon {
+        try await Daemon.start(arguments: ["--cluster", nats.url] + (id.map { ["--node-id", $0] } ?? []))
     }
 
     static func healthz(_ daemon: Daemon) async throws -> (status: Int, body: JSON) {
@@ -46,7 +46,8 @@ import Testing
     @Test func nodesSeeEachOtherAndALeavingNodeIsNoLongerCounted() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let nodes = try ["n1", "n2", "n3"].map { try Self.node(nats, $0) }
+        var nodes: [Daemon] = []
+        for id in ["n1", "n2", "n3"] { nodes.append(try await Self.node(nats, id)) }
         for (id, node) in zip(["n1", "n2", "n3"], nodes) {
             let health = try await Self.healthz(node, until: Self.up(nodes: 3))
             #expect(health.status == 200, "\(id): \(health.body) \(node.stderr)")
@@ -56,7 +57,7 @@ import Testing
                 "\(health.body)"
             )
         }
-        #expect(nodes[2].stop().status == 0)
+        #expect(await nodes[2].stop().status == 0)
         for node in nodes.prefix(2) {
             let health = try await Self.healthz(node, within: 3, until: Self.up(nodes: 2))
             #expect(health.body["cluster"]?["nodes"] == 2, "\(health.body)")
@@ -66,17 +67,17 @@ import Testing
     @Test func aKilledNodeIsCountedOutAfterItsHeartbeatsStop() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Self.node(nats, "a")
-        let b = try Self.node(nats, "b")
+        let a = try await Self.node(nats, "a")
+        let b = try await Self.node(nats, "b")
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         let killed = Date()
-        _ = b.stop(signal: SIGKILL)
+        _ = await b.stop(signal: SIGKILL)
         let health = try await Self.healthz(a, within: 8, until: Self.up(nodes: 1))
         #expect(health.body["cluster"]?["nodes"] == 1, "\(health.body)")
         // No leave message: the 3.5 s alive window (plus up to a heartbeat) decides.
         #expect(Date().timeIntervalSince(killed) > 2.5)
         // Restarted with the same id, it is counted again.
-        let again = try Self.node(nats, "b")
+        let again = try await Self.node(nats, "b")
         for node in [a, again] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         #expect(try await Self.healthz(again).body["cluster"] == ["node_id": "b", "nodes": 2, "connected": true])
     }
@@ -84,8 +85,8 @@ import Testing
     @Test func twoProcessesWithOneNodeIDAreLogged() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let first = try Self.node(nats, "same")
-        let second = try Self.node(nats, "same")
+        let first = try await Self.node(nats, "same")
+        let second = try await Self.node(nats, "same")
         let deadline = Date().addingTimeInterval(5)
         let message = "another process uses this node id"
         while Date() < deadline, !(first.stderr.contains(message) && second.stderr.contains(message)) {
@@ -98,8 +99,8 @@ import Testing
     @Test func aBusOutageRefusesJoinsKeepsLocalPeersWorkingAndRecovers() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Self.node(nats, "a")
-        let b = try Self.node(nats, "b")
+        let a = try await Self.node(nats, "a")
+        let b = try await Self.node(nats, "b")
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         let host = try await a.join("h", as: "host")
         let guest = try await a.join("g", as: "guest")
@@ -144,7 +145,7 @@ import Testing
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
         nats.stop()
-        let node = try Self.node(nats, "early")
+        let node = try await Self.node(nats, "early")
         let health = try await Self.healthz(node)
         #expect(health.status == 503)
         #expect(health.body["cluster"] == ["node_id": "early", "nodes": 1, "connected": false])
@@ -162,7 +163,7 @@ import Testing
     @Test func theNodeIDDefaultsToHostnameAndPortAndTheTemplateCanNameTheBus() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let node = try Daemon.start(settings: #"{"cluster":{"nats_url":"\#(nats.url)"}}"#, singleProcess: true)
+        let node = try await Daemon.start(settings: #"{"cluster":{"nats_url":"\#(nats.url)"}}"#, singleProcess: true)
         let health = try await Self.healthz(node, until: Self.up(nodes: 1))
         #expect(health.status == 200, "\(health.body)")
         var name = [CChar](repeating: 0, count: 256)
@@ -184,7 +185,7 @@ import Testing
     }
 
     @Test func withoutAClusterHealthzHasNoClusterAndNothingOfNATSIsLogged() async throws {
-        let node = try Daemon.start(singleProcess: true)
+        let node = try await Daemon.start(singleProcess: true)
         let health = try await Self.healthz(node)
         #expect(health.status == 200)
         #expect(health.body["cluster"] == nil)
@@ -230,7 +231,7 @@ import Testing
     @Test func twoServiceThreadsShareOnePortAndTheirPeersMeetInOneRoom() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             arguments: ["--cluster", nats.url, "--node-id", "p", "--threads", "2"],
             singleProcess: true
         )
@@ -255,7 +256,7 @@ import Testing
         // gauges are at most a second old).
         try await Task.sleep(for: .milliseconds(1200))
         for _ in 0..<6 {
-            let (response, _) = try rawExchange(
+            let (response, _) = try await rawExchange(
                 port: daemon.port,
                 Array("GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
             )
@@ -266,18 +267,18 @@ import Testing
             #expect(lines.contains(#"roomd_calls_total{method="broadcast"} 1"#))
             #expect(response.components(separatedBy: "# TYPE roomd_peers gauge").count == 2, "one TYPE line per metric")
         }
-        let stopped = daemon.stop()
-        #expect(stopped.status == 0 && stopped.seconds < 4, "SIGTERM stops every thread: \(stopped)")
+        let stopped = await daemon.stop(timeout: 30)
+        #expect(stopped.status == 0, "SIGTERM stops every thread (-1: it hung and was killed): \(stopped)")
     }
 
     @Test func reusePortLetsTwoNodesShareAPortAndWithoutItTheSecondCannotListen() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let a = try Daemon.start(
+        let a = try await Daemon.start(
             arguments: ["--cluster", nats.url, "--node-id", "a", "--reuse-port"],
             singleProcess: true
         )
-        let b = try Daemon.start(
+        let b = try await Daemon.start(
             arguments: ["--cluster", nats.url, "--node-id", "b", "--reuse-port", "--port", String(a.port)],
             singleProcess: true
         )
@@ -285,7 +286,7 @@ import Testing
         for node in [a, b] { _ = try await Self.healthz(node, until: Self.up(nodes: 2)) }
         #expect(try Self.answeringNodes(port: a.port) == ["a", "b"])
         // Without --reuse-port the port stays the first node's alone.
-        let run = try runCommand(
+        let run = try await runCommand(
             Daemon.binary,
             [
                 "--config", Daemon.shippedConfig, "--port", String(a.port),
@@ -297,7 +298,7 @@ import Testing
         #expect(run.status == 1, "\(run.err)")
         #expect(run.err.contains("cannot listen on 127.0.0.1:\(a.port)"), "\(run.err)")
         // A node that stops hands the port to the other.
-        #expect(b.stop().status == 0)
+        #expect(await b.stop().status == 0)
         #expect(try Self.answeringNodes(port: a.port, connections: 6) == ["a"])
     }
 

@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func unknownKeysAreWarningsAndTheDaemonStillStarts() async throws {
-        let daemon = try Daemon.start(template: #"{"roles":{"host":{"colour":"red"}},"extra":1}"#)
+        let daemon = try await Daemon.start(template: #"{"roles":{"host":{"colour":"red"}},"extra":1}"#)
         #expect(daemon.stderr.contains("roles.host.colour"))
         #expect(daemon.stderr.contains("extra"))
         let (peer, _) = try await daemon.join("a", as: "host")
@@ -123,13 +123,13 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: secretPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
-        let minted = try runCommand(
+        let minted = try await runCommand(
             Daemon.binary,
             ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
             environment: env
         )
         #expect(minted.status == 0)
-        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws")
+        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws", defaultTimeout: Daemon.waitTimeout)
         let joined = try await client.call(
             "join",
             ["token": .string(minted.out.trimmingCharacters(in: .whitespacesAndNewlines))]
@@ -144,18 +144,18 @@ import Testing
         try Data((secret + "\n").utf8).write(to: file)
         var env = cleanEnvironment
         env["ROOMD_SECRET"] = "a-different-environment-secret-32-bytes-long"
-        let minted = try runCommand(
+        let minted = try await runCommand(
             Daemon.binary,
             ["token", "--room", "r", "--user", "u", "--role", "host", "--secret-file", file.path],
             environment: env
         )
         #expect(minted.status == 0)
         // The daemon gets the same secret without the newline.
-        let daemon = try Daemon.start(secret: Array(secret.utf8))
+        let daemon = try await Daemon.start(secret: Array(secret.utf8))
         let client = try await daemon.client()
         let token = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await client.call("join", ["token": .string(token)])["room"]?["room_id"] == "r")
-        let management = try runCommand(
+        let management = try await runCommand(
             Daemon.binary,
             ["token", "--management", "--secret-file", file.path],
             environment: env
@@ -173,8 +173,11 @@ import Testing
     }
 
     @Test func localhostIsALoopbackHostToo() async throws {
-        let daemon = try Daemon.start(arguments: ["--host", "localhost"], listeningHost: "localhost")
-        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(daemon.port)/ws")
+        let daemon = try await Daemon.start(arguments: ["--host", "localhost"], listeningHost: "localhost")
+        let client = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(daemon.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
         _ = try await client.call("ping")
     }
 
@@ -229,7 +232,7 @@ import Testing
         env["XDG_RUNTIME_DIR"] = dir.path
         let port = Self.freePort()
         var first = try serve(["--port", "\(port)"], environment: env)
-        let minted = try runCommand(
+        let minted = try await runCommand(
             Daemon.binary,
             ["token", "--port", "\(port)", "--room", "demo", "--user", "ada", "--role", "host"],
             environment: env
@@ -244,7 +247,7 @@ import Testing
             first.terminate()
             first.waitUntilExit()
         }
-        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws")
+        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(port)/ws", defaultTimeout: Daemon.waitTimeout)
         let joined = try await client.call("join", ["token": .string(token)])
         #expect(joined["room"]?["room_id"] == "demo", "a token minted before the restart still joins")
     }
@@ -327,7 +330,7 @@ import Testing
     }
 
     @Test func joinIsABotThatPrintsPushesAndReadsCalls() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let secret = daemon.directory.appendingPathComponent("secret").path
         let (host, _) = try await daemon.join("h", as: "host")
         let kept = try await host.call("broadcast", ["info": ["message": "before the bot"]])

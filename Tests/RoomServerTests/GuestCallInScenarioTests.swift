@@ -13,17 +13,20 @@ import Testing
         await client.expectSilence(for: window).compactMap { RoomEvent.decode($0) }
     }
 
+    /// On test mode's manual clock (PROTOCOL.md section 25), with the shipped
+    /// 60-s invitations: every tick and expiry comes when the story moves
+    /// the clock, never while a loaded machine is still on the step before.
     @Test func viewerGoesOnStageSpeaksAndIsSentBack() async throws {
-        // request_ttl_s 1 so the expiry step takes a second, not a minute.
         // The app backend listens to webhooks (checked at the end).
         let backend = try WebhookReceiver()
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             webhooksTo: backend.url,
             settings: #"""
-                {"role_change":{"request_ttl_s":1},"active_speakers":{"interval_ms":250},
-                 "reactions":{"interval_ms":100},"qa":{"interval_ms":100}}
-                """#
+                {"active_speakers":{"interval_ms":250},"reactions":{"interval_ms":100},"qa":{"interval_ms":100}}
+                """#,
+            arguments: TestModeTests.manualClock
         )
+        func advance(_ millis: Int) async throws { try await TestModeTests.advanceAll(daemon, by: millis) }
         let admin = try daemon.managementToken()
         func connect(_ user: String, _ role: String) async throws -> (RoomClient, JoinResult) {
             let client = try await daemon.client()
@@ -93,18 +96,12 @@ import Testing
 
         // 6. The guest and the host speak: viewers see the guest first (louder).
         _ = moderator.drain()
-        // Both speak until a tick has seen both (a tick may fall between two reports).
-        var speakers: [Speaker] = []
-        // Generous: a loaded machine may delay the calls past several ticks.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while speakers.count < 2, ContinuousClock.now < deadline {
-            try await alice.reportAudioLevels([("alice-mic", 80)])
-            try await host.reportAudioLevels([("host-mic", 50)])
-            try await Task.sleep(for: .milliseconds(50))
-            for event in await Self.events(viewers[5].client, within: .zero) {
-                if case .activeSpeakers(let list) = event { speakers = list }
-            }
-        }
+        // Both speak; the next tick (250 ms) lists them.
+        try await alice.reportAudioLevels([("alice-mic", 80)])
+        try await host.reportAudioLevels([("host-mic", 50)])
+        _ = viewers[5].client.drain()
+        try await advance(250)
+        let speakers = try await viewers[5].client.next { if case .activeSpeakers(let list) = $0 { list } else { nil } }
         #expect(speakers.map(\.peerID) == [aliceID, hostID])
         #expect(speakers.map(\.level) == [80, 50])
 
@@ -119,13 +116,16 @@ import Testing
         }
         #expect(rejected.0 == second && rejected.1 == bobID && rejected.2 == "rejected")
 
-        // 8. A third expires; the host is told, and the token is dead.
+        // 8. A third expires after the shipped request_ttl_s (60 s); the host is told, and the token is dead.
         let (carol, carolID) = viewers[2]
         let third = try #require(try await host.requestRoleChange(for: carolID, to: "guest"))
-        let expired = try await host.next(
-            { if case .roleChangeRejected(let token, _, _, let reason) = $0 { (token, reason) } else { nil } },
-            timeout: .seconds(4)
-        )
+        _ = try await carol.next { if case .roleChangeRequest = $0 { true } else { nil } }
+        try await advance(59_999)
+        #expect(await Self.events(host).allSatisfy { if case .roleChangeRejected = $0 { false } else { true } })
+        try await advance(1)
+        let expired = try await host.next {
+            if case .roleChangeRejected(let token, _, _, let reason) = $0 { (token, reason) } else { nil }
+        }
         #expect(expired.0 == third && expired.1 == "expired")
         await #expect(
             throws: RoomClientError.rpc(
@@ -288,9 +288,9 @@ import Testing
         }
         let twice = try await audience[0].client.respondToPoll(pollID: quiz, [PollAnswer(question: 1, option: 2)])
         #expect(twice.first?.errorCode == 40906)
+        try await advance(1000)  // the next on-poll-stats (settings.poll.stats_interval_ms)
         let stats = try await host.next(
-            { if case .pollStats(let result) = $0, result.userCount == 3 { result } else { nil } },
-            timeout: .seconds(3)
+            { if case .pollStats(let result) = $0, result.userCount == 3 { result } else { nil } }
         )
         #expect(stats.questions[0].options == [2, 1])
         #expect(stats.questions[0].correct == 2)
@@ -321,6 +321,7 @@ import Testing
         )
         try await audience[2].client.react(hello.messageID, type: "love")
         for member in audience { try await member.client.react("stream", type: "fire", count: 5) }
+        try await advance(100)  // the next on-reactions
         var totals: [String: Int] = [:]  // "target/type" -> total, as the host's pushes tell it
         while totals["stream/fire"] != 15 || totals["\(hello.messageID)/love"] != 2 {
             let counts = try await host.next({ if case .reactions(let counts) = $0 { counts } else { nil } })
@@ -344,6 +345,7 @@ import Testing
         #expect(top.questions.map(\.score) == [3, -1] && top.total == 2)
         _ = try await host.updateQuestion(next.questionID, pinned: true)
         _ = try await host.updateQuestion(next.questionID, state: .answered)
+        try await advance(100)  // the next on-questions
         let answered = try await viewers[15].client.next {
             if case .questions(let changed, _) = $0 {
                 changed.first { $0.questionID == next.questionID && $0.state == .answered }

@@ -62,7 +62,7 @@ import FoundationNetworking
     }
 
     @Test func restrictedPeersGet40300WhateverTheirRole() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host")
         let (restricted, _) = try await daemon.join("r", as: "host", restrictions: "view_and_polls_only")
         #expect(try await restricted.failure("hls-start").code == 40300)
@@ -76,7 +76,7 @@ import FoundationNetworking
     }
 
     @Test func variantsAndThePlaylistURLSetting() async throws {
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             settings: #"{"hls":{"playlist_url":"https://cdn.example.com/live/{room_id}/{session_id}/master.m3u8"}}"#
         )
         let (host, joined) = try await daemon.join("h", as: "host", room: "show")
@@ -115,8 +115,10 @@ import FoundationNetworking
         )
     }
 
+    /// On the manual clock (PROTOCOL.md section 25): the two-second cue ends
+    /// when the test says, not while a loaded machine is still joining.
     @Test func timedMetadataBecomesCuesThatLateJoinersSee() async throws {
-        let stage = try await Stage()
+        let stage = try await Stage(daemon: await TestModeTests.manualEverywhere())
         _ = try await stage.host.call("hls-start")
         try await stage.settle()
         let result = try await stage.host.call(
@@ -140,7 +142,10 @@ import FoundationNetworking
         let late = try await stage.daemon.join("late", as: "viewer")
         #expect(late.result["room"]?["hls"]?["cues"] == result["cues"])
         // The two-second cue ends; later joiners see only the live one.
-        try await Task.sleep(for: .milliseconds(2100))
+        try await TestModeTests.advanceAll(stage.daemon, by: 1999)
+        let before = try await stage.daemon.join("before", as: "viewer")
+        #expect(before.result["room"]?["hls"]?["cues"] == result["cues"], "1 ms before its end")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
         let later = try await stage.daemon.join("later", as: "viewer")
         #expect(later.result["room"]?["hls"]?["cues"]?.arrayValue == [cues[1]])
         let rest = try await http(
@@ -153,7 +158,7 @@ import FoundationNetworking
     }
 
     @Test func timedMetadataLimits() async throws {
-        let daemon = try Daemon.start(settings: #"{"hls":{"max_live_cues":3}}"#)
+        let daemon = try await Daemon.start(settings: #"{"hls":{"max_live_cues":3}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         func call(_ objects: JSON) async throws -> Int? {
             try await host.errorCode("hls-timed-metadata", ["metadata_objs": objects])
@@ -191,7 +196,7 @@ import FoundationNetworking
     }
 
     @Test func theRoomsEndStopsTheStream() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host", room: "show")
         _ = try await host.call("hls-start")
         _ = try await host.call("hls-timed-metadata", ["metadata_objs": [["payload": "p", "duration": 60]]])
@@ -276,7 +281,7 @@ import FoundationNetworking
 
     /// On the manual clock: the cues' times are exact, and a cue ends when the clock passes it.
     @Test func theDateRangeEndpointPrintsOneRFC8216TagPerLiveCue() async throws {
-        let daemon = try TestModeTests.manualEverywhere()
+        let daemon = try await TestModeTests.manualEverywhere()
         let admin = try daemon.managementToken()
         let (host, _) = try await daemon.join("h", as: "host")
         _ = try await host.call("hls-start")

@@ -56,7 +56,7 @@ import Testing
     }
 
     @Test func shorthandsMeAndTheRoomEndingExitNonZeroWithTheCloseCode() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let secret = daemon.directory.appendingPathComponent("secret").path
         let (host, _) = try await daemon.join("h", as: "host")
         let bot = try Bot.start([
@@ -100,18 +100,18 @@ import Testing
     }
 
     @Test func aDaemonThatStopsEndsTheSessionWithItsCode() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let secret = daemon.directory.appendingPathComponent("secret").path
         let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
         #expect(bot.line()?.hasPrefix("= {\"peer\":") == true)
-        _ = daemon.stop()
+        _ = await daemon.stop()
         let closed = try #require(bot.next(startingWith: "# closed"))
         #expect(closed.hasPrefix("# closed 1001") || closed.hasPrefix("# closed 1006"), "\(closed)")
         #expect(bot.finalStatus() == 1)
     }
 
     @Test func leaveAndEndOfInputAreNotFailures() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let secret = daemon.directory.appendingPathComponent("secret").path
         let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
         #expect(bot.line()?.hasPrefix("= {\"peer\":") == true)
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func aSignatureMismatchNamesTheSecretFileItUsed() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let wrong = daemon.directory.appendingPathComponent("wrong-secret").path
         try String(repeating: "w", count: 40).write(toFile: wrong, atomically: true, encoding: .utf8)
         let url = daemon.url  // one node's, in a cluster

@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct JoinTests {
     @Test func joinReturnsPeerRoomPolicyAndTheOthers() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (host, hostJoin) = try await daemon.join("ada", as: "host", name: "Ada")
         #expect(hostJoin["resumed"] == false)
         #expect(hostJoin["peers"] == .array([]))
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func secondJoinOnAConnectionIs5001AndMethodsBeforeJoinAre40005() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         for method in ["leave", "peer-update", "broadcast"] {
             #expect(try await client.errorCode(method, ["info": ["message": "x"]]) == 40005, "\(method)")
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func roomAndResumeParamsAreChecked() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         let token = try daemon.token(room: "room-1", user: "a", role: "host")
         #expect(try await client.errorCode("join", ["token": .string(token), "room_id": "room-2"]) == 40002)
@@ -80,7 +80,7 @@ import Testing
               "viewer":{}},
              "settings":{"room":{"max_peers":3}}}
             """
-        let daemon = try Daemon.start(template: template)
+        let daemon = try await Daemon.start(template: template)
         let (h1, _) = try await daemon.join("h1", as: "host")
         let other = try await daemon.client()
         #expect(
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func withAutoCreateOffOnlyPredefinedRoomsCanBeJoined() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"auto_create":false,"predefined":["studio"]}}"#)
+        let daemon = try await Daemon.start(settings: #"{"room":{"auto_create":false,"predefined":["studio"]}}"#)
         let client = try await daemon.client()
         let elsewhere = try daemon.token(room: "elsewhere", user: "a", role: "host")
         #expect(try await client.errorCode("join", ["token": .string(elsewhere)]) == 40001)
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func roomIsDestroyedWithItsLastPeerAndANewSessionStarts() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (first, firstJoin) = try await daemon.join("a", as: "host")
         _ = try await first.call("leave")
         #expect(try await first.closeCode() == 1000)

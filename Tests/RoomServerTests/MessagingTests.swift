@@ -11,7 +11,7 @@ import Testing
         let ids: [String: String]
 
         init(settings: String? = nil) async throws {
-            daemon = try Daemon.start(settings: settings)
+            daemon = try await Daemon.start(settings: settings)
             var ids: [String: String] = [:]
             let h = try await daemon.join("h", as: "host")
             let g = try await daemon.join("g", as: "guest")
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func viewAndPollsOnlyMayNotBroadcastOrUpdate() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (restricted, _) = try await daemon.join("r", as: "viewer", restrictions: "view_and_polls_only")
         #expect(try await restricted.errorCode("broadcast", ["info": ["message": "x"]]) == 40300)
         #expect(try await restricted.errorCode("peer-update", ["name": "x"]) == 40300)

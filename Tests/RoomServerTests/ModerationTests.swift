@@ -133,7 +133,7 @@ import Testing
 @Suite struct ActiveSpeakerTests {
     /// On test mode's manual clock: each tick is a clock advance, not a race with the machine's load.
     @Test func levelsBecomeActiveSpeakerListsEverySecond() async throws {
-        let daemon = try TestModeTests.manualEverywhere(settings: #"{"active_speakers":{"interval_ms":200}}"#)
+        let daemon = try await TestModeTests.manualEverywhere(settings: #"{"active_speakers":{"interval_ms":200}}"#)
         let stage = try await Stage(daemon: daemon)
         _ = try await stage.host.call("track-add", ["track_id": "h-mic", "type": "audio"])
         _ = try await stage.guest.call("track-add", ["track_id": "g-mic", "type": "audio"])

@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func roomsListGetEndAndUnlock() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let env = environment(daemon)
         #expect(try roomd(["rooms", "list"], env).out == "no live rooms\n")
         let (host, joined) = try await daemon.join("ada", as: "host", room: "show", name: "Ada")
@@ -58,7 +58,7 @@ import Testing
     }
 
     @Test func peersListGetUpdateRemoveAndSend() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let env = environment(daemon)
         let (host, _) = try await daemon.join("ada", as: "host", room: "show", name: "Ada")
         let (viewer, joined) = try await daemon.join("bob", as: "viewer", room: "show", name: "Bob")
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func aWrongSecretOrUrlSaysWhichOneWasUsed() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         var env = environment(daemon)
         let wrong = daemon.directory.appendingPathComponent("wrong").path
         try String(repeating: "x", count: 40).write(toFile: wrong, atomically: true, encoding: .utf8)

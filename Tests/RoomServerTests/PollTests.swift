@@ -100,7 +100,7 @@ import Testing
             permissions["pollRead"] = false
             roles["guest"]!["permissions"] = permissions
         }
-        let stage = try await Stage(daemon: try Daemon.start(template: template))
+        let stage = try await Stage(daemon: try await Daemon.start(template: template))
         let id = try await Self.makePoll(
             stage.host,
             ["title": "Viewers only", "type": "poll", "vote": ["viewer"]],
@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test func errorCodes() async throws {
-        let daemon = try Daemon.start(settings: #"{"polls":{"max_polls":2}}"#)
+        let daemon = try await Daemon.start(settings: #"{"polls":{"max_polls":2}}"#)
         let stage = try await Stage(daemon: daemon)
         let (restrictedHost, _) = try await daemon.join("rh", as: "host", restrictions: "view_and_polls_only")
         #expect(try await stage.guest.errorCode("poll-info-set", ["title": "x", "type": "poll"]) == 40300)
@@ -400,7 +400,7 @@ import Testing
     }
 
     @Test func statsAreCoalescedAndGoToWritersUnlessVisible() async throws {
-        let daemon = try Daemon.start(settings: #"{"polls":{"stats_interval_ms":300}}"#)
+        let daemon = try await Daemon.start(settings: #"{"polls":{"stats_interval_ms":300}}"#)
         let stage = try await Stage(daemon: daemon)
         var voters: [RoomClient] = []
         for i in 0..<12 { voters.append(try await daemon.join("x\(i)", as: "viewer").client) }
@@ -419,7 +419,7 @@ import Testing
             }
             try await group.waitForAll()
         }
-        let first = try await stage.host.next("on-poll-stats", timeout: .seconds(2))
+        let first = try await stage.host.next("on-poll-stats")
         let window = await stage.host.expectSilence(for: .milliseconds(700))
         let stats = [first] + window.filter { $0["method"] == "on-poll-stats" }.compactMap { $0["params"] }
         #expect(stats.count <= 2, "12 votes: at most one push per 300 ms, not one per vote")
@@ -444,7 +444,7 @@ import Testing
             "poll-response",
             ["poll_id": .string(visible), "responses": [["question": 1, "option": 1]]]
         )
-        let seen = try await stage.viewer.next("on-poll-stats", timeout: .seconds(2))
+        let seen = try await stage.viewer.next("on-poll-stats")
         #expect(seen["poll_id"] == .string(visible))
         #expect(seen["questions"]?[0]?["options"] == [1])
         #expect(seen["questions"]?[0]?["correct"] == nil)
@@ -453,14 +453,14 @@ import Testing
 
     /// On the manual clock: a 30-s quiz stops at 30 s, not a millisecond before.
     @Test func durationEndsThePollWithStoppedByNull() async throws {
-        let daemon = try TestModeTests.manualEverywhere()
+        let daemon = try await TestModeTests.manualEverywhere()
         let stage = try await Stage(daemon: daemon)
         let id = try await Self.makePoll(stage.host, ["title": "quick", "type": "quiz", "duration": 30])
         _ = try await stage.viewer.next("on-poll-start")
         try await TestModeTests.advanceAll(daemon, by: 29_999)
         #expect(await Stage.methods(stage.viewer).allSatisfy { $0 != "on-poll-stop" })
         try await TestModeTests.advanceAll(daemon, by: 1)
-        let stop = try await stage.viewer.next("on-poll-stop", timeout: .seconds(3))
+        let stop = try await stage.viewer.next("on-poll-stop")
         #expect(stop["polls"]?[0]?["poll_id"] == .string(id))
         #expect(stop["polls"]?[0]?["stopped_by"] == .null)
         #expect(stop["polls"]?[0]?["state"] == "stopped")
@@ -470,7 +470,7 @@ import Testing
     }
 
     @Test func pollsBelongToTheSessionAndVotesAreCounted() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":0}}"#)
+        let daemon = try await Daemon.start(settings: #"{"room":{"reconnect_grace_s":0}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, _) = try await daemon.join("v", as: "viewer")
         let id = try await Self.makePoll(host)
@@ -566,7 +566,7 @@ import Testing
             permissions["pollRead"] = false
             roles["guest"]!["permissions"] = permissions
         }
-        let stage = try await Stage(daemon: try Daemon.start(template: template))
+        let stage = try await Stage(daemon: try await Daemon.start(template: template))
         let id = try await Self.makePoll(stage.host, ["title": "v", "type": "quiz", "vote": ["viewer"]])
         _ = try await stage.host.call("poll-stop", ["poll_id": .string(id)])
         for client in [stage.host, stage.moderator, stage.viewer] {

@@ -8,7 +8,7 @@ import Testing
 /// `preview` (section 13): the checks of `join`, nothing joined, nothing pushed.
 @Suite struct PreviewTests {
     @Test func previewOfAnEmptyRoomIsNullAndPreviewThenJoinWorks() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         let token = try daemon.token(user: "v", role: "viewer")
         let first = try await client.call("preview", ["token": .string(token)])
@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func previewShowsTheLiveSessionAndPushesNothing() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (host, hostJoin) = try await daemon.join("h", as: "host")
         let (guest, _) = try await daemon.join("g", as: "guest")
         _ = try await host.next("on-peer-join")
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func previewFailsExactlyAsJoinWould() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"auto_create":false,"predefined":["studio"]}}"#)
+        let daemon = try await Daemon.start(settings: #"{"room":{"auto_create":false,"predefined":["studio"]}}"#)
         let client = try await daemon.client()
         let cases: [(String, Int)] = [
             ("not-a-jwt", 2004),
@@ -79,7 +79,7 @@ import Testing
 
     @Test func previewChecksTheRoleLimitAndRoomSize() async throws {
         let template = try Daemon.shippedTemplate { roles in roles["guest"]?["maxPeerCount"] = 1 }
-        let daemon = try Daemon.start(template: Daemon.mergeSettings(template, #"{"room":{"max_peers":2}}"#))
+        let daemon = try await Daemon.start(template: Daemon.mergeSettings(template, #"{"room":{"max_peers":2}}"#))
         _ = try await daemon.join("g1", as: "guest")
         let client = try await daemon.client()
         #expect(
@@ -96,7 +96,7 @@ import Testing
     @Test func aPreviewDoesNotCountAsJoining() async throws {
         // 10 s: time enough to connect and preview on a loaded machine, with the
         // whole suite starting its daemons at once (5 s was not, under CI-like load).
-        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":10}}"#)
+        let daemon = try await Daemon.start(settings: #"{"limits":{"join_timeout_s":10}}"#)
         let token = try daemon.token(user: "v", role: "viewer")
         let client = try await daemon.client()
         _ = try await client.call("preview", ["token": .string(token)])

@@ -10,7 +10,7 @@ import Testing
     static let settings = #"{"qa":{"interval_ms":100,"max_questions":5}}"#
 
     static func stage() async throws -> Stage {
-        try await Stage(daemon: Daemon.start(settings: settings))
+        try await Stage(daemon: await Daemon.start(settings: settings))
     }
 
     static func ask(_ client: RoomClient, _ text: String) async throws -> String {
@@ -58,14 +58,16 @@ import Testing
     /// the bound, none lost; the bound keeps a viewer's Q&A traffic flat
     /// however many questions are being voted on.
     @Test func aPushCarriesAtMostSixteenKiBAndTheRestFollows() async throws {
-        let stage = try await Stage(daemon: Daemon.start(settings: #"{"qa":{"interval_ms":100,"max_questions":20}}"#))
+        let stage = try await Stage(
+            daemon: await Daemon.start(settings: #"{"qa":{"interval_ms":100,"max_questions":20}}"#)
+        )
         let text = String(repeating: "q", count: 3000)
         var asked: Set<String> = []
         for _ in 0..<10 { asked.insert(try await Self.ask(stage.guest, text)) }
         var seen: Set<String> = []
         var pushes = 0
         while seen != asked {
-            let push = try await stage.viewer.next("on-questions", timeout: .seconds(3))
+            let push = try await stage.viewer.next("on-questions")
             let changed = push["changed"]?.arrayValue ?? []
             #expect(changed.count <= 5, "\(changed.count) questions of 3,000 bytes in one push")
             #expect(push.text.utf8.count <= 16 * 1024 + 1024)

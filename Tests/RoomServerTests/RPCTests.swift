@@ -6,7 +6,7 @@ import Testing
 /// The JSON-RPC 2.0 envelope of PROTOCOL.md section 2.
 @Suite struct RPCTests {
     @Test func malformedJSONIsAParseErrorWithNullID() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         client.send(text: #"{"jsonrpc":"2.0","id":1,"method":"ping""#)
         let reply = try await client.nextMessage()
@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func envelopeMethodAndParamsErrorsInTheDocumentedOrder() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         func reply(_ text: String) async throws -> JSON {
             client.send(text: text)
@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func idsAreEchoedByteForByte() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         for id in [#""abc""#, "7", "12345678901234567890", "1.50", "-0", "1e3", #""""#] {
             client.send(text: #"{"jsonrpc":"2.0","id":\#(id),"method":"ping","params":{"timestamp":99}}"#)
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func batchesAnswerInOrderAndSkipNotifications() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         client.send(
             text: """
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func emptyAndOversizedBatchesAreOneErrorAndNothingRuns() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (client, _) = try await daemon.join("a", as: "host")
         let (other, _) = try await daemon.join("b", as: "viewer")
         _ = try await client.next("on-peer-join")
@@ -109,7 +109,7 @@ import Testing
     }
 
     @Test func aFailedNotificationIsPushedAsOnError() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let client = try await daemon.client()
         try client.notify("broadcast", ["info": ["message": "x"]])
         let pushed = try await client.next("on-error")
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func aResponseComesBeforeThePushesItsCallCaused() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (client, _) = try await daemon.join("a", as: "host")
         // peer-update pushes on-peer-update to the caller too: the response must come first.
         client.send(text: #"{"jsonrpc":"2.0","id":"u","method":"peer-update","params":{"name":"Zed"}}"#)
@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func rateLimitIs42900AndTenProtocolErrorsInARowClose4029() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"messages_per_second":1,"message_burst":3}}"#)
+        let daemon = try await Daemon.start(settings: #"{"limits":{"messages_per_second":1,"message_burst":3}}"#)
         let client = try await daemon.client()
         // ping is exempt from the rate limit.
         for _ in 0..<10 { _ = try await client.call("ping") }

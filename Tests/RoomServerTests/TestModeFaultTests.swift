@@ -19,7 +19,7 @@ import Testing
 
     /// A host and a guest on a manual clock, the join pushes consumed.
     static func stage(settings: String? = nil) async throws -> (Daemon, RoomClient, RoomClient, String) {
-        let daemon = try TestModeTests.manual(settings: settings)
+        let daemon = try await TestModeTests.manual(settings: settings)
         let (host, _) = try await daemon.join("h", as: "host")
         let (guest, joined) = try await daemon.join("g", as: "guest")
         _ = try await host.next("on-peer-join")
@@ -33,7 +33,7 @@ import Testing
         #expect(try await guest.closeCode() == 1006, "no close frame: a lost network")
         #expect(await Stage.methods(host).isEmpty, "the grace holds the peer")
         try await TestModeTests.advance(daemon, by: 20_000)
-        #expect(try await host.next("on-peer-leave", timeout: .seconds(2))["reason"] == "websocket closed")
+        #expect(try await host.next("on-peer-leave")["reason"] == "websocket closed")
     }
 
     /// A peer dropped by the fault resumes within its grace and gets what was held meanwhile.
@@ -145,7 +145,7 @@ import Testing
         }
         #expect(!guest.isClosed, "nothing happened to the guest")
         await guest.abort()
-        try await Task.sleep(for: .milliseconds(200))
+        try await daemon.waitForGraces()
         let (got, answer) = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"close"}"#)
         #expect(got == 409 && answer["message"]?.stringValue?.contains("reconnect grace") == true, "\(answer)")
     }
@@ -153,7 +153,7 @@ import Testing
     /// A webhook that fails is retried (in real time) and delivered once.
     @Test func failingWebhooksAreRetriedAsARealFailureWouldBe() async throws {
         let backend = try WebhookReceiver()
-        let daemon = try TestModeTests.manual(
+        let daemon = try await TestModeTests.manual(
             settings: #"{"webhooks":{"url":"\#(backend.url)","events":["peer.join.success"]}}"#
         )
         let (status, body) = try await Self.fault(daemon, #"{"webhooks":{"fail_next":1,"status":503}}"#)

@@ -35,7 +35,7 @@ import Testing
         // The guest's network drops; after its 20-s grace it is gone.
         try await settle()
         await guest.abort()
-        try await Task.sleep(for: .milliseconds(100))
+        try await daemon.waitForGraces()
         try await TestModeTests.advance(daemon, by: 20_000)
         // A 30-s quiz: two answers, then it stops on its own.
         let quiz = try await PollTests.makePoll(host, ["title": "Quick", "type": "quiz", "duration": 30])
@@ -56,8 +56,8 @@ import Testing
         return pushes
     }
 
-    static func daemon(seed: Int) throws -> Daemon {
-        try TestModeTests.manual(seed: seed)
+    static func daemon(seed: Int) async throws -> Daemon {
+        try await TestModeTests.manual(seed: seed)
     }
 
     @Test func theTimingRulesHoldWithoutWaitingForThem() async throws {

@@ -22,8 +22,8 @@ import Testing
 
     /// A daemon on the manual clock over every node of a cluster run (the
     /// project's timing tests: `advanceAll` moves every node's clock alike).
-    static func manualEverywhere(settings: String? = nil) throws -> Daemon {
-        try Daemon.start(settings: settings, arguments: manualClock)
+    static func manualEverywhere(settings: String? = nil) async throws -> Daemon {
+        try await Daemon.start(settings: settings, arguments: manualClock)
     }
 
     /// Moves the clock of every node of `daemon` (one, or a cluster run's three) by `millis`.
@@ -31,8 +31,8 @@ import Testing
         for node in daemon.nodes.isEmpty ? [daemon] : daemon.nodes { try await advance(node, by: millis) }
     }
 
-    static func manual(settings: String? = nil, seed: Int? = nil) throws -> Daemon {
-        try Daemon.start(
+    static func manual(settings: String? = nil, seed: Int? = nil) async throws -> Daemon {
+        try await Daemon.start(
             settings: settings,
             arguments: manualClock + (seed.map { ["--seed", "\($0)"] } ?? []),
             singleProcess: true
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func withoutTestModeNoTestRouteExists() async throws {
-        let daemon = try Daemon.start(singleProcess: true)
+        let daemon = try await Daemon.start(singleProcess: true)
         let admin = try daemon.managementToken()
         for path in ["/v2/test/clock", "/v2/test/faults", "/v2/test/journal?room_id=r", "/v2/test/", "/v2/test/x"] {
             for method in ["GET", "POST", "DELETE"] {
@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func testRoutesNeedAManagementTokenAndCheckTheirBody() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         #expect(try await http("GET", daemon, "/healthz").body["test_mode"] == true)
         let bare = try await http("POST", daemon, "/v2/test/clock", body: #"{"advance_ms":1}"#)
         #expect(bare.status == 401 && bare.body["code"] == 40100)
@@ -119,7 +119,7 @@ import Testing
         #expect(try await Self.advance(daemon, by: 0) == Self.start, "nothing moved it")
 
         // Test mode on the system clock: the clock route says how to get a manual one.
-        let system = try Daemon.start(arguments: ["--test-mode"], singleProcess: true)
+        let system = try await Daemon.start(arguments: ["--test-mode"], singleProcess: true)
         let refused = try await http(
             "POST",
             system,
@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func theGraceAndARoleChangeRequestEndOnTheManualClock() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         let (host, hostJoin) = try await daemon.join("h", as: "host")
         #expect(hostJoin["room"]?["started_at"]?.intValue == Int(Self.start), "the session starts on the manual clock")
         #expect(hostJoin["peer"]?["joined_at"]?.intValue == Int(Self.start))
@@ -155,18 +155,18 @@ import Testing
         try await Self.advance(daemon, by: 19_999)
         #expect(await Stage.methods(host).isEmpty, "19.999 s: the grace goes on")
         try await Self.advance(daemon, by: 1)
-        let left = try await host.next("on-peer-leave", timeout: .seconds(2))
+        let left = try await host.next("on-peer-leave")
         #expect(left["peer_id"] == viewerJoin["peer"]?["peer_id"] && left["reason"] == "websocket closed")
 
         try await Self.advance(daemon, by: 39_999)  // 59.999 s after the request
         #expect(await Stage.methods(host).isEmpty)
         try await Self.advance(daemon, by: 1)
-        let expired = try await host.next("on-role-change-rejected", timeout: .seconds(2))
+        let expired = try await host.next("on-role-change-rejected")
         #expect(expired["reason"] == "expired")
     }
 
     @Test func aTimedPollStopsAndACueEndsOnTheManualClock() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, _) = try await daemon.join("v", as: "viewer")
         _ = try await host.next("on-peer-join")
@@ -178,7 +178,7 @@ import Testing
         try await Self.advance(daemon, by: 29_999)
         #expect(await Stage.methods(viewer).allSatisfy { $0 != "on-poll-stop" })
         try await Self.advance(daemon, by: 1)
-        let stopped = try await viewer.next("on-poll-stop", timeout: .seconds(2))
+        let stopped = try await viewer.next("on-poll-stop")
         #expect(stopped["polls"]?[0]?["poll_id"]?.stringValue == poll)
         let admin = try daemon.managementToken()
         #expect(
@@ -192,7 +192,7 @@ import Testing
     /// An app token's `exp` is read on the manual clock: a harness tests
     /// expiry by advancing; the management token keeps real time.
     @Test func tokensExpireOnTheManualClock() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         // Minted at the manual clock's time (`start` may be long past in real time).
         let token = try TokenMinter(secret: Daemon.defaultSecret).appToken(
             room: "room-1",
@@ -213,7 +213,7 @@ import Testing
     /// The coalesced pushes wait for the clock: nothing in real time, one
     /// push as the clock passes the interval.
     @Test func theTicksRunOnlyAsTheClockPassesThem() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, _) = try await daemon.join("v", as: "viewer")
         _ = try await host.next("on-peer-join")
@@ -229,11 +229,11 @@ import Testing
         try await Self.advance(daemon, by: 1000)
         var methods = Set<String>()
         for _ in 0..<3 {
-            methods.insert(try #require(try await viewer.nextMessage(timeout: .seconds(2))["method"]?.stringValue))
+            methods.insert(try #require(try await viewer.nextMessage()["method"]?.stringValue))
         }
         #expect(methods == ["on-reactions", "on-questions", "active-speakers"])
         try await Self.advance(daemon, by: 5000)
-        let quiet = try await viewer.next("active-speakers", timeout: .seconds(2))
+        let quiet = try await viewer.next("active-speakers")
         #expect(quiet["speaker-list"] == [], "the speaker went quiet: one more list, empty")
         try await Self.advance(daemon, by: 5000)
         #expect(await Stage.methods(viewer).isEmpty, "nothing changed: no more pushes")
@@ -242,17 +242,17 @@ import Testing
     /// Ten years in one call: each timer runs once, in the order of its time,
     /// not once per millisecond or per tick period.
     @Test func aJumpOfYearsRunsEachDeadlineInTimeOrder() async throws {
-        let daemon = try Self.manual()
+        let daemon = try await Self.manual()
         let (host, _) = try await daemon.join("h", as: "host")
         let (first, firstJoin) = try await daemon.join("a", as: "viewer")
         let (second, secondJoin) = try await daemon.join("b", as: "viewer")
         _ = try await host.next("on-peer-join")
         _ = try await host.next("on-peer-join")
         await second.abort()
-        try await Task.sleep(for: .milliseconds(200))
+        try await daemon.waitForGraces()
         try await Self.advance(daemon, by: 5_000)
         await first.abort()
-        try await Task.sleep(for: .milliseconds(200))
+        try await daemon.waitForGraces(2)
         let began = ContinuousClock.now
         let now = try await Self.advance(daemon, by: 10 * 365 * 86_400_000)
         #expect(ContinuousClock.now - began < .seconds(5))
@@ -262,22 +262,22 @@ import Testing
     }
 
     @Test func theJoinDeadlineFollowsTheManualClock() async throws {
-        let daemon = try Self.manual(settings: #"{"limits":{"join_timeout_s":10}}"#)
+        let daemon = try await Self.manual(settings: #"{"limits":{"join_timeout_s":10}}"#)
         // Blocking reads on threads of their own, never the test pool's.
-        nonisolated(unsafe) let socket = try RawSocket(port: daemon.port, readTimeoutSeconds: 3)
+        let socket = try RawSocket(port: daemon.port, readTimeoutSeconds: 3)
         try await Task.sleep(for: .milliseconds(300))
         try await Self.advance(daemon, by: 9_999)
         try await Self.advance(daemon, by: 1)
-        #expect(try await onThread { socket.readCloseCode() } == 1008)
-        nonisolated(unsafe) let late = try RawSocket(port: daemon.port, readTimeoutSeconds: 1)
-        #expect(try await onThread { late.readFrame() == nil }, "no close without an advance")
+        #expect(await socket.readCloseCode() == 1008)
+        let late = try RawSocket(port: daemon.port, readTimeoutSeconds: 1)
+        #expect(await late.readFrame() == nil, "no close without an advance")
     }
 
     /// The journal: every call (its token redacted), answer, push and
     /// webhook of a room session, in order, timed on the manual clock.
     @Test func theJournalHoldsTheSessionInOrderWithoutTokens() async throws {
         let backend = try WebhookReceiver()
-        let daemon = try Self.manual(
+        let daemon = try await Self.manual(
             settings: #"{"webhooks":{"url":"\#(backend.url)","events":["peer.join.success"]}}"#
         )
         let admin = try daemon.managementToken()
@@ -338,7 +338,7 @@ import Testing
             try await Self.advance(daemon, by: 60_000)  // the request expires
             for client in [host, guest, viewer] { _ = try await client.call("ping") }
         }
-        let original = try Self.manual(seed: 11)
+        let original = try await Self.manual(seed: 11)
         try await script(original)
         let journal = try await httpText(
             "GET",
@@ -414,7 +414,7 @@ import Testing
 
     @Test func theSameSeedGivesTheSameIDs() async throws {
         func run(seed: Int) async throws -> [JSON?] {
-            let daemon = try Self.manual(seed: seed)
+            let daemon = try await Self.manual(seed: seed)
             let (host, joined) = try await daemon.join("h", as: "host")
             let (_, other) = try await daemon.join("v", as: "viewer")
             let sent = try await host.call("broadcast", ["info": ["message": "hi"]])

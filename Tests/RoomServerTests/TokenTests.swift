@@ -8,7 +8,7 @@ import Testing
 /// Every token defect of PROTOCOL.md section 8 and its code.
 @Suite struct TokenTests {
     @Test func eachTokenDefectHasItsCode() async throws {
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             template: """
                 {"roles":{"host":{"subscribeParams":{"subscribeToRoles":["host"]}},"ghost":{"maxPeerCount":-1}}}
                 """
@@ -64,7 +64,7 @@ import Testing
     /// 20): a 40,000-byte `user_id` used to make each of them 40 KB. Both are
     /// refused at `preview` and `join` alike, whatever the `name` param.
     @Test func userIDAndNameClaimsOverTheirLimitsAre41300AtPreviewAndJoin() async throws {
-        let daemon = try Daemon.start(settings: #"{"limits":{"max_name_bytes":100}}"#)
+        let daemon = try await Daemon.start(settings: #"{"limits":{"max_name_bytes":100}}"#)
         let secret = daemon.secret
         func token(_ overrides: [String: Any?]) -> JSON {
             .string(Tokens.make(claims: Tokens.appClaims(overrides), secret: secret))
@@ -102,7 +102,7 @@ import Testing
     }
 
     @Test func accessKeyMustMatchWhenConfigured() async throws {
-        let daemon = try Daemon.start(arguments: ["--access-key", "app-123"])
+        let daemon = try await Daemon.start(arguments: ["--access-key", "app-123"])
         let client = try await daemon.client()
         let without = Tokens.make(claims: Tokens.appClaims(), secret: daemon.secret)
         #expect(try await client.errorCode("join", ["token": .string(without)]) == 40101)
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func tokensAreNeverLogged() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let token = try daemon.token(user: "a", role: "host")
         let client = try await daemon.client()
         _ = try await client.call("join", ["token": .string(token)])

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func trackErrors() async throws {
-        let daemon = try Daemon.start()
+        let daemon = try await Daemon.start()
         let stage = try await Stage(daemon: daemon)
         #expect(try await stage.viewer.errorCode("track-add", ["type": "audio"]) == 40300)
         #expect(try await stage.guest.errorCode("track-add", ["type": "video", "source": "screen"]) == 40300)
@@ -67,7 +67,7 @@ import Testing
 
     @Test func peersWhoDoNotSubscribeSeeNoTracks() async throws {
         // "backstage" publishes audio but nobody subscribes to it; it sees nobody either.
-        let daemon = try Daemon.start(
+        let daemon = try await Daemon.start(
             template: """
                 {"roles":{"host":{"publishParams":{"allowed":["audio"]},"subscribeParams":{"subscribeToRoles":["host"]}},
                           "backstage":{"publishParams":{"allowed":["audio"]}}}}
@@ -152,7 +152,9 @@ import Testing
 
 @Suite struct LargeRoomTests {
     @Test func nonPublisherJoinsAndLeavesAreBatchedIntoRoomState() async throws {
-        let daemon = try Daemon.start(settings: #"{"room":{"large_room_threshold":3,"room_state_interval_ms":200}}"#)
+        let daemon = try await Daemon.start(
+            settings: #"{"room":{"large_room_threshold":3,"room_state_interval_ms":200}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         var viewers: [RoomClient] = []
         for index in 0..<2 { viewers.append(try await daemon.join("v\(index)", as: "viewer").client) }

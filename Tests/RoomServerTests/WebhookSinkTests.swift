@@ -15,7 +15,7 @@ import Testing
             sink.close()
         }
         #expect(sink.secret == roomd.secret)
-        let host = try await RoomClient.connect(to: roomd.url)
+        let host = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
         let joined = try await host.join(token: try roomd.tokens.appToken(room: "show", user: "ada", role: "host"))
         let opened = try await sink.next()
         #expect(opened["type"] == "session.open.success" && opened["data"]?["room_id"] == "show")

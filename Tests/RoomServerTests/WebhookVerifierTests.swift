@@ -11,7 +11,7 @@ import Testing
     /// One real delivery: the raw body and headers as the receiver got them.
     func delivery() async throws -> (daemon: Daemon, body: [UInt8], headers: [String: String]) {
         let receiver = try WebhookReceiver()
-        let daemon = try Daemon.start(webhooksTo: receiver.url)
+        let daemon = try await Daemon.start(webhooksTo: receiver.url)
         _ = try await daemon.join("ada", as: "host", room: "show", name: "Ada")
         let requests = try await receiver.wait { $0.contains { $0["event"]?["type"] == "peer.join.success" } }
         let request = try #require(requests.first { $0["event"]?["type"] == "peer.join.success" })
@@ -81,23 +81,23 @@ import Testing
         environment["ROOMD_SECRET_FILE"] = directory.appendingPathComponent("secret").path
         let arguments = ["webhooks", "verify", "--body", bodyFile.path, "--headers", headersFile.path]
 
-        let valid = try runCommand(Daemon.binary, arguments, environment: environment)
+        let valid = try await runCommand(Daemon.binary, arguments, environment: environment)
         #expect(
             valid.status == 0 && valid.out.hasPrefix("valid: peer.join.success id ")
                 && valid.out.hasSuffix(" room show\n")
         )
-        let json = try runCommand(Daemon.binary, arguments + ["--json"], environment: environment)
+        let json = try await runCommand(Daemon.binary, arguments + ["--json"], environment: environment)
         #expect(json.out == String(decoding: body, as: UTF8.self) + "\n")
 
         try Data(body + Array(" ".utf8)).write(to: bodyFile)
-        let tampered = try runCommand(Daemon.binary, arguments, environment: environment)
+        let tampered = try await runCommand(Daemon.binary, arguments, environment: environment)
         #expect(tampered.status == 1 && tampered.out.hasPrefix("invalid: the signature does not match"), "\(tampered)")
         try Data(body).write(to: bodyFile)
 
         environment["ROOMD_WEBHOOK_SECRET"] = String(repeating: "z", count: 40)
-        let otherSecret = try runCommand(Daemon.binary, arguments, environment: environment)
+        let otherSecret = try await runCommand(Daemon.binary, arguments, environment: environment)
         #expect(otherSecret.status == 1, "ROOMD_WEBHOOK_SECRET is the signing secret when set")
-        let usage = try runCommand(
+        let usage = try await runCommand(
             Daemon.binary,
             ["webhooks", "verify", "--body", bodyFile.path],
             environment: environment

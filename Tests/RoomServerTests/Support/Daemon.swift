@@ -52,10 +52,20 @@ final class Daemon: Sendable {
         return "ws://127.0.0.1:\(nodes[index].port)/ws"
     }
 
+    /// How long a test's client waits for an answer or a push when the test
+    /// gives no timeout (`Daemon.client()`, `RoomClient.connect(…,
+    /// defaultTimeout:)`): long enough that only a real hang reaches it on
+    /// a machine running 24 tests at once, where an app's 5 s is not.
+    static let waitTimeout: Duration = .seconds(30)
+
     /// Starts roomd with the shipped template, or with `template` (JSON text).
     /// `settings` (JSON object text) is merged into the template's settings;
     /// `listeningHost` is the host the listening line must name; `limits`
     /// are `ulimit` options of the daemon alone (e.g. "-n 128").
+    ///
+    /// The start blocks (a child process, its listening line, a cluster's
+    /// forming), so it runs on a thread of its own: a blocked thread of the
+    /// 2-thread test pool holds up every other test's awaits.
     static func start(
         template: String? = nil,
         settings: String? = nil,
@@ -65,6 +75,30 @@ final class Daemon: Sendable {
         listeningHost: String = "127.0.0.1",
         limits: [String] = [],
         singleProcess: Bool = false
+    ) async throws -> Daemon {
+        try await onThread {
+            try startBlocking(
+                template: template,
+                settings: settings,
+                arguments: arguments,
+                environment: environment,
+                secret: secret,
+                listeningHost: listeningHost,
+                limits: limits,
+                singleProcess: singleProcess
+            )
+        }
+    }
+
+    private static func startBlocking(
+        template: String?,
+        settings: String?,
+        arguments: [String],
+        environment: [String: String],
+        secret: [UInt8],
+        listeningHost: String,
+        limits: [String],
+        singleProcess: Bool
     ) throws -> Daemon {
         guard clusterRun, !singleProcess, limits.isEmpty, !arguments.contains("--cluster") else {
             return try startOne(
@@ -178,6 +212,25 @@ final class Daemon: Sendable {
         return roomd.stderr
     }
 
+    /// Waits until roomd logged `text` at least `count` times (every node's
+    /// log in a cluster run): the way to know roomd saw what a client did
+    /// when nothing is pushed for it, instead of sleeping and hoping.
+    func waitForLog(_ text: String, count: Int = 1, timeout: Duration = Daemon.waitTimeout) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while stderr.components(separatedBy: text).count - 1 < count {
+            guard ContinuousClock.now < deadline else {
+                throw DaemonError(description: "roomd did not log \"\(text)\" \(count) time(s) within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Waits until roomd saw `count` dropped connections in all and put their
+    /// peers in their reconnect grace (a drop is pushed to nobody).
+    func waitForGraces(_ count: Int = 1) async throws {
+        try await waitForLog("peer disconnected, in reconnect grace", count: count)
+    }
+
     /// Resident memory of the daemon, in KiB.
     var residentKiB: Int {
         let status = (try? String(contentsOfFile: "/proc/\(roomd.pid)/status", encoding: .utf8)) ?? ""
@@ -205,17 +258,24 @@ final class Daemon: Sendable {
         )
     }
 
-    func client() async throws -> RoomClient { try await RoomClient.connect(to: url) }
+    /// A connected client whose calls and waits last `timeout` when given
+    /// none (`Daemon.waitTimeout` unless set).
+    func client(timeout: Duration = Daemon.waitTimeout) async throws -> RoomClient {
+        try await RoomClient.connect(to: url, defaultTimeout: timeout)
+    }
 
-    /// Connects and joins; returns the client and the join result.
+    /// Connects and joins; returns the client and the join result. `timeout`
+    /// bounds the connection and the join (a flood test's attempts that may
+    /// fail are short; everything else waits as long as only a hang does).
     func join(
         _ user: String,
         as role: String,
         room: String = "room-1",
         name: String? = nil,
-        restrictions: String? = nil
+        restrictions: String? = nil,
+        timeout: Duration = Daemon.waitTimeout
     ) async throws -> (client: RoomClient, result: JSON) {
-        let client = try await client()
+        let client = try await client(timeout: timeout)
         let token = try token(room: room, user: user, role: role, name: name, restrictions: restrictions)
         let result = try await client.call("join", ["token": .string(token)])
         return (client, result)
@@ -225,6 +285,7 @@ final class Daemon: Sendable {
 
     /// Sends `signal` and waits for the exit; returns (status, seconds taken),
     /// status -1 when it outlived `timeout` and was SIGKILLed.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func stop(signal: Int32 = SIGTERM, timeout: Double = 5) -> (status: Int32, seconds: Double) {
         if !nodes.isEmpty {
             // Every node at once; the answer is the HTTP node's (this process).
@@ -235,6 +296,15 @@ final class Daemon: Sendable {
             return result
         }
         return stopOne(signal: signal, timeout: timeout)
+    }
+
+    /// `stop(signal:timeout:)` off the test pool (OnThread.swift): it waits for the exit.
+    func stop(signal: Int32 = SIGTERM, timeout: Double = 5) async -> (status: Int32, seconds: Double) {
+        let exit = await onThread { () -> [Double] in
+            let (status, seconds) = self.stop(signal: signal, timeout: timeout)
+            return [Double(status), seconds]
+        }
+        return (Int32(exit[0]), exit[1])
     }
 
     private func stopOne(signal: Int32, timeout: Double) -> (status: Int32, seconds: Double) {
@@ -271,6 +341,7 @@ final class Daemon: Sendable {
 struct DaemonError: Error, CustomStringConvertible { var description: String }
 
 /// Runs a command to completion; returns (exit status, stdout, stderr).
+@available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
 func runCommand(
     _ path: String,
     _ arguments: [String],
@@ -279,6 +350,20 @@ func runCommand(
 ) throws -> (status: Int32, out: String, err: String) {
     let (status, stdout, stderr) = try runTool(path, arguments, environment: environment, timeout: timeout)
     return (status, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+}
+
+/// `runCommand` off the test pool (OnThread.swift): it waits for the command.
+func runCommand(
+    _ path: String,
+    _ arguments: [String],
+    environment: [String: String]? = nil,
+    timeout: Double = 10
+) async throws -> (status: Int32, out: String, err: String) {
+    let result = try await onThread { () throws -> [String] in
+        let (status, out, err) = try runCommand(path, arguments, environment: environment, timeout: timeout)
+        return ["\(status)", out, err]
+    }
+    return (Int32(result[0]) ?? -1, result[1], result[2])
 }
 
 extension RoomClient {

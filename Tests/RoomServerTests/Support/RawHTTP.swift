@@ -3,6 +3,7 @@ import Foundation
 /// Sends raw bytes on a fresh TCP connection and reads until the server
 /// closes it or `timeout` passes: for HTTP that a client library won't send
 /// (pipelined requests, bad framing, garbage).
+@available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
 func rawExchange(
     port: Int,
     _ bytes: [UInt8],
@@ -36,8 +37,40 @@ func rawExchange(
     return (String(decoding: response, as: UTF8.self), false)
 }
 
+/// `rawExchange` off the test pool (OnThread.swift).
+func rawExchange(
+    port: Int,
+    _ bytes: [UInt8],
+    timeout: Double = 3,
+    closeAfterSending: Bool = false,
+    shutdownAfterSending: Bool = false
+) async throws -> (response: String, closedByServer: Bool) {
+    let answer = try await onThread { () throws -> Exchange in
+        let (response, closed) = try rawExchange(
+            port: port,
+            bytes,
+            timeout: timeout,
+            closeAfterSending: closeAfterSending,
+            shutdownAfterSending: shutdownAfterSending
+        )
+        return Exchange(response: response, closed: closed)
+    }
+    return (answer.response, answer.closed)
+}
+
+private struct Exchange: Sendable {
+    var response: String
+    var closed: Bool
+}
+
+/// `healthStatusLine` off the test pool.
+func healthStatusLine(port: Int, timeout: Double = 2) async throws -> String? {
+    try await onThread { () throws -> String? in try healthStatusLine(port: port, timeout: timeout) }
+}
+
 /// `GET /healthz` on a fresh connection: the status line, or nil when the
 /// daemon did not answer within `timeout`.
+@available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
 func healthStatusLine(port: Int, timeout: Double = 2) throws -> String? {
     let (response, _) = try rawExchange(
         port: port,
@@ -49,7 +82,11 @@ func healthStatusLine(port: Int, timeout: Double = 2) throws -> String? {
 
 /// One kept-alive HTTP/1.1 connection, read answer by answer
 /// (`content-length` framed).
-final class RawHTTPConnection {
+///
+/// `@unchecked Sendable`: one test task uses a connection at a time; the
+/// `async` overloads of its blocking reads run on a thread of their own
+/// while that task waits for them.
+final class RawHTTPConnection: @unchecked Sendable {
     let fd: Int32
     private var pending: [UInt8] = []
 
@@ -89,6 +126,7 @@ final class RawHTTPConnection {
 
     /// The next answer: its head (status line and headers, lowercased) and
     /// body; nil if none is whole within `timeout`.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func answer(timeout: Double = 3) -> (head: String, body: String)? {
         let deadline = Date().addingTimeInterval(timeout)
         let separator = Array("\r\n\r\n".utf8)
@@ -111,6 +149,7 @@ final class RawHTTPConnection {
 
     /// Whether the daemon closes the connection within `timeout` (nothing
     /// more arriving meanwhile).
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func closes(within timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -120,5 +159,18 @@ final class RawHTTPConnection {
             case .timedOut: return false
             }
         }
+    }
+}
+
+extension RawHTTPConnection {
+    /// `answer(timeout:)` off the test pool (OnThread.swift).
+    func answer(timeout: Double = 3) async -> (head: String, body: String)? {
+        await onThread { () -> [String]? in self.answer(timeout: timeout).map { [$0.head, $0.body] } }
+            .map { ($0[0], $0[1]) }
+    }
+
+    /// `closes(within:)` off the test pool.
+    func closes(within timeout: Double) async -> Bool {
+        await onThread { self.closes(within: timeout) }
     }
 }

@@ -2,7 +2,11 @@ import Foundation
 
 /// A bare-bones WebSocket client over a blocking TCP socket, for what a real
 /// client library won't do: send invalid UTF-8, or never read (slow consumer).
-final class RawSocket {
+///
+/// `@unchecked Sendable`: one test task uses a socket at a time; the blocking
+/// reads' `async` overloads (below) run on a thread of their own while that
+/// task waits for them, never two at once.
+final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
     /// Connects and upgrades. `receiveBuffer` shrinks SO_RCVBUF before connecting.
@@ -76,6 +80,7 @@ final class RawSocket {
     }
 
     /// Reads the next frame: (opcode, payload), nil on EOF/timeout.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func readFrame() -> (opcode: UInt8, payload: [UInt8])? {
         guard let head = readExactly(2) else { return nil }
         var length = Int(head[1] & 0x7F)
@@ -91,6 +96,7 @@ final class RawSocket {
     }
 
     /// Reads frames until a close frame; returns its code (nil if the socket ended first).
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func readCloseCode() -> Int? {
         while let frame = readFrame() {
             if frame.opcode == 8 {
@@ -102,9 +108,32 @@ final class RawSocket {
 }
 
 extension RawSocket {
+    /// `readFrame()` off the test pool (OnThread.swift).
+    func readFrame() async -> (opcode: UInt8, payload: [UInt8])? {
+        await onThread { self.readFrame() }
+    }
+
+    /// `readCloseCode()` off the test pool.
+    func readCloseCode() async -> Int? {
+        await onThread { self.readCloseCode() }
+    }
+
+    /// `closes(of:timeout:)` off the test pool.
+    static func closes(of sockets: [RawSocket], timeout: Double) async -> [(code: Int?, at: Date?)] {
+        await onThread { () -> [Close] in closes(of: sockets, timeout: timeout).map { Close(code: $0.code, at: $0.at) }
+        }
+        .map { ($0.code, $0.at) }
+    }
+
+    private struct Close: Sendable {
+        var code: Int?
+        var at: Date?
+    }
+
     /// Waits on every socket at once for its close frame: each one's code
     /// (1005 without one, nil if the socket ended without a close frame or
     /// nothing came within `timeout`) and when it arrived.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     static func closes(of sockets: [RawSocket], timeout: Double) -> [(code: Int?, at: Date?)] {
         var results = [(code: Int?, at: Date?)](repeating: (nil, nil), count: sockets.count)
         var waiting = Set(sockets.indices)

@@ -10,8 +10,9 @@ struct Stage {
     let ids: [String: String]
     var all: [RoomClient] { [host, guest, viewer, moderator] }
 
-    init(daemon: Daemon? = nil, room: String = "room-1") async throws {
-        let daemon = try daemon ?? Daemon.start()
+    init(daemon given: Daemon? = nil, room: String = "room-1") async throws {
+        let daemon: Daemon
+        if let given { daemon = given } else { daemon = try await Daemon.start() }
         self.daemon = daemon
         var ids: [String: String] = [:]
         var clients: [RoomClient] = []

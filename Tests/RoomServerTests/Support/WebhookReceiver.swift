@@ -113,10 +113,18 @@ final class WebhookReceiver: @unchecked Sendable {
 
 extension Daemon {
     /// Starts roomd with `settings.webhooks` pointing at `receiver` (plus `extra` members).
-    static func start(webhooksTo url: String, extra: String = "", settings: String? = nil) throws -> Daemon {
+    static func start(
+        webhooksTo url: String,
+        extra: String = "",
+        settings: String? = nil,
+        arguments: [String] = []
+    ) async throws -> Daemon {
         let member = #""webhooks":{"url":"\#(url)"\#(extra.isEmpty ? "" : "," + extra)}"#
         let others = settings.map { String($0.dropFirst().dropLast()) } ?? ""
-        return try start(settings: "{" + member + (others.isEmpty ? "" : "," + others) + "}")
+        return try await start(
+            settings: "{" + member + (others.isEmpty ? "" : "," + others) + "}",
+            arguments: arguments
+        )
     }
 
     /// A counter or gauge of `/metrics` (nil when absent), e.g. `roomd_webhook_dropped_total`.
