@@ -46,7 +46,7 @@ extension RoomRegistry {
             room: room,
             others: listed.map { ($0, peer.sees(tracksOf: $0)) },
             resumed: false,
-            replacedHandle: nil,
+            replacedEndpoint: nil,
             deliveries: deliveries
         )
     }
@@ -61,8 +61,8 @@ extension RoomRegistry {
         guard peer.userID == request.userID else {
             throw RoomError(.peerIDOfOtherUser, "peer \"\(peerID)\" belongs to another user")
         }
-        let replaced = peer.transportHandle
-        peer.transportHandle = nil
+        let replaced = peer.endpoint
+        peer.endpoint = nil
         graces.end(peer)
         if !request.tokenExpired { trackToken(of: peer, expiresAt: request.tokenExpiresAt) }
         room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
@@ -73,7 +73,7 @@ extension RoomRegistry {
             room: room,
             others: others,
             resumed: true,
-            replacedHandle: replaced,
+            replacedEndpoint: replaced,
             deliveries: []
         )
     }

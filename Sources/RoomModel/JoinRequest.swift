@@ -49,7 +49,8 @@ public struct JoinOutcome {
     /// The other peers, in join order, each with whether the caller sees its tracks.
     public var others: [(peer: Peer, withTracks: Bool)]
     public var resumed: Bool
-    /// For a resume: the peer's previous transport handle, which the server closes with 4003.
-    public var replacedHandle: AnyObject?
+    /// For a resume: the peer's previous endpoint (a connection the server
+    /// closes with 4003, or its held pushes).
+    public var replacedEndpoint: PeerEndpoint?
     public var deliveries: [Delivery]
 }

@@ -1,7 +1,7 @@
 import RoomConfig
 
 /// A participant of a room. Owned by its `Room`; the server only reads it and
-/// keeps its connection in `transportHandle`, which the model never inspects.
+/// keeps its connection in `endpoint`, which the model never inspects.
 public final class Peer {
     public let id: String
     public let userID: String
@@ -20,15 +20,15 @@ public final class Peer {
     public internal(set) unowned var room: Room
     /// Set when the peer leaves its room: from then on `room` may be gone.
     public internal(set) var hasLeft = false
-    /// The transport's connection object (or what holds its pushes during
+    /// The server's connection to the peer (or what holds its pushes during
     /// the reconnect grace). Opaque to the model.
-    public var transportHandle: AnyObject? {
-        didSet { transportReference = transportHandle.map { Unmanaged.passUnretained($0) } }
+    public var endpoint: PeerEndpoint? {
+        didSet { endpointReference = endpoint.map { Unmanaged.passUnretained($0) } }
     }
-    /// `transportHandle` without a strong reference, for a server's fan-out
-    /// loop (no reference counting per recipient); valid only while
-    /// `transportHandle` holds the same object.
-    public private(set) var transportReference: Unmanaged<AnyObject>?
+    /// `endpoint` without a strong reference, for a server's fan-out loop
+    /// (no reference counting per recipient); valid only while `endpoint`
+    /// holds the same object.
+    public private(set) var endpointReference: Unmanaged<PeerEndpoint>?
     /// Set while the peer's connection is lost: when its reconnect grace ends.
     public internal(set) var graceDeadline: Int64?
     /// When the peer's token expires (ms; its `exp`), nil when not known

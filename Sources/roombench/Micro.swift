@@ -199,7 +199,7 @@ final class MicroFixture {
                     )
                 ).peer
                 let connection = Connection(discardingFor: i, maxQueuedBytes: limit)
-                peer.transportHandle = connection
+                peer.endpoint = connection
                 connections.append(connection)
             }
             let sent = try registry.broadcast(

@@ -106,8 +106,8 @@ import Testing
     @Test func resumeTakesOverTheSamePeerOfTheSameUserOnly() throws {
         let (registry, _) = Fixtures.registry()
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
-        let handle = NSObjectLike()
-        host.transportHandle = handle
+        let endpoint = PeerEndpoint(kind: .held)
+        host.endpoint = endpoint
         _ = try registry.join(Fixtures.request("v", role: "viewer"))
 
         var thief = Fixtures.request("someone-else", role: "host")
@@ -124,10 +124,8 @@ import Testing
         let outcome = try registry.join(resume)
         #expect(outcome.resumed)
         #expect(outcome.peer === host)
-        #expect(outcome.replacedHandle === handle)
+        #expect(outcome.replacedEndpoint === endpoint)
         #expect(outcome.deliveries.isEmpty, "nothing is pushed to others on resume")
         #expect(registry.room("r1")?.peerCount == 2)
     }
 }
-
-final class NSObjectLike {}

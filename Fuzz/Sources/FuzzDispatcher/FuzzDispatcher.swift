@@ -172,7 +172,7 @@ private final class Script {
     /// process; this one goes after each input and must take its rooms along).
     func tearDown() {
         for room in server.registry.rooms.values {
-            for peer in room.peers.values { peer.transportHandle = nil }
+            for peer in room.peers.values { peer.endpoint = nil }
         }
         for connection in connections { connection.peer = nil }
     }

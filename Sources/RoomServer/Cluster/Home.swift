@@ -188,7 +188,7 @@ final class Home {
         // A peer waiting for its client, or still bound to this very edge (the edge
         // counted this node out for a moment: the room never moved).
         let sameEdge = { (peer: Peer) in
-            guard let bound = peer.transportHandle as? Connection, case .remote(let sink) = bound.sink else {
+            guard let bound = peer.endpoint?.connection, case .remote(let sink) = bound.sink else {
                 return false
             }
             return (sink as? RemoteLink)?.node == node
@@ -209,14 +209,14 @@ final class Home {
     /// A restored peer takes up a client connection again (local or remote):
     /// what was pushed to it meanwhile follows.
     func bind(_ peer: Peer, to connection: Connection) {
-        let held = peer.transportHandle as? HeldPushes
-        if let previous = peer.transportHandle as? Connection, previous !== connection {
+        let held = peer.endpoint?.held
+        if let previous = peer.endpoint?.connection, previous !== connection {
             previous.peer = nil  // the same client's earlier link from the same edge
             if case .remote(let sink) = previous.sink, let link = sink as? RemoteLink {
                 remotes[link.node]?.removeValue(forKey: link.conn)
             }
         }
-        peer.transportHandle = connection
+        peer.endpoint = connection
         connection.peer = peer
         connection.markJoined()
         registry.reattach(peer)

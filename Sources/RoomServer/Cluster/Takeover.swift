@@ -45,7 +45,7 @@ extension ClusterRouter {
         }
         let grace = max(Int64(registry.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
         guard let room = registry.restore(snapshot, graceMillis: grace) else { return }
-        for peer in room.peersInJoinOrder { peer.transportHandle = HeldPushes() }
+        for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes() }
         states.restored(roomID, from: bytes)
         schedule.rearm(.reconnectGrace)
         schedule.rearm(.pollEnd)
@@ -64,7 +64,7 @@ extension ClusterRouter {
         )
         guard let live = registry.room(room) else { return }
         for peer in live.peersInJoinOrder {
-            (peer.transportHandle as? Connection)?.close(1001)
+            peer.endpoint?.connection?.close(1001)
         }
     }
 

@@ -54,9 +54,9 @@ package final class FanOut {
     func apply(_ effects: Effects) {
         fanOut(effects.deliveries)
         for disconnect in effects.disconnects {
-            let handle = disconnect.peer.transportHandle
-            disconnect.peer.transportHandle = nil
-            guard let connection = handle as? Connection else { continue }
+            let endpoint = disconnect.peer.endpoint
+            disconnect.peer.endpoint = nil
+            guard let connection = endpoint?.connection else { continue }
             connection.peer = nil
             let code: UInt16 = disconnect.reason == .removed ? 4001 : 4002
             logger.info(
@@ -106,22 +106,24 @@ package final class FanOut {
             }
             // No per-push recipient array, and no reference counting per
             // recipient: `delivery.audience` owns every peer, and each peer its
-            // connection (`transportHandle`), for the whole loop; nothing in it
-            // changes a handle (the dropped and overflowing are handled after
-            // it). Retain/release here was 16 % of roomd's samples at the
-            // fan-out's knee (docs/BENCHMARKS.md, levers).
+            // `endpoint`, for the whole loop; nothing in it changes an endpoint
+            // (the dropped and overflowing are handled after it). Retain/release
+            // here was 16 % of roomd's samples at the fan-out's knee
+            // (docs/BENCHMARKS.md, levers). The endpoint's type is its `kind`:
+            // a switch, no dynamic cast.
             let excluded = delivery.excluded.map { ObjectIdentifier($0) }
             delivery.audience.withUnsafeBufferPointer { audience in
                 for index in audience.indices {
                     unowned(unsafe) let peer = audience[index]
                     if ObjectIdentifier(peer) == excluded { continue }
-                    guard let reference = peer.transportReference else { continue }
-                    reference._withUnsafeGuaranteedRef { handle in
-                        if type(of: handle) == Connection.self {
-                            let connection = unsafeDowncast(handle, to: Connection.self)
+                    guard let reference = peer.endpointReference else { continue }
+                    reference._withUnsafeGuaranteedRef { endpoint in
+                        switch endpoint.kind {
+                        case .connection:
+                            let connection = unsafeDowncast(endpoint, to: Connection.self)
                             if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
-                        } else if let held = handle as? HeldPushes, !held.hold(frame) {
-                            overflowing.append(peer)
+                        case .held:
+                            if !unsafeDowncast(endpoint, to: HeldPushes.self).hold(frame) { overflowing.append(peer) }
                         }
                     }
                 }
@@ -130,12 +132,12 @@ package final class FanOut {
         for connection in dropped { dropSlowConsumer(connection) }
         // A recipient may have left since its delivery was built (a batch of
         // graces ending together); its room may be gone: skip it.
-        for peer in overflowing where !peer.hasLeft && peer.transportHandle is HeldPushes {
+        for peer in overflowing where !peer.hasLeft && peer.endpoint?.kind == .held {
             logger.info(
                 "reconnect grace ended: too many held pushes",
                 metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]
             )
-            peer.transportHandle = nil
+            peer.endpoint = nil
             fanOut(registry.leave(peer, reason: .websocketClosed))
         }
     }
@@ -150,7 +152,7 @@ package final class FanOut {
         overflowing: inout [Peer]
     ) {
         for peer in recipients {
-            if let connection = peer.transportHandle as? Connection {
+            if let connection = peer.endpoint?.connection {
                 switch connection.fault == nil
                     ? (connection.enqueue(frame) ? .queued : .refused) : connection.faultedPush(frame)
                 {
@@ -158,7 +160,7 @@ package final class FanOut {
                 case .refused where connection.isDroppedAsSlow: dropped.append(connection)
                 default: break
                 }
-            } else if let held = peer.transportHandle as? HeldPushes, !held.hold(frame) {
+            } else if let held = peer.endpoint?.held, !held.hold(frame) {
                 overflowing.append(peer)
             }
         }
@@ -174,11 +176,11 @@ package final class FanOut {
     /// The connection is gone without `leave`: the peer enters its reconnect
     /// grace (pushes to it are held), or leaves at once when there is none.
     func connectionLost(_ connection: Connection) {
-        guard let peer = connection.peer, peer.transportHandle === connection else { return }
+        guard let peer = connection.peer, peer.endpoint === connection else { return }
         homes.touch(peer.room.id)
         connection.peer = nil
         if registry.startGrace(peer) {
-            peer.transportHandle = HeldPushes()
+            peer.endpoint = HeldPushes()
             schedule.rearm(.reconnectGrace)
             logger.info(
                 "peer disconnected, in reconnect grace",
@@ -186,7 +188,7 @@ package final class FanOut {
             )
             return
         }
-        peer.transportHandle = nil
+        peer.endpoint = nil
         logger.info(
             "peer left",
             metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "websocket closed"]

@@ -40,15 +40,15 @@ extension Dispatcher {
             )
         )
         let peer = outcome.peer
-        if let replaced = outcome.replacedHandle as? Connection, replaced !== connection {
+        if let replaced = outcome.replacedEndpoint?.connection, replaced !== connection {
             replaced.peer = nil
             replaced.close(4003)
         }
-        peer.transportHandle = connection
+        peer.endpoint = connection
         connection.peer = peer
         connection.markJoined()
         // Pushes held during the grace follow the response, in order.
-        if let held = outcome.replacedHandle as? HeldPushes { replayAfterReply = held.frames }
+        if let held = outcome.replacedEndpoint?.held { replayAfterReply = held.frames }
         logger.info(
             "peer joined",
             metadata: [

@@ -3,9 +3,10 @@ import RoomModel
 
 /// One client connection: its outbound queue of shared frames, the message
 /// being reassembled, its rate limit and liveness. Where its frames go is
-/// its `sink`. Owned by the service thread, like everything it points to.
+/// its `sink`. A peer joined through it reaches it as its `endpoint`.
+/// Owned by the service thread, like everything it points to.
 /// (`package`: `roombench micro` measures `enqueue`.)
-package final class Connection {
+package final class Connection: PeerEndpoint {
     let id: Int
     /// Where frames go; `.discard` once the socket is gone (`socketClosed`).
     private(set) var sink: ConnectionSink
@@ -63,6 +64,7 @@ package final class Connection {
         self.maxQueuedBytes = maxQueuedBytes
         self.rate = rate
         self.liveness = Liveness(openedAt: now)
+        super.init(kind: .connection)
         if case .socket = sink {} else { writableRequested = true }  // nothing to wake
     }
 

@@ -69,7 +69,7 @@ final class FlowControl {
             flow.resumeAt = threshold / 2
             pauses += 1
             for peer in room.peersInJoinOrder {
-                guard let member = peer.transportHandle as? Connection, !member.isClosing else { continue }
+                guard let member = peer.endpoint?.connection, !member.isClosing else { continue }
                 // Another node's client: its node stops reading once acknowledgements stop (Cluster/).
                 member.pauseReading()
                 member.flowState.pausedRoom = room.id
