@@ -119,7 +119,7 @@ private final class Script {
         } else if line == Array("!tick".utf8) {
             dispatcher.fanOut(server.registry.tickActiveSpeakers())
             dispatcher.fanOut(server.registry.tickRoomState())
-            dispatcher.apply(server.registry.expireRoleChangeRequests())
+            dispatcher.outbound.apply(server.registry.expireRoleChangeRequests())
             dispatcher.fanOut(server.registry.expireGraces())
             dispatcher.fanOut(server.registry.tickPollStats())
             dispatcher.fanOut(server.registry.tickReactions())

@@ -5,10 +5,10 @@ import RoomWire
 extension Dispatcher {
     static var chatMethods: [String: Method] {
         [
-            "chat-history": Method(needsJoin: true, handler: Dispatcher.chatHistory),
-            "message-delete": Method(needsJoin: true, handler: Dispatcher.messageDelete),
-            "chat-clear": Method(needsJoin: true, handler: Dispatcher.chatClear),
-            "message-pin": Method(needsJoin: true, handler: Dispatcher.messagePin),
+            "chat-history": .joined(Dispatcher.chatHistory),
+            "message-delete": .joined(Dispatcher.messageDelete),
+            "chat-clear": .joined(Dispatcher.chatClear),
+            "message-pin": .joined(Dispatcher.messagePin),
         ]
     }
 
@@ -19,10 +19,10 @@ extension Dispatcher {
     /// stops early, with `more: true` (and holds at least one message).
     var chatAnswerBudget: Int { max(1, registry.settings.limits.maxOutboundBytes / 4) }
 
-    func chatHistory(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func chatHistory(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let before = try params.string("before")
         let limit = try params.int("limit", in: 1...200) ?? 50
-        let page = try registry.chatHistory(in: connection.peer!.room, before: before, limit: limit)
+        let page = try registry.chatHistory(in: call.peer.room, before: before, limit: limit)
         let budget = chatAnswerBudget
         return Self.encode { w in
             w.key("messages")
@@ -31,21 +31,21 @@ extension Dispatcher {
         }
     }
 
-    func messageDelete(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func messageDelete(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let id = try params.requiredString("message_id")
         fanOut(try registry.deleteMessage(id, by: .peer(peer), in: peer.room))
         return Self.encode { _ in }
     }
 
-    func chatClear(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func chatClear(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         fanOut(try registry.clearChat(by: .peer(peer), in: peer.room))
         return Self.encode { _ in }
     }
 
-    func messagePin(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func messagePin(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         guard let value = params.members["message_id"] else {
             throw .invalidParams("message_id: required (null unpins)")
         }

@@ -7,17 +7,17 @@ import RoomWire
 extension Dispatcher {
     static var chatModerationMethods: [String: Method] {
         [
-            "peer-ban": Method(needsJoin: true, handler: Dispatcher.peerBan),
-            "peer-unban": Method(needsJoin: true, handler: Dispatcher.peerUnban),
-            "chat-ban": Method(needsJoin: true, handler: Dispatcher.chatBan),
-            "chat-unban": Method(needsJoin: true, handler: Dispatcher.chatUnban),
-            "chat-state": Method(needsJoin: true, handler: Dispatcher.chatState),
-            "report": Method(needsJoin: true, handler: Dispatcher.report),
+            "peer-ban": .joined(Dispatcher.peerBan),
+            "peer-unban": .joined(Dispatcher.peerUnban),
+            "chat-ban": .joined(Dispatcher.chatBan),
+            "chat-unban": .joined(Dispatcher.chatUnban),
+            "chat-state": .joined(Dispatcher.chatState),
+            "report": .joined(Dispatcher.report),
         ]
     }
 
-    func peerBan(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func peerBan(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let room = peer.room
         let user = try registry.bannedUser(
             userID: try params.string("user_id"),
@@ -26,7 +26,7 @@ extension Dispatcher {
         )
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
         let reason = try params.string("reason") ?? ""
-        apply(try registry.ban(user, in: room, by: .peer(peer), durationSeconds: duration, reason: reason))
+        apply(try registry.ban(user, in: room, by: .peer(peer), durationSeconds: duration, reason: reason), &call)
         logger.info(
             "user banned",
             metadata: ["room": "\(room.id)", "peer": "\(peer.id)", "user": "\(user)", "duration_s": "\(duration ?? 0)"]
@@ -34,16 +34,16 @@ extension Dispatcher {
         return Self.empty
     }
 
-    func peerUnban(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func peerUnban(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let user = try params.requiredString("user_id")
         try registry.unban(user, in: peer.room, by: .peer(peer))
         logger.info("user unbanned", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(user)"])
         return Self.empty
     }
 
-    func chatBan(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func chatBan(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let room = peer.room
         let user = try registry.bannedUser(
             userID: try params.string("user_id"),
@@ -60,8 +60,8 @@ extension Dispatcher {
         return Self.empty
     }
 
-    func chatUnban(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func chatUnban(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let user = try params.requiredString("user_id")
         fanOut(try registry.chatUnban(user, in: peer.room, by: .peer(peer)))
         schedule.rearm(.chatBanEnd)
@@ -72,8 +72,8 @@ extension Dispatcher {
         return Self.empty
     }
 
-    func chatState(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func chatState(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let room = peer.room
         let paused = try params.bool("paused")
         let slow = try params.int("slow_mode_s", in: ChatControls.slowModeRange)
@@ -91,8 +91,8 @@ extension Dispatcher {
         }
     }
 
-    func report(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func report(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         try peer.requireUnrestricted("report")
         let given: [(ReportTarget.Kind, String)] = [
             (.message, try params.string("message_id")),

@@ -8,11 +8,15 @@ import RoomWire
 /// methods. Runs on the service thread.
 /// (`package`: the dispatcher fuzzer drives `handle`.)
 package final class Dispatcher {
-    typealias Handler = (Dispatcher) -> (Params, Connection) throws(RoomError) -> [UInt8]
+    /// A method that needs no peer (`join`, `ping`, `preview`).
+    typealias OpenHandler = (Dispatcher) -> (Params, inout Call) throws(RoomError) -> [UInt8]
+    /// A method of a joined peer: it gets the peer the dispatcher checked.
+    typealias JoinedHandler = (Dispatcher) -> (Params, inout JoinedCall) throws(RoomError) -> [UInt8]
 
-    struct Method {
-        var needsJoin: Bool
-        var handler: Handler
+    /// A method of the table: whether its caller must have joined is its case.
+    enum Method {
+        case open(OpenHandler)
+        case joined(JoinedHandler)
     }
 
     static let maxBatch = 64
@@ -29,9 +33,6 @@ package final class Dispatcher {
     let schedule: Schedule
     let logger: Logger
     private let methods: [String: Method] = Dispatcher.registeredMethods
-    /// Set by a resume: held pushes that follow the response (bounded by
-    /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
-    var replayAfterReply: [Frame] = []
 
     init(
         registry: RoomRegistry,
@@ -95,9 +96,8 @@ package final class Dispatcher {
             homes.touch(connection.peer?.room.id)
         }
         connection.beginDeferring()
-        outbound.closeCallerAfterReply = nil
-        outbound.caller = ObjectIdentifier(connection)
-        defer { outbound.caller = nil }
+        // What the message's calls leave for after its response (Call.swift).
+        var after = AfterReply()
         var out = Frame.writer(reserving: 128)
         var replied = false
         do {
@@ -114,11 +114,11 @@ package final class Dispatcher {
                     replied = true
                 } else {
                     out.beginArray()
-                    for call in calls where process(call, on: connection, into: &out) { replied = true }
+                    for call in calls where process(call, on: connection, into: &out, after: &after) { replied = true }
                     out.endArray()
                 }
             } else {
-                replied = process(message, on: connection, into: &out)
+                replied = process(message, on: connection, into: &out, after: &after)
             }
         } catch {
             let failure = RoomError(.parseError, "parse error: \(error)")
@@ -128,8 +128,7 @@ package final class Dispatcher {
             replied = true
         }
         if replied { connection.enqueue(Frame(payload: out), bypassingDeferral: true) }
-        for frame in replayAfterReply { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
-        replayAfterReply = []
+        for frame in after.replay ?? [] { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
         connection.endDeferring()
         if connection.isDroppedAsSlow {
             outbound.dropSlowConsumer(connection)
@@ -138,14 +137,20 @@ package final class Dispatcher {
         if connection.errors.limitReached {
             logger.info("too many errors in a row, closing", metadata: connection.logMetadata)
             connection.close(4029)
-        } else if let code = outbound.closeCallerAfterReply {
+        } else if let code = after.closeCode {
             connection.close(code)
         }
     }
 
     /// One call. Writes its response into `out` and returns true, or returns
     /// false for a notification (whose failure is pushed as `on-error`).
-    private func process(_ call: JSON, on connection: Connection, into out: inout JSONWriter) -> Bool {
+    /// What the call leaves for after the response is folded into `after`.
+    private func process(
+        _ call: JSON,
+        on connection: Connection,
+        into out: inout JSONWriter,
+        after: inout AfterReply
+    ) -> Bool {
         let id = call["id"]
         let validID: JSON? =
             switch id {
@@ -178,19 +183,22 @@ package final class Dispatcher {
             guard let method = methods[methodName] else {
                 throw RoomError(.methodNotFound, "method not found: \(methodName)")
             }
-            if method.needsJoin, connection.peer == nil {
-                throw RoomError(.notJoined, "not joined: call join first")
+            // The join state, then the params object, then the handler: in this
+            // order (`preview` checks that it has not joined itself, after params).
+            switch method {
+            case .open(let handler):
+                if methodName == "join", connection.peer != nil {
+                    throw RoomError(.alreadyJoined, "this connection already joined")
+                }
+                var context = Call(connection: connection)
+                defer { after.fold(context.after) }
+                return try handler(self)(try Self.params(of: call), &context)
+            case .joined(let handler):
+                guard let peer = connection.peer else { throw RoomError(.notJoined, "not joined: call join first") }
+                var context = JoinedCall(peer: peer, connection: connection)
+                defer { after.fold(context.after) }
+                return try handler(self)(try Self.params(of: call), &context)
             }
-            if methodName == "join", connection.peer != nil {
-                throw RoomError(.alreadyJoined, "this connection already joined")
-            }
-            let params: JSON
-            switch call["params"] {
-            case nil: params = .object([])
-            case .object?: params = call["params"]!
-            case let other?: throw RoomError.invalidParams("params: expected an object, got \(other.typeName)")
-            }
-            return try method.handler(self)(Params(params), connection)
         }
         switch result {
         case .success(let bytes):
@@ -238,6 +246,15 @@ package final class Dispatcher {
         }
     }
 
+    /// A call's params: an object, or none (`{}`).
+    private static func params(of call: JSON) throws(RoomError) -> Params {
+        switch call["params"] {
+        case nil: Params(.object([]))
+        case .object?: Params(call["params"]!)
+        case let other?: throw RoomError.invalidParams("params: expected an object, got \(other.typeName)")
+        }
+    }
+
     private func count(_ error: RoomError, on connection: Connection) {
         switch error.code {
         case .parseError, .invalidRequest, .rateLimited:
@@ -251,8 +268,11 @@ package final class Dispatcher {
     /// Delivers the pushes (FanOut.swift).
     package func fanOut(_ deliveries: [Delivery]) { outbound.fanOut(deliveries) }
 
-    /// Delivers the pushes, then disconnects the peers the change removed (FanOut.swift).
-    func apply(_ effects: Effects) { outbound.apply(effects) }
+    /// Delivers the pushes, then disconnects the peers the change removed
+    /// (FanOut.swift): the caller's own connection after its response.
+    func apply(_ effects: Effects, _ call: inout JoinedCall) {
+        if let code = outbound.apply(effects, caller: call.connection) { call.after.closeCode = code }
+    }
 
     static func encode(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter()

@@ -20,13 +20,6 @@ package final class FanOut {
     private let homes: RoomHomes
     private let logger: Logger
 
-    /// The connection whose message the dispatcher is handling. An identity,
-    /// not a weak reference: a weak reference would move every connection's
-    /// reference counting to the slow side-table path.
-    var caller: ObjectIdentifier?
-    /// Set by `apply`: close the caller's connection with this code after its response.
-    var closeCallerAfterReply: UInt16?
-
     /// The work queue of `fanOut`, and whether a `fanOut` is draining it.
     private var pending: [[Delivery]] = []
     private var fanningOut = false
@@ -50,9 +43,13 @@ package final class FanOut {
     }
 
     /// Delivers the pushes, then disconnects the peers the change removed:
-    /// after their pushes, with 4001/4002 (the caller after its response).
-    func apply(_ effects: Effects) {
+    /// after their pushes, with 4001/4002. `caller`, the connection whose call
+    /// made the change, is not closed here: its code is returned, for the
+    /// dispatcher to close it after its response.
+    @discardableResult
+    func apply(_ effects: Effects, caller: Connection? = nil) -> UInt16? {
         fanOut(effects.deliveries)
+        var callerCode: UInt16?
         for disconnect in effects.disconnects {
             let endpoint = disconnect.peer.endpoint
             disconnect.peer.endpoint = nil
@@ -65,8 +62,9 @@ package final class FanOut {
                     "room": "\(disconnect.peer.room.id)", "peer": "\(disconnect.peer.id)", "code": "\(code)",
                 ]
             )
-            if ObjectIdentifier(connection) == caller { closeCallerAfterReply = code } else { connection.close(code) }
+            if connection === caller { callerCode = code } else { connection.close(code) }
         }
+        return callerCode
     }
 
     /// Encodes each delivery once and queues the same frame to every recipient.

@@ -5,39 +5,39 @@ import RoomWire
 extension Dispatcher {
     static var groupMethods: [String: Method] {
         [
-            "group-join": Method(needsJoin: true, handler: Dispatcher.groupJoin),
-            "group-leave": Method(needsJoin: true, handler: Dispatcher.groupLeave),
-            "group-add": Method(needsJoin: true, handler: Dispatcher.groupAdd),
-            "group-remove": Method(needsJoin: true, handler: Dispatcher.groupRemove),
+            "group-join": .joined(Dispatcher.groupJoin),
+            "group-leave": .joined(Dispatcher.groupLeave),
+            "group-add": .joined(Dispatcher.groupAdd),
+            "group-remove": .joined(Dispatcher.groupRemove),
         ]
     }
 
-    func groupJoin(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        try changeGroup(params, connection, add: true, ofOther: false)
+    func groupJoin(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        try changeGroup(params, call, add: true, ofOther: false)
     }
 
-    func groupLeave(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        try changeGroup(params, connection, add: false, ofOther: false)
+    func groupLeave(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        try changeGroup(params, call, add: false, ofOther: false)
     }
 
-    func groupAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        try changeGroup(params, connection, add: true, ofOther: true)
+    func groupAdd(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        try changeGroup(params, call, add: true, ofOther: true)
     }
 
-    func groupRemove(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        try changeGroup(params, connection, add: false, ofOther: true)
+    func groupRemove(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        try changeGroup(params, call, add: false, ofOther: true)
     }
 
     /// `group-join`/`group-leave` (the caller) and `group-add`/`group-remove` (`peer_id`).
     private func changeGroup(
         _ params: Params,
-        _ connection: Connection,
+        _ call: JoinedCall,
         add: Bool,
         ofOther: Bool
     )
         throws(RoomError) -> [UInt8]
     {
-        let peer = connection.peer!
+        let peer = call.peer
         let name = try params.id("name", required: true)!
         let target = ofOther ? try registry.groupTarget(by: peer, try params.requiredString("peer_id")) : peer
         fanOut(

@@ -7,29 +7,29 @@ import RoomWire
 extension Dispatcher {
     static var hlsMethods: [String: Method] {
         [
-            "hls-start": Method(needsJoin: true, handler: Dispatcher.hlsStart),
-            "hls-stop": Method(needsJoin: true, handler: Dispatcher.hlsStop),
-            "hls-timed-metadata": Method(needsJoin: true, handler: Dispatcher.hlsTimedMetadata),
+            "hls-start": .joined(Dispatcher.hlsStart),
+            "hls-stop": .joined(Dispatcher.hlsStop),
+            "hls-timed-metadata": .joined(Dispatcher.hlsTimedMetadata),
         ]
     }
 
-    func hlsStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func hlsStart(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let variants = try Self.variantRequests(params)
         fanOut(try registry.startLiveStream(by: .peer(peer), in: peer.room, variants: variants))
         logger.info("hls started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
         return Self.empty
     }
 
-    func hlsStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func hlsStop(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         fanOut(try registry.stopLiveStream(by: .peer(peer), in: peer.room))
         logger.info("hls stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
         return Self.empty
     }
 
-    func hlsTimedMetadata(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func hlsTimedMetadata(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let requests = try Self.cueRequests(params)
         let (cues, deliveries) = try registry.addTimedMetadata(by: .peer(peer), in: peer.room, requests)
         fanOut(deliveries)

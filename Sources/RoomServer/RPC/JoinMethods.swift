@@ -6,14 +6,14 @@ import RoomWire
 extension Dispatcher {
     static var joinMethods: [String: Method] {
         [
-            "join": Method(needsJoin: false, handler: Dispatcher.join),
-            "ping": Method(needsJoin: false, handler: Dispatcher.ping),
-            "leave": Method(needsJoin: true, handler: Dispatcher.leave),
-            "peer-update": Method(needsJoin: true, handler: Dispatcher.peerUpdate),
+            "join": .open(Dispatcher.join),
+            "ping": .open(Dispatcher.ping),
+            "leave": .joined(Dispatcher.leave),
+            "peer-update": .joined(Dispatcher.peerUpdate),
         ]
     }
 
-    func join(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func join(_ params: Params, _ call: inout Call) throws(RoomError) -> [UInt8] {
         let started = ContinuousClock.now
         defer { metrics.joinDuration.record(duration: ContinuousClock.now - started) }
         let token = try params.requiredString("token")
@@ -40,15 +40,15 @@ extension Dispatcher {
             )
         )
         let peer = outcome.peer
-        if let replaced = outcome.replacedEndpoint?.connection, replaced !== connection {
+        if let replaced = outcome.replacedEndpoint?.connection, replaced !== call.connection {
             replaced.peer = nil
             replaced.close(4003)
         }
-        peer.endpoint = connection
-        connection.peer = peer
-        connection.markJoined()
+        peer.endpoint = call.connection
+        call.connection.peer = peer
+        call.connection.markJoined()
         // Pushes held during the grace follow the response, in order.
-        if let held = outcome.replacedEndpoint?.held { replayAfterReply = held.frames }
+        if let held = outcome.replacedEndpoint?.held { call.after.replay = held.frames }
         logger.info(
             "peer joined",
             metadata: [
@@ -79,21 +79,21 @@ extension Dispatcher {
         }
     }
 
-    func leave(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func leave(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         _ = try params.string("reason")
-        let peer = connection.peer!
-        connection.peer = nil
+        let peer = call.peer
+        call.connection.peer = nil
         logger.info(
             "peer left",
             metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "reason": "client request"]
         )
         fanOut(registry.leave(peer, reason: .clientRequest))
-        outbound.closeCallerAfterReply = 1000
+        call.after.closeCode = 1000
         return Self.encode { _ in }
     }
 
-    func peerUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func peerUpdate(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let name = try params.string("name")
         let data = try params.string("data")
         fanOut(try registry.updatePeer(peer, name: name, data: data))
@@ -103,7 +103,7 @@ extension Dispatcher {
         }
     }
 
-    func ping(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func ping(_ params: Params, _ call: inout Call) throws(RoomError) -> [UInt8] {
         let timestamp = params.value("timestamp") ?? .null
         return Self.encode { w in
             w.key("timestamp")

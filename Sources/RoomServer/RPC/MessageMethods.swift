@@ -5,12 +5,12 @@ import RoomWire
 extension Dispatcher {
     static var messageMethods: [String: Method] {
         [
-            "broadcast": Method(needsJoin: true, handler: Dispatcher.broadcast)
+            "broadcast": .joined(Dispatcher.broadcast)
         ]
     }
 
-    func broadcast(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func broadcast(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let info = try params.requiredObject("info")
         let message = try info.requiredString("message")
         let type = try info.string("type") ?? "chat"

@@ -5,15 +5,15 @@ import RoomWire
 extension Dispatcher {
     static var searchMethods: [String: Method] {
         [
-            "find-peer": Method(needsJoin: true, handler: Dispatcher.findPeer),
-            "peer-iter-next": Method(needsJoin: true, handler: Dispatcher.peerIterNext),
+            "find-peer": .joined(Dispatcher.findPeer),
+            "peer-iter-next": .joined(Dispatcher.peerIterNext),
         ]
     }
 
-    func findPeer(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func findPeer(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let limit = try params.int("limit", in: 1...RoomRegistry.maxPageSize) ?? 10
         let page = try registry.findPeers(
-            connection.peer!,
+            call.peer,
             role: try params.string("role"),
             group: try params.string("group"),
             limit: limit
@@ -21,10 +21,10 @@ extension Dispatcher {
         return encode(page)
     }
 
-    func peerIterNext(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func peerIterNext(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let iterator = try params.requiredString("iterator")
         let limit = try params.int("limit", in: 1...RoomRegistry.maxPageSize) ?? 10
-        return encode(try registry.nextPeers(connection.peer!, iterator: iterator, limit: limit))
+        return encode(try registry.nextPeers(call.peer, iterator: iterator, limit: limit))
     }
 
     private func encode(_ page: PeerPage) -> [UInt8] {

@@ -5,32 +5,32 @@ import RoomWire
 extension Dispatcher {
     static var pollMethods: [String: Method] {
         [
-            "poll-info-set": Method(needsJoin: true, handler: Dispatcher.pollInfoSet),
-            "poll-questions-set": Method(needsJoin: true, handler: Dispatcher.pollQuestionsSet),
-            "poll-info-get": Method(needsJoin: true, handler: Dispatcher.pollInfoGet),
-            "poll-questions-get": Method(needsJoin: true, handler: Dispatcher.pollQuestionsGet),
-            "poll-start": Method(needsJoin: true, handler: Dispatcher.pollStart),
-            "poll-stop": Method(needsJoin: true, handler: Dispatcher.pollStop),
-            "poll-response": Method(needsJoin: true, handler: Dispatcher.pollResponse),
-            "poll-list": Method(needsJoin: true, handler: Dispatcher.pollList),
-            "poll-result": Method(needsJoin: true, handler: Dispatcher.pollResult),
-            "poll-responses": Method(needsJoin: true, handler: Dispatcher.pollResponses),
-            "poll-leaderboard": Method(needsJoin: true, handler: Dispatcher.pollLeaderboard),
-            "poll-answer-set": Method(needsJoin: true, handler: Dispatcher.pollAnswerSet),
+            "poll-info-set": .joined(Dispatcher.pollInfoSet),
+            "poll-questions-set": .joined(Dispatcher.pollQuestionsSet),
+            "poll-info-get": .joined(Dispatcher.pollInfoGet),
+            "poll-questions-get": .joined(Dispatcher.pollQuestionsGet),
+            "poll-start": .joined(Dispatcher.pollStart),
+            "poll-stop": .joined(Dispatcher.pollStop),
+            "poll-response": .joined(Dispatcher.pollResponse),
+            "poll-list": .joined(Dispatcher.pollList),
+            "poll-result": .joined(Dispatcher.pollResult),
+            "poll-responses": .joined(Dispatcher.pollResponses),
+            "poll-leaderboard": .joined(Dispatcher.pollLeaderboard),
+            "poll-answer-set": .joined(Dispatcher.pollAnswerSet),
         ]
     }
 
     // MARK: authoring
 
-    func pollInfoSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollInfoSet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let poll = try registry.setPollInfo(by: peer, try Self.pollInfoInput(params))
         logger.info("poll info set", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         return Self.encode { w in w.field("poll_id", poll.id) }
     }
 
-    func pollQuestionsSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollQuestionsSet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let pollID = try params.id("poll_id", required: true)!
         let inputs = try Self.questionInputs(params, required: true)
         let poll = try registry.setPollQuestions(by: peer, pollID: pollID, inputs)
@@ -102,8 +102,8 @@ extension Dispatcher {
 
     // MARK: start and stop
 
-    func pollStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollStart(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let (poll, deliveries) = try registry.startPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
         logger.info("poll started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         fanOut(deliveries)
@@ -114,8 +114,8 @@ extension Dispatcher {
         }
     }
 
-    func pollStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollStop(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let (poll, deliveries) = try registry.stopPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
         logger.info("poll stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         fanOut(deliveries)
@@ -139,8 +139,8 @@ extension Dispatcher {
 
     // MARK: voting
 
-    func pollResponse(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollResponse(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let pollID = try params.id("poll_id", required: true)!
         let entries = try params.objects("responses", required: true)!
         if entries.count > RoomRegistry.maxQuestionsPerPoll {
@@ -185,15 +185,15 @@ extension Dispatcher {
 
     // MARK: reading
 
-    func pollInfoGet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let poll = try registry.readablePoll(connection.peer!, try params.id("poll_id", required: true)!)
+    func pollInfoGet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let poll = try registry.readablePoll(call.peer, try params.id("poll_id", required: true)!)
         var w = JSONWriter()
         w.pollInfo(poll)
         return w.bytes
     }
 
-    func pollQuestionsGet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollQuestionsGet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
         let index = try params.int("index", in: 1...Int.max) ?? 1
         let count = try params.int("count", in: 1...RoomRegistry.maxQuestionsPerPoll) ?? 10
@@ -207,16 +207,16 @@ extension Dispatcher {
         }
     }
 
-    func pollList(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let polls = registry.listPolls(for: connection.peer!, state: try params.choice("state", PollState.self))
+    func pollList(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let polls = registry.listPolls(for: call.peer, state: try params.choice("state", PollState.self))
         return Self.encode { w in
             w.key("polls")
             w.array { w in for poll in polls { w.pollInfo(poll) } }
         }
     }
 
-    func pollResult(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollResult(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
         try registry.requireResultAccess(peer, poll)
         let maxUser = poll.eligibleVoterCount(in: peer.room, roleNames: registry.template.roleNames)
@@ -225,8 +225,8 @@ extension Dispatcher {
         }
     }
 
-    func pollResponses(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollResponses(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let poll = try registry.readablePoll(peer, try params.id("poll_id", required: true)!)
         let own = try params.bool("self") ?? false
         let index = try params.int("index", in: 0...Int.max) ?? 0
@@ -246,8 +246,8 @@ extension Dispatcher {
     }
 
     /// `poll-leaderboard`: a quiz's (`poll_id`), or the session's (without it, 1.2).
-    func pollLeaderboard(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollLeaderboard(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let pollID = try params.id("poll_id")
         let offset = try params.int("offset", in: 0...Int.max) ?? 0
         let count = try params.int("count", in: 1...100) ?? 10
@@ -261,8 +261,8 @@ extension Dispatcher {
     }
 
     /// `poll-answer-set` (1.2): a stopped quiz's answers, rescored.
-    func pollAnswerSet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func pollAnswerSet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let pollID = try params.id("poll_id", required: true)!
         let entries = try params.objects("answers", required: true)!
         if entries.count > RoomRegistry.maxQuestionsPerPoll {

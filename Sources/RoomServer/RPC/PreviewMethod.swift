@@ -5,13 +5,14 @@ import RoomWire
 extension Dispatcher {
     static var previewMethods: [String: Method] {
         [
-            "preview": Method(needsJoin: false, handler: Dispatcher.preview)
+            "preview": .open(Dispatcher.preview)
         ]
     }
 
     /// `preview {token, room_id?}`: the checks of `join`, nothing joined or pushed.
-    func preview(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        if connection.peer != nil { throw RoomError(.alreadyJoined, "this connection already joined") }
+    func preview(_ params: Params, _ call: inout Call) throws(RoomError) -> [UInt8] {
+        // Here, not in the dispatcher: after its check of the params object (-32602 first).
+        if call.connection.peer != nil { throw RoomError(.alreadyJoined, "this connection already joined") }
         let token = try params.requiredString("token")
         let roomID = try params.string("room_id")
         let grant = try verifier.verifyApp(token)

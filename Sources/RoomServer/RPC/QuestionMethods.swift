@@ -5,32 +5,32 @@ import RoomWire
 extension Dispatcher {
     static var questionMethods: [String: Method] {
         [
-            "question-add": Method(needsJoin: true, handler: Dispatcher.questionAdd),
-            "question-vote": Method(needsJoin: true, handler: Dispatcher.questionVote),
-            "question-list": Method(needsJoin: true, handler: Dispatcher.questionList),
-            "question-update": Method(needsJoin: true, handler: Dispatcher.questionUpdate),
-            "question-delete": Method(needsJoin: true, handler: Dispatcher.questionDelete),
+            "question-add": .joined(Dispatcher.questionAdd),
+            "question-vote": .joined(Dispatcher.questionVote),
+            "question-list": .joined(Dispatcher.questionList),
+            "question-update": .joined(Dispatcher.questionUpdate),
+            "question-delete": .joined(Dispatcher.questionDelete),
         ]
     }
 
-    func questionAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let question = try registry.addQuestion(by: connection.peer!, text: try params.requiredString("text"))
+    func questionAdd(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let question = try registry.addQuestion(by: call.peer, text: try params.requiredString("text"))
         return Self.encodeQuestion(question)
     }
 
-    func questionVote(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func questionVote(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let id = try params.requiredString("question_id")
         let vote = try params.choice("vote", Question.Vote.self, required: true)!
-        return Self.encodeQuestion(try registry.voteQuestion(by: connection.peer!, id, vote))
+        return Self.encodeQuestion(try registry.voteQuestion(by: call.peer, id, vote))
     }
 
-    func questionList(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func questionList(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let state = try params.choice("state", Question.State.self) ?? .open
         let order = try params.choice("order", RoomRegistry.QuestionOrder.self) ?? .top
         let offset = try params.int("offset", in: 0...Int.max) ?? 0
         let limit = try params.int("limit", in: 1...100) ?? 20
         let page = try registry.listQuestions(
-            for: connection.peer!,
+            for: call.peer,
             state: state,
             order: order,
             offset: offset,
@@ -43,15 +43,15 @@ extension Dispatcher {
         }
     }
 
-    func questionUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func questionUpdate(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let id = try params.requiredString("question_id")
         let state = try params.choice("state", Question.State.self)
         let pinned = try params.bool("pinned")
-        return Self.encodeQuestion(try registry.updateQuestion(by: connection.peer!, id, state: state, pinned: pinned))
+        return Self.encodeQuestion(try registry.updateQuestion(by: call.peer, id, state: state, pinned: pinned))
     }
 
-    func questionDelete(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        try registry.deleteQuestion(by: connection.peer!, try params.requiredString("question_id"))
+    func questionDelete(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        try registry.deleteQuestion(by: call.peer, try params.requiredString("question_id"))
         return Self.encode { _ in }
     }
 

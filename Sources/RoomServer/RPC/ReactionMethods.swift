@@ -6,30 +6,30 @@ import RoomWire
 extension Dispatcher {
     static var reactionMethods: [String: Method] {
         [
-            "react": Method(needsJoin: true, handler: Dispatcher.react),
-            "unreact": Method(needsJoin: true, handler: Dispatcher.unreact),
-            "reactions-get": Method(needsJoin: true, handler: Dispatcher.reactionsGet),
+            "react": .joined(Dispatcher.react),
+            "unreact": .joined(Dispatcher.unreact),
+            "reactions-get": .joined(Dispatcher.reactionsGet),
         ]
     }
 
-    func react(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func react(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let target = try params.requiredString("target")
         let type = try params.requiredString("type")
         let count = try params.int("count", in: Int.min...Int.max) ?? 1  // the model names the range
-        let result = try registry.react(connection.peer!, target: target, type: type, count: count)
+        let result = try registry.react(call.peer, target: target, type: type, count: count)
         return Self.encode { w in w.reactionCountFields(result) }
     }
 
-    func unreact(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func unreact(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let target = try params.requiredString("target")
         let type = try params.requiredString("type")
-        let result = try registry.unreact(connection.peer!, target: target, type: type)
+        let result = try registry.unreact(call.peer, target: target, type: type)
         return Self.encode { w in w.reactionCountFields(result) }
     }
 
-    func reactionsGet(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func reactionsGet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         guard let targets = try params.stringArray("targets") else { throw .invalidParams("targets: required") }
-        let counts = try registry.reactions(for: connection.peer!, targets: targets)
+        let counts = try registry.reactions(for: call.peer, targets: targets)
         return Self.encode { w in w.reactionCounts(counts) }
     }
 }

@@ -7,15 +7,15 @@ import RoomWire
 extension Dispatcher {
     static var recordingMethods: [String: Method] {
         [
-            "rtmp-start": Method(needsJoin: true, handler: Dispatcher.rtmpStart),
-            "rtmp-stop": Method(needsJoin: true, handler: Dispatcher.rtmpStop),
-            "recording-start": Method(needsJoin: true, handler: Dispatcher.recordingStart),
-            "recording-stop": Method(needsJoin: true, handler: Dispatcher.recordingStop),
+            "rtmp-start": .joined(Dispatcher.rtmpStart),
+            "rtmp-stop": .joined(Dispatcher.rtmpStop),
+            "recording-start": .joined(Dispatcher.recordingStart),
+            "recording-stop": .joined(Dispatcher.recordingStop),
         ]
     }
 
-    func rtmpStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func rtmpStart(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let request = try Self.rtmpRequest(params)
         fanOut(
             try registry.startRTMP(
@@ -33,22 +33,22 @@ extension Dispatcher {
         return Self.empty
     }
 
-    func rtmpStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func rtmpStop(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         fanOut(try registry.stopRTMP(by: .peer(peer), in: peer.room))
         logger.info("rtmp stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
         return Self.empty
     }
 
-    func recordingStart(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func recordingStart(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         fanOut(try registry.startRecording(by: .peer(peer), in: peer.room))
         logger.info("recording started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
         return Self.empty
     }
 
-    func recordingStop(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func recordingStop(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         fanOut(try registry.stopRecording(by: .peer(peer), in: peer.room))
         logger.info("recording stopped", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"])
         return Self.empty

@@ -5,14 +5,14 @@ import RoomWire
 extension Dispatcher {
     static var roleChangeMethods: [String: Method] {
         [
-            "role-change-request": Method(needsJoin: true, handler: Dispatcher.roleChangeRequest),
-            "role-change": Method(needsJoin: true, handler: Dispatcher.roleChange),
-            "role-change-reject": Method(needsJoin: true, handler: Dispatcher.roleChangeReject),
+            "role-change-request": .joined(Dispatcher.roleChangeRequest),
+            "role-change": .joined(Dispatcher.roleChange),
+            "role-change-reject": .joined(Dispatcher.roleChangeReject),
         ]
     }
 
-    func roleChangeRequest(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func roleChangeRequest(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let role = try params.requiredString("role")
         let force = try params.bool("force")
         if let roles = try params.stringArray("roles") {
@@ -20,7 +20,7 @@ extension Dispatcher {
             if roles.isEmpty { throw .invalidParams("roles: must not be empty") }
             if force == false { throw .invalidParams("force: a bulk role change (roles) is always forced") }
             let (changed, effects) = try registry.bulkRoleChange(by: .peer(peer), in: peer.room, roles: roles, to: role)
-            apply(effects)
+            apply(effects, &call)
             return Self.encode { w in
                 w.key("changed")
                 w.strings(changed.map(\.id))
@@ -34,23 +34,23 @@ extension Dispatcher {
             role: role,
             force: force ?? false
         )
-        apply(effects)
+        apply(effects, &call)
         guard case .requested(let token) = outcome else { return Self.empty }
         schedule.rearm(.roleChangeRequest)
         return Self.encode { w in w.field("token", token) }
     }
 
-    func roleChange(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
-        apply(try registry.acceptRoleChange(peer, token: try params.requiredString("token")))
+    func roleChange(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
+        apply(try registry.acceptRoleChange(peer, token: try params.requiredString("token")), &call)
         return Self.encode { w in
             w.key("peer")
             w.peer(peer, withTracks: true)
         }
     }
 
-    func roleChangeReject(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        apply(try registry.rejectRoleChange(connection.peer!, token: try params.requiredString("token")))
+    func roleChangeReject(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        apply(try registry.rejectRoleChange(call.peer, token: try params.requiredString("token")), &call)
         return Self.empty
     }
 }

@@ -5,14 +5,14 @@ import RoomWire
 extension Dispatcher {
     static var sessionStoreMethods: [String: Method] {
         [
-            "set-metadata": Method(needsJoin: true, handler: Dispatcher.setMetadata),
-            "get-metadata": Method(needsJoin: true, handler: Dispatcher.getMetadata),
-            "listen-metadata-change": Method(needsJoin: true, handler: Dispatcher.listenMetadataChange),
+            "set-metadata": .joined(Dispatcher.setMetadata),
+            "get-metadata": .joined(Dispatcher.getMetadata),
+            "listen-metadata-change": .joined(Dispatcher.listenMetadataChange),
         ]
     }
 
-    func setMetadata(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func setMetadata(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let key = try params.requiredString("key")
         guard let value = params.members["value"] else { throw .invalidParams("value: required (null deletes)") }
         let (entry, deliveries) = try registry.setMetadata(by: .peer(peer), in: peer.room, key: key, value: value)
@@ -22,8 +22,8 @@ extension Dispatcher {
         return w.bytes
     }
 
-    func getMetadata(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let store = connection.peer!.room.sessionStore
+    func getMetadata(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let store = call.peer.room.sessionStore
         if let key = try params.string("key") {
             guard RoomRegistry.isValidMetadataKey(key) else {
                 throw .invalidParams("key: must match [A-Za-z0-9_.-]{1,64}")
@@ -35,9 +35,9 @@ extension Dispatcher {
         return Self.metadataEntries(store)
     }
 
-    func listenMetadataChange(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func listenMetadataChange(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         guard let keys = try params.stringArray("keys") else { throw .invalidParams("keys: required") }
-        let listened = try registry.listenMetadata(connection.peer!, keys: keys)
+        let listened = try registry.listenMetadata(call.peer, keys: keys)
         return Self.encode { w in
             w.key("keys")
             w.strings(listened)

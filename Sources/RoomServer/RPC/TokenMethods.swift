@@ -7,11 +7,11 @@ import RoomWire
 /// (the timer in Schedule.swift) says when.
 extension Dispatcher {
     static var tokenMethods: [String: Method] {
-        ["token-refresh": Method(needsJoin: true, handler: Dispatcher.tokenRefresh)]
+        ["token-refresh": .joined(Dispatcher.tokenRefresh)]
     }
 
-    func tokenRefresh(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func tokenRefresh(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let token = try params.requiredString("token")
         let grant = try verifier.verifyApp(token)
         let effects = try registry.refreshToken(
@@ -23,7 +23,7 @@ extension Dispatcher {
                 expiresAt: grant.expiresAt
             )
         )
-        apply(effects)
+        apply(effects, &call)
         logger.info(
             "token refreshed",
             metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "role": "\(peer.role.name)"]

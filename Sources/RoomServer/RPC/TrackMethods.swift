@@ -6,15 +6,15 @@ import RoomWire
 extension Dispatcher {
     static var trackMethods: [String: Method] {
         [
-            "track-add": Method(needsJoin: true, handler: Dispatcher.trackAdd),
-            "track-update": Method(needsJoin: true, handler: Dispatcher.trackUpdate),
-            "track-remove": Method(needsJoin: true, handler: Dispatcher.trackRemove),
-            "audio-level": Method(needsJoin: true, handler: Dispatcher.audioLevel),
+            "track-add": .joined(Dispatcher.trackAdd),
+            "track-update": .joined(Dispatcher.trackUpdate),
+            "track-remove": .joined(Dispatcher.trackRemove),
+            "audio-level": .joined(Dispatcher.audioLevel),
         ]
     }
 
-    func trackAdd(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        let peer = connection.peer!
+    func trackAdd(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
         let id = try params.id("track_id")
         let kind = try params.choice("type", Track.Kind.self, required: true)!
         let source = try params.choice("source", Track.Source.self) ?? .regular
@@ -35,10 +35,10 @@ extension Dispatcher {
         }
     }
 
-    func trackUpdate(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func trackUpdate(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let id = try params.requiredString("track_id")
         let (track, deliveries) = try registry.updateTrack(
-            connection.peer!,
+            call.peer,
             id: id,
             mute: try params.bool("mute"),
             description: try params.string("description")
@@ -50,12 +50,12 @@ extension Dispatcher {
         }
     }
 
-    func trackRemove(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
-        fanOut(try registry.removeTrack(connection.peer!, id: try params.requiredString("track_id")))
+    func trackRemove(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        fanOut(try registry.removeTrack(call.peer, id: try params.requiredString("track_id")))
         return Self.empty
     }
 
-    func audioLevel(_ params: Params, _ connection: Connection) throws(RoomError) -> [UInt8] {
+    func audioLevel(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         guard let items = params.value("levels") else { throw .invalidParams("levels: required") }
         guard let entries = items.arrayValue else {
             throw .invalidParams("levels: expected an array, got \(items.typeName)")
@@ -75,7 +75,7 @@ extension Dispatcher {
             }
             levels.append((trackID, level))
         }
-        try registry.reportAudioLevels(connection.peer!, levels)
+        try registry.reportAudioLevels(call.peer, levels)
         return Self.empty
     }
 }
