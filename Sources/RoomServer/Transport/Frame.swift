@@ -7,9 +7,12 @@ import RoomWire
 /// shared bytes, and several queued frames can leave in one `write`).
 ///
 /// `@unchecked Sendable`: `queuedOn` is read and written only by the service
-/// thread that made the frame, the only one that queues it (a frame never
-/// crosses threads: the bus and a sibling thread get its bytes). The static
-/// `ping`, shared by every service thread, is immortal and never counted.
+/// thread whose queues hold the frame (a frame never crosses threads while
+/// queued: the bus and a sibling thread get its bytes); debug builds check
+/// that on every queue and removal (`queuedBy`, FrameQueue.swift). A frame
+/// may be made on another thread before it is first queued (the policy
+/// frames, on the thread that made the server). The static `ping`, shared
+/// by every service thread, is immortal and never counted.
 package final class Frame: @unchecked Sendable {
     /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
     static let headerRoom = 10
@@ -20,6 +23,10 @@ package final class Frame: @unchecked Sendable {
     /// strong reference, taken by the first and given back by the last, so a
     /// push to N peers costs one atomic retain and release instead of N.
     var queuedOn = 0
+    #if DEBUG
+    /// The thread whose queues hold the frame while `queuedOn` > 0 (debug builds).
+    var queuedBy: UInt = 0
+    #endif
     /// Lives as long as the process (static): queues neither count nor retain it.
     let isImmortal: Bool
 

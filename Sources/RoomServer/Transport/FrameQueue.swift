@@ -5,8 +5,9 @@
 /// retains it, the last one to let go releases it. An array of `Frame` did
 /// an atomic retain and release per delivery, and two more to read the
 /// head: reference counting was a quarter of roomd's samples in the fan-out
-/// profile (docs/BENCHMARKS.md, levers). Service thread only, like the
-/// connection that owns it.
+/// profile (docs/BENCHMARKS.md, levers). Its connection's service thread
+/// only: debug builds check that the thread that queues or lets go of a
+/// frame is the one whose queues hold it (`Frame.queuedBy`).
 struct FrameQueue: ~Copyable {
     private var frames: [Unmanaged<Frame>] = []
     /// Index of the oldest frame still queued.
@@ -16,6 +17,10 @@ struct FrameQueue: ~Copyable {
 
     mutating func append(_ frame: Frame) {
         if !frame.isImmortal {
+            #if DEBUG
+            if frame.queuedOn == 0 { frame.queuedBy = ServiceThread.currentID }
+            Self.assertQueuedHere(frame)
+            #endif
             if frame.queuedOn == 0 { _ = Unmanaged.passRetained(frame) }
             frame.queuedOn += 1
         }
@@ -63,9 +68,19 @@ struct FrameQueue: ~Copyable {
     private static func letGo(_ frame: Unmanaged<Frame>) {
         let last = frame._withUnsafeGuaranteedRef { frame -> Bool in
             if frame.isImmortal { return false }
+            #if DEBUG
+            Self.assertQueuedHere(frame)
+            #endif
             frame.queuedOn -= 1
             return frame.queuedOn == 0
         }
         if last { frame.release() }
     }
+
+    #if DEBUG
+    /// `queuedOn` is not atomic: only the thread whose queues hold the frame may count it.
+    private static func assertQueuedHere(_ frame: Frame) {
+        precondition(frame.queuedBy == ServiceThread.currentID, "a frame queued on two threads (Frame.queuedOn)")
+    }
+    #endif
 }
