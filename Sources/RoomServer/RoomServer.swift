@@ -13,8 +13,11 @@ import Synchronization
 /// docs/ARCHITECTURE.md draws the parts and the path of one call.
 ///
 /// `@unchecked Sendable`: every stored property except `inbox`,
-/// `siblingBytesPending` (thread-safe) and the immutable configuration is
-/// touched only by the service thread, inside lws callbacks and `run()`.
+/// `siblingBytesPending` (thread-safe) and the immutable configuration
+/// belongs to the service thread (`thread`: the one that made the server,
+/// until `run()` takes it over), touched inside lws callbacks, timers and
+/// `run()` only; debug builds check that at each of those entry points and
+/// in the components (ServiceThread.swift).
 public final class RoomServer: @unchecked Sendable {
     enum Command: Sendable {
         case shutdown
@@ -28,6 +31,8 @@ public final class RoomServer: @unchecked Sendable {
 
     let options: ServerOptions
     let logger: Logger
+    /// The thread this server's state belongs to (checked in debug builds).
+    let thread: ServiceThread
     let registry: RoomRegistry
     let clock: RoomClock
     let metrics = ServerMetrics()
@@ -49,23 +54,28 @@ public final class RoomServer: @unchecked Sendable {
     let rest: RestAPI
     let routes: HTTPRoutes
     /// Local until `start` joins a cluster (`options.clusterURL`).
-    private(set) var router: any Router
+    private var routing: ServiceThreadBound<any Router>
+    var router: any Router { routing.value }
     /// The other service threads of this process (set by `linkSiblings`
     /// before any runs, read-only afterwards).
     private(set) var siblings: [RoomServer] = []
-    private var stopped = false
+    private var stopped: ServiceThreadBound<Bool>
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
         self.logger = logger
+        let thread = ServiceThread()  // this thread's until `run()`
+        self.thread = thread
         let template = options.template
         let limits = template.settings.limits
         // Test mode (section 25): a manual clock and seeded ids, the same for every part.
-        let clock: RoomClock = options.testMode?.clockStart.map { TestModeClock(start: $0) } ?? SystemClock()
+        let clock: RoomClock =
+            options.testMode?.clockStart.map { TestModeClock(start: $0, thread: thread) } ?? SystemClock()
         let ids: IDGenerator = options.testMode?.seed.map { SeededIDGenerator(seed: $0) } ?? RandomIDGenerator()
         let registry = RoomRegistry(template: template, clock: clock, ids: ids)
-        let flow = FlowControl(maxOutboundBytes: limits.maxOutboundBytes)
+        let flow = FlowControl(maxOutboundBytes: limits.maxOutboundBytes, thread: thread)
         let sockets = Sockets(
+            thread: thread,
             limits: limits,
             servers: options.serversInProcess,
             flow: flow,
@@ -73,9 +83,10 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             logger: logger
         )
-        let homes = RoomHomes(clustered: options.clusterURL != nil)
+        let homes = RoomHomes(clustered: options.clusterURL != nil, thread: thread)
         let schedule = Schedule(registry: registry, clock: clock, sockets: sockets)
         let webhooks = WebhookRelay(
+            thread: thread,
             registry: registry,
             settings: template.settings.webhooks,
             secret: options.webhookSecret ?? options.secret,
@@ -83,7 +94,7 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             logger: logger
         )
-        let policies = Policies(template: template)
+        let policies = Policies(template: template, thread: thread)
         let verifier: TokenVerifier
         if let manual = clock as? TestModeClock {  // token expiry follows the manual clock
             verifier = TokenVerifier(
@@ -100,6 +111,7 @@ public final class RoomServer: @unchecked Sendable {
             )
         }
         let fanOut = FanOut(
+            thread: thread,
             registry: registry,
             policies: policies,
             metrics: metrics,
@@ -109,6 +121,7 @@ public final class RoomServer: @unchecked Sendable {
             logger: logger
         )
         let dispatcher = Dispatcher(
+            thread: thread,
             registry: registry,
             fanOut: fanOut,
             policies: policies,
@@ -129,9 +142,10 @@ public final class RoomServer: @unchecked Sendable {
             schedule: schedule,
             logger: logger
         )
-        let http = HTTPExchange(maxBody: limits.maxMessageBytes)
-        let feed = RestFeed(registry: registry, verifier: verifier, clock: clock, metrics: metrics)
+        let http = HTTPExchange(maxBody: limits.maxMessageBytes, thread: thread)
+        let feed = RestFeed(thread: thread, registry: registry, verifier: verifier, clock: clock, metrics: metrics)
         let routes = HTTPRoutes(
+            thread: thread,
             rest: rest,
             feed: feed,
             registry: registry,
@@ -139,12 +153,13 @@ public final class RoomServer: @unchecked Sendable {
             homes: homes,
             sockets: sockets,
             test: options.testMode.map { _ in
-                schedule.faults = TestFaults(clock: clock)
+                schedule.faults = TestFaults(clock: clock, thread: thread)
                 fanOut.testFaults = schedule.faults
                 let journal = TestJournal(clock: clock)
                 fanOut.journal = journal
                 webhooks.journal = journal
                 return TestRoutes(
+                    thread: thread,
                     journal: journal,
                     rest: rest,
                     schedule: schedule,
@@ -160,7 +175,7 @@ public final class RoomServer: @unchecked Sendable {
         self.clock = clock
         self.flow = flow
         self.sockets = sockets
-        self.loop = ServiceLoop(sockets: sockets, metrics: metrics, logger: logger)
+        self.loop = ServiceLoop(thread: thread, sockets: sockets, metrics: metrics, logger: logger)
         self.homes = homes
         self.schedule = schedule
         self.webhooks = webhooks
@@ -169,13 +184,15 @@ public final class RoomServer: @unchecked Sendable {
         self.rest = rest
         self.http = http
         self.routes = routes
-        self.router = LocalRouter(dispatcher: dispatcher, http: http, routes: routes)
+        routing = ServiceThreadBound(LocalRouter(dispatcher: dispatcher, http: http, routes: routes), on: thread)
+        stopped = ServiceThreadBound(false, on: thread)
     }
 
     /// Creates the context and binds the listening socket. Returns the port
     /// (the chosen one when the port is 0). `port`: instead of `options.port`
     /// (the other service threads of a process take the port the first one bound).
     public func start(port requestedPort: Int? = nil) throws -> Int {
+        thread.assertIsCurrent()  // the thread that made the server
         LWSLog.install(LWSLog(logger: logger))
         let maxMessageBytes = options.template.settings.limits.maxMessageBytes
         let port = try loop.open(
@@ -192,12 +209,13 @@ public final class RoomServer: @unchecked Sendable {
             tick: { [unowned self] in tick($0) }
         )
         if let url = options.clusterURL {
-            router = ClusterRouter.join(
+            routing.value = ClusterRouter.join(
                 url: url,
                 nodeID: options.nodeID,
                 serviceThread: options.serviceThread,
                 port: port,
                 parts: ClusterRouter.Parts(
+                    thread: thread,
                     registry: registry,
                     dispatcher: dispatcher,
                     fanOut: fanOut,
@@ -227,6 +245,7 @@ public final class RoomServer: @unchecked Sendable {
     /// through nats-server and the C client's delivery thread). Leases,
     /// discovery and REST still go over the bus. `/metrics` sums theirs too.
     public func linkSiblings(_ servers: [RoomServer]) {
+        thread.assertIsCurrent()  // before `run()`: the thread that made the server
         siblings = servers.filter { $0 !== self }
         var byNode: [String: @Sendable ([UInt8]) -> Bool] = [:]
         for server in siblings {
@@ -256,7 +275,8 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Serves until `shutdown()` has closed every connection (or 2 s passed).
     public func run() {
-        while !stopped {
+        thread.adopt()  // from now on everything under this server is this thread's
+        while !stopped.value {
             if !loop.runOnce() { break }
             router.flush()  // what this turn queued for other nodes, one message per node
             schedule.rearmMoved()  // rooms emptied, tokens tracked this turn
@@ -281,6 +301,7 @@ public final class RoomServer: @unchecked Sendable {
 
     /// LWS_CALLBACK_EVENT_WAIT_CANCELLED: what other threads posted.
     func drainInbox() {
+        thread.assertIsCurrent()
         for command in inbox.drain() {
             switch command {
             case .shutdown: beginDrain()
@@ -369,13 +390,13 @@ public final class RoomServer: @unchecked Sendable {
         loop.stopListening()  // a sibling on the same port takes new connections
         logger.notice("shutting down", metadata: ["connections": "\(sockets.count)"])
         sockets.closeAll(1001)
-        schedule.once(afterMillis: 1500) { [unowned self] in stopped = true }
+        schedule.once(afterMillis: 1500) { [unowned self] in stopped.value = true }
         checkDrained()
     }
 
     private func checkDrained() {
         if sockets.draining, sockets.count == 0 {
-            stopped = true
+            stopped.value = true
             loop.wake()
         }
     }

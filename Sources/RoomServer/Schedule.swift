@@ -15,8 +15,10 @@ import RoomModel
 /// fire only in `advance(to:)`, in time order, as the clock passes them
 /// (`followsManualClock` says which; keepalive keeps real time).
 ///
-/// Service thread only; the lws timers exist from `start` on (before it,
-/// `rearm` does nothing: nothing is served yet).
+/// Its service thread's only: the lws timers check it when they fire
+/// (LoopTimer, debug builds), and every caller is a checked component. The
+/// timers exist from `start` on (before it, `rearm` does nothing: nothing
+/// is served yet).
 final class Schedule {
     /// A deadline of the model.
     enum Deadline: CaseIterable {

@@ -42,6 +42,7 @@ import Testing
         let template = try RoleTemplate.decode(Array(#"{"roles":{"viewer":{}}}"#.utf8)).template
         let clock = ManualClock(now: Int64(Date().timeIntervalSince1970 * 1000))
         let feed = RestFeed(
+            thread: ServiceThread(),
             registry: RoomRegistry(template: template, clock: clock),
             verifier: TokenVerifier(secret: secret, accessKey: nil, maxNameBytes: 256),
             clock: clock,

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import RoomConfig
 import Synchronization
 import Testing
 
@@ -39,6 +41,24 @@ import Testing
             return seen
         }
         #expect(seen == [true, false, true, false], "maker; not another; the adopter; no longer the maker")
+    }
+
+    /// `--threads N`: every server is made on the main thread, each runs on its own.
+    @Test func eachServerHasAThreadOfItsOwn() async {
+        let seen = await onThread { () -> [Bool] in
+            let template = RoleTemplate(name: "test", roles: [Role(name: "host")])
+            let options = ServerOptions(port: 0, template: template, secret: Array(repeating: 7, count: 32))
+            let first = RoomServer(options: options, logger: Logger(label: "test"))
+            let second = RoomServer(options: options, logger: Logger(label: "test"))
+            var seen = [first.thread.isCurrent, second.thread.isCurrent]
+            seen += Self.onSecondThread {
+                second.thread.adopt()
+                return [first.thread.isCurrent, second.thread.isCurrent]
+            }
+            seen += [first.thread.isCurrent, second.thread.isCurrent]
+            return seen
+        }
+        #expect(seen == [true, true, false, true, true, false])
     }
 
     @Test func aBoundValueIsReadAndWrittenOnItsThread() {

@@ -14,10 +14,12 @@ import Glibc
 /// (`RestForwarder`) and the per-node batches (`NodeOutboxes`). Records
 /// are batched per node for one turn of the loop and sent by `flush()`.
 ///
-/// Runs on the service thread only; the blocking NATS work is `ClusterJobs`'.
+/// Its service thread's only (checked in debug builds); the blocking NATS
+/// work is `ClusterJobs`'.
 final class ClusterRouter: Router {
     /// The server's components the cluster works with.
     struct Parts {
+        var thread: ServiceThread
         var registry: RoomRegistry
         var dispatcher: Dispatcher
         var fanOut: FanOut
@@ -36,6 +38,7 @@ final class ClusterRouter: Router {
     /// A restored room's peers wait at least this long for their clients to attach.
     static let takeoverGraceMillis: Int64 = 5_000
 
+    let thread: ServiceThread
     let cluster: RoomCluster
     let jobs: ClusterJobs
     let node: String
@@ -91,6 +94,7 @@ final class ClusterRouter: Router {
     }
 
     private init(cluster: RoomCluster, jobs: ClusterJobs, parts: Parts) {
+        thread = parts.thread
         self.cluster = cluster
         self.jobs = jobs
         node = cluster.config.nodeID
@@ -101,8 +105,9 @@ final class ClusterRouter: Router {
         logger = parts.logger
         http = parts.http
         routes = parts.routes
-        outboxes = NodeOutboxes(cluster: cluster, logger: parts.logger)
+        outboxes = NodeOutboxes(thread: parts.thread, cluster: cluster, logger: parts.logger)
         home = Home(
+            thread: parts.thread,
             outboxes: outboxes,
             homes: parts.homes,
             jobs: jobs,
@@ -115,6 +120,7 @@ final class ClusterRouter: Router {
             logger: parts.logger
         )
         edge = Edge(
+            thread: parts.thread,
             homes: parts.homes,
             jobs: jobs,
             outboxes: outboxes,
@@ -130,6 +136,7 @@ final class ClusterRouter: Router {
             writer: RoomStateWriter(cluster: cluster, logger: parts.logger)
         )
         rest = RestForwarder(
+            thread: parts.thread,
             cluster: cluster,
             jobs: jobs,
             homes: parts.homes,
@@ -153,6 +160,7 @@ final class ClusterRouter: Router {
     func connectionClosed(_ connection: Connection) { edge.connectionClosed(connection) }
 
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 {
+        thread.assertIsCurrent()
         if rest.takesOver(request, wsi: wsi) { return 0 }
         return http.respond(wsi, routes.route(request))
     }
@@ -160,6 +168,7 @@ final class ClusterRouter: Router {
     func httpClosed(_ wsi: OpaquePointer) { rest.httpClosed(wsi) }
 
     func receive(_ input: ClusterInput) {
+        thread.assertIsCurrent()
         switch input {
         case .status(let status): statusChanged(status)
         case .event(let event): handle(event)
@@ -169,16 +178,21 @@ final class ClusterRouter: Router {
     /// Sends every batch built during this turn of the loop, with the
     /// acknowledgements of the messages handled.
     func flush() {
+        thread.assertIsCurrent()
         home.flushAcknowledgements()
         outboxes.flushAll()
     }
 
     func tick(now: Int64) {
+        thread.assertIsCurrent()
         releaseEndedRooms()
         flow.excuseStalled(now: now, among: home.remoteConnections)  // other nodes' clients count too
     }
 
-    func link(siblings: [String: @Sendable ([UInt8]) -> Bool]) { outboxes.siblings = siblings }
+    func link(siblings: [String: @Sendable ([UInt8]) -> Bool]) {
+        thread.assertIsCurrent()
+        outboxes.siblings = siblings
+    }
 
     func stop() {
         jobs.stop()

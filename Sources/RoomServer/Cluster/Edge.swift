@@ -8,7 +8,7 @@ import RoomModel
 /// message of the connection goes there, and what the home queues to the
 /// client comes back as records (`frame`, `close`, `ack`, …) handled here.
 ///
-/// Service thread only.
+/// Its service thread's only (checked in debug builds).
 final class Edge {
     /// Messages (or bytes) of one client on their way to its room's home, not
     /// yet acknowledged, at which its node stops reading it (resumes at half
@@ -24,6 +24,7 @@ final class Edge {
     /// Times one connection's join is sent back to be routed again before it is answered 5003.
     static let maxReroutes = 3
 
+    private let thread: ServiceThread
     private let homes: RoomHomes
     private let jobs: ClusterJobs
     private let outboxes: NodeOutboxes
@@ -38,6 +39,7 @@ final class Edge {
     private var routed: [UInt64: Connection] = [:]
 
     init(
+        thread: ServiceThread,
         homes: RoomHomes,
         jobs: ClusterJobs,
         outboxes: NodeOutboxes,
@@ -47,6 +49,7 @@ final class Edge {
         metrics: ServerMetrics,
         logger: Logger
     ) {
+        self.thread = thread
         self.homes = homes
         self.jobs = jobs
         self.outboxes = outboxes
@@ -67,6 +70,7 @@ final class Edge {
 
     /// A complete message from a client of this node.
     func inbound(_ message: [UInt8], on connection: Connection) {
+        thread.assertIsCurrent()
         let route = connection.route
         if route.resolvingRoom != nil {
             hold(message, on: connection)
@@ -146,6 +150,7 @@ final class Edge {
 
     /// A lookup ended: the waiting connections go on.
     func resolved(_ room: String, claim: Bool, _ found: RoomHome) {
+        thread.assertIsCurrent()
         let waiting = resolving.removeValue(forKey: Self.lookupKey(room, claim: claim)) ?? []
         if found == .here { homes.claimed(room) }
         for connection in waiting where connection.route.resolvingRoom == room && !connection.isClosing {
@@ -186,6 +191,7 @@ final class Edge {
 
     /// A client connection of this node closed (or was dropped as a slow consumer).
     func connectionClosed(_ connection: Connection) {
+        thread.assertIsCurrent()
         guard let home = connection.edge?.home else { return }
         if routed.removeValue(forKey: UInt64(connection.id)) != nil {
             outboxes.outbox(home.node).append(.lost(conn: UInt64(connection.id)))
@@ -195,6 +201,7 @@ final class Edge {
     /// Flow control: tells the home of `connection`'s room that its queue
     /// here is congested or drained (FlowControl.report).
     func reportFlow(_ connection: Connection, congested: Bool) {
+        thread.assertIsCurrent()
         guard let home = connection.edge?.home else { return }
         let conn = UInt64(connection.id)
         outboxes.outbox(home.node).append(congested ? .congested(conn: conn) : .drained(conn: conn))
@@ -210,6 +217,7 @@ final class Edge {
 
     /// One frame for several clients of this node.
     func frame(_ payload: [UInt8], to conns: [UInt64], from node: String) {
+        thread.assertIsCurrent()
         let frame = Frame(wire: payload)
         for conn in conns {
             guard let connection = client(conn, of: node) else { continue }
@@ -273,6 +281,7 @@ final class Edge {
     /// unknown: the client may send them again); a `join` not answered yet
     /// is routed again, and waits out the takeover like any new join.
     func homeLost(_ dead: String, reason: String) {
+        thread.assertIsCurrent()
         let orphans = routed.values.filter { $0.edge?.home?.node == dead }
         if !orphans.isEmpty {
             logger.warning(

@@ -44,8 +44,9 @@ struct RemoteClient {
 /// paused by flow control its messages wait here unhandled and
 /// unacknowledged, so its node stops reading it once its window is full.
 ///
-/// Service thread only.
+/// Its service thread's only, its `RemoteLink`s too (checked in debug builds).
 final class Home {
+    private let thread: ServiceThread
     let outboxes: NodeOutboxes
     private let homes: RoomHomes
     private let jobs: ClusterJobs
@@ -64,6 +65,7 @@ final class Home {
     private var held: [RemoteClient] = []
 
     init(
+        thread: ServiceThread,
         outboxes: NodeOutboxes,
         homes: RoomHomes,
         jobs: ClusterJobs,
@@ -75,6 +77,7 @@ final class Home {
         clock: RoomClock,
         logger: Logger
     ) {
+        self.thread = thread
         self.outboxes = outboxes
         self.homes = homes
         self.jobs = jobs
@@ -130,6 +133,7 @@ final class Home {
 
     /// A message of a client of `node`.
     func data(_ payload: [UInt8], conn: UInt64, from node: String) {
+        thread.assertIsCurrent()
         let known = remotes[node]?[conn]
         let target = known?.connection.hasJoined == true ? nil : JoinTarget.of(payload, verifier: dispatcher.verifier)
         if known == nil, target == nil {
@@ -163,6 +167,7 @@ final class Home {
     /// The client's queue on its node is behind while its kernel takes every
     /// byte: it counts towards pausing its room here, as a local one would.
     func congested(_ conn: UInt64, from node: String) {
+        thread.assertIsCurrent()
         guard let connection = remotes[node]?[conn]?.connection, !connection.isClosing,
             connection.flowState.congestedRoom == nil, !connection.flowState.excused
         else { return }
@@ -170,6 +175,7 @@ final class Home {
     }
 
     func drained(_ conn: UInt64, from node: String) {
+        thread.assertIsCurrent()
         guard let connection = remotes[node]?[conn]?.connection else { return }
         connection.flowState.excused = false
         flow.drained(connection)
@@ -177,6 +183,7 @@ final class Home {
 
     /// The client's connection closed on its node: its peer enters the grace.
     func lost(_ conn: UInt64, from node: String) {
+        thread.assertIsCurrent()
         guard let client = remotes[node]?.removeValue(forKey: conn) else { return }
         flow.forget(client.connection)
         fanOut.connectionLost(client.connection)
@@ -184,6 +191,7 @@ final class Home {
 
     /// A client of a room taken over here asks for its peer again.
     func attach(_ conn: UInt64, peer peerID: String, room roomID: String, from node: String) {
+        thread.assertIsCurrent()
         let connection = remoteClient(node, conn).connection
         // A peer waiting for its client, or still bound to this very edge (the edge
         // counted this node out for a moment: the room never moved).
@@ -209,6 +217,7 @@ final class Home {
     /// A restored peer takes up a client connection again (local or remote):
     /// what was pushed to it meanwhile follows.
     func bind(_ peer: Peer, to connection: Connection) {
+        thread.assertIsCurrent()
         let held = peer.endpoint?.held
         if let previous = peer.endpoint?.connection, previous !== connection {
             previous.peer = nil  // the same client's earlier link from the same edge
@@ -227,6 +236,7 @@ final class Home {
     /// Every client of `node` served here is gone (the node died or restarted):
     /// their peers enter the reconnect grace, as if their sockets closed.
     func forgetClients(of node: String, reason: String) {
+        thread.assertIsCurrent()
         guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
         logger.notice(
             "cluster: \(reason): its clients' peers enter the reconnect grace",
@@ -256,6 +266,7 @@ final class Home {
     /// A paused room's clients are held back by their messages waiting here
     /// unhandled (`heldWhilePaused`), which fills their node's window.
     func flushAcknowledgements() {
+        thread.assertIsCurrent()
         if !held.isEmpty { handleHeld() }
         guard !ackDue.isEmpty else { return }
         for client in ackDue where client.link.handledSinceAck > 0 {

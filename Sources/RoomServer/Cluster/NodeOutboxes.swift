@@ -4,11 +4,13 @@ import RoomCluster
 /// The records going to other nodes, batched per node for one turn of the
 /// loop (a push to many clients of one node is one record) and sent by
 /// `flush`: over the bus, or straight into a sibling service thread's inbox
-/// (`--threads`). Service thread only.
+/// (`--threads`). Its service thread's only, its `Outbox`es too (checked in
+/// debug builds).
 final class NodeOutboxes {
     /// A batch is sent when it grows past this (NATS' default payload limit is 1 MiB).
     static let flushBytes = 256 * 1024
 
+    private let thread: ServiceThread
     private let cluster: RoomCluster
     private let logger: Logger
     private var boxes: [String: Outbox] = [:]
@@ -19,13 +21,15 @@ final class NodeOutboxes {
     /// of the messages it answered in it: Home.swift).
     var beforeSending: ((String, Outbox) -> Void)?
 
-    init(cluster: RoomCluster, logger: Logger) {
+    init(thread: ServiceThread, cluster: RoomCluster, logger: Logger) {
+        self.thread = thread
         self.cluster = cluster
         self.logger = logger
     }
 
     /// The batch for node `to`; one that grew past `flushBytes` is sent first.
     func outbox(_ to: String) -> Outbox {
+        thread.assertIsCurrent()
         if let box = boxes[to] {
             if box.writer.bytes.count >= Self.flushBytes { flush(box, to: to) }
             return box
@@ -37,6 +41,7 @@ final class NodeOutboxes {
 
     /// Sends every batch built during this turn of the loop.
     func flushAll() {
+        thread.assertIsCurrent()
         for (to, box) in boxes where !box.isEmpty { flush(box, to: to) }
     }
 

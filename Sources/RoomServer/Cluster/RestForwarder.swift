@@ -5,9 +5,10 @@ import RoomModel
 /// REST in a cluster: a request about a room homed on another node is
 /// forwarded to that node (NATS request/reply) and its answer relayed; the
 /// room list gathers every node's page; requests forwarded by other nodes
-/// are answered here. Service thread only; the waiting happens on
-/// `ClusterJobs`' queue.
+/// are answered here. Its service thread's only (checked in debug builds);
+/// the waiting happens on `ClusterJobs`' queue.
 final class RestForwarder {
+    private let thread: ServiceThread
     private let cluster: RoomCluster
     private let jobs: ClusterJobs
     private let homes: RoomHomes
@@ -20,6 +21,7 @@ final class RestForwarder {
     private var nextSerial = 0
 
     init(
+        thread: ServiceThread,
         cluster: RoomCluster,
         jobs: ClusterJobs,
         homes: RoomHomes,
@@ -28,6 +30,7 @@ final class RestForwarder {
         feed: RestFeed,
         http: HTTPExchange
     ) {
+        self.thread = thread
         self.feed = feed
         self.cluster = cluster
         self.jobs = jobs
@@ -40,6 +43,7 @@ final class RestForwarder {
     /// A REST request this node cannot answer alone: the room list (every
     /// node's rooms) or a room whose home is another node. False: answer here.
     func takesOver(_ request: HTTPRequest, wsi: OpaquePointer) -> Bool {
+        thread.assertIsCurrent()
         if RestFeed.handles(request.path) { return takesOverFeed(request, wsi: wsi) }
         guard RestAPI.handles(request.path), let status = homes.status, status.connected else { return false }
         if request.path == RestAPI.createPath {
@@ -95,23 +99,27 @@ final class RestForwarder {
 
     /// The HTTP connection closed before its answer came.
     func httpClosed(_ wsi: OpaquePointer) {
+        thread.assertIsCurrent()
         for (serial, waiting) in pending where waiting.wsi == wsi { pending.removeValue(forKey: serial) }
     }
 
     /// The answer of the room's home.
     func finish(_ serial: Int, _ response: HTTPResponse) {
+        thread.assertIsCurrent()
         guard let waiting = pending.removeValue(forKey: serial) else { return }
         _ = http.respond(waiting.wsi, waiting.feed.map { feed.keep($0, response) } ?? response)
     }
 
     /// The room has no home elsewhere: answered here.
     func answerHere(_ serial: Int) {
+        thread.assertIsCurrent()
         guard let waiting = pending[serial] else { return }
         finish(serial, waiting.feed.map(feed.build) ?? rest.handle(waiting.request))
     }
 
     /// Every other node's page of the room list: merged with this node's.
     func merge(_ serial: Int, pages: [[UInt8]]) {
+        thread.assertIsCurrent()
         guard let waiting = pending[serial] else { return }
         let local = rest.handle(waiting.request)
         let limit = waiting.request.query["limit"].flatMap(Int.init) ?? RestAPI.defaultListLimit
@@ -120,6 +128,7 @@ final class RestForwarder {
 
     /// A REST request forwarded by another node: answered as if asked here.
     func answer(_ bytes: [UInt8], reply: String) {
+        thread.assertIsCurrent()
         guard let request = ForwardedHTTP.decodeRequest(bytes) else {
             cluster.reply(
                 to: reply,

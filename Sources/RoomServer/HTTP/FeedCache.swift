@@ -4,7 +4,8 @@ import Crypto
 /// T), built once and served to every caller of that span. A body never
 /// changes once built (its span is in the past), so entries are only ever
 /// added and evicted, oldest first, when the cache is over `maxEntries` or
-/// `maxBytes`. Service thread only: a lookup is a dictionary read, no lock.
+/// `maxBytes`. Its `RestFeed`'s service thread only (checked there): a
+/// lookup is a dictionary read, no lock.
 final class FeedCache {
     struct Key: Hashable, Sendable {
         var room: String

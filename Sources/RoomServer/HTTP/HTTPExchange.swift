@@ -7,7 +7,8 @@ import RoomWire
 /// written at once, head and body in one write. A `GET` without
 /// a body keeps its connection for the next request (HTTP/1.1 keep-alive,
 /// the feed's viewers and a CDN in front of it); any other request closes it
-/// after the answer (`keepsAlive`). Service thread only.
+/// after the answer (`keepsAlive`). Its service thread's only (checked at
+/// each entry point in debug builds).
 final class HTTPExchange {
     /// A request head (request line, headers, the empty line) over this gets
     /// 431 (PROTOCOL.md section 1, 1.1). On the libev loop roomd measures the
@@ -56,7 +57,12 @@ final class HTTPExchange {
     /// before its answer (`bodyComplete`).
     private var bodyCompleted: Set<OpaquePointer> = []
 
-    init(maxBody: Int) { self.maxBody = maxBody }
+    private let thread: ServiceThread
+
+    init(maxBody: Int, thread: ServiceThread) {
+        self.maxBody = maxBody
+        self.thread = thread
+    }
 
     /// What a callback made of a request.
     enum Progress {
@@ -69,6 +75,7 @@ final class HTTPExchange {
     /// LWS_CALLBACK_HTTP: the headers are in. `cut`: lws' decoded path
     /// holds a NUL (it ends the C string early).
     func started(_ wsi: OpaquePointer, path: String, cut: Bool = false) -> Progress {
+        thread.assertIsCurrent()
         let method: HTTPRequest.Method =
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
             ? .post
@@ -114,6 +121,7 @@ final class HTTPExchange {
 
     /// LWS_CALLBACK_HTTP_BODY.
     func bodyReceived(_ wsi: OpaquePointer, _ bytes: UnsafeRawBufferPointer) -> Progress {
+        thread.assertIsCurrent()
         guard let request = requests[wsi] else { return .waiting(0) }
         // A request with a body pipelined behind a kept-alive GET (sent before
         // the GET's answer): libwebsockets 4.1.6 hands over the request's own
@@ -159,6 +167,7 @@ final class HTTPExchange {
     /// on its way from another node is waited for, unless this callback
     /// comes again: then the connection closes without one.
     func bodyComplete(_ wsi: OpaquePointer) -> Progress {
+        thread.assertIsCurrent()
         if let request = requests.removeValue(forKey: wsi) { return .complete(request) }
         if answered.remove(wsi) != nil {
             keepsAlive.remove(wsi)
@@ -169,6 +178,7 @@ final class HTTPExchange {
 
     /// LWS_CALLBACK_CLOSED_HTTP.
     func closed(_ wsi: OpaquePointer) {
+        thread.assertIsCurrent()
         answered.remove(wsi)
         requests.removeValue(forKey: wsi)
         keepsAlive.remove(wsi)
@@ -180,6 +190,7 @@ final class HTTPExchange {
     /// The kept connections that have waited `keepAliveIdleMillis` for their
     /// next request by `now` (monotonic ms): to be closed.
     func expiredIdle(now: Int64) -> [OpaquePointer] {
+        thread.assertIsCurrent()
         var expired: [OpaquePointer] = []
         while let (wsi, since) = idle.first, since + Self.keepAliveIdleMillis <= now {
             idle.removeFirst()
@@ -193,6 +204,7 @@ final class HTTPExchange {
 
     /// The answer comes later (from another node): the connection waits up to `seconds`.
     func wait(_ wsi: OpaquePointer, seconds: Int) {
+        thread.assertIsCurrent()
         lws_set_timeout(wsi, PENDING_TIMEOUT_HTTP_CONTENT, Int32(seconds))
     }
 
@@ -201,6 +213,7 @@ final class HTTPExchange {
     /// close, or its wait for the next request, comes then (`writable`).
     /// Returns lws' callback result.
     func respond(_ wsi: OpaquePointer, _ response: HTTPResponse) -> Int32 {
+        thread.assertIsCurrent()
         let headRoom = 1024
         var buffer = [UInt8](repeating: 0, count: Int(CWS_PRE) + headRoom + response.body.count)
         let ok: Bool = buffer.withUnsafeMutableBufferPointer { buffer in
@@ -251,6 +264,7 @@ final class HTTPExchange {
     /// meanwhile is finished before the callback returns: `finish` (the
     /// writable step) decides the close or the wait for the next request.
     func inHTTPCallback(_ wsi: OpaquePointer, serve: () -> Int32, finish: () -> Int32) -> Int32 {
+        thread.assertIsCurrent()
         inCallback = wsi
         let result = serve()
         inCallback = nil
@@ -261,6 +275,7 @@ final class HTTPExchange {
     /// LWS_CALLBACK_HTTP_WRITEABLE: the answer is out; the close, or the wait
     /// for the connection's next request (`isKeptAlive(wsi)` tells which).
     func writable(_ wsi: OpaquePointer) -> Int32 {
+        thread.assertIsCurrent()
         guard answered.remove(wsi) != nil else { return 0 }
         guard keepsAlive.remove(wsi) != nil else { return -1 }
         // libwebsockets says whether the client keeps it (HTTP/1.1 without

@@ -2,8 +2,10 @@ import RoomModel
 import RoomWire
 
 /// What plain HTTP serves: /healthz, /metrics, the browser client, and the
-/// REST API (PROTOCOL.md sections 9 and 18). Service thread only.
+/// REST API (PROTOCOL.md sections 9 and 18). Its service thread's only
+/// (`route` checks it in debug builds).
 final class HTTPRoutes {
+    private let thread: ServiceThread
     private let rest: RestAPI
     /// The audience feed (RestFeed.swift).
     let feed: RestFeed
@@ -19,6 +21,7 @@ final class HTTPRoutes {
     private let test: TestRoutes?
 
     init(
+        thread: ServiceThread,
         rest: RestAPI,
         feed: RestFeed,
         registry: RoomRegistry,
@@ -27,6 +30,7 @@ final class HTTPRoutes {
         sockets: Sockets,
         test: TestRoutes? = nil
     ) {
+        self.thread = thread
         self.rest = rest
         self.feed = feed
         self.test = test
@@ -37,6 +41,7 @@ final class HTTPRoutes {
     }
 
     func route(_ request: HTTPRequest) -> HTTPResponse {
+        thread.assertIsCurrent()
         switch (request.method, request.path) {
         case (.get, "/healthz"):
             // With a cluster: 503 also while the bus is unreachable (section 18).
@@ -83,6 +88,7 @@ final class HTTPRoutes {
 
     /// The gauges as they are now (a scrape; with sibling threads, once a second too).
     func recordGauges() {
+        thread.assertIsCurrent()
         metrics.recordGauges(connections: sockets.count, peers: registry.peerCount, rooms: registry.rooms.count)
         metrics.recordFeedCache(entries: feed.cache.count, bytes: feed.cache.bytes)
     }

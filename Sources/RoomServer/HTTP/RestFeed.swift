@@ -7,7 +7,7 @@ import RoomWire
 /// the room's `FeedRecorder` (`build`), once per (room, S, T). In a cluster
 /// the first half runs on the node asked and the second on the room's home
 /// (RestForwarder), whose answer the node asked keeps in its own cache.
-/// Service thread only.
+/// Its service thread's only, its cache too (checked in debug builds).
 final class RestFeed {
     static let prefix = "/v2/rooms/"
     static let suffix = "/feed"
@@ -31,14 +31,17 @@ final class RestFeed {
     var knownTokens: Int { tokens.count }
     private let isPublic: Bool
     private let windowSeconds: Int64
+    private let thread: ServiceThread
 
     init(
+        thread: ServiceThread,
         registry: RoomRegistry,
         verifier: TokenVerifier,
         clock: RoomClock,
         metrics: ServerMetrics,
         cache: FeedCache = FeedCache()
     ) {
+        self.thread = thread
         self.metrics = metrics
         self.registry = registry
         self.verifier = verifier
@@ -78,6 +81,7 @@ final class RestFeed {
 
     /// Everything that needs no room: the route, the span, the token, the cache.
     func prepare(_ request: HTTPRequest) -> Step {
+        thread.assertIsCurrent()
         do throws(RoomError) {
             guard request.method == .get else {
                 return .answer(.error(405, code: 405, "the feed takes GET, not \(request.method.rawValue)"))
@@ -117,6 +121,7 @@ final class RestFeed {
     /// The body of a span not in the cache, from the room's record (this node
     /// holds the room, or held it); kept in the cache when it is a 200.
     func build(_ query: Query) -> HTTPResponse {
+        thread.assertIsCurrent()
         switch registry.feed(query.key.room, from: query.key.from, to: query.key.to) {
         case .noSession:
             return .error(404, code: 40001, "room \"\(query.key.room)\" has no session at \(query.key.to)")
@@ -131,6 +136,7 @@ final class RestFeed {
 
     /// A request of this node or forwarded by another one, answered here.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        thread.assertIsCurrent()
         switch prepare(request) {
         case .answer(let response): response
         case .build(let query): build(query)
@@ -139,6 +145,7 @@ final class RestFeed {
 
     /// The home's 200 for a forwarded span: kept here too, so that this node answers the next callers.
     func keep(_ query: Query, _ response: HTTPResponse) -> HTTPResponse {
+        thread.assertIsCurrent()
         guard response.status == 200 else { return response }
         let entry = cache.insert(query.key, body: response.body)
         return Self.answer(entry, ifNoneMatch: query.ifNoneMatch)

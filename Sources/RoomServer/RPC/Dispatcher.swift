@@ -5,7 +5,7 @@ import RoomWire
 
 /// decode → RoomModel → encode once → fan out: the JSON-RPC pipeline of
 /// one client message (PROTOCOL.md sections 2 and 8), and the table of
-/// methods. Runs on the service thread.
+/// methods. Its service thread's only (checked per message in debug builds).
 /// (`package`: the dispatcher fuzzer drives `handle`.)
 package final class Dispatcher {
     /// A method that needs no peer (`join`, `ping`, `preview`).
@@ -23,6 +23,7 @@ package final class Dispatcher {
     /// Consecutive -32700/-32600/42900 errors that close a connection (4029).
     static let maxErrorStreak = 10
 
+    let thread: ServiceThread
     let registry: RoomRegistry
     package let outbound: FanOut
     let policies: Policies
@@ -35,6 +36,7 @@ package final class Dispatcher {
     private let methods: [String: Method] = Dispatcher.registeredMethods
 
     init(
+        thread: ServiceThread,
         registry: RoomRegistry,
         fanOut: FanOut,
         policies: Policies,
@@ -45,6 +47,7 @@ package final class Dispatcher {
         schedule: Schedule,
         logger: Logger
     ) {
+        self.thread = thread
         self.registry = registry
         self.outbound = fanOut
         self.policies = policies
@@ -58,6 +61,7 @@ package final class Dispatcher {
 
     /// SIGHUP: the reloaded template's roles apply to joins and role changes from now on.
     func reload(_ template: RoleTemplate) {
+        thread.assertIsCurrent()
         registry.replaceRoles(with: template)
         policies.add(registry.template)
     }
@@ -90,6 +94,7 @@ package final class Dispatcher {
 
     /// Handles one complete text message from `connection`.
     package func handle(_ bytes: [UInt8], from connection: Connection) {
+        thread.assertIsCurrent()
         let roomBefore = connection.peer?.room.id
         defer {  // a cluster saves the rooms' states for a takeover: they may be stale now
             homes.touch(roomBefore)

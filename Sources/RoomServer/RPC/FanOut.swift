@@ -6,12 +6,14 @@ import RoomModel
 /// the slow consumers dropped on the way, and the leaves all that causes.
 /// Used by the dispatcher, the REST API, the timers and the cluster.
 ///
-/// Service thread only. (`package`: `roombench micro` measures `fanOut`.)
+/// Its service thread's only (checked at each entry in debug builds, not
+/// per recipient). (`package`: `roombench micro` measures `fanOut`.)
 package final class FanOut {
     /// Test mode's journal (TestMode/TestJournal.swift); nil otherwise.
     var journal: TestJournal?
     /// Test mode's faults: while one is installed, pushes take `deliverWithFaults`.
     var testFaults: TestFaults?
+    private let thread: ServiceThread
     private let registry: RoomRegistry
     private let policies: Policies
     private let metrics: ServerMetrics
@@ -25,6 +27,7 @@ package final class FanOut {
     private var fanningOut = false
 
     init(
+        thread: ServiceThread,
         registry: RoomRegistry,
         policies: Policies,
         metrics: ServerMetrics,
@@ -33,6 +36,7 @@ package final class FanOut {
         homes: RoomHomes,
         logger: Logger
     ) {
+        self.thread = thread
         self.registry = registry
         self.policies = policies
         self.metrics = metrics
@@ -48,6 +52,7 @@ package final class FanOut {
     /// dispatcher to close it after its response.
     @discardableResult
     func apply(_ effects: Effects, caller: Connection? = nil) -> UInt16? {
+        thread.assertIsCurrent()
         fanOut(effects.deliveries)
         var callerCode: UInt16?
         for disconnect in effects.disconnects {
@@ -74,6 +79,7 @@ package final class FanOut {
     /// cascade runs here as a work queue, never as recursion: its length is
     /// up to the room's size, which clients control.
     package func fanOut(_ deliveries: [Delivery]) {
+        thread.assertIsCurrent()
         webhooks.forward()  // what the change recorded for the operator
         if deliveries.isEmpty { return }
         pending.append(deliveries)
@@ -166,6 +172,7 @@ package final class FanOut {
 
     /// A connection closed by the slow-consumer rule: its peer goes now, not when the socket closes.
     func dropSlowConsumer(_ connection: Connection) {
+        thread.assertIsCurrent()
         logger.info("slow consumer dropped", metadata: connection.logMetadata)
         metrics.slowConsumerCloses.increment()
         connectionLost(connection)
@@ -174,6 +181,7 @@ package final class FanOut {
     /// The connection is gone without `leave`: the peer enters its reconnect
     /// grace (pushes to it are held), or leaves at once when there is none.
     func connectionLost(_ connection: Connection) {
+        thread.assertIsCurrent()
         guard let peer = connection.peer, peer.endpoint === connection else { return }
         homes.touch(peer.room.id)
         connection.peer = nil

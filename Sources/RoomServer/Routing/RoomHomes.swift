@@ -8,7 +8,7 @@ import RoomModel
 /// the cluster router (which keeps it current). Without a cluster every
 /// room is served here and nothing is tracked.
 ///
-/// Service thread only.
+/// Its service thread's only (checked in debug builds).
 final class RoomHomes {
     /// The cluster's status as the service thread last heard it; nil for a single daemon.
     private(set) var status: ClusterStatus?
@@ -17,12 +17,17 @@ final class RoomHomes {
     /// Rooms homed here that changed since their state was last saved.
     private var changed: Set<String> = []
     private let clustered: Bool
+    private let thread: ServiceThread
 
-    init(clustered: Bool) { self.clustered = clustered }
+    init(clustered: Bool, thread: ServiceThread) {
+        self.clustered = clustered
+        self.thread = thread
+    }
 
     /// A join may be served here: the bus is up and this node holds the
     /// room's lease (the edge looked the room up, or it is homed here).
     func admitJoin(_ room: String) throws(RoomError) {
+        thread.assertIsCurrent()
         guard clustered else { return }
         if status?.connected != true {
             throw RoomError(
@@ -41,28 +46,40 @@ final class RoomHomes {
 
     /// Something may have changed in `room` (a call, a REST request, a leave).
     func touch(_ room: String?) {
+        thread.assertIsCurrent()
         if clustered, let room, homed.contains(room) { changed.insert(room) }
     }
 
     /// A timer changed something somewhere (graces, polls, requests, cues).
     func touchAll() {
+        thread.assertIsCurrent()
         if clustered { changed.formUnion(homed) }
     }
 
     // MARK: the cluster router's side
 
-    func statusChanged(_ status: ClusterStatus) { self.status = status }
+    func statusChanged(_ status: ClusterStatus) {
+        thread.assertIsCurrent()
+        self.status = status
+    }
 
     func isHome(of room: String) -> Bool { homed.contains(room) }
 
-    func claimed(_ room: String) { homed.insert(room) }
+    func claimed(_ room: String) {
+        thread.assertIsCurrent()
+        homed.insert(room)
+    }
 
     /// The room is no longer homed here; returns whether it was.
     @discardableResult
-    func released(_ room: String) -> Bool { homed.remove(room) != nil }
+    func released(_ room: String) -> Bool {
+        thread.assertIsCurrent()
+        return homed.remove(room) != nil
+    }
 
     /// The rooms changed since the last call (homed here still), and forgets them.
     func takeChanged() -> Set<String> {
+        thread.assertIsCurrent()
         defer { changed.removeAll(keepingCapacity: true) }
         return changed.intersection(homed)
     }

@@ -10,7 +10,8 @@ import RoomCluster
 /// serves other nodes' clients of the rooms homed here, saves room states
 /// for a takeover and forwards REST requests to a room's home.
 ///
-/// Service thread only.
+/// Its service thread's only: `LocalRouter` hands everything to components
+/// that check it (debug builds), `ClusterRouter` checks it itself.
 protocol Router: AnyObject {
     /// A complete message from a client of this node.
     func inbound(_ message: [UInt8], on connection: Connection)

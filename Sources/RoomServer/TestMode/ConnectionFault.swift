@@ -1,7 +1,8 @@
 /// Test mode's faults on one connection (PROTOCOL.md section 25, `POST
 /// /v2/test/faults`), hung on the `Connection` (a reference: one pointer
 /// per connection, nil in production). Times are on the daemon's clock
-/// (test mode's manual one, or the system's). Service thread only.
+/// (test mode's manual one, or the system's). Its connection's service
+/// thread only (`TestFaults` checks it).
 final class ConnectionFault {
     /// `stall`: roomd neither reads nor writes the socket until then; its
     /// queue grows, and the slow-consumer rule applies as for a peer that

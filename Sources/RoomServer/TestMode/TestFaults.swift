@@ -3,19 +3,27 @@ import RoomModel
 /// Test mode's faults (PROTOCOL.md section 25): the connections that carry
 /// one, and when the next timed one (a stall, a delay) ends — a deadline of
 /// the `Schedule` (`.faultEnd`), so it follows the manual clock like every
-/// other timer. Service thread only.
+/// other timer. Its service thread's only (checked in debug builds), the
+/// faults it tracks too.
 final class TestFaults {
     private var faulted: [ObjectIdentifier: Connection] = [:]
     private let clock: RoomClock
+    private let thread: ServiceThread
 
-    init(clock: RoomClock) { self.clock = clock }
+    init(clock: RoomClock, thread: ServiceThread) {
+        self.clock = clock
+        self.thread = thread
+    }
 
     /// When the earliest stall or delay ends, on the daemon's clock.
     var nextEnd: Int64? {
         faulted.values.compactMap { $0.fault?.nextEnd }.min()
     }
 
-    func track(_ connection: Connection) { faulted[ObjectIdentifier(connection)] = connection }
+    func track(_ connection: Connection) {
+        thread.assertIsCurrent()
+        faulted[ObjectIdentifier(connection)] = connection
+    }
 
     /// Some connection has a fault (the fan-out then takes its cold path).
     /// Connections whose fault is spent (a `drop` count used up) or that
@@ -29,6 +37,7 @@ final class TestFaults {
 
     /// Ends what is due (the `.faultEnd` deadline).
     func expire() {
+        thread.assertIsCurrent()
         let now = clock.nowMillis()
         for (key, connection) in faulted {
             connection.endFault(now: now)
@@ -38,6 +47,7 @@ final class TestFaults {
 
     /// `DELETE /v2/test/faults`: every fault ends now; returns how many connections had one.
     func clear() -> Int {
+        thread.assertIsCurrent()
         let count = faulted.count
         for connection in faulted.values { connection.endFault(now: clock.nowMillis(), all: true) }
         faulted.removeAll()

@@ -3,10 +3,12 @@ import RoomModel
 import RoomWire
 
 /// `/v2/test/*` (PROTOCOL.md section 25): routes that exist only in test
-/// mode, each behind a management token. Service thread only.
+/// mode, each behind a management token. Its service thread's only
+/// (checked in debug builds).
 final class TestRoutes {
     static let prefix = "/v2/test/"
 
+    private let thread: ServiceThread
     private let journal: TestJournal
     private let rest: RestAPI
     private let schedule: Schedule
@@ -17,6 +19,7 @@ final class TestRoutes {
     private let logger: Logger
 
     init(
+        thread: ServiceThread,
         journal: TestJournal,
         rest: RestAPI,
         schedule: Schedule,
@@ -26,6 +29,7 @@ final class TestRoutes {
         clock: RoomClock,
         logger: Logger
     ) {
+        self.thread = thread
         self.clock = clock
         self.journal = journal
         self.rest = rest
@@ -37,6 +41,7 @@ final class TestRoutes {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
+        thread.assertIsCurrent()
         do throws(RoomError) {
             try rest.authorize(request)
             switch (request.method, request.path) {

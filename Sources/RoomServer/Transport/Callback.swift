@@ -1,7 +1,8 @@
 import CWebSockets
 
 /// The one lws protocol callback, for HTTP and WebSocket alike. A plain
-/// top-level function: lws calls it on the service thread only.
+/// top-level function: lws calls it on the service thread (checked here in
+/// debug builds, for every reason).
 func roomdCallback(
     _ wsi: OpaquePointer?,
     _ reason: lws_callback_reasons,
@@ -13,6 +14,7 @@ func roomdCallback(
         return lws_callback_http_dummy(wsi, reason, user, input, length)
     }
     let server = Unmanaged<RoomServer>.fromOpaque(opaque).takeUnretainedValue()
+    server.thread.assertIsCurrent()
 
     switch reason {
     case LWS_CALLBACK_EVENT_WAIT_CANCELLED:

@@ -16,7 +16,8 @@ import RoomModel
 /// other client — so a stuck client cannot keep its room paused, and a slow
 /// one still gets all of `max_outbound_bytes` before 4008.
 ///
-/// Owned by the service thread, like the connections it counts.
+/// Its service thread's, like the connections it counts (checked in debug
+/// builds).
 final class FlowControl {
     /// Queued bytes at which a connection counts as congested, and below
     /// which it counts as drained.
@@ -42,7 +43,10 @@ final class FlowControl {
     /// Rooms paused so far (for tests and metrics).
     private(set) var pauses = 0
 
-    init(maxOutboundBytes: Int) {
+    private let thread: ServiceThread
+
+    init(maxOutboundBytes: Int, thread: ServiceThread) {
+        self.thread = thread
         highWatermark = max(1, min(maxOutboundBytes / 4, 64 * 1024))
         lowWatermark = highWatermark / 4
     }
@@ -53,6 +57,7 @@ final class FlowControl {
 
     /// `connection`'s queue passed the high watermark.
     func congested(_ connection: Connection, now: Int64) {
+        thread.assertIsCurrent()
         if let home = connection.edge?.home {
             // Its room lives on another node: the home counts it (a `congested` record).
             connection.flowState.congestedRoom = home.room
@@ -81,6 +86,7 @@ final class FlowControl {
 
     /// `connection` drained below the low watermark.
     func drained(_ connection: Connection) {
+        thread.assertIsCurrent()
         if connection.edge?.home != nil, connection.flowState.congestedRoom != nil {
             connection.flowState.congestedRoom = nil
             report?(connection, false)
@@ -102,6 +108,7 @@ final class FlowControl {
 
     /// `connection` is closed: it counts no more, and is never touched again.
     func forget(_ connection: Connection) {
+        thread.assertIsCurrent()
         if let id = connection.flowState.pausedRoom {
             rooms[id]?.paused.removeAll { $0 === connection }
             connection.flowState.pausedRoom = nil
@@ -114,6 +121,7 @@ final class FlowControl {
     /// drain below the low watermark), which resumes their room. Returns them.
     @discardableResult
     func excuseStalled<Connections: Sequence<Connection>>(now: Int64, among connections: Connections) -> [Connection] {
+        thread.assertIsCurrent()
         let stalledRooms = Set(rooms.filter { ($0.value.pausedSince ?? now) <= now - Self.stallMillis }.keys)
         if stalledRooms.isEmpty { return [] }
         let laggards = connections.filter { connection in

@@ -7,7 +7,7 @@ import Glibc
 /// option only for its own multi-threaded builds (`LWS_MAX_SMP` > 1, which
 /// Debian's is not), so roomd accepts and hands each socket to lws
 /// (`lws_adopt_socket_vhost`: the same HTTP → WebSocket path as lws' accept).
-/// Created and used on the service thread only.
+/// Its `ServiceLoop`'s service thread only (the loop checks it).
 final class Listener {
     let fd: Int32
     let port: Int
@@ -93,7 +93,7 @@ final class Listener {
 }
 
 /// libev's callback for the listening socket: a top-level function (a C
-/// function pointer), run on the service thread.
+/// function pointer), run on the service thread (`acceptPending` checks it).
 func listenerReadable(_ data: UnsafeMutableRawPointer?) {
     guard let data else { return }
     Unmanaged<ServiceLoop>.fromOpaque(data).takeUnretainedValue().acceptPending()

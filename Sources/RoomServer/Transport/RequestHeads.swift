@@ -24,8 +24,8 @@ import Glibc
 /// within `timeoutMillis` is closed without an answer, like lws' own timeout.
 ///
 /// Each socket counts in the budget (`Sockets.heads`) and among the unjoined
-/// connections of its address until it is handed over or closed. Service
-/// thread only.
+/// connections of its address until it is handed over or closed. Its
+/// service thread's only (checked in debug builds).
 final class RequestHeads {
     /// A head over this is answered 431 (PROTOCOL.md section 1, 1.1).
     static let maxBytes = HTTPExchange.maxHeaderBytes
@@ -67,14 +67,21 @@ final class RequestHeads {
 
     private var waiting: [Int32: Waiting] = [:]
     private var scratch = [UInt8](repeating: 0, count: maxBytes)
+    private let thread: ServiceThread
     private let loop: UnsafeMutableRawPointer
     private let sockets: Sockets
     private let logger: Logger
     /// Hands a socket whose head is fine to lws.
     private let handOver: (Int32, Arrival) -> Void
 
-    init(loop: UnsafeMutableRawPointer, sockets: Sockets, logger: Logger, handOver: @escaping (Int32, Arrival) -> Void)
-    {
+    init(
+        thread: ServiceThread,
+        loop: UnsafeMutableRawPointer,
+        sockets: Sockets,
+        logger: Logger,
+        handOver: @escaping (Int32, Arrival) -> Void
+    ) {
+        self.thread = thread
         self.loop = loop
         self.sockets = sockets
         self.logger = logger
@@ -90,18 +97,21 @@ final class RequestHeads {
 
     /// A socket just accepted (admitted as `arrival`).
     func take(_ fd: Int32, _ arrival: Arrival) {
+        thread.assertIsCurrent()
         sockets.heads += 1
         examine(Waiting(fd: fd, arrival: arrival, since: monotonicMillis(), owner: self))
     }
 
     /// Closes the socket of `arrival` (to make room for another), if it is one of these.
     func close(_ arrival: Arrival) {
+        thread.assertIsCurrent()
         guard case .head(let fd) = arrival.socket, let entry = waiting[fd] else { return }
         drop(entry)
     }
 
     /// Once a second: heads that took too long are closed, lingering ones too.
     func expire(now: Int64) {
+        thread.assertIsCurrent()
         for entry in waiting.values
         where now - entry.since >= (entry.lingering ? Self.lingerMillis : Self.timeoutMillis) {
             drop(entry)
@@ -109,6 +119,7 @@ final class RequestHeads {
     }
 
     fileprivate func readable(_ entry: Waiting) {
+        thread.assertIsCurrent()
         if entry.lingering {
             discardInput(entry.fd) ? watch(entry, lowWatermark: 1) : drop(entry)
         } else {
@@ -289,7 +300,8 @@ final class RequestHeads {
 }
 
 /// libev's callback for a socket whose head is being read: a top-level
-/// function (a C function pointer), run on the service thread.
+/// function (a C function pointer), run on the service thread (`readable`
+/// checks it).
 func requestHeadReadable(_ data: UnsafeMutableRawPointer?) {
     guard let data else { return }
     let entry = Unmanaged<RequestHeads.Waiting>.fromOpaque(data).takeUnretainedValue()

@@ -8,7 +8,8 @@ import Glibc
 /// One libwebsockets context and the loop it runs on: libev (epoll) with
 /// roomd's own listening socket, or lws' poll() loop (`ROOMD_EVENT_LOOP=poll`,
 /// where lws listens itself). Its callbacks (Callback.swift) and timers run
-/// on the thread that calls `runOnce`: the service thread.
+/// on the thread that calls `runOnce`: the service thread, which each of
+/// them checks in debug builds (`thread`).
 final class ServiceLoop {
     /// The context; nil until `open`. Read by `wake` from other threads:
     /// set once, before any other thread can post (see `RoomServer.start`).
@@ -34,11 +35,13 @@ final class ServiceLoop {
     /// The request heads roomd reads before lws (libev loop); nil on lws' poll() loop.
     private var heads: RequestHeads?
 
+    private let thread: ServiceThread
     private let sockets: Sockets
     private let metrics: ServerMetrics
     private let logger: Logger
 
-    init(sockets: Sockets, metrics: ServerMetrics, logger: Logger) {
+    init(thread: ServiceThread, sockets: Sockets, metrics: ServerMetrics, logger: Logger) {
+        self.thread = thread
         self.sockets = sockets
         self.metrics = metrics
         self.logger = logger
@@ -128,7 +131,8 @@ final class ServiceLoop {
         let port: Int
         if let listener, let evLoop {
             port = listener.port
-            let heads = RequestHeads(loop: evLoop, sockets: sockets, logger: logger) { [unowned self] fd, arrival in
+            let heads = RequestHeads(thread: thread, loop: evLoop, sockets: sockets, logger: logger) {
+                [unowned self] fd, arrival in
                 handOver(fd, arrival, to: vhost)
             }
             sockets.closeHead = { [unowned heads] in heads.close($0) }
@@ -144,6 +148,7 @@ final class ServiceLoop {
     /// One turn of the loop: lws' callbacks and timers run inside. False
     /// when the loop failed.
     func runOnce() -> Bool {
+        thread.assertIsCurrent()
         guard let context else { return false }
         if let evLoop {
             _ = cws_ev_run_once(evLoop)
@@ -166,12 +171,14 @@ final class ServiceLoop {
 
     /// Stops accepting for good: a sibling on the same port takes new connections.
     func stopListening() {
+        thread.assertIsCurrent()
         listener?.close()
         listener = nil
     }
 
     /// Watches the listening socket again after `acceptPending` paused it.
     func resumeListening() {
+        thread.assertIsCurrent()
         if let listener, listener.isPaused { listener.start(self) }
     }
 
@@ -188,6 +195,7 @@ final class ServiceLoop {
     /// per-address cap of unjoined connections; its request head is read
     /// (RequestHeads), then it is handed to lws.
     func acceptPending() {
+        thread.assertIsCurrent()
         guard let listener, let heads else { return }
         for _ in 0..<64 {
             guard let socket = listener.accept() else {

@@ -11,7 +11,8 @@ import Glibc
 /// the open-file budget new sockets are admitted by (and, within it, the
 /// per-address cap of unjoined connections and who makes room when it is
 /// full), the join deadline, the write path, and the keepalive sweep (pings,
-/// idle peers). Service thread only.
+/// idle peers). Its service thread's only (checked at each entry point in
+/// debug builds).
 final class Sockets {
     private(set) var connections: [OpaquePointer: Connection] = [:]
     private var lastID = 0
@@ -29,7 +30,7 @@ final class Sockets {
     var draining = false
 
     /// The connections that have not joined yet, by address (PROTOCOL.md section 1).
-    let unjoined = UnjoinedConnections()
+    let unjoined: UnjoinedConnections
     /// The connection being handed to lws: its wsi comes with WSI_CREATE.
     var adopting: Arrival?
     /// Closes a socket roomd holds while it reads its head (set by the
@@ -57,6 +58,7 @@ final class Sockets {
     private var addressRefusals = OncePerSecond()
     private var evictions = OncePerSecond()
 
+    private let thread: ServiceThread
     private let limits: LimitSettings
     private let flow: FlowControl
     private let clock: RoomClock
@@ -65,6 +67,7 @@ final class Sockets {
 
     /// `servers`: service threads in this process (`--threads`); each may hold its share of sockets.
     init(
+        thread: ServiceThread,
         limits: LimitSettings,
         servers: Int,
         flow: FlowControl,
@@ -72,6 +75,8 @@ final class Sockets {
         metrics: ServerMetrics,
         logger: Logger
     ) {
+        self.thread = thread
+        unjoined = UnjoinedConnections(thread: thread)
         self.limits = limits
         self.flow = flow
         self.clock = clock
@@ -90,12 +95,14 @@ final class Sockets {
 
     /// A new connection id (also for other nodes' clients served here).
     func makeID() -> Int {
+        thread.assertIsCurrent()
         lastID += 1
         return lastID
     }
 
     /// LWS_CALLBACK_WSI_CREATE.
     func created(_ wsi: OpaquePointer) {
+        thread.assertIsCurrent()
         open += 1
         if let arrival = adopting {
             adopting = nil
@@ -105,6 +112,7 @@ final class Sockets {
 
     /// LWS_CALLBACK_WSI_DESTROY.
     func destroyed(_ wsi: OpaquePointer) {
+        thread.assertIsCurrent()
         open -= 1
         unjoined.settle(wsi: wsi)
     }
@@ -114,6 +122,7 @@ final class Sockets {
     /// must be armed for it).
     @discardableResult
     func opened(_ wsi: OpaquePointer) -> (connection: Connection, firstAwaitingJoin: Bool) {
+        thread.assertIsCurrent()
         let now = monotonicMillis()
         let connection = Connection(
             sink: .socket(wsi),
@@ -133,6 +142,7 @@ final class Sockets {
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and
     /// returned), and never touches its lws handle again.
     func closed(_ wsi: OpaquePointer) -> Connection? {
+        thread.assertIsCurrent()
         guard let connection = connections.removeValue(forKey: wsi) else { return nil }
         connection.socketClosed()
         return connection
@@ -150,6 +160,7 @@ final class Sockets {
     /// joined peers are never closed for a newcomer, and with none unjoined
     /// the newcomer is refused. Logged at most once a second, counted always.
     func admit(from address: PeerAddress, as socket: Arrival.Socket) -> Arrival? {
+        thread.assertIsCurrent()
         let now = monotonicMillis()
         if let stale = adopting {  // lws made no wsi of the last one
             adopting = nil
@@ -219,6 +230,7 @@ final class Sockets {
 
     /// Closes with 1008 every connection whose join deadline has passed.
     func closeUnjoined(now: Int64) {
+        thread.assertIsCurrent()
         dropSettledJoins()
         while let (wsi, _, deadline) = awaitingJoin.first, deadline <= now {
             awaitingJoin.removeFirst()
@@ -241,6 +253,7 @@ final class Sockets {
 
     /// LWS_CALLBACK_SERVER_WRITEABLE: as much of the queue as one write takes.
     func write(_ wsi: OpaquePointer) -> Int32 {
+        thread.assertIsCurrent()
         guard let connection = connections[wsi] else { return -1 }
         let queued = connection.queuedBytes
         let result = connection.writeQueued(
@@ -258,6 +271,7 @@ final class Sockets {
 
     /// Closes every connection with `code` (shutdown: 1001).
     func closeAll(_ code: UInt16) {
+        thread.assertIsCurrent()
         for connection in connections.values { connection.close(code) }
     }
 
@@ -269,6 +283,7 @@ final class Sockets {
     /// round of n pings cost O(n²). (The join deadline has a timer of its
     /// own: `closeUnjoined`.)
     func sweep(now: Int64) {
+        thread.assertIsCurrent()
         let idle = Int64(limits.idleTimeoutS) * 1000
         // After heavy traffic (a join storm, a large fan-out) glibc keeps the
         // freed heap: give it back, at most every 10 s (it measured 380 MB →

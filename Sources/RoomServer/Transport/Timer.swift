@@ -7,7 +7,8 @@ import Glibc
 /// An lws_sul timer on the service thread: one-shot (armed with `schedule`),
 /// or periodic (`every:`, re-armed after each run). The sul is the first
 /// field of the allocation, followed by the owning timer, so the C callback
-/// can find its way back without globals.
+/// can find its way back without globals. Debug builds check, each time one
+/// fires, that it runs on its server's service thread.
 final class LoopTimer {
     private let storage: UnsafeMutableRawPointer
     private let context: OpaquePointer
@@ -60,6 +61,12 @@ final class LoopTimer {
             as: UnsafeMutableRawPointer.self
         )
         let timer = Unmanaged<LoopTimer>.fromOpaque(raw).takeUnretainedValue()
+        #if DEBUG
+        // The context's user is its RoomServer (ServiceLoop.open), as in Callback.swift.
+        if let server = lws_context_user(timer.context) {
+            Unmanaged<RoomServer>.fromOpaque(server).takeUnretainedValue().thread.assertIsCurrent()
+        }
+        #endif
         timer.action()
         if let period = timer.period { timer.schedule(afterMillis: period) }
     }

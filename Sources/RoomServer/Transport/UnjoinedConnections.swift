@@ -26,7 +26,8 @@ final class Arrival {
 /// an HTTP connection before its request is complete — by the address they
 /// came from, oldest first: what the per-address cap counts, and which
 /// connection goes when the socket budget is full (the oldest of the address
-/// that holds the most). Joined peers are never here. Service thread only.
+/// that holds the most). Joined peers are never here. Its service thread's
+/// only (checked in debug builds).
 final class UnjoinedConnections {
     /// One address's unjoined connections, oldest first (settled ones are
     /// dropped when they reach the front).
@@ -42,6 +43,9 @@ final class UnjoinedConnections {
     private var byWSI: [OpaquePointer: Arrival] = [:]
     /// Unjoined connections, all addresses.
     private(set) var count = 0
+    private let thread: ServiceThread
+
+    init(thread: ServiceThread) { self.thread = thread }
 
     /// Unjoined connections from `address`.
     func count(from address: PeerAddress) -> Int { lines[address]?.live ?? 0 }
@@ -49,6 +53,7 @@ final class UnjoinedConnections {
     /// A new connection from `address`.
     @discardableResult
     func arrived(from address: PeerAddress, socket: Arrival.Socket) -> Arrival {
+        thread.assertIsCurrent()
         let arrival = Arrival(address: address, socket: socket)
         let line = lines[address] ?? Line()
         lines[address] = line
@@ -63,6 +68,7 @@ final class UnjoinedConnections {
 
     /// libwebsockets took the connection over as `wsi`.
     func adopted(_ arrival: Arrival, as wsi: OpaquePointer) {
+        thread.assertIsCurrent()
         arrival.socket = .lws(wsi)
         if !arrival.settled { byWSI[wsi] = arrival }
     }
@@ -71,6 +77,7 @@ final class UnjoinedConnections {
 
     /// The connection is no longer unjoined (joined, its request complete, or closed).
     func settle(_ arrival: Arrival) {
+        thread.assertIsCurrent()
         guard !arrival.settled else { return }
         arrival.settled = true
         if case .lws(let wsi) = arrival.socket { byWSI.removeValue(forKey: wsi) }
@@ -91,6 +98,7 @@ final class UnjoinedConnections {
 
     /// The oldest unjoined connection of the address that holds the most.
     func victim() -> Arrival? {
+        thread.assertIsCurrent()
         guard most > 0, let address = addressesHolding[most]?.first, let line = lines[address] else { return nil }
         line.arrivals.removeFirst { $0.settled }
         return line.arrivals.first

@@ -7,8 +7,10 @@ import RoomModel
 /// The server's side of webhooks: after each change the events the model
 /// recorded are encoded once and handed to the sender (which delivers them
 /// off the service thread). Without `settings.webhooks` nothing is recorded
-/// and `forward` does nothing. Service thread only.
+/// and `forward` does nothing. Its service thread's only (checked in debug
+/// builds).
 final class WebhookRelay {
+    private let thread: ServiceThread
     private let registry: RoomRegistry
     private let sender: WebhookSender?
     /// Webhook ids: the registry's generator (random, or test mode's seeded one).
@@ -17,6 +19,7 @@ final class WebhookRelay {
     var journal: TestJournal?
 
     init(
+        thread: ServiceThread,
         registry: RoomRegistry,
         settings: WebhookSettings?,
         secret: [UInt8],
@@ -24,6 +27,7 @@ final class WebhookRelay {
         metrics: ServerMetrics,
         logger: Logger
     ) {
+        self.thread = thread
         self.registry = registry
         self.ids = ids
         // The counters exist (at 0) without webhooks too: /metrics always lists them.
@@ -46,6 +50,7 @@ final class WebhookRelay {
 
     /// After each change: the events it recorded go to the queue.
     func forward() {
+        thread.assertIsCurrent()
         guard let sender else { return }
         for event in registry.takeOperatorEvents() {
             let hook = WebhookEvent(event, id: ids.next(.webhook))
@@ -59,6 +64,7 @@ final class WebhookRelay {
     /// 0 clears it. False without webhooks.
     @discardableResult
     func injectFailures(next count: Int, status: Int?) -> Bool {
+        thread.assertIsCurrent()
         guard let sender else { return false }
         sender.injectFailures(next: count, status: status)
         return true
