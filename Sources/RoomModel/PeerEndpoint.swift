@@ -15,7 +15,9 @@ open class PeerEndpoint {
     /// Fixed at init: a load at a fixed offset from any module (`final`).
     public final let kind: Kind
 
-    /// `package`: only roomd's modules (and its tests) make endpoints, each
-    /// kind by its one type.
-    package init(kind: Kind) { self.kind = kind }
+    /// Only roomd's server makes endpoints, each kind by its one type.
+    /// `public`, not `package`: Swift 6.3 warns "function call causes an
+    /// infinite recursion" on a subclass in another module of an `open`
+    /// class whose designated init is `package` (a false positive).
+    public init(kind: Kind) { self.kind = kind }
 }

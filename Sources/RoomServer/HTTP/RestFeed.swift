@@ -137,7 +137,7 @@ final class RestFeed {
     /// A request of this node or forwarded by another one, answered here.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         thread.assertIsCurrent()
-        switch prepare(request) {
+        return switch prepare(request) {
         case .answer(let response): response
         case .build(let query): build(query)
         }
