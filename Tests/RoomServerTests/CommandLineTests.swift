@@ -5,10 +5,18 @@ import RoomdTesting
 import Testing
 
 /// `roomd` as an operator runs it: config errors, secrets, `token`, `check-config`.
-@Suite struct CommandLineTests {
+/// A class so that each test's scratch directory is removed when the test ends (`deinit`).
+@Suite final class CommandLineTests {
+    private var scratches: [URL] = []
+
+    deinit {
+        for directory in scratches { try? FileManager.default.removeItem(at: directory) }
+    }
+
     func scratch() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratches.append(directory)
         return directory
     }
 

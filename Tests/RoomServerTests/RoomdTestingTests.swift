@@ -6,8 +6,8 @@ import Testing
 /// The RoomdTesting library as a harness uses it.
 @Suite struct RoomdTestingTests {
     @Test func startsOnAFreePortServesTokensItMintsAndStopsCleanly() async throws {
-        let roomd = try RoomdProcess.start(binary: Daemon.binary)
-        let other = try RoomdProcess.start(binary: Daemon.binary)
+        let roomd = try RoomdProcess.start(binary: Daemon.binary, template: Daemon.patientTemplate())
+        let other = try RoomdProcess.start(binary: Daemon.binary, template: Daemon.patientTemplate())
         #expect(roomd.port != other.port && roomd.directory != other.directory, "parallel harnesses do not collide")
         let client = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
         let joined = try await client.join(token: try roomd.tokens.appToken(room: "show", user: "host-1", role: "host"))
@@ -22,7 +22,11 @@ import Testing
 
     /// Test mode through the kit: the manual clock and faults (PROTOCOL.md section 25).
     @Test func aManualClockAndFaultsDriveTheRulesWithoutSleeping() async throws {
-        let roomd = try RoomdProcess.start(binary: Daemon.binary, testMode: TestModeOptions(seed: 3))
+        let roomd = try RoomdProcess.start(
+            binary: Daemon.binary,
+            template: Daemon.patientTemplate(),
+            testMode: TestModeOptions(seed: 3)
+        )
         defer { _ = roomd.stop() }
         let start = try await roomd.clockMillis()
         func join(_ user: String, _ role: String) async throws -> (RoomClient, String) {
@@ -57,6 +61,7 @@ import Testing
         let secret = Array("a-harness-secret-of-at-least-32-bytes\n".utf8)
         let roomd = try RoomdProcess.start(
             binary: Daemon.binary,
+            template: Daemon.patientTemplate(),
             secret: secret,
             host: "0.0.0.0",
             arguments: ["--log-level", "debug"],
@@ -93,7 +98,7 @@ import Testing
     }
 
     @Test func aDaemonThatOutlivesTheTimeoutIsKilled() throws {
-        let roomd = try RoomdProcess.start(binary: Daemon.binary)
+        let roomd = try RoomdProcess.start(binary: Daemon.binary, template: Daemon.patientTemplate())
         kill(roomd.pid, SIGSTOP)  // deaf to SIGTERM
         let exit = roomd.stop(signal: SIGTERM, timeout: 0.3)
         #expect(exit.timedOut && exit.status == SIGKILL && exit.seconds >= 0.3, "\(exit)")

@@ -8,7 +8,7 @@ import Testing
 @Suite struct WaitTimeoutTests {
     /// A host and a guest in one room; the host's inbox holds the guest's `on-peer-join`.
     fileprivate func room() async throws -> (RoomdProcess, host: RoomClient, guest: RoomClient, guestID: String) {
-        let roomd = try RoomdProcess.start(binary: Daemon.binary)
+        let roomd = try RoomdProcess.start(binary: Daemon.binary, template: Daemon.patientTemplate())
         let host = try await RoomClient.connect(to: roomd.url)
         _ = try await host.join(token: try roomd.tokens.appToken(room: "show", user: "host-1", role: "host"))
         let guest = try await RoomClient.connect(to: roomd.url)

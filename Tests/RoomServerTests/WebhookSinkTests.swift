@@ -9,7 +9,7 @@ import Testing
 @Suite struct WebhookSinkTests {
     @Test func aScenariosWebhooksArriveVerifiedAndInOrder() async throws {
         let sink = try WebhookSink()
-        let roomd = try RoomdProcess.start(binary: Daemon.binary, webhooks: sink)
+        let roomd = try RoomdProcess.start(binary: Daemon.binary, template: Daemon.patientTemplate(), webhooks: sink)
         defer {
             _ = roomd.stop()
             sink.close()

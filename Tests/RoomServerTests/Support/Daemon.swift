@@ -27,6 +27,14 @@ final class Daemon: Sendable {
     static var packageRoot: URL { RoomdProcess.packageRoot }
     static var shippedConfig: String { RoomdProcess.shippedTemplatePath }
 
+    /// The shipped template with a join deadline a loaded machine cannot race
+    /// (300 s instead of 10 s), for tests that start a `RoomdProcess` of their
+    /// own and connect to it: the deadline itself has its own test.
+    static func patientTemplate() throws -> RoomdProcess.Template {
+        let text = try String(contentsOfFile: shippedConfig, encoding: .utf8)
+        return .json(try mergeSettings(text, #"{"limits":{"join_timeout_s":300}}"#))
+    }
+
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["ROOMD_BIN"], !path.isEmpty { return path }
         return packageRoot.appendingPathComponent(".build/debug/roomd").path
