@@ -24,7 +24,8 @@ struct Micro: ParsableCommand {
         abstract: "Microbenchmarks of roomd's hot paths (JSON-RPC decode, push encode, fan-out enqueue): ns/op.",
         discussion: """
             Cases: decode-broadcast, decode-join (RoomWire JSON.parse of the call as roombench sends it), \
-            encode-broadcast (Envelope.push(.broadcast) to a Frame), fanout-enqueue (one shared Frame queued \
+            encode-broadcast (Envelope.push(.broadcast) to a Frame), encode-peer-join (Envelope.push(.peerJoin) of \
+            a peer with 2 tracks), encode-poll-stats (Envelope.push(.pollStats) of a 3-question quiz), fanout-enqueue (one shared Frame queued \
             on --recipients connections), fanout-dispatch (Dispatcher.fanOut of one broadcast delivery to \
             --recipients peers: encode once + every enqueue), word-filter (section 22's blocked words: a 4 KiB \
             message against 1,000 words). Groups: decode, encode, fanout (both fanout cases), moderation, all. \
@@ -66,7 +67,9 @@ struct Micro: ParsableCommand {
     }
 
     static let allCases = [
-        "decode-broadcast", "decode-join", "encode-broadcast", "fanout-enqueue", "fanout-dispatch", "word-filter",
+        "decode-broadcast", "decode-join", "encode-broadcast", "encode-peer-join", "encode-poll-stats",
+        "fanout-enqueue",
+        "fanout-dispatch", "word-filter",
     ]
 
     static func caseNames(_ selection: String) throws -> [String] {
@@ -76,7 +79,7 @@ struct Micro: ParsableCommand {
                 switch item {
                 case "all": allCases
                 case "decode": ["decode-broadcast", "decode-join"]
-                case "encode": ["encode-broadcast"]
+                case "encode": ["encode-broadcast", "encode-peer-join", "encode-poll-stats"]
                 case "fanout": ["fanout-enqueue", "fanout-dispatch"]
                 case "moderation": ["word-filter"]
                 default: allCases.contains(item) ? [item] : []
@@ -163,6 +166,9 @@ final class MicroFixture {
     private var server: RoomServer?
     private var delivery: Delivery?
     private var frame: Frame?
+    /// `on-peer-join` of the sender with its 2 tracks, and `on-poll-stats` of its quiz.
+    private var peerJoin: Push?
+    private var pollStats: Push?
     private var connections: [Connection] = []
 
     init(template: RoleTemplate, recipients: Int, room: Bool) throws {
@@ -213,10 +219,52 @@ final class MicroFixture {
             }
             self.delivery = delivery
             frame = Envelope.push(delivery.push, policyChanges: [:])
+            _ = try registry.addTrack(sender, id: "mic", kind: .audio, description: "microphone")
+            _ = try registry.addTrack(sender, id: "cam", kind: .video, mute: true)
+            peerJoin = .peerJoin(sender, withTracks: true)
+            pollStats = try Self.quizStats(registry, host: sender, voters: recipients)
         } catch let error as RoomError {
             throw BenchError("micro: setting up the room failed: \(error.message)")
         }
         self.server = server
+    }
+
+    /// `on-poll-stats` of a started 3-question quiz (single choice, multiple
+    /// choice, short answer) that up to 50 of the room's viewers answered.
+    private static func quizStats(_ registry: RoomRegistry, host: Peer, voters: Int) throws -> Push {
+        let poll = try registry.setPollInfo(by: host, PollInfoInput(title: "Tonight's quiz", type: .quiz))
+        _ = try registry.setPollQuestions(
+            by: host,
+            pollID: poll.id,
+            [
+                QuestionInput(
+                    text: "Which planet?",
+                    type: .singleChoice,
+                    options: ["Mars", "Venus", "Earth"],
+                    answer: [1]
+                ),
+                QuestionInput(
+                    text: "Which are moons?",
+                    type: .multipleChoice,
+                    options: ["Io", "Ceres", "Titan", "Vesta"],
+                    answer: [1, 3]
+                ),
+                QuestionInput(text: "Why?", type: .shortAnswer),
+            ]
+        )
+        _ = try registry.startPoll(by: host, pollID: poll.id)
+        for (i, peer) in host.room.peersInJoinOrder.dropFirst().prefix(min(voters, 50)).enumerated() {
+            _ = try registry.respond(
+                peer,
+                pollID: poll.id,
+                [
+                    ResponseInput(question: 1, option: 1 + i % 3),
+                    ResponseInput(question: 2, options: [1, 3]),
+                    ResponseInput(question: 3, text: "because"),
+                ]
+            )
+        }
+        return .pollStats(poll, maxUser: voters, withCorrect: true)
     }
 
     /// An HS256 app token of the shape `TokenMinter.appToken` signs (same
@@ -257,6 +305,24 @@ final class MicroFixture {
                 name: name,
                 what: "Envelope.push(.broadcast) → Frame (`on-broadcast`)",
                 bytes: frame!.count
+            ) {
+                microSink &+= Envelope.push(push, policyChanges: [:]).count
+            }
+        case "encode-peer-join":
+            let push = peerJoin!
+            return MicroCase(
+                name: name,
+                what: "Envelope.push(.peerJoin) → Frame (`on-peer-join`, a peer with 2 tracks)",
+                bytes: Envelope.push(push, policyChanges: [:]).count
+            ) {
+                microSink &+= Envelope.push(push, policyChanges: [:]).count
+            }
+        case "encode-poll-stats":
+            let push = pollStats!
+            return MicroCase(
+                name: name,
+                what: "Envelope.push(.pollStats) → Frame (`on-poll-stats`, a 3-question quiz)",
+                bytes: Envelope.push(push, policyChanges: [:]).count
             ) {
                 microSink &+= Envelope.push(push, policyChanges: [:]).count
             }
