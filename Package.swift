@@ -33,11 +33,14 @@ let package = Package(
             providers: [.apt(["libnats-dev"])]
         ),
         // The domain: pure, synchronous, deterministic. No sockets, no files, no transport settings.
-        .target(name: "RoomModel", dependencies: ["RoomConfig", "RoomWire"]),
+        .target(name: "RoomModel", dependencies: ["RoomConfig", "RoomWire", "RoomProtocol"]),
         // The role template document (`--config roles.json`): roles, permissions, settings, and reading the file.
         .target(name: "RoomConfig", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
         .target(name: "RoomWire"),
+        // The wire's JSON objects (Peer, Room, Track, Message, Poll…), each defined once with
+        // its decoder and encoders: the server writes them, the kits read them.
+        .target(name: "RoomProtocol", dependencies: ["RoomWire"]),
         // Minting tokens like an app backend: roomd token, RoomdTesting, tests.
         .target(
             name: "RoomTokens",
@@ -55,7 +58,7 @@ let package = Package(
         .target(
             name: "RoomServer",
             dependencies: [
-                "RoomModel", "RoomConfig", "RoomWire", "RoomTokens", "CWebSockets", "RoomCluster",
+                "RoomModel", "RoomConfig", "RoomWire", "RoomProtocol", "RoomTokens", "CWebSockets", "RoomCluster",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -100,13 +103,13 @@ let package = Package(
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
         .testTarget(name: "RoomConfigTests", dependencies: ["RoomConfig"]),
-        .testTarget(name: "RoomModelTests", dependencies: ["RoomModel", "RoomConfig", "RoomWire"]),
+        .testTarget(name: "RoomModelTests", dependencies: ["RoomModel", "RoomConfig", "RoomWire", "RoomProtocol"]),
         .testTarget(name: "RoomClusterTests", dependencies: ["RoomCluster", "RoomdTesting"]),
         .testTarget(
             name: "RoomServerTests",
             dependencies: [
                 "RoomClient", "RoomWire", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomdTesting",
-                "RoomCluster",
+                "RoomCluster", "RoomProtocol",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

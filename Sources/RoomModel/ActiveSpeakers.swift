@@ -29,7 +29,7 @@ extension RoomRegistry {
     public func reportAudioLevels(_ peer: Peer, _ levels: [(trackID: String, level: Int)]) throws(RoomError) {
         try peer.requireUnrestricted("audio-level")
         for (trackID, _) in levels {
-            guard let track = peer.track(trackID), track.kind == .audio else {
+            guard let track = peer.track(trackID), track.type == .audio else {
                 throw RoomError(.trackNotFound, "levels: \"\(trackID)\" is not one of your audio tracks")
             }
         }

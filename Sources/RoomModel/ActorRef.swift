@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// Who asked for a change: a peer, or the server's REST API.
 public enum Initiator {
     case peer(Peer)
@@ -6,22 +8,11 @@ public enum Initiator {
 
 /// Who did something, as it was at that moment (a PeerRef that outlives
 /// later renames, role changes and leaves): the wire's PeerRef, or the REST
-/// API's server PeerRef (`peerID` and `role` nil, `name` "server").
-public struct ActorRef: Sendable, Equatable {
-    public var peerID: String?
-    public var role: String?
-    public var name: String
-    public var userID: String?
+/// API's server PeerRef (`peerID` and `role` nil, `name` "server",
+/// `PeerRef.server`).
+public typealias ActorRef = PeerRef
 
-    public static let server = ActorRef(peerID: nil, role: nil, name: "server", userID: nil)
-
-    public init(peerID: String?, role: String?, name: String, userID: String?) {
-        self.peerID = peerID
-        self.role = role
-        self.name = name
-        self.userID = userID
-    }
-
+extension PeerRef {
     public init(_ peer: Peer) {
         self.init(peerID: peer.id, role: peer.role.name, name: peer.name, userID: peer.userID)
     }

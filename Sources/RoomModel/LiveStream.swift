@@ -1,29 +1,4 @@
-/// One output of the stream (`variants[]` of HLSState).
-public struct HLSVariant: Sendable, Equatable {
-    public var url: String
-    public var meetingURL: String?
-    public var metadata: String?
-    public var startedAt: Int64
-}
-
-/// A timed-metadata cue: shown to HLS viewers from `startDate` to `endDate` (ms).
-public struct HLSCue: Sendable, Equatable {
-    public var id: String
-    public var payload: String
-    public var startDate: Int64
-    public var endDate: Int64
-}
-
-/// What `hls-start` asks for, one per variant.
-public struct HLSVariantRequest: Sendable, Equatable {
-    public var meetingURL: String?
-    public var metadata: String?
-
-    public init(meetingURL: String? = nil, metadata: String? = nil) {
-        self.meetingURL = meetingURL
-        self.metadata = metadata
-    }
-}
+import RoomProtocol
 
 /// What `hls-timed-metadata` asks for, one per cue.
 public struct HLSCueRequest: Sendable, Equatable {
@@ -34,13 +9,6 @@ public struct HLSCueRequest: Sendable, Equatable {
         self.payload = payload
         self.durationS = durationS
     }
-}
-
-/// Where a show's stream is in its life (1.2, section 23): HotMic's
-/// SCHEDULED → LIVE → ENDED → VOD, and SCHEDULED → ENDED for a cancelled
-/// show.
-public enum StreamState: String, Sendable, Equatable, CaseIterable {
-    case scheduled, live, ended, vod
 }
 
 /// HLSState of a room session (PROTOCOL.md sections 16 and 23). A room has

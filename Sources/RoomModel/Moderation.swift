@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// Muting others, removing peers, ending rooms (PROTOCOL.md section 6).
 extension RoomRegistry {
     /// `track-update-request`: mute is enforced (needs `mute`); unmute is only
@@ -17,7 +19,7 @@ extension RoomRegistry {
         guard let target = room.peer(targetID) else {
             throw RoomError(.peerNotFound, "requested_for: peer \"\(targetID)\" is not in the room")
         }
-        guard let index = target.tracks.firstIndex(where: { $0.id == trackID }) else {
+        guard let index = target.tracks.firstIndex(where: { $0.trackID == trackID }) else {
             throw RoomError(.trackNotFound, "track_id: peer \"\(targetID)\" has no track \"\(trackID)\"")
         }
         var effects = Effects()
@@ -123,16 +125,16 @@ extension RoomRegistry {
 /// `roles` / `type` / `source` filters of `change-track-mute-state-request`.
 public struct TrackFilter: Sendable, Equatable {
     public var roles: [String]?
-    public var kind: Track.Kind?
-    public var source: Track.Source?
+    public var kind: TrackType?
+    public var source: TrackSource?
 
-    public init(roles: [String]? = nil, kind: Track.Kind? = nil, source: Track.Source? = nil) {
+    public init(roles: [String]? = nil, kind: TrackType? = nil, source: TrackSource? = nil) {
         self.roles = roles
         self.kind = kind
         self.source = source
     }
 
     func matches(_ track: Track) -> Bool {
-        (kind == nil || track.kind == kind) && (source == nil || track.source == source)
+        (kind == nil || track.type == kind) && (source == nil || track.source == source)
     }
 }

@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 /// A room session, as it was when something happened.
 public struct RoomRef: Sendable, Equatable {

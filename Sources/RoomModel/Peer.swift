@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 /// A participant of a room. Owned by its `Room`; the server only reads it and
 /// keeps its connection in `endpoint`, which the model never inspects.
@@ -66,7 +67,7 @@ public final class Peer {
         role.subscribes(to: other.role.name)
     }
 
-    func track(_ id: String) -> Track? { tracks.first { $0.id == id } }
+    func track(_ id: String) -> Track? { tracks.first { $0.trackID == id } }
 
     /// A `view_and_polls_only` peer may view and vote, nothing else
     /// (PROTOCOL.md section 4): every call that publishes, speaks, acts on

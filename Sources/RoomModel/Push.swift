@@ -1,3 +1,4 @@
+import RoomProtocol
 import RoomWire
 
 /// Something the server must tell peers. The model decides who gets what;
@@ -18,7 +19,7 @@ public enum Push {
     /// `on-message-pin {message: Message | null, pinned_by}` (1.2).
     case messagePin(ChatMessage?, pinnedBy: ActorRef)
     /// `on-chat-state {paused, slow_mode_s, chat_banned, until}` (1.2, section 22): the receiver's whole chat state.
-    case chatState(RoomRegistry.ChatState)
+    case chatState(ChatState)
     /// `on-report {report_id, target, reason, reported_by, at}` (1.2), to `moderateChat` peers.
     case report(Report)
     /// `on-reactions {counts:[{target, type, total}]}` (1.2, section 20): the

@@ -122,8 +122,8 @@ extension RoomRegistry {
         // 1. Tracks the new role may not publish.
         let subscribersBefore = room.subscribers(of: target)
         for track in target.tracks
-        where !role.publishParams.allows(Self.publishKind(kind: track.kind, source: track.source)) {
-            _ = room.removeTrack(track.id, from: target)
+        where !role.publishParams.allows(Self.publishKind(kind: track.type, source: track.source)) {
+            _ = room.removeTrack(track.trackID, from: target)
             effects.send(.trackRemove(peerID: target.id, track), to: subscribersBefore)
         }
         // 2. The change itself.

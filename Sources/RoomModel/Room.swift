@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 /// One room session: created on its first join (or REST `POST /v2/rooms`),
 /// ended with its last peer or `empty_timeout_s` after it (EmptyRooms.swift).
@@ -86,17 +87,17 @@ public final class Room {
         peer.hasLeft = true
         order.remove(peer)
         byRole[peer.role.name]?.remove(peer)
-        for track in peer.tracks { trackOwners.removeValue(forKey: track.id) }
+        for track in peer.tracks { trackOwners.removeValue(forKey: track.trackID) }
         speakers.forget(peer)
     }
 
     func addTrack(_ track: Track, to peer: Peer) {
         peer.tracks.append(track)
-        trackOwners[track.id] = peer
+        trackOwners[track.trackID] = peer
     }
 
     func removeTrack(_ id: String, from peer: Peer) -> Track? {
-        guard let index = peer.tracks.firstIndex(where: { $0.id == id }) else { return nil }
+        guard let index = peer.tracks.firstIndex(where: { $0.trackID == id }) else { return nil }
         trackOwners.removeValue(forKey: id)
         speakers.forget(trackID: id)
         return peer.tracks.remove(at: index)

@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 /// Per-room active-speaker state (PROTOCOL.md section 7) and its tick.
 ///
@@ -37,7 +38,7 @@ struct SpeakerState {
 
     mutating func forget(_ peer: Peer) {
         personal.removeValue(forKey: ObjectIdentifier(peer))
-        for track in peer.tracks { levels.removeValue(forKey: track.id) }
+        for track in peer.tracks { levels.removeValue(forKey: track.trackID) }
     }
 
     mutating func forget(trackID: String) { levels.removeValue(forKey: trackID) }
@@ -97,11 +98,4 @@ struct SpeakerState {
         }
         return deliveries
     }
-}
-
-/// One entry of an `active-speakers` list.
-public struct Speaker: Sendable, Equatable {
-    public var peerID: String
-    public var trackID: String
-    public var level: Int
 }

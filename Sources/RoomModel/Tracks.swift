@@ -1,12 +1,13 @@
 import RoomConfig
+import RoomProtocol
 
 /// `track-add` / `track-update` / `track-remove` (PROTOCOL.md sections 4 and 6).
 extension RoomRegistry {
     public func addTrack(
         _ peer: Peer,
         id: String?,
-        kind: Track.Kind,
-        source: Track.Source = .regular,
+        kind: TrackType,
+        source: TrackSource = .regular,
         mute: Bool = false,
         description: String = ""
     ) throws(RoomError) -> (Track, [Delivery]) {
@@ -24,7 +25,13 @@ extension RoomRegistry {
         if peer.tracks.count >= limit {
             throw RoomError(.trackConflict, "at most \(limit) tracks per peer")
         }
-        let track = Track(id: id ?? ids.next(.track), kind: kind, source: source, mute: mute, description: description)
+        let track = Track(
+            trackID: id ?? ids.next(.track),
+            type: kind,
+            source: source,
+            mute: mute,
+            description: description
+        )
         room.addTrack(track, to: peer)
         return (track, [Delivery(.trackAdd(peerID: peer.id, track), to: room.subscribers(of: peer))].nonEmpty)
     }
@@ -39,7 +46,7 @@ extension RoomRegistry {
         -> (Track, [Delivery])
     {
         try peer.requireUnrestricted("track-update")
-        guard let index = peer.tracks.firstIndex(where: { $0.id == id }) else {
+        guard let index = peer.tracks.firstIndex(where: { $0.trackID == id }) else {
             throw RoomError(.trackNotFound, "track_id \"\(id)\" is not one of your tracks")
         }
         if let description { try checkSize(description, field: "description", limit: settings.limits.maxMetadataBytes) }
@@ -61,32 +68,12 @@ extension RoomRegistry {
     }
 
     /// What a track needs in `publishParams.allowed`: screen by source, else by kind.
-    static func publishKind(kind: Track.Kind, source: Track.Source) -> PublishKind {
+    static func publishKind(kind: TrackType, source: TrackSource) -> PublishKind {
         if source == .screen { return .screen }
         return kind == .audio ? .audio : .video
     }
 
     func trackChanged(_ peer: Peer, _ track: Track) -> [Delivery] {
         [Delivery(.trackUpdate(peerID: peer.id, track), to: peer.room.subscribers(of: peer))].nonEmpty
-    }
-}
-
-/// Published track state (signalling only: no media).
-public struct Track: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable { case audio, video }
-    public enum Source: String, Sendable, CaseIterable { case regular, screen, plugin }
-
-    public var id: String
-    public var kind: Kind
-    public var source: Source
-    public var mute: Bool
-    public var description: String
-
-    public init(id: String, kind: Kind, source: Source = .regular, mute: Bool = false, description: String = "") {
-        self.id = id
-        self.kind = kind
-        self.source = source
-        self.mute = mute
-        self.description = description
     }
 }

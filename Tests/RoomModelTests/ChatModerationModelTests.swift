@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 import Testing
 
 @testable import RoomModel

@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 @testable import RoomModel
 
@@ -88,9 +89,9 @@ extension Push {
         case .peerLeave: "on-peer-leave"
         case .peerUpdate: "on-peer-update"
         case .broadcast: "on-broadcast"
-        case .trackAdd(_, let track): "on-track-add:\(track.id)"
-        case .trackUpdate(_, let track): "on-track-update:\(track.id)"
-        case .trackRemove(_, let track): "on-track-remove:\(track.id)"
+        case .trackAdd(_, let track): "on-track-add:\(track.trackID)"
+        case .trackUpdate(_, let track): "on-track-update:\(track.trackID)"
+        case .trackRemove(_, let track): "on-track-remove:\(track.trackID)"
         case .policyChange(let role): "on-policy-change:\(role)"
         case .roleChangeRequest(_, let role, _): "on-role-change-request:\(role)"
         case .roleChangeRejected(_, _, _, let reason): "on-role-change-rejected:\(reason.rawValue)"

@@ -1,3 +1,4 @@
+import RoomProtocol
 import Testing
 
 @testable import RoomModel

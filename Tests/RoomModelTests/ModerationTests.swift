@@ -1,3 +1,4 @@
+import RoomProtocol
 import Testing
 
 @testable import RoomModel
@@ -26,7 +27,7 @@ import Testing
             trackID: "h-mic",
             mute: true
         )
-        #expect(host.tracks.first { $0.id == "h-mic" }?.mute == true)
+        #expect(host.tracks.first { $0.trackID == "h-mic" }?.mute == true)
         #expect(
             effects.deliveries.sent == [
                 Sent(push: "on-track-update:h-mic", to: [guest.id, viewer.id, moderator.id]),

@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 import RoomWire
 import Testing
 

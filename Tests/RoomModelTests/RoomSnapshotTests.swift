@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 import RoomWire
 import Testing
 
@@ -174,7 +175,7 @@ import Testing
         #expect(other.snapshot(of: restored) == snapshot, "nothing lost or added")
         #expect(restored.sessionID == room.sessionID)
         let host = try #require(restored.peer(room.peersInJoinOrder[0].id))
-        #expect(host.tracks.map(\.id) == ["mic"])
+        #expect(host.tracks.map(\.trackID) == ["mic"])
         #expect(host.groups == ["stage"])
         #expect(restored.sessionStore.entry("topic").version == 1)
         #expect(restored.polls.ordered.first?.tallies.first?.optionCounts == [0, 1])

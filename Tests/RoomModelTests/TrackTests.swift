@@ -1,3 +1,4 @@
+import RoomProtocol
 import Testing
 
 @testable import RoomModel
@@ -16,7 +17,7 @@ import Testing
 
     @Test func trackAddGoesToSubscribersOnlyNeverThePublisher() throws {
         let (track, deliveries) = try registry.addTrack(guest, id: "g-mic", kind: .audio)
-        #expect(track == Track(id: "g-mic", kind: .audio, source: .regular, mute: false, description: ""))
+        #expect(track == Track(trackID: "g-mic", type: .audio, source: .regular, mute: false, description: ""))
         // host, viewer and moderator subscribe to guest.
         #expect(deliveries.sent == [Sent(push: "on-track-add:g-mic", to: [host.id, viewer.id, moderator.id])])
         let (_, hostTrack) = try registry.addTrack(host, id: "h-screen", kind: .video, source: .screen)
@@ -39,7 +40,7 @@ import Testing
             #expect(host.tracks.count == index + 1)
         }
         #expect(code { _ = try registry.addTrack(host, id: nil, kind: .video) } == .trackConflict)
-        #expect(Set(host.tracks.map(\.id)).count == host.tracks.count, "server-made ids are unique")
+        #expect(Set(host.tracks.map(\.trackID)).count == host.tracks.count, "server-made ids are unique")
         // Removing frees the id for others.
         _ = try registry.removeTrack(host, id: "same")
         #expect(code { _ = try registry.addTrack(guest, id: "same", kind: .audio) } == nil)

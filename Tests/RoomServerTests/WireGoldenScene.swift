@@ -1,4 +1,5 @@
 import Foundation
+import RoomProtocol
 import RoomTokens
 import RoomWire
 
@@ -73,8 +74,8 @@ extension GoldenScene {
             .chatClear(clearedBy: .server),
             .messagePin(kept, pinnedBy: by),
             .messagePin(nil, pinnedBy: .server),
-            .chatState(RoomRegistry.ChatState(paused: true, slowModeSeconds: 5, chatBanned: true, until: 77)),
-            .chatState(RoomRegistry.ChatState(paused: false, slowModeSeconds: 0, chatBanned: false, until: nil)),
+            .chatState(ChatState(paused: true, slowModeSeconds: 5, chatBanned: true, until: 77)),
+            .chatState(ChatState(paused: false, slowModeSeconds: 0, chatBanned: false, until: nil)),
             .report(Report(id: "r-1", target: ReportTarget(.question, "q-1"), reason: "why", reportedBy: by, at: 8)),
             .reactions([
                 ReactionCount(target: "stream", type: "clap", total: 5),

@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// The audience feed's record of one room session (PROTOCOL.md section 24):
 /// per whole second, what the feed tells — chat to everyone, deletions,
 /// reaction totals, polls started or stopped, poll stats, question changes —

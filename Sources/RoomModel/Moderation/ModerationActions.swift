@@ -1,4 +1,5 @@
 import RoomConfig
+import RoomProtocol
 
 /// Moderation that holds (1.2, PROTOCOL.md section 22): bans, chat bans,
 /// paused chat and slow mode, reports and the word filter. The state is the
@@ -9,15 +10,6 @@ extension RoomRegistry {
     public static let maxReasonBytes = 256
     /// `duration_s` of a ban or chat ban: one second to a year.
     public static let banDurationRange = 1...31_536_000
-
-    /// A receiver's whole chat state: `on-chat-state` and `join`'s `chat.state`.
-    public struct ChatState: Sendable, Equatable {
-        public var paused: Bool
-        public var slowModeSeconds: Int
-        public var chatBanned: Bool
-        /// When the receiver's chat ban ends (ms; nil: not banned, or for the rest of the session).
-        public var until: Int64?
-    }
 
     /// `peer`'s chat state now.
     public func chatState(for peer: Peer) -> ChatState {

@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// Which user reported which target in a room session (1.2, PROTOCOL.md
 /// section 22): one report per user per target, a repeat is accepted and
 /// ignored. Bounded: the newest `capacity` (user, target) pairs are kept;
@@ -33,21 +35,6 @@ struct ReportLog: Sendable, Equatable {
 
     private static func key(_ user: String, _ target: ReportTarget) -> String {
         "\(user)\u{0}\(target.type.rawValue)\u{0}\(target.id)"
-    }
-}
-
-/// What a `report` is about: `{type:"message"|"question"|"peer", id}`.
-public struct ReportTarget: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
-        case message, question, peer
-    }
-
-    public var type: Kind
-    public var id: String
-
-    public init(_ type: Kind, _ id: String) {
-        self.type = type
-        self.id = id
     }
 }
 

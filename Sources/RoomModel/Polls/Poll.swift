@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// A poll or quiz of a room session (PROTOCOL.md section 15). Owned by the
 /// room's `PollBook`; read by the server's encoders.
 ///
@@ -87,7 +89,3 @@ public final class Poll {
         roleNames.filter { allowsVote(role: $0) }.reduce(0) { $0 + room.count(ofRole: $1) }
     }
 }
-
-public enum PollType: String, Sendable, CaseIterable { case poll, quiz }
-
-public enum PollState: String, Sendable, CaseIterable { case created, started, stopped }

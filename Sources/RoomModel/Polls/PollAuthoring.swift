@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// Writing polls and quizzes (PROTOCOL.md section 15): their info and
 /// questions, while they are `created`. Who may is in PollAccess.swift.
 extension RoomRegistry {
@@ -151,7 +153,7 @@ extension RoomRegistry {
     /// A choice question's answer options, sorted: distinct, in range, one for single-choice.
     static func validAnswer(
         _ given: [Int],
-        type: QuestionType,
+        type: PollQuestionType,
         options: Int,
         at path: String
     ) throws(RoomError) -> [Int] {

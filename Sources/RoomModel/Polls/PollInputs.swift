@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// `poll-info-set` params, validated by the model.
 public struct PollInfoInput: Sendable {
     public var pollID: String?
@@ -33,7 +35,7 @@ public struct PollInfoInput: Sendable {
 /// One entry of `poll-questions-set`.
 public struct QuestionInput: Sendable {
     public var text: String
-    public var type: QuestionType
+    public var type: PollQuestionType
     public var skippable: Bool
     public var weight: Int
     public var answerMinLen: Int?
@@ -44,7 +46,7 @@ public struct QuestionInput: Sendable {
 
     public init(
         text: String,
-        type: QuestionType,
+        type: PollQuestionType,
         skippable: Bool = false,
         weight: Int = 1,
         answerMinLen: Int? = nil,

@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// A poll's life after its authoring (PROTOCOL.md section 15): start, stop
 /// (by a peer or by its `duration`) and listing. Voting is in
 /// PollVoting.swift; the timed polls are kept by `PollSchedule`.

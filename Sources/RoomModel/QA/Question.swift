@@ -1,13 +1,10 @@
+import RoomProtocol
+
 /// An audience question (PROTOCOL.md section 21): `{question_id, text,
 /// asked_by, asked_at, up, down, score, state, pinned}`, and who voted how.
 public struct Question: Sendable, Equatable {
-    public enum State: String, Sendable, CaseIterable {
-        case open, answered, hidden
-    }
-
-    public enum Vote: String, Sendable, CaseIterable {
-        case up, down, none
-    }
+    public typealias State = QuestionState
+    public typealias Vote = QuestionVote
 
     public var id: String
     public var text: String

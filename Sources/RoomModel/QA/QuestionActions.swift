@@ -1,10 +1,10 @@
+import RoomProtocol
+
 /// Audience Q&A (PROTOCOL.md section 21): viewers ask, everyone votes, the
 /// host takes questions from the top. Pushes are coalesced per room
 /// (`tickQuestions`, every `settings.qa.interval_ms`).
 extension RoomRegistry {
-    public enum QuestionOrder: String, Sendable, CaseIterable {
-        case top, new
-    }
+    public typealias QuestionOrder = RoomProtocol.QuestionOrder
 
     /// `moderateChat` of a peer's role; a `view_and_polls_only` peer never has it.
     public func canModerateChat(_ peer: Peer) -> Bool { peer.role.permissions.moderateChat && !peer.viewOnly }

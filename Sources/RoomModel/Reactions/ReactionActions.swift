@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// Reactions and tap votes (PROTOCOL.md section 20): what peers (and the
 /// REST API) do with a room's `Reactions`. Anyone in the room may react,
 /// tap and unreact, `view_and_polls_only` peers too. Counts are per user

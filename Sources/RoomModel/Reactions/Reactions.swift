@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// What `react` counts (PROTOCOL.md section 20): a message of the history,
 /// the show itself, or a contestant of a battle vote.
 public enum ReactionTarget: Hashable, Sendable {
@@ -45,23 +47,6 @@ public enum ReactionTarget: Hashable, Sendable {
                 default: false
                 }
             }
-    }
-}
-
-/// One (target, type) and its total: an entry of `on-reactions`,
-/// `reactions-get` (with `mine`) and REST.
-public struct ReactionCount: Sendable, Equatable {
-    public var target: String
-    public var type: String
-    public var total: Int
-    /// The asking user's own count (`reactions-get`); nil elsewhere.
-    public var mine: Int?
-
-    public init(target: String, type: String, total: Int, mine: Int? = nil) {
-        self.target = target
-        self.type = type
-        self.total = total
-        self.mine = mine
     }
 }
 

@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// A poll of a `RoomSnapshot` from its JSON (RoomSnapshotDecoding.swift):
 /// besides the types, what voting and the encoders index by is checked —
 /// one tally per question and one count per option, records of existing
@@ -91,7 +93,7 @@ extension PollQuestion {
         try self.init(
             index: r.int("index"),
             text: r.string("text"),
-            type: r.oneOf("type", QuestionType.self),
+            type: r.oneOf("type", PollQuestionType.self),
             skippable: r.bool("skippable"),
             weight: r.int("weight"),
             answerMinLen: r.nullable("answer_min_len", r.int),

@@ -1,3 +1,5 @@
+import RoomProtocol
+
 /// A room's lasting state as one value (PROTOCOL.md section 18, docs/CLUSTER.md):
 /// the room's home node stores it on the bus after changes; a node that
 /// takes the room over when its home died restores it (Takeover.swift).

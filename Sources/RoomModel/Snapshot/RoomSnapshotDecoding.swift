@@ -1,3 +1,4 @@
+import RoomProtocol
 import RoomWire
 
 /// `RoomSnapshot` from RoomWire JSON (the format is described at
@@ -106,9 +107,9 @@ extension PeerSnapshot {
             groups: r.strings("groups"),
             tracks: r.objects("tracks") { t throws(RoomSnapshotError) in
                 try Track(
-                    id: t.string("id"),
-                    kind: t.oneOf("kind", Track.Kind.self),
-                    source: t.oneOf("source", Track.Source.self),
+                    trackID: t.string("id"),
+                    type: t.oneOf("kind", TrackType.self),
+                    source: t.oneOf("source", TrackSource.self),
                     mute: t.bool("mute"),
                     description: t.string("description")
                 )

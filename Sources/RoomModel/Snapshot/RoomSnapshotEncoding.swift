@@ -89,8 +89,8 @@ extension JSONWriter {
         beginArray()
         for track in peer.tracks {
             beginObject()
-            field("id", track.id)
-            field("kind", track.kind.rawValue)
+            field("id", track.trackID)
+            field("kind", track.type.rawValue)
             field("source", track.source.rawValue)
             field("mute", track.mute)
             field("description", track.description)

@@ -1,5 +1,6 @@
 import Logging
 import RoomModel
+import RoomProtocol
 import RoomTokens
 import RoomWire
 

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Chat history, deletion and pinning (PROTOCOL.md section 19).
@@ -65,7 +66,7 @@ extension JSONWriter {
     /// within `budget` bytes, and the joiner's chat state (section 22).
     mutating func chatOnJoin(
         _ chat: (messages: [ChatMessage], pinned: ChatMessage?),
-        state: RoomRegistry.ChatState,
+        state: ChatState,
         within budget: Int
     ) {
         object { w in

@@ -1,5 +1,6 @@
 import Logging
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Moderation that holds (1.2, PROTOCOL.md section 22): bans, chat bans,
@@ -117,12 +118,12 @@ extension Dispatcher {
 
 extension JSONWriter {
     /// `{paused, slow_mode_s, chat_banned, until}`: a receiver's whole chat state.
-    mutating func chatState(_ state: RoomRegistry.ChatState) {
+    mutating func chatState(_ state: ChatState) {
         object { w in w.chatStateFields(state) }
     }
 
     /// The fields of `chatState`, for `on-chat-state`'s params.
-    mutating func chatStateFields(_ state: RoomRegistry.ChatState) {
+    mutating func chatStateFields(_ state: ChatState) {
         field("paused", state.paused)
         field("slow_mode_s", state.slowModeSeconds)
         field("chat_banned", state.chatBanned)

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Wire shapes of PROTOCOL.md sections 16 and 23: HLSState (the stream),

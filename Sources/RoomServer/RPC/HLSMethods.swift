@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// `hls-start`, `hls-stop`, `hls-timed-metadata` (PROTOCOL.md section 16).

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Moderation: muting others, removing peers, ending the room (PROTOCOL.md section 6).
@@ -35,8 +36,8 @@ extension Dispatcher {
         guard let value = try params.bool("value") else { throw .invalidParams("value: required") }
         let filter = TrackFilter(
             roles: try params.stringArray("roles"),
-            kind: try params.choice("type", Track.Kind.self),
-            source: try params.choice("source", Track.Source.self)
+            kind: try params.choice("type", TrackType.self),
+            source: try params.choice("source", TrackSource.self)
         )
         let (affected, effects) = try registry.changeTrackMuteState(
             by: .peer(peer),

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Wire shapes of PROTOCOL.md section 15: PollInfo, questions, PollResult,

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Polls and quizzes (PROTOCOL.md section 15): params in, model, results out.
@@ -87,7 +88,7 @@ extension Dispatcher {
             inputs.append(
                 QuestionInput(
                     text: try question.requiredString("text"),
-                    type: try question.choice("type", QuestionType.self, required: true)!,
+                    type: try question.choice("type", PollQuestionType.self, required: true)!,
                     skippable: try question.bool("skippable") ?? false,
                     weight: try question.int("weight", in: 0...1000) ?? 1,
                     answerMinLen: try question.int("answer_min_len", in: 0...RoomRegistry.maxPollTextBytes),

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Every push of the protocol as a frame: one exhaustive switch over the

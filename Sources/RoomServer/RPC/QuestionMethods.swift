@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Audience Q&A (PROTOCOL.md section 21).

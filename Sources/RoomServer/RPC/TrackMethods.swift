@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Tracks (signalling state only) and their audio levels for active speakers
@@ -16,8 +17,8 @@ extension Dispatcher {
     func trackAdd(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
         let id = try params.id("track_id")
-        let kind = try params.choice("type", Track.Kind.self, required: true)!
-        let source = try params.choice("source", Track.Source.self) ?? .regular
+        let kind = try params.choice("type", TrackType.self, required: true)!
+        let source = try params.choice("source", TrackSource.self) ?? .regular
         let mute = try params.bool("mute") ?? false
         let description = try params.string("description") ?? ""
         let (track, deliveries) = try registry.addTrack(

@@ -1,5 +1,6 @@
 import RoomConfig
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// Wire shapes of PROTOCOL.md section 3, written straight from model objects.
@@ -15,7 +16,7 @@ extension JSONWriter {
             w.object { w in
                 if withTracks {
                     for track in peer.tracks {
-                        w.key(track.id)
+                        w.key(track.trackID)
                         w.track(track)
                     }
                 }
@@ -32,8 +33,8 @@ extension JSONWriter {
 
     mutating func track(_ track: Track) {
         object { w in
-            w.field("track_id", track.id)
-            w.field("type", track.kind.rawValue)
+            w.field("track_id", track.trackID)
+            w.field("type", track.type.rawValue)
             w.field("source", track.source.rawValue)
             w.field("mute", track.mute)
             w.field("description", track.description)
