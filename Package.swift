@@ -89,7 +89,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .target(name: "RoomClient", dependencies: ["RoomWire", "CWebSockets"]),
+        .target(name: "RoomClient", dependencies: ["RoomWire", "RoomProtocol", "CWebSockets"]),
         // posix_spawn with closefrom for RoomdTesting (ChildProcess.swift says why not Process).
         .target(name: "CSpawn"),
         .target(name: "RoomdTesting", dependencies: ["RoomClient", "RoomTokens", "RoomWire", "CSpawn"]),

@@ -91,18 +91,3 @@ public struct ChatPage: Sendable, Equatable {
         more = try r.bool("more")
     }
 }
-
-extension Message {
-    /// A message of the history: `{message_id, timestamp, sender, info}` (to everyone).
-    init(kept r: WireReader) throws {
-        try r.requireObject()
-        messageID = try r.string("message_id")
-        timestamp = try r.int64("timestamp")
-        sender = try PeerRef(r.child("sender"))
-        recipient = Recipient(type: .broadcast)
-        let info = r.child("info")
-        try info.requireObject()
-        message = try info.string("message")
-        type = try info.string("type")
-    }
-}

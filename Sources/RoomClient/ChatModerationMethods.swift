@@ -108,52 +108,10 @@ extension RoomClient {
     }
 }
 
-/// A peer's whole chat state (`on-chat-state`, `join`'s `chat.state`).
-public struct ChatState: Sendable, Equatable {
-    public var paused: Bool
-    /// 0: slow mode off.
-    public var slowModeSeconds: Int
-    /// Whether this peer's user is chat-banned.
-    public var chatBanned: Bool
-    /// When the chat ban ends (ms); nil when not chat-banned or for the rest of the session.
-    public var until: Int64?
-
-    public init(paused: Bool = false, slowModeSeconds: Int = 0, chatBanned: Bool = false, until: Int64? = nil) {
-        self.paused = paused
-        self.slowModeSeconds = slowModeSeconds
-        self.chatBanned = chatBanned
-        self.until = until
-    }
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        paused = try r.bool("paused")
-        slowModeSeconds = try r.int("slow_mode_s")
-        chatBanned = try r.bool("chat_banned")
-        until = r.has("until") ? try r.int64("until") : nil
-    }
-}
-
 /// A report, as moderators get it (`on-report`).
 public struct ChatReport: Sendable, Equatable {
     /// What is reported: `{type, id}`.
-    public struct Target: Sendable, Equatable {
-        public enum Kind: String, Sendable, CaseIterable {
-            case message, question, peer
-        }
-
-        public var type: Kind
-        public var id: String
-
-        public init(_ type: Kind, _ id: String) {
-            self.type = type
-            self.id = id
-        }
-
-        public static func message(_ id: String) -> Target { Target(.message, id) }
-        public static func question(_ id: String) -> Target { Target(.question, id) }
-        public static func peer(_ id: String) -> Target { Target(.peer, id) }
-    }
+    public typealias Target = ReportTarget
 
     public var reportID: String
     public var target: Target

@@ -285,6 +285,8 @@ extension RoomClient {
     func decode<T>(_ method: String, _ result: JSON, _ body: (JSON) throws -> T) throws -> T {
         do {
             return try body(result)
+        } catch let error as WireError {
+            throw RoomClientError.invalidPayload("\(method) result: \(error)")
         } catch RoomClientError.invalidPayload(let problem) {
             throw RoomClientError.invalidPayload("\(method) result: \(problem)")
         }

@@ -83,17 +83,9 @@ extension RoomClient {
 
 /// An audience question: `{question_id, text, asked_by, asked_at, up, down, score, state, pinned}`.
 public struct AudienceQuestion: Sendable, Equatable {
-    public enum State: String, Sendable, Equatable, CaseIterable {
-        case open, answered, hidden
-    }
-
-    public enum Vote: String, Sendable, Equatable, CaseIterable {
-        case up, down, none
-    }
-
-    public enum Order: String, Sendable, Equatable, CaseIterable {
-        case top, new
-    }
+    public typealias State = QuestionState
+    public typealias Vote = QuestionVote
+    public typealias Order = QuestionOrder
 
     public var questionID: String
     public var text: String

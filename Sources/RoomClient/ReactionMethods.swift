@@ -52,31 +52,3 @@ extension RoomClient {
         }
     }
 }
-
-/// One (target, type) and its total: an entry of ``RoomEvent/reactions(_:)``,
-/// of ``RoomClient/reactions(targets:timeout:)`` and the answer of
-/// ``RoomClient/react(_:type:count:timeout:)``.
-public struct ReactionCount: Sendable, Equatable {
-    /// A `message_id`, `"stream"` or `"contestant:<id>"`.
-    public var target: String
-    public var type: String
-    public var total: Int
-    /// This user's own count (``RoomClient/reactions(targets:timeout:)`` only).
-    public var mine: Int?
-
-    /// Builds a count, e.g. an expected value in a test.
-    public init(target: String, type: String, total: Int, mine: Int? = nil) {
-        self.target = target
-        self.type = type
-        self.total = total
-        self.mine = mine
-    }
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        target = try r.string("target")
-        type = try r.string("type")
-        total = try r.int("total")
-        mine = r.has("mine") ? try r.int("mine") : nil
-    }
-}

@@ -1,45 +1,5 @@
 import RoomWire
 
-/// RTMP out of the room (PROTOCOL.md section 23): `room.rtmp` of `join` and
-/// ``RoomEvent/rtmpUpdate(_:)``. State only; the URLs (they carry stream
-/// keys) are not shown, only their count.
-public struct RTMPState: Sendable, Equatable, Hashable {
-    public var running: Bool
-    /// When the (last) run started, ms since the epoch.
-    public var startedAt: Int64?
-    /// Who started it; `PeerRef.peerID` is nil when the REST API did.
-    public var startedBy: PeerRef?
-    /// How many RTMP URLs the run streams to (1...3; 0 once stopped).
-    public var urlsCount: Int
-    public var stoppedAt: Int64?
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        running = try r.bool("running")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
-        urlsCount = try r.int("rtmp_urls_count")
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
-    }
-}
-
-/// The room's recording (PROTOCOL.md section 23): `room.recording` of `join`
-/// and ``RoomEvent/recordingUpdate(_:)``. State only.
-public struct RecordingState: Sendable, Equatable, Hashable {
-    public var running: Bool
-    public var startedAt: Int64?
-    public var startedBy: PeerRef?
-    public var stoppedAt: Int64?
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        running = try r.bool("running")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
-    }
-}
-
 extension RoomClient {
     // MARK: - RTMP out and recording (PROTOCOL.md section 23)
 
@@ -91,7 +51,11 @@ extension RoomClient {
     @discardableResult
     public func refreshToken(_ token: String, timeout: Duration? = nil) async throws -> Int64 {
         let result = try await call("token-refresh", ["token": .string(token)], timeout: timeout)
-        return try WireReader(result, path: "token-refresh").int64("expires_at")
+        do {
+            return try WireReader(result, path: "token-refresh").int64("expires_at")
+        } catch let error as WireError {
+            throw RoomClientError.invalidPayload("\(error)")
+        }
     }
 
     /// Keeps this peer's token fresh by itself: at each `on-token-expiring`

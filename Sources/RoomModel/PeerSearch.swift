@@ -21,7 +21,7 @@ struct PeerSearch {
     var iteratorCount: Int { iterators.count }
 
     /// The first page of the caller's room's peers with `role` and in `group` (AND; nil: any), the caller included.
-    mutating func find(_ caller: Peer, role: String?, group: String?, limit: Int, ids: IDGenerator) -> PeerPage {
+    mutating func find(_ caller: Peer, role: String?, group: String?, limit: Int, ids: IDGenerator) -> PeerSearchPage {
         let matches = caller.room.peersInJoinOrder.filter { Self.matches($0, role: role, group: group) }
         serial += 1
         var iterator = Iterator(
@@ -36,7 +36,7 @@ struct PeerSearch {
     }
 
     /// The next page of iterator `id`, which only its owner may use.
-    mutating func next(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
+    mutating func next(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerSearchPage {
         guard var iterator = iterators[id], iterator.owner === caller else {
             throw .invalidParams("iterator: unknown or finished iterator")
         }
@@ -60,7 +60,7 @@ struct PeerSearch {
         candidates: [Peer],
         limit: Int,
         key: () -> String
-    ) -> PeerPage {
+    ) -> PeerSearchPage {
         let slice = candidates.prefix(limit)
         let eof = candidates.count <= limit
         var token: String?
@@ -71,7 +71,7 @@ struct PeerSearch {
             token = key
             dropOldIterators(of: caller)
         }
-        return PeerPage(
+        return PeerSearchPage(
             iterator: token,
             total: iterator.total,
             eof: eof,
@@ -95,7 +95,7 @@ struct PeerSearch {
 }
 
 /// One page of `find-peer` / `peer-iter-next`.
-public struct PeerPage {
+public struct PeerSearchPage {
     public var iterator: String?
     public var total: Int
     public var eof: Bool
@@ -107,13 +107,18 @@ extension RoomRegistry {
     public static let maxPageSize = 100
 
     /// `find-peer {role?, group?, limit}`: filters combine with AND; the caller is included.
-    public func findPeers(_ caller: Peer, role: String?, group: String?, limit: Int) throws(RoomError) -> PeerPage {
+    public func findPeers(
+        _ caller: Peer,
+        role: String?,
+        group: String?,
+        limit: Int
+    ) throws(RoomError) -> PeerSearchPage {
         if let role, template.role(role) == nil { throw RoomError(.roleNotFound, "role: no role named \"\(role)\"") }
         return peerSearch.find(caller, role: role, group: group, limit: limit, ids: ids)
     }
 
     /// `peer-iter-next {iterator, limit}`.
-    public func nextPeers(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerPage {
+    public func nextPeers(_ caller: Peer, iterator id: String, limit: Int) throws(RoomError) -> PeerSearchPage {
         try peerSearch.next(caller, iterator: id, limit: limit)
     }
 }

@@ -64,9 +64,9 @@ public enum Push {
     /// `on-hls-timed-metadata {cues}` (1.1).
     case hlsTimedMetadata([HLSCue])
     /// `on-rtmp-update {running, started_at, started_by, rtmp_urls_count}` (1.2, Recording.swift).
-    case rtmpUpdate(RTMPState)
+    case rtmpUpdate(RTMPRun)
     /// `on-record-update {running, started_at, started_by}` (1.2).
-    case recordingUpdate(RecordingState)
+    case recordingUpdate(RecordingRun)
     /// `on-token-expiring {expires_at}` (1.2, section 23, TokenExpiry.swift).
     case tokenExpiring(expiresAt: Int64)
 }

@@ -3,7 +3,7 @@
 /// peers see it (`on-rtmp-update`). The URLs carry stream keys: they are
 /// kept for the media service (REST's `GET …/rtmp` answers only their
 /// count, as peers see it) and never logged.
-public struct RTMPState: Sendable, Equatable {
+public struct RTMPRun: Sendable, Equatable {
     public internal(set) var running: Bool
     public internal(set) var startedAt: Int64?
     public internal(set) var startedBy: ActorRef?
@@ -32,7 +32,7 @@ public struct RTMPState: Sendable, Equatable {
 }
 
 /// The session's recording (1.2, section 23): state only.
-public struct RecordingState: Sendable, Equatable {
+public struct RecordingRun: Sendable, Equatable {
     public internal(set) var running: Bool
     public internal(set) var startedAt: Int64?
     public internal(set) var startedBy: ActorRef?
@@ -89,11 +89,11 @@ extension RoomRegistry {
         if record, room.recording?.running == true { throw RoomError(.wrongState, "recording: already running") }
         let now = clock.nowMillis()
         let by = ActorRef(initiator)
-        room.rtmp = RTMPState(running: true, startedAt: now, startedBy: by, meetingURL: meetingURL, urls: urls)
+        room.rtmp = RTMPRun(running: true, startedAt: now, startedBy: by, meetingURL: meetingURL, urls: urls)
         self.record(.rtmpStarted(room: RoomRef(room), by: by, urlsCount: urls.count), at: now)
         var deliveries = [Delivery(.rtmpUpdate(room.rtmp!), to: room.peersInJoinOrder)]
         if record {
-            room.recording = RecordingState(running: true, startedAt: now, startedBy: by, withRTMP: true)
+            room.recording = RecordingRun(running: true, startedAt: now, startedBy: by, withRTMP: true)
             self.record(.recordingStarted(room: RoomRef(room), by: by), at: now)
             deliveries.append(Delivery(.recordingUpdate(room.recording!), to: room.peersInJoinOrder))
         }
@@ -119,7 +119,7 @@ extension RoomRegistry {
         try requirePermission(initiator, \.browserRecording, "browserRecording")
         if room.recording?.running == true { throw RoomError(.wrongState, "recording: already running") }
         let now = clock.nowMillis()
-        room.recording = RecordingState(running: true, startedAt: now, startedBy: ActorRef(initiator))
+        room.recording = RecordingRun(running: true, startedAt: now, startedBy: ActorRef(initiator))
         record(.recordingStarted(room: RoomRef(room), by: ActorRef(initiator)), at: now)
         return [Delivery(.recordingUpdate(room.recording!), to: room.peersInJoinOrder)].nonEmpty
     }

@@ -38,8 +38,8 @@ public final class Room {
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
     /// RTMP out and recording (Recording.swift): nil before their first start.
-    public internal(set) var rtmp: RTMPState?
-    public internal(set) var recording: RecordingState?
+    public internal(set) var rtmp: RTMPRun?
+    public internal(set) var recording: RecordingRun?
     /// A session without peers waits for its next join until then (ms,
     /// `settings.room.empty_timeout_s`, EmptyRooms.swift); nil while it has peers.
     public internal(set) var emptyUntil: Int64?

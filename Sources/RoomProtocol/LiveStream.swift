@@ -112,3 +112,107 @@ public struct HLSVariantRequest: Sendable, Equatable, Hashable {
         )
     }
 }
+
+/// The room's live stream (PROTOCOL.md section 16): `room.hls` of `join`,
+/// and ``RoomEvent/hlsUpdate(_:)``. roomd holds no media; this is the
+/// control plane's view of the HLS stream.
+public struct HLSState: Sendable, Equatable, Hashable {
+    /// Whether the stream runs now (`state == .live`).
+    public var running: Bool
+    /// Where the show's stream is in its life (1.2, section 23).
+    public var state: StreamState
+    /// When a scheduled show starts, ms since the epoch (1.2).
+    public var startsAt: Int64?
+    /// The recording's URL once the stream is a VOD (1.2).
+    public var vodURL: String?
+    /// When the (last) run started, ms since the epoch.
+    public var startedAt: Int64?
+    /// Who started it; `PeerRef.peerID` is nil when the REST API did.
+    public var startedBy: PeerRef?
+    /// When the last run stopped (nil while running).
+    public var stoppedAt: Int64?
+    /// Who stopped it; nil when the room's end did.
+    public var stoppedBy: PeerRef?
+    /// The outputs of a running stream (empty once stopped).
+    public var variants: [HLSVariant]
+    /// Timed-metadata cues whose end has not passed, oldest first.
+    public var cues: [HLSCue]
+
+    /// Decodes an HLSState object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "hls"))
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        running = try r.bool("running")
+        // A 1.1 daemon sends no state: live or ended.
+        let state = try r.optionalString("state") ?? (running ? "live" : "ended")
+        guard let known = StreamState(rawValue: state) else {
+            throw WireError(path: "hls.state", problem: "unknown state \"\(state)\"")
+        }
+        self.state = known
+        startsAt = r.has("starts_at") ? try r.int64("starts_at") : nil
+        vodURL = try r.optionalString("vod_url")
+        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
+        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
+        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+        stoppedBy = r.has("stopped_by") ? try PeerRef(r.child("stopped_by")) : nil
+        variants = try r.elements("variants").map { try HLSVariant($0) }
+        cues = try r.elements("cues").map { try HLSCue($0) }
+    }
+}
+
+/// One object of ``RoomClient/sendHLSTimedMetadata(_:timeout:)`` (100ms
+/// `HMSHLSTimedMetadata(payload:duration:)`).
+public struct HLSTimedMetadata: Sendable, Equatable, Hashable {
+    /// At most 4096 bytes of UTF-8.
+    public var payload: String
+    /// Seconds the cue lasts, 1...3600.
+    public var duration: Int
+
+    public init(payload: String, duration: Int) {
+        self.payload = payload
+        self.duration = duration
+    }
+}
+
+/// RTMP out of the room (PROTOCOL.md section 23): `room.rtmp` of `join` and
+/// ``RoomEvent/rtmpUpdate(_:)``. State only; the URLs (they carry stream
+/// keys) are not shown, only their count.
+public struct RTMPState: Sendable, Equatable, Hashable {
+    public var running: Bool
+    /// When the (last) run started, ms since the epoch.
+    public var startedAt: Int64?
+    /// Who started it; `PeerRef.peerID` is nil when the REST API did.
+    public var startedBy: PeerRef?
+    /// How many RTMP URLs the run streams to (1...3; 0 once stopped).
+    public var urlsCount: Int
+    public var stoppedAt: Int64?
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        running = try r.bool("running")
+        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
+        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
+        urlsCount = try r.int("rtmp_urls_count")
+        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+    }
+}
+
+/// The room's recording (PROTOCOL.md section 23): `room.recording` of `join`
+/// and ``RoomEvent/recordingUpdate(_:)``. State only.
+public struct RecordingState: Sendable, Equatable, Hashable {
+    public var running: Bool
+    public var startedAt: Int64?
+    public var startedBy: PeerRef?
+    public var stoppedAt: Int64?
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        running = try r.bool("running")
+        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
+        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
+        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+    }
+}

@@ -53,6 +53,11 @@ public struct Track: Sendable, Equatable, Hashable {
         self.description = description
     }
 
+    /// Decodes a Track object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "track"))
+    }
+
     package init(_ r: WireReader) throws {
         try r.requireObject()
         trackID = try r.string("track_id")
@@ -101,6 +106,11 @@ public struct PeerRef: Sendable, Equatable, Hashable {
         self.role = role
         self.name = name
         self.userID = userID
+    }
+
+    /// Decodes a PeerRef object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "peer_ref"))
     }
 
     package init(_ r: WireReader) throws {

@@ -74,8 +74,8 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// Bans, chat bans, pause and slow mode (1.2, section 22; ModerationSnapshot.swift).
     public var moderation = ModerationSnapshot()
     /// RTMP out and recording (1.2, section 23; absent in older snapshots).
-    public var rtmp: RTMPState?
-    public var recording: RecordingState?
+    public var rtmp: RTMPRun?
+    public var recording: RecordingRun?
 
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {

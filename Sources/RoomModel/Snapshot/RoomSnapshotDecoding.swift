@@ -53,9 +53,9 @@ extension RoomSnapshot {
                 reactions: reactions,
                 moderation: moderation,
                 rtmp: r.has("rtmp")
-                    ? r.nullable("rtmp") { k throws(RoomSnapshotError) in try r.object(k, RTMPState.init) } : nil,
+                    ? r.nullable("rtmp") { k throws(RoomSnapshotError) in try r.object(k, RTMPRun.init) } : nil,
                 recording: r.has("recording")
-                    ? r.nullable("recording") { k throws(RoomSnapshotError) in try r.object(k, RecordingState.init) }
+                    ? r.nullable("recording") { k throws(RoomSnapshotError) in try r.object(k, RecordingRun.init) }
                     : nil
             )
             try snapshot.check()
@@ -207,7 +207,7 @@ private struct RunStamps {
     }
 }
 
-extension RTMPState {
+extension RTMPRun {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         let run = try RunStamps(r)
         try self.init(
@@ -222,7 +222,7 @@ extension RTMPState {
     }
 }
 
-extension RecordingState {
+extension RecordingRun {
     fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         let run = try RunStamps(r)
         try self.init(

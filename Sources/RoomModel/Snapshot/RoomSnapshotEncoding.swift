@@ -227,7 +227,7 @@ extension JSONWriter {
         actor(stoppedBy)
     }
 
-    fileprivate mutating func rtmpState(_ rtmp: RTMPState) {
+    fileprivate mutating func rtmpState(_ rtmp: RTMPRun) {
         beginObject()
         field("running", rtmp.running)
         runStamps(rtmp.startedAt, rtmp.startedBy, rtmp.stoppedAt, rtmp.stoppedBy)
@@ -237,7 +237,7 @@ extension JSONWriter {
         endObject()
     }
 
-    fileprivate mutating func recordingState(_ recording: RecordingState) {
+    fileprivate mutating func recordingState(_ recording: RecordingRun) {
         beginObject()
         field("running", recording.running)
         runStamps(recording.startedAt, recording.startedBy, recording.stoppedAt, recording.stoppedBy)

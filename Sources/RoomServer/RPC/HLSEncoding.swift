@@ -40,7 +40,7 @@ extension JSONWriter {
 
     /// `on-rtmp-update`'s params and `room.rtmp`, or null before the first start
     /// (the URLs themselves are not shown: they carry stream keys).
-    mutating func rtmp(_ state: RTMPState?) {
+    mutating func rtmp(_ state: RTMPRun?) {
         guard let state else { return null() }
         object { w in
             w.field("running", state.running)
@@ -53,7 +53,7 @@ extension JSONWriter {
     }
 
     /// `on-record-update`'s params and `room.recording`, or null before the first start.
-    mutating func recording(_ state: RecordingState?) {
+    mutating func recording(_ state: RecordingRun?) {
         guard let state else { return null() }
         object { w in
             w.field("running", state.running)

@@ -27,7 +27,7 @@ extension Dispatcher {
         return encode(try registry.nextPeers(call.peer, iterator: iterator, limit: limit))
     }
 
-    private func encode(_ page: PeerPage) -> [UInt8] {
+    private func encode(_ page: PeerSearchPage) -> [UInt8] {
         Self.encode { w in
             w.key("iterator")
             if let iterator = page.iterator { w.string(iterator) } else { w.null() }

@@ -1,67 +1,8 @@
 import RoomWire
 
-// The objects of polls and quizzes (PROTOCOL.md section 15), decoded from
-// RoomWire `JSON`. Same conventions as Models.swift.
-
-/// `"poll"` or `"quiz"`.
-public enum PollType: String, Sendable, Equatable, CaseIterable { case poll, quiz }
-
-/// `"created"` → `"started"` → `"stopped"`.
-public enum PollState: String, Sendable, Equatable, CaseIterable { case created, started, stopped }
-
-/// The kind of a question.
-public enum PollQuestionType: String, Sendable, Equatable, CaseIterable {
-    case singleChoice = "single-choice"
-    case multipleChoice = "multiple-choice"
-    case shortAnswer = "short-answer"
-    case longAnswer = "long-answer"
-}
-
-/// A question as the server reports it (`index` is 1-based). `answer`
-/// (the correct option indexes) is set for quizzes only for `pollWrite`
-/// peers, or for everyone once the quiz stopped.
-public struct PollQuestion: Sendable, Equatable {
-    /// 1-based position in the poll.
-    public var index: Int
-    /// The question text.
-    public var text: String
-    /// Single or multiple choice, short or long answer.
-    public var type: PollQuestionType
-    /// Whether `skipped: true` is accepted.
-    public var skippable: Bool
-    /// Points for a correct answer (quizzes).
-    public var weight: Int
-    /// Text answers: the fewest characters accepted.
-    public var answerMinLen: Int?
-    /// Text answers: the most characters accepted.
-    public var answerMaxLen: Int?
-    /// Option texts in order (option `i` is `options[i-1]`).
-    public var options: [String]
-    /// Quizzes: the correct option indexes (1-based), when this peer may see them.
-    public var answer: [Int]?
-
-    init(_ r: WireReader) throws {
-        try r.requireObject()
-        index = try r.int("index")
-        text = try r.string("text")
-        type = try r.choice("type")
-        skippable = try r.bool("skippable")
-        weight = try r.int("weight")
-        answerMinLen = r.has("answer_min_len") ? try r.int("answer_min_len") : nil
-        answerMaxLen = r.has("answer_max_len") ? try r.int("answer_max_len") : nil
-        options = try r.elements("options").map { try $0.string("text") }
-        if r.has("answer") {
-            let a = r.child("answer")
-            answer =
-                a.has("option")
-                ? [try a.int("option")]
-                : try a.elements("options").map { item in
-                    guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-                    return n
-                }
-        }
-    }
-}
+// Polls and quizzes (PROTOCOL.md section 15): a poll, the question drafts
+// and answers a client writes, results, responses and the leaderboard.
+// Same conventions as Peers.swift.
 
 /// A question to write with ``RoomClient/setPollQuestions(pollID:_:timeout:)``.
 public struct PollQuestionDraft: Sendable, Equatable {
@@ -103,7 +44,7 @@ public struct PollQuestionDraft: Sendable, Equatable {
         self.answerMaxLen = answerMaxLen
     }
 
-    var json: JSON {
+    package var json: JSON {
         var question: [JSON.Member] = [
             .init("text", .string(text)), .init("type", .string(type.rawValue)),
             .init("skippable", .bool(skippable)), .init("weight", .int(weight)),
@@ -159,7 +100,7 @@ public struct PollInfo: Sendable, Equatable {
     /// Present in `on-poll-start` and a quiz's `on-poll-stop`.
     public var questions: [PollQuestion]?
 
-    init(_ r: WireReader) throws {
+    package init(_ r: WireReader) throws {
         try r.requireObject()
         pollID = try r.string("poll_id")
         title = try r.string("title")
@@ -213,7 +154,7 @@ public struct PollAnswer: Sendable, Equatable {
         self.duration = duration
     }
 
-    var json: JSON {
+    package var json: JSON {
         var members: [JSON.Member] = [.init("question", .int(question))]
         if let option { members.append(.init("option", .int(option))) }
         if let options { members.append(.init("options", .array(options.map { .int($0) }))) }
@@ -236,7 +177,7 @@ public struct PollAnswerOutcome: Sendable, Equatable {
     /// The error's message, naming the field.
     public var errorMessage: String?
 
-    init(_ r: WireReader) throws {
+    package init(_ r: WireReader) throws {
         try r.requireObject()
         question = try r.int("question")
         correct = r.has("correct") ? try r.bool("correct") : nil
@@ -275,7 +216,7 @@ public struct PollResult: Sendable, Equatable {
     /// Per question, in order.
     public var questions: [Question]
 
-    init(_ r: WireReader) throws {
+    package init(_ r: WireReader) throws {
         try r.requireObject()
         pollID = try r.string("poll_id")
         userCount = try r.int("user_count")
@@ -313,7 +254,7 @@ public struct PollResponse: Sendable, Equatable {
     /// Who answered; nil in anonymous polls.
     public var peer: PeerRef?
 
-    init(_ r: WireReader) throws {
+    package init(_ r: WireReader) throws {
         try r.requireObject()
         question = try r.int("question")
         option = r.has("option") ? try r.int("option") : nil
@@ -358,7 +299,7 @@ public struct PollLeaderboard: Sendable, Equatable {
     /// True when no entries follow.
     public var last: Bool
 
-    init(_ r: WireReader) throws {
+    package init(_ r: WireReader) throws {
         try r.requireObject()
         pollID = try r.optionalString("poll_id")
         totalUsers = try r.int("total_users")

@@ -1,0 +1,211 @@
+import RoomWire
+
+// The peer and the room as PROTOCOL.md section 3 gives them, and the
+// receiver's policy. Same conventions as Peers.swift. The server's model has
+// its own `Peer` and `Room` classes (live objects), hence the `Wire` prefix;
+// RoomClient calls them `Peer` and `Room`.
+
+/// A peer's `info`: `{"name","data","user_id","type"}`.
+public struct PeerInfo: Sendable, Equatable, Hashable {
+    /// The display name (defaults to the token's `name` claim, else its `user_id`).
+    public var name: String
+    /// The peer's metadata string (`""` when none was given).
+    public var data: String
+    /// The token's `user_id`.
+    public var userID: String
+    /// Always `"regular"` in protocol version 1.
+    public var type: String
+
+    /// Builds a peer's info.
+    public init(name: String, data: String = "", userID: String, type: String = "regular") {
+        self.name = name
+        self.data = data
+        self.userID = userID
+        self.type = type
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        name = try r.string("name")
+        data = try r.string("data")
+        userID = try r.string("user_id")
+        type = try r.string("type")
+    }
+}
+
+/// A peer in the room: `{"peer_id","role","joined_at","groups","tracks","info"}`.
+///
+/// `tracks` holds only the tracks the receiver's role subscribes to (a
+/// peer's own Peer always lists all of its tracks).
+public struct WirePeer: Sendable, Equatable, Hashable {
+    /// Opaque, made by the server; also the `peer_id` to resume with.
+    public var peerID: String
+    /// The role name from the template.
+    public var role: String
+    /// When the peer joined, ms since the epoch.
+    public var joinedAt: Int64
+    /// Group names, e.g. `"_handraise"`.
+    public var groups: [String]
+    /// Tracks by `track_id`.
+    public var tracks: [String: Track]
+    /// Name, metadata and user id.
+    public var info: PeerInfo
+
+    /// Builds a peer, e.g. an expected value in a test.
+    public init(
+        peerID: String,
+        role: String,
+        joinedAt: Int64,
+        groups: [String] = [],
+        tracks: [String: Track] = [:],
+        info: PeerInfo
+    ) {
+        self.peerID = peerID
+        self.role = role
+        self.joinedAt = joinedAt
+        self.groups = groups
+        self.tracks = tracks
+        self.info = info
+    }
+
+    /// Decodes a Peer object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "peer"))
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        peerID = try r.string("peer_id")
+        role = try r.string("role")
+        joinedAt = try r.int64("joined_at")
+        groups = try r.strings("groups")
+        var tracks: [String: Track] = [:]
+        for (key, track) in try r.members("tracks") { tracks[key] = try Track(track) }
+        self.tracks = tracks
+        info = try PeerInfo(r.child("info"))
+    }
+
+}
+
+/// The room as `join` reports it: `{"room_id","session_id","started_at","peer_count","locked"}`.
+public struct WireRoom: Sendable, Equatable, Hashable {
+    /// The token's `room_id`.
+    public var roomID: String
+    /// A new session id starts each time the room is created.
+    public var sessionID: String
+    /// When this session started, ms since the epoch.
+    public var startedAt: Int64
+    /// Every peer in the room, the caller included.
+    public var peerCount: Int
+    /// True while the room is locked by `end-room` with `lock`.
+    public var locked: Bool
+    /// The live stream (1.1): nil before the session's first `hls-start` or schedule.
+    public var hls: HLSState?
+    /// RTMP out (1.2, section 23): nil before its first start.
+    public var rtmp: RTMPState?
+    /// The recording (1.2, section 23): nil before its first start.
+    public var recording: RecordingState?
+
+    /// Builds a room, e.g. an expected value in a test.
+    public init(
+        roomID: String,
+        sessionID: String,
+        startedAt: Int64,
+        peerCount: Int,
+        locked: Bool = false,
+        hls: HLSState? = nil
+    ) {
+        self.roomID = roomID
+        self.sessionID = sessionID
+        self.startedAt = startedAt
+        self.peerCount = peerCount
+        self.locked = locked
+        self.hls = hls
+    }
+
+    /// Decodes a Room object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "room"))
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        roomID = try r.string("room_id")
+        sessionID = try r.string("session_id")
+        startedAt = try r.int64("started_at")
+        peerCount = try r.int("peer_count")
+        locked = try r.bool("locked")
+        hls = r.has("hls") ? try HLSState(r.child("hls")) : nil
+        rtmp = r.has("rtmp") ? try RTMPState(r.child("rtmp")) : nil
+        recording = r.has("recording") ? try RecordingState(r.child("recording")) : nil
+    }
+}
+
+/// The receiver's role and the template's roles: `{"name","known_roles"}`.
+///
+/// Role objects stay `JSON` (the template's role object with its `name`
+/// added: `priority`, `maxPeerCount`, `publishParams`, `subscribeParams`,
+/// `permissions`), e.g. `policy.knownRoles["host"]?["permissions"]?["mute"]`.
+public struct Policy: Sendable, Equatable {
+    /// The receiver's own role.
+    public var name: String
+    /// Every role of the template by name.
+    public var knownRoles: [String: JSON]
+
+    /// Builds a policy.
+    public init(name: String, knownRoles: [String: JSON]) {
+        self.name = name
+        self.knownRoles = knownRoles
+    }
+
+    /// Decodes a Policy object. Throws ``WireError``.
+    public init(json: JSON) throws {
+        try self.init(WireReader(json, path: "policy"))
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        name = try r.string("name")
+        var roles: [String: JSON] = [:]
+        for (key, role) in try r.members("known_roles") { roles[key] = role.json }
+        knownRoles = roles
+    }
+
+    /// The receiver's own role object.
+    public var ownRole: JSON? { knownRoles[name] }
+
+    /// Whether the receiver's role has the template permission `name`
+    /// (`changeRole`, `removeOthers`, `endRoom`, `mute`, `unmute`, …).
+    public func allows(_ permission: String) -> Bool {
+        ownRole?["permissions"]?[permission]?.boolValue ?? false
+    }
+}
+
+/// One page of ``RoomClient/findPeers(role:group:limit:timeout:)`` /
+/// ``RoomClient/nextPeers(iterator:limit:timeout:)``: `{"iterator","total","eof","peers"}`.
+public struct PeerPage: Sendable, Equatable {
+    /// Pass to ``RoomClient/nextPeers(iterator:limit:timeout:)``; nil at the end.
+    public var iterator: String?
+    /// How many peers match in all.
+    public var total: Int
+    /// True when this is the last page.
+    public var eof: Bool
+    /// Full Peer objects, tracks filtered as in `join`.
+    public var peers: [WirePeer]
+
+    /// Builds a page.
+    public init(iterator: String?, total: Int, eof: Bool, peers: [WirePeer]) {
+        self.iterator = iterator
+        self.total = total
+        self.eof = eof
+        self.peers = peers
+    }
+
+    package init(_ r: WireReader) throws {
+        try r.requireObject()
+        iterator = try r.optionalString("iterator")
+        total = try r.int("total")
+        eof = try r.bool("eof")
+        peers = try r.elements("peers").map { try WirePeer($0) }
+    }
+}
