@@ -79,7 +79,8 @@ test: lint deps
 
 # swift-format (the toolchain's `swift format`) with the rules in .swift-format
 # (CONTRIBUTING.md). `make format` rewrites the files in place; `make lint`
-# changes nothing and exits non-zero on any finding.
+# changes nothing and exits non-zero on any finding. It also fails when a
+# type is defined twice (scripts/check-duplicate-types.sh).
 SWIFT_FORMAT ?= swift format
 FORMAT_PATHS := Sources Tests Fuzz Package.swift
 format:
@@ -87,6 +88,7 @@ format:
 
 lint:
 	$(SWIFT_FORMAT) lint --strict --recursive $(FORMAT_PATHS)
+	scripts/check-duplicate-types.sh
 
 # The server integration tests again, each daemon a 3-node cluster on its own nats-server
 # (peers of a room spread round-robin over the nodes; docs/CLUSTER.md). Eight tests at a
