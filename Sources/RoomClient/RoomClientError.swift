@@ -31,7 +31,8 @@ public enum RoomClientError: Error, Sendable, Equatable, CustomStringConvertible
     /// A result or push did not have the shape PROTOCOL.md section 3 gives
     /// it, so a typed method or model initializer could not decode it. The
     /// text names the offending path, e.g. `join result: peer.joined_at:
-    /// expected an integer, got string`.
+    /// expected an integer, got string`. (The wire types' own `init(json:)`,
+    /// from RoomProtocol, throw `WireError` with the same text.)
     case invalidPayload(String)
 
     /// The protocol error code of an ``rpc(code:message:data:)`` error; nil

@@ -85,6 +85,44 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         info = try PeerInfo(r.child("info"))
     }
 
+    /// The Peer object from plain values: the server writes it straight from
+    /// its model's peer (no `WirePeer` built on the way). `tracks` are the
+    /// receiver's view: empty for a role that subscribes to none.
+    @inlinable
+    public static func encode(
+        into w: inout JSONWriter,
+        peerID: String,
+        role: String,
+        joinedAt: Int64,
+        groups: [String],
+        tracks: [Track],
+        name: String,
+        data: String,
+        userID: String,
+        type: String = "regular"
+    ) {
+        w.beginObject()
+        w.field("peer_id", peerID)
+        w.field("role", role)
+        w.field("joined_at", joinedAt)
+        w.key("groups")
+        w.strings(groups)
+        w.key("tracks")
+        w.beginObject()
+        for track in tracks {
+            w.key(track.trackID)
+            track.encode(into: &w)
+        }
+        w.endObject()
+        w.key("info")
+        w.beginObject()
+        w.field("name", name)
+        w.field("data", data)
+        w.field("user_id", userID)
+        w.field("type", type)
+        w.endObject()
+        w.endObject()
+    }
 }
 
 /// The room as `join` reports it: `{"room_id","session_id","started_at","peer_count","locked"}`.

@@ -5,69 +5,36 @@ import RoomWire
 
 /// Wire shapes of PROTOCOL.md section 3, written straight from model objects.
 extension JSONWriter {
+    /// The Peer object (RoomProtocol's `WirePeer` spells its keys).
     mutating func peer(_ peer: Peer, withTracks: Bool) {
-        object { w in
-            w.field("peer_id", peer.id)
-            w.field("role", peer.role.name)
-            w.field("joined_at", peer.joinedAt)
-            w.key("groups")
-            w.strings(peer.groups)
-            w.key("tracks")
-            w.object { w in
-                if withTracks {
-                    for track in peer.tracks {
-                        w.key(track.trackID)
-                        w.track(track)
-                    }
-                }
-            }
-            w.key("info")
-            w.object { w in
-                w.field("name", peer.name)
-                w.field("data", peer.data)
-                w.field("user_id", peer.userID)
-                w.field("type", "regular")
-            }
-        }
+        WirePeer.encode(
+            into: &self,
+            peerID: peer.id,
+            role: peer.role.name,
+            joinedAt: peer.joinedAt,
+            groups: peer.groups,
+            tracks: withTracks ? peer.tracks : [],
+            name: peer.name,
+            data: peer.data,
+            userID: peer.userID
+        )
     }
 
     mutating func track(_ track: Track) {
-        object { w in
-            w.field("track_id", track.trackID)
-            w.field("type", track.type.rawValue)
-            w.field("source", track.source.rawValue)
-            w.field("mute", track.mute)
-            w.field("description", track.description)
-        }
+        track.encode(into: &self)
     }
 
     /// Who asked: a peer, or the REST API's `{"peer_id":null,"role":null,"info":{"name":"server"}}`.
     mutating func peerRef(_ initiator: Initiator) {
         switch initiator {
         case .peer(let peer): peerRef(peer)
-        case .server:
-            object { w in
-                w.key("peer_id")
-                w.null()
-                w.key("role")
-                w.null()
-                w.key("info")
-                w.object { w in w.field("name", "server") }
-            }
+        case .server: PeerRef.server.encode(into: &self)
         }
     }
 
-    /// Who did something.
+    /// Who did something (RoomProtocol's `PeerRef` spells its keys).
     mutating func peerRef(_ peer: Peer) {
-        object { w in
-            w.field("peer_id", peer.id)
-            w.field("role", peer.role.name)
-            w.key("info")
-            w.object { w in
-                w.field("name", peer.name)
-                w.field("user_id", peer.userID)
-            }
-        }
+        PeerRef.encode(into: &self, peerID: peer.id, role: peer.role.name, name: peer.name, userID: peer.userID)
     }
 
     /// The Room object; `join`, `preview` and REST carry `hls` (HLSState or
