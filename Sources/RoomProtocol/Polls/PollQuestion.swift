@@ -79,6 +79,7 @@ public struct PollQuestion: Sendable, Equatable, Hashable {
 
     /// `{index, text, type, skippable, weight, answer_min_len?, answer_max_len?,
     /// options:[{index, text}], answer?}`: `answer` only for a quiz shown `withAnswer`.
+    @inlinable
     public func encode(into w: inout JSONWriter, quiz: Bool, withAnswer: Bool) {
         w.beginObject()
         w.field("index", index)

@@ -119,15 +119,12 @@ extension Dispatcher {
 extension JSONWriter {
     /// `{paused, slow_mode_s, chat_banned, until}`: a receiver's whole chat state.
     mutating func chatState(_ state: ChatState) {
-        object { w in w.chatStateFields(state) }
+        state.encode(into: &self)
     }
 
     /// The fields of `chatState`, for `on-chat-state`'s params.
     mutating func chatStateFields(_ state: ChatState) {
-        field("paused", state.paused)
-        field("slow_mode_s", state.slowModeSeconds)
-        field("chat_banned", state.chatBanned)
-        optionalField("until", state.until)
+        state.encodeFields(into: &self)
     }
 
     /// The fields of `on-report` (and of `report.created`'s `data`):

@@ -26,14 +26,7 @@ extension JSONWriter {
         actorRef(state.stoppedBy)
         key("variants")
         array { w in
-            for variant in state.variants {
-                w.object { w in
-                    w.field("url", variant.url)
-                    w.optionalField("meeting_url", variant.meetingURL)
-                    w.optionalField("metadata", variant.metadata)
-                    w.field("started_at", variant.startedAt)
-                }
-            }
+            for variant in state.variants { variant.encode(into: &w) }
         }
         self.cues(cues)
     }
@@ -66,31 +59,12 @@ extension JSONWriter {
 
     /// `"cues":[Cue…]` inside an open object.
     mutating func cues(_ cues: [HLSCue]) {
-        key("cues")
-        array { w in
-            for cue in cues {
-                w.object { w in
-                    w.field("id", cue.id)
-                    w.field("payload", cue.payload)
-                    w.field("start_date", cue.startDate)
-                    w.field("end_date", cue.endDate)
-                }
-            }
-        }
+        HLSCue.encodeCues(cues, into: &self)
     }
 
     /// A PeerRef as it was (the server's PeerRef for REST), or null.
     mutating func actorRef(_ actor: ActorRef?) {
-        guard let actor else { return null() }
-        object { w in
-            w.optionalField("peer_id", actor.peerID)
-            w.optionalField("role", actor.role)
-            w.key("info")
-            w.object { w in
-                w.field("name", actor.name)
-                if let userID = actor.userID { w.field("user_id", userID) }
-            }
-        }
+        PeerRef.encode(actor, into: &self)
     }
 
     mutating func optionalField(_ key: String, _ value: String?) {

@@ -59,35 +59,7 @@ extension JSONWriter {
 
     /// Question `{index, text, type, skippable, weight, answer_min_len?, answer_max_len?, options, answer?}`.
     mutating func pollQuestion(_ question: PollQuestion, quiz: Bool, withAnswer: Bool) {
-        object { w in
-            w.field("index", question.index)
-            w.field("text", question.text)
-            w.field("type", question.type.rawValue)
-            w.field("skippable", question.skippable)
-            w.field("weight", question.weight)
-            if let min = question.answerMinLen { w.field("answer_min_len", min) }
-            if let max = question.answerMaxLen { w.field("answer_max_len", max) }
-            w.key("options")
-            w.array { w in
-                for (i, text) in question.options.enumerated() {
-                    w.object { w in
-                        w.field("index", i + 1)
-                        w.field("text", text)
-                    }
-                }
-            }
-            if quiz, withAnswer, let answer = question.answer {
-                w.key("answer")
-                w.object { w in
-                    if question.type == .singleChoice {
-                        w.field("option", answer[0])
-                    } else {
-                        w.key("options")
-                        w.array { w in for option in answer { w.int(option) } }
-                    }
-                }
-            }
-        }
+        question.encode(into: &self, quiz: quiz, withAnswer: withAnswer)
     }
 
     /// The PollResult members (inside an open object).

@@ -112,13 +112,7 @@ extension Envelope {
             return notification("active-speakers") { w in
                 w.key("speaker-list")
                 w.array { w in
-                    for speaker in speakers {
-                        w.object { w in
-                            w.field("peer_id", speaker.peerID)
-                            w.field("track_id", speaker.trackID)
-                            w.field("level", speaker.level)
-                        }
-                    }
+                    for speaker in speakers { speaker.encode(into: &w) }
                 }
             }
         case .metadataChange(let entry):

@@ -163,17 +163,11 @@ extension JSONWriter {
 extension JSONWriter {
     /// `target, type, total` and, when known, `mine`.
     mutating func reactionCountFields(_ count: ReactionCount) {
-        field("target", count.target)
-        field("type", count.type)
-        field("total", count.total)
-        if let mine = count.mine { field("mine", mine) }
+        count.encodeFields(into: &self)
     }
 
     /// `"counts": [{target, type, total, mine?}…]`.
     mutating func reactionCounts(_ counts: [ReactionCount]) {
-        key("counts")
-        array { w in
-            for count in counts { w.object { w in w.reactionCountFields(count) } }
-        }
+        ReactionCount.encodeCounts(counts, into: &self)
     }
 }
