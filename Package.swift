@@ -33,7 +33,7 @@ let package = Package(
             providers: [.apt(["libnats-dev"])]
         ),
         // The domain: pure, synchronous, deterministic. No sockets, no files, no transport settings.
-        .target(name: "RoomModel", dependencies: ["RoomConfig", "RoomWire", "RoomProtocol"]),
+        .target(name: "RoomModel", dependencies: ["RoomConfig", "RoomWire", "RoomProtocol", "RoomCollections"]),
         // The role template document (`--config roles.json`): roles, permissions, settings, and reading the file.
         .target(name: "RoomConfig", dependencies: ["RoomWire"]),
         // JSON values, parser and writer shared by the server and the client SDK.
@@ -41,6 +41,8 @@ let package = Package(
         // The wire's JSON objects (Peer, Room, Track, Message, Poll…), each defined once with
         // its decoder and encoders: the server writes them, the kits read them.
         .target(name: "RoomProtocol", dependencies: ["RoomWire"]),
+        // FIFO and DeadlineQueue: the queues every other target shares. No dependencies.
+        .target(name: "RoomCollections"),
         // Minting tokens like an app backend: roomd token, RoomdTesting, tests.
         .target(
             name: "RoomTokens",
@@ -59,6 +61,7 @@ let package = Package(
             name: "RoomServer",
             dependencies: [
                 "RoomModel", "RoomConfig", "RoomWire", "RoomProtocol", "RoomTokens", "CWebSockets", "RoomCluster",
+                "RoomCollections",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -89,7 +92,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
-        .target(name: "RoomClient", dependencies: ["RoomWire", "RoomProtocol", "CWebSockets"]),
+        .target(name: "RoomClient", dependencies: ["RoomWire", "RoomProtocol", "CWebSockets", "RoomCollections"]),
         // posix_spawn with closefrom for RoomdTesting (ChildProcess.swift says why not Process).
         .target(name: "CSpawn"),
         .target(name: "RoomdTesting", dependencies: ["RoomClient", "RoomTokens", "RoomWire", "CSpawn"]),
@@ -102,6 +105,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),
+        .testTarget(name: "RoomCollectionsTests", dependencies: ["RoomCollections"]),
         .testTarget(name: "RoomConfigTests", dependencies: ["RoomConfig"]),
         .testTarget(name: "RoomModelTests", dependencies: ["RoomModel", "RoomConfig", "RoomWire", "RoomProtocol"]),
         .testTarget(name: "RoomClusterTests", dependencies: ["RoomCluster", "RoomdTesting"]),

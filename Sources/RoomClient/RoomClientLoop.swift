@@ -1,5 +1,6 @@
 import CWebSockets
 import Foundation
+import RoomCollections
 import RoomWire
 import Synchronization
 
@@ -396,38 +397,13 @@ struct Outgoing {
     var binary: Bool
 }
 
-/// A FIFO with O(1) amortized pops.
-struct OutgoingQueue {
-    private var items: [Outgoing] = []
-    private var head = 0
-
-    var isEmpty: Bool { head == items.count }
-
-    mutating func append(_ item: Outgoing) { items.append(item) }
-
-    mutating func popFirst() -> Outgoing? {
-        guard head < items.count else { return nil }
-        let item = items[head]
-        items[head] = Outgoing(bytes: [], binary: false)
-        head += 1
-        if head == items.count {
-            items.removeAll(keepingCapacity: items.count < 1024)
-            head = 0
-        } else if head >= 1024, head * 2 >= items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-        return item
-    }
-}
-
 /// Loop-thread-only state of one connection.
 final class Wire {
     let session: ClientSession
     let target: ConnectTarget
     var wsi: OpaquePointer?
     var established = false
-    var outgoing = OutgoingQueue()
+    var outgoing = FIFO<Outgoing>()
     var closeRequest: (code: Int, reason: String)?
     var closeSent = false
     var peerClose: (code: Int, reason: String)?

@@ -1,3 +1,5 @@
+import RoomCollections
+
 /// Every room session's `FeedRecorder`, by room id, while it runs and for
 /// `window_s` after it ended (PROTOCOL.md section 24: an ended session's
 /// feed is kept `window_s`, then 404). Bounded: a room id keeps its last
@@ -7,7 +9,7 @@ struct FeedRecorders {
     static let maxSessionsPerRoom = 4
     private(set) var byRoom: [String: [FeedRecorder]] = [:]
     /// Ended recorders, oldest end first.
-    private var ended = FeedFIFO()
+    private var ended = FIFO<FeedRecorder>()
 
     mutating func open(_ recorder: FeedRecorder) {
         var list = byRoom[recorder.roomID] ?? []
@@ -37,24 +39,6 @@ struct FeedRecorders {
     }
 
     var count: Int { byRoom.values.reduce(0) { $0 + $1.count } }
-}
-
-/// A queue of recorders (the standard library has no deque): an array and a head.
-private struct FeedFIFO {
-    private var items: [FeedRecorder] = []
-    private var head = 0
-
-    var first: FeedRecorder? { head < items.count ? items[head] : nil }
-
-    mutating func append(_ recorder: FeedRecorder) { items.append(recorder) }
-
-    mutating func removeFirst() {
-        head += 1
-        if head > 64, head * 2 > items.count {
-            items.removeFirst(head)
-            head = 0
-        }
-    }
 }
 
 /// What `feed(_:from:to:)` finds.

@@ -1,3 +1,5 @@
+import RoomCollections
+
 /// A room session's chat rules (1.2, PROTOCOL.md section 22): who is
 /// chat-banned (by `user_id`, until when), whether the chat is paused, and
 /// slow mode with one clock per user. Bounded: at most `chatBanCapacity`
@@ -86,8 +88,7 @@ struct SlowModeClocks: Sendable, Equatable {
     private var last: [String: Int64] = [:]
     /// (user, sent at) in sending order; a user's older entries are stale
     /// (`last` holds its newest) and are skipped when they reach the front.
-    private var order: [(user: String, at: Int64)] = []
-    private var head = 0
+    private var order = FIFO<(user: String, at: Int64)>()
 
     var count: Int { last.count }
 
@@ -95,16 +96,11 @@ struct SlowModeClocks: Sendable, Equatable {
 
     /// Drops the clocks that expired at `now` for an interval of `intervalMs`.
     mutating func prune(now: Int64, intervalMs: Int64) {
-        while head < order.count {
-            let front = order[head]
+        while let front = order.first {
             let current = last[front.user] == front.at
             if current, front.at + intervalMs > now { break }
             if current { last.removeValue(forKey: front.user) }
-            head += 1
-        }
-        if head > 0, head * 2 >= order.count {  // compact: the array never holds more than twice the live clocks
-            order.removeFirst(head)
-            head = 0
+            order.removeFirst()
         }
     }
 
@@ -112,7 +108,7 @@ struct SlowModeClocks: Sendable, Equatable {
     mutating func wait(for user: String, now: Int64, intervalMs: Int64) -> Int64 {
         prune(now: now, intervalMs: intervalMs)
         if let sent = last[user] { return sent + intervalMs - now }
-        if last.count >= Self.capacity, head < order.count { return order[head].at + intervalMs - now }
+        if last.count >= Self.capacity, let oldest = order.first { return oldest.at + intervalMs - now }
         return 0
     }
 

@@ -1,3 +1,4 @@
+import RoomCollections
 import RoomProtocol
 
 /// Which user reported which target in a room session (1.2, PROTOCOL.md
@@ -10,8 +11,7 @@ struct ReportLog: Sendable, Equatable {
 
     /// (user, target) → the report's id.
     private var seen: [String: String] = [:]
-    private var order: [String] = []
-    private var head = 0
+    private var order = FIFO<String>()
 
     var count: Int { seen.count }
 
@@ -23,14 +23,7 @@ struct ReportLog: Sendable, Equatable {
         let key = Self.key(user, target)
         guard seen.updateValue(id, forKey: key) == nil else { return }
         order.append(key)
-        if seen.count > Self.capacity {
-            seen.removeValue(forKey: order[head])
-            head += 1
-            if head * 2 >= order.count {
-                order.removeFirst(head)
-                head = 0
-            }
-        }
+        if seen.count > Self.capacity { seen.removeValue(forKey: order.removeFirst()) }
     }
 
     private static func key(_ user: String, _ target: ReportTarget) -> String {

@@ -1,3 +1,5 @@
+import RoomCollections
+
 /// The cluster's state of one client connection of this node: where its
 /// room lives, and its messages on their way there. Owned by `Edge`.
 final class EdgeRoute {
@@ -37,11 +39,10 @@ extension Connection {
 /// calls whose answers have not come: when the home is lost they are
 /// answered here (5003) or, a `join` not answered yet, routed again.
 struct InFlight {
-    private var messages: [[UInt8]] = []
-    private var head = 0
+    private var messages = FIFO<[UInt8]>()
     private(set) var bytes = 0
 
-    var count: Int { messages.count - head }
+    var count: Int { messages.count }
 
     mutating func sent(_ message: [UInt8]) {
         messages.append(message)
@@ -49,24 +50,12 @@ struct InFlight {
     }
 
     mutating func acknowledged(_ count: Int) {
-        let end = head + min(count, self.count)
-        for index in head..<end {
-            bytes -= messages[index].count
-            messages[index] = []
-        }
-        head = end
-        if head == messages.count {
-            messages.removeAll(keepingCapacity: messages.count <= 1024)
-            head = 0
-        } else if head > 1024 {
-            messages.removeFirst(head)
-            head = 0
-        }
+        for _ in 0..<min(max(count, 0), messages.count) { bytes -= messages.removeFirst().count }
     }
 
     /// Every message not acknowledged, oldest first; none afterwards.
     mutating func takeAll() -> [[UInt8]] {
         defer { self = InFlight() }
-        return Array(messages[head...])
+        return Array(messages)
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import RoomCollections
 
 /// The audience feed's bodies (PROTOCOL.md section 24), one per (room, S,
 /// T), built once and served to every caller of that span. A body never
@@ -25,9 +26,8 @@ final class FeedCache {
     let maxEntries: Int
     let maxBytes: Int
     private var entries: [Key: Entry] = [:]
-    /// Insertion order, for eviction: an array and a head (the standard library has no deque).
-    private var order: [Key] = []
-    private var head = 0
+    /// Insertion order, for eviction.
+    private var order = FIFO<Key>()
     private(set) var bytes = 0
     /// Lookups answered from the cache, and bodies built (metrics, tests).
     private(set) var hits = 0
@@ -55,14 +55,8 @@ final class FeedCache {
         entries[key] = entry
         order.append(key)
         bytes += body.count
-        while entries.count > maxEntries || bytes > maxBytes, head < order.count {
-            let oldest = order[head]
-            head += 1
+        while entries.count > maxEntries || bytes > maxBytes, let oldest = order.popFirst() {
             if let gone = entries.removeValue(forKey: oldest) { bytes -= gone.body.count }
-        }
-        if head > 1024, head * 2 > order.count {
-            order.removeFirst(head)
-            head = 0
         }
         return entry
     }

@@ -1,4 +1,5 @@
 import CWebSockets
+import RoomCollections
 import RoomWire
 
 /// Plain HTTP on the service thread (anything but the /ws upgrade):

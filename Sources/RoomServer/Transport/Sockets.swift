@@ -1,5 +1,6 @@
 import CWebSockets
 import Logging
+import RoomCollections
 import RoomConfig
 import RoomModel
 

@@ -1,3 +1,5 @@
+import RoomCollections
+
 /// One client connection that has not joined yet: where it came from, and
 /// whose socket it is — roomd's while its request head is being read
 /// (RequestHeads.swift), then libwebsockets'.

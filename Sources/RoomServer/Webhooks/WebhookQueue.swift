@@ -1,3 +1,4 @@
+import RoomCollections
 import Synchronization
 
 /// The waiting webhooks, shared by the service thread (which only appends,
@@ -7,12 +8,11 @@ import Synchronization
 /// failing event holds back its room's later events and nobody else's.
 final class WebhookQueue: Sendable {
     struct State {
-        var waiting: [WebhookEvent] = []
-        var head = 0
+        var waiting = FIFO<WebhookEvent>()
         /// Rooms with an event in flight (being sent or waiting for a retry).
         var busyRooms: Set<String> = []
         var dropped = 0
-        var count: Int { waiting.count - head }
+        var count: Int { waiting.count }
     }
 
     let limit: Int
@@ -30,16 +30,12 @@ final class WebhookQueue: Sendable {
     func append(_ event: WebhookEvent) -> Int? {
         state.withLock { s in
             var dropped: Int?
-            if s.count >= limit {
-                s.head += 1
+            if s.count >= limit, !s.waiting.isEmpty {
+                s.waiting.removeFirst()
                 s.dropped += 1
                 dropped = s.dropped
             }
             s.waiting.append(event)
-            if s.head > 1024, s.head * 2 > s.waiting.count {
-                s.waiting.removeFirst(s.head)
-                s.head = 0
-            }
             return dropped
         }
     }
@@ -49,7 +45,7 @@ final class WebhookQueue: Sendable {
     func takeReady() -> WebhookEvent? {
         state.withLock { s in
             guard s.busyRooms.count < maxInFlight else { return nil }
-            var index = s.head
+            var index = 0
             while index < s.waiting.count, s.busyRooms.contains(s.waiting[index].roomID) { index += 1 }
             guard index < s.waiting.count else { return nil }
             let event = s.waiting.remove(at: index)
