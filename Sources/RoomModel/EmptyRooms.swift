@@ -1,51 +1,20 @@
 import RoomWire
 
-/// Sessions without peers that wait for their next join (1.2, section 23):
-/// a room whose last peer left keeps its session `empty_timeout_s`; one
-/// created by REST `POST /v2/rooms` waits at least an hour for its first
-/// join. Ordered by deadline; the entry of a room that was joined (or
-/// ended) since is stale and skipped, as `ReconnectGraces` does.
-struct EmptyRooms {
-    private var queue: [(room: Room, deadline: Int64)] = []
-    private var head = 0
+/// The end of a session's wait for its next join (1.2, section 23): a room
+/// whose last peer left keeps its session `empty_timeout_s`; one created by
+/// REST `POST /v2/rooms` waits at least an hour for its first join. One
+/// entry per waiting room (`Room.emptyEntry`), cancelled by a join or the
+/// session's end.
+struct EmptyRoomEnd: ModelDeadline {
+    static let rank = 5
+    let room: Room
 
-    /// `room` waits for a join until `deadline`.
-    mutating func wait(_ room: Room, until deadline: Int64) {
-        room.emptyUntil = deadline
-        var index = queue.count
-        while index > head, queue[index - 1].deadline > deadline { index -= 1 }
-        queue.insert((room, deadline), at: index)
-    }
-
-    /// `room` has peers again, or ended.
-    func end(_ room: Room) { room.emptyUntil = nil }
-
-    /// The next room whose wait is over at `now`.
-    mutating func nextExpired(now: Int64) -> Room? {
-        while let (room, deadline) = first, deadline <= now {
-            removeFirst()
-            if room.emptyUntil == deadline { return room }
-        }
-        return nil
-    }
-
-    /// When the next wait ends, stale entries dropped on the way.
-    mutating func nextDeadline() -> Int64? {
-        while let (room, deadline) = first, room.emptyUntil != deadline { removeFirst() }
-        return first?.deadline
-    }
-
-    private var first: (room: Room, deadline: Int64)? { head < queue.count ? queue[head] : nil }
-
-    private mutating func removeFirst() {
-        head += 1
-        if head == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 1024, head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
-        }
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        guard room.emptyUntil == now else { return Expired() }
+        room.emptyEntry = nil
+        guard registry.rooms[room.id] === room, room.peerCount == 0 else { return Expired() }
+        registry.endSession(room)
+        return Expired(log: ("room ended: empty_timeout_s passed", ["room": room.id]))
     }
 }
 
@@ -73,34 +42,35 @@ extension RoomRegistry {
         if timeout == 0 {
             endSession(room)
         } else {
-            emptyRooms.wait(room, until: clock.nowMillis() + timeout)
+            waitEmpty(room, until: clock.nowMillis() + timeout)
         }
+    }
+
+    /// `room` waits for a join until `deadline`.
+    func waitEmpty(_ room: Room, until deadline: Int64) {
+        cancel(room.emptyEntry)
+        room.emptyUntil = deadline
+        room.emptyEntry = schedule(EmptyRoomEnd(room: room), at: deadline)
+    }
+
+    /// `room` has peers again, or ended.
+    func endEmptyWait(_ room: Room) {
+        room.emptyUntil = nil
+        cancel(room.emptyEntry)
+        room.emptyEntry = nil
     }
 
     /// The one place a session ends (its last peer, its wait, `end-room`):
     /// the stream, RTMP and recording stop, the operator hears `session.close`.
     func endSession(_ room: Room) {
-        emptyRooms.end(room)
+        endEmptyWait(room)
+        cancel(room.chatBanEntry)  // the room's other deadlines go with it
+        room.chatBanEntry = nil
         rooms.removeValue(forKey: room.id)
         endLiveStream(room, by: nil, reason: "room ended")
         stopBroadcasts(room)
         feedState(room)
         record(.sessionClosed(room: RoomRef(room)))
-    }
-
-    /// When the next empty room's wait ends, for the server's timer.
-    public var nextEmptyRoomExpiry: Int64? { emptyRooms.nextDeadline() }
-
-    /// Ends every session whose wait for a join is over; returns them.
-    public func endExpiredEmptyRooms() -> [RoomRef] {
-        var ended: [RoomRef] = []
-        let now = clock.nowMillis()
-        while let room = emptyRooms.nextExpired(now: now) {
-            guard rooms[room.id] === room, room.peerCount == 0 else { continue }
-            endSession(room)
-            ended.append(RoomRef(room))
-        }
-        return ended
     }
 
     /// REST `POST /v2/rooms {room_id, metadata?, polls?}` (section 23): a
@@ -150,7 +120,7 @@ extension RoomRegistry {
         openFeed(room, at: now)
         record(.sessionOpened(room: RoomRef(room)), at: now)
         let wait = max(Int64(settings.room.emptyTimeoutS) * 1000, Self.preparedRoomWaitMillis)
-        emptyRooms.wait(room, until: now + wait)
+        waitEmpty(room, until: now + wait)
         return room
     }
 }

@@ -11,7 +11,7 @@ extension RoomRegistry {
         let (role, existing) = try admit(request, for: .join)
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
-        emptyRooms.end(room)  // a session waiting for a join has one
+        endEmptyWait(room)  // a session waiting for a join has one
         room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
         let peer = Peer(
             id: ids.next(.peer),
@@ -63,7 +63,7 @@ extension RoomRegistry {
         }
         let replaced = peer.endpoint
         peer.endpoint = nil
-        graces.end(peer)
+        endGrace(peer)
         if !request.tokenExpired { trackToken(of: peer, expiresAt: request.tokenExpiresAt) }
         room.liveStream?.prune(now: clock.nowMillis())  // room.hls lists live cues only
         let listed = isLarge(room) ? largeRoomSnapshot(for: peer) : room.others(than: peer)
@@ -106,11 +106,13 @@ extension RoomRegistry {
     }
 
     /// What the features keep for a peer that is gone: its pending role
-    /// changes, its `find-peer` iterators, its reconnect grace.
+    /// changes, its `find-peer` iterators, its reconnect grace, its token warning.
     func forget(_ peer: Peer) {
-        roleChanges.forget(peer)
+        for request in roleChanges.forget(peer) { cancel(request.entry) }
         peerSearch.forget(peer)
-        graces.end(peer)
+        endGrace(peer)
+        cancel(peer.tokenEntry)
+        peer.tokenEntry = nil
     }
 
     private func makeRoom(_ id: String, at now: Int64) -> Room {

@@ -221,24 +221,21 @@ extension RoomRegistry {
             HLSCue(id: ids.next(.cue), payload: $0.payload, startDate: now, endDate: now + Int64($0.durationS) * 1000)
         }
         room.liveStream!.cues += cues
+        timeCues(room)
         feedState(room)
         return (cues, [Delivery(.hlsTimedMetadata(cues), to: room.peersInJoinOrder)].nonEmpty)
     }
 
-    /// When the next live cue ends, for the server's timer (so that
-    /// `room.hls.cues` is current in every Room object it writes).
-    public var nextCueExpiry: Int64? {
-        var earliest: Int64?
-        for room in rooms.values {
-            for cue in room.liveStream?.cues ?? [] where cue.endDate < (earliest ?? .max) { earliest = cue.endDate }
+    /// The room's `CueEnd` is due at its earliest live cue's end (none without cues).
+    func timeCues(_ room: Room) {
+        guard let end = room.liveStream?.cues.lazy.map(\.endDate).min() else {
+            cancel(room.cueEntry)
+            room.cueEntry = nil
+            return
         }
-        return earliest
-    }
-
-    /// Drops expired cues in every room (nothing is pushed: a cue's end is known to all).
-    public func expireCues() {
-        let now = clock.nowMillis()
-        for room in rooms.values where room.liveStream?.cues.isEmpty == false { room.liveStream!.prune(now: now) }
+        if room.cueEntry.flatMap({ deadlines.deadline(of: $0) }) == end { return }
+        cancel(room.cueEntry)
+        room.cueEntry = schedule(CueEnd(room: room), at: end)
     }
 
     /// `settings.hls.playlist_url` with `{room_id}` and `{session_id}` replaced.
@@ -255,7 +252,25 @@ extension RoomRegistry {
         room.liveStream!.stoppedBy = actor
         room.liveStream!.variants = []
         room.liveStream!.cues = []
+        timeCues(room)
         record(.hlsStopped(room: RoomRef(room), by: actor, reason: reason), at: now)
         recordStreamChange(room, by: actor, at: now)
+    }
+}
+
+/// The end of a room's earliest live HLS cue: the cues that ended are
+/// dropped (nothing is pushed: a cue's end is known to all), so that
+/// `room.hls.cues` is current in every Room object the server writes. One
+/// entry per room with cues (`Room.cueEntry`).
+struct CueEnd: ModelDeadline {
+    static let rank = 3
+    let room: Room
+
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        room.cueEntry = nil
+        guard registry.rooms[room.id] === room else { return Expired() }
+        room.liveStream?.prune(now: now)
+        registry.timeCues(room)
+        return Expired()
     }
 }

@@ -32,11 +32,15 @@ public final class Peer {
     public private(set) var endpointReference: Unmanaged<PeerEndpoint>?
     /// Set while the peer's connection is lost: when its reconnect grace ends.
     public internal(set) var graceDeadline: Int64?
+    /// Its `GraceEnd` in the registry's deadlines, while in its grace.
+    var graceEntry: DeadlineID?
     /// When the peer's token expires (ms; its `exp`), nil when not known
     /// (a restored peer, a harness' join without a token); TokenExpiry.swift.
     public internal(set) var tokenExpiresAt: Int64?
     /// When the peer is told its token expires soon; nil once told or never.
     var tokenWarnAt: Int64?
+    /// Its `TokenWarning` in the registry's deadlines, while one waits.
+    var tokenEntry: DeadlineID?
     /// The session-store keys this peer listens to (`listen-metadata-change`).
     public internal(set) var metadataListening: MetadataListening = .none
 

@@ -5,6 +5,8 @@ public struct RoleChangeRequest {
     public var target: Peer
     public var role: String
     public var expiresAt: Int64
+    /// Its `RoleChangeExpiry` in the registry's deadlines while it is pending.
+    var entry: DeadlineID?
 }
 
 /// Polite role-change requests by token (PROTOCOL.md section 6): each waits
@@ -14,9 +16,6 @@ struct RoleChangeRequests {
     private var pending: [String: RoleChangeRequest] = [:]
 
     var count: Int { pending.count }
-
-    /// When the next pending request expires.
-    var nextExpiry: Int64? { pending.values.map(\.expiresAt).min() }
 
     mutating func add(_ request: RoleChangeRequest) {
         pending[request.token] = request
@@ -32,25 +31,31 @@ struct RoleChangeRequests {
         return request
     }
 
-    /// A request taken but not applied stays answerable (e.g. with `role-change-reject`).
-    mutating func putBack(_ request: RoleChangeRequest) {
-        pending[request.token] = request
+    /// Removes and returns the request behind `token`, whoever it is for.
+    mutating func remove(_ token: String) -> RoleChangeRequest? {
+        pending.removeValue(forKey: token)
     }
 
-    /// Removes and returns the requests whose time is up at `now`.
-    mutating func takeExpired(now: Int64) -> [RoleChangeRequest] {
-        var expired: [RoleChangeRequest] = []
-        for (token, request) in pending where request.expiresAt <= now {
-            pending.removeValue(forKey: token)
-            expired.append(request)
-        }
-        return expired
-    }
-
-    /// Drops the requests addressed to a peer that left.
-    mutating func forget(_ peer: Peer) {
+    /// Drops the requests addressed to a peer that left; returns them.
+    mutating func forget(_ peer: Peer) -> [RoleChangeRequest] {
+        var dropped: [RoleChangeRequest] = []
         for (token, request) in pending where request.target === peer {
             pending.removeValue(forKey: token)
+            dropped.append(request)
         }
+        return dropped
+    }
+}
+
+/// The end of a polite request's `request_ttl_s`: the requester hears
+/// `on-role-change-rejected` with `expired`. Requests that expire in one
+/// millisecond do so in the order they were made (the queue's order).
+struct RoleChangeExpiry: ModelDeadline {
+    static let rank = 1
+    let token: String
+
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        guard let request = registry.roleChanges.remove(token) else { return Expired() }
+        return Expired(effects: registry.rejected(request, reason: .expired))
     }
 }

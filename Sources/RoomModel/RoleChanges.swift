@@ -32,13 +32,15 @@ extension RoomRegistry {
         try checkRoleLimit(role, in: room, adding: 1)
         if force { return (.applied, applyRole(role, to: target)) }
         let token = ids.next(.roleChange)
+        let expiresAt = clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000
         roleChanges.add(
             RoleChangeRequest(
                 token: token,
                 requester: initiator,
                 target: target,
                 role: role.name,
-                expiresAt: clock.nowMillis() + Int64(settings.roleChange.requestTTLS) * 1000
+                expiresAt: expiresAt,
+                entry: schedule(RoleChangeExpiry(token: token), at: expiresAt)
             )
         )
         var effects = Effects()
@@ -48,7 +50,8 @@ extension RoomRegistry {
 
     /// `role-change` by the target: applies the request behind `token`.
     public func acceptRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
-        let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
+        var request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
+        cancel(request.entry)
         guard let role = template.role(request.role) else {
             throw RoomError(.roleNotFound, "role \"\(request.role)\" is gone")
         }
@@ -56,7 +59,8 @@ extension RoomRegistry {
         do {
             try checkRoleLimit(role, in: peer.room, adding: 1)
         } catch {
-            roleChanges.putBack(request)  // still answerable (e.g. with role-change-reject)
+            request.entry = schedule(RoleChangeExpiry(token: token), at: request.expiresAt)
+            roleChanges.add(request)  // still answerable (e.g. with role-change-reject)
             throw error
         }
         return applyRole(role, to: peer)
@@ -65,20 +69,9 @@ extension RoomRegistry {
     /// `role-change-reject` by the target: the requester is told.
     public func rejectRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
         let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
+        cancel(request.entry)
         return rejected(request, reason: .rejected)
     }
-
-    /// Expires the requests whose time is up; their requesters are told.
-    public func expireRoleChangeRequests() -> Effects {
-        var effects = Effects()
-        for request in roleChanges.takeExpired(now: clock.nowMillis()) {
-            effects.deliveries += rejected(request, reason: .expired).deliveries
-        }
-        return effects
-    }
-
-    /// When the next pending request expires (for the server's timer).
-    public var nextRoleChangeExpiry: Int64? { roleChanges.nextExpiry }
 
     /// Bulk `role-change-request` (`roles` + `role`): every peer whose role is
     /// listed, the caller included; all or nothing.
@@ -163,7 +156,7 @@ extension RoomRegistry {
 
     // MARK: helpers
 
-    private func rejected(_ request: RoleChangeRequest, reason: RejectReason) -> Effects {
+    func rejected(_ request: RoleChangeRequest, reason: RejectReason) -> Effects {
         var effects = Effects()
         guard case .peer(let requester) = request.requester, requester.room.peer(requester.id) === requester else {
             return effects

@@ -43,6 +43,12 @@ public final class Room {
     /// A session without peers waits for its next join until then (ms,
     /// `settings.room.empty_timeout_s`, EmptyRooms.swift); nil while it has peers.
     public internal(set) var emptyUntil: Int64?
+    /// Its `EmptyRoomEnd` in the registry's deadlines, while it waits.
+    var emptyEntry: DeadlineID?
+    /// Its `CueEnd` in the registry's deadlines while it has live cues.
+    var cueEntry: DeadlineID?
+    /// Its `ChatBanEnd` in the registry's deadlines while it has timed chat bans.
+    var chatBanEntry: DeadlineID?
 
     init(id: String, sessionID: String, startedAt: Int64) {
         self.id = id

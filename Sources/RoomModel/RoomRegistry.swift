@@ -1,3 +1,4 @@
+import RoomCollections
 import RoomConfig
 
 /// Every room of the daemon and the rules that change them.
@@ -24,8 +25,6 @@ public final class RoomRegistry {
     var activeSpeakers = ActiveSpeakers()
     /// Large rooms waiting for their next `room-state` (RoomStateBatch.swift).
     var roomStates = RoomStateSchedule()
-    /// Peers in their reconnect grace (ReconnectGraces.swift).
-    var graces = ReconnectGraces()
     /// `find-peer` iterators (PeerSearch.swift).
     var peerSearch = PeerSearch()
     /// Timed polls and polls with stats to send (Polls/PollSchedule.swift).
@@ -38,12 +37,11 @@ public final class RoomRegistry {
     var feeds = FeedRecorders()
     /// Webhook events since the server last took them (OperatorEvents.swift).
     var eventLog = OperatorEventLog()
-    /// Rooms with timed chat bans, whose ends push `on-chat-state` (Moderation/ModerationActions.swift).
-    var chatBanRooms: Set<String> = []
-    /// Sessions without peers waiting for a join (EmptyRooms.swift).
-    var emptyRooms = EmptyRooms()
-    /// Peers whose token expires soon, by the time to warn them (TokenExpiry.swift).
-    var tokenExpiries = TokenExpiries()
+    /// Every model deadline, whatever its kind (ModelDeadline.swift): the
+    /// end of a reconnect grace, of a role-change request, of a timed poll,
+    /// of an HLS cue, of a timed chat ban, of an empty room's wait, a token
+    /// warning.
+    var deadlines = DeadlineQueue<any ModelDeadline>()
     /// `settings.chat.blocked_words` as a matcher (Moderation/WordFilter.swift).
     let wordFilter: WordFilter
 

@@ -1,52 +1,16 @@
-/// Peers whose token expires soon (1.2, section 23), by when to warn them:
-/// a binary heap (tokens expire at any time, so a queue in join order would
-/// not be sorted). An entry whose peer left, was warned or refreshed its
-/// token since is stale and skipped (`Peer.tokenWarnAt` says).
-struct TokenExpiries {
-    private var heap: [(at: Int64, peer: Peer)] = []
+/// The `on-token-expiring` of one peer (1.2, section 23), due
+/// `token_refresh_s` before its token expires. One entry per peer at most
+/// (`Peer.tokenEntry`), moved by a refresh and cancelled when it leaves.
+struct TokenWarning: ModelDeadline {
+    static let rank = 6
+    let peer: Peer
 
-    mutating func warn(_ peer: Peer, at time: Int64) {
-        peer.tokenWarnAt = time
-        heap.append((time, peer))
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].at < heap[parent].at else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    /// The next peer to warn at `now`; nil when there is none.
-    mutating func nextDue(now: Int64) -> Peer? {
-        while let top = heap.first, top.at <= now {
-            pop()
-            if !top.peer.hasLeft, top.peer.tokenWarnAt == top.at { return top.peer }
-        }
-        return nil
-    }
-
-    /// When the next warning is due, stale entries dropped on the way.
-    mutating func nextDeadline() -> Int64? {
-        while let top = heap.first, top.peer.hasLeft || top.peer.tokenWarnAt != top.at { pop() }
-        return heap.first?.at
-    }
-
-    private mutating func pop() {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].at < heap[smallest].at { smallest = left }
-            if right < heap.count, heap[right].at < heap[smallest].at { smallest = right }
-            if smallest == parent { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        guard !peer.hasLeft, peer.tokenWarnAt == now else { return Expired() }
+        peer.tokenWarnAt = nil
+        peer.tokenEntry = nil
+        guard let expiresAt = peer.tokenExpiresAt else { return Expired() }
+        return Expired([Delivery(.tokenExpiring(expiresAt: expiresAt), to: [peer])])
     }
 }
 
@@ -82,6 +46,8 @@ extension RoomRegistry {
         let previous = peer.tokenExpiresAt
         peer.tokenExpiresAt = expiresAt
         peer.tokenWarnAt = nil
+        cancel(peer.tokenEntry)
+        peer.tokenEntry = nil
         let ahead = Int64(settings.room.tokenRefreshS) * 1000
         guard let expiresAt, ahead > 0 else { return }
         let now = clock.nowMillis()
@@ -90,22 +56,9 @@ extension RoomRegistry {
             if let previous, expiresAt <= previous { return }
             if due <= now { due = now + max(1000, (expiresAt - now) / 2) }
         }
-        tokenExpiries.warn(peer, at: max(due, now))
-    }
-
-    /// When the next `on-token-expiring` is due, for the server's timer.
-    public var nextTokenWarning: Int64? { tokenExpiries.nextDeadline() }
-
-    /// `on-token-expiring` to every peer whose warning is due.
-    public func warnExpiringTokens() -> [Delivery] {
-        var deliveries: [Delivery] = []
-        let now = clock.nowMillis()
-        while let peer = tokenExpiries.nextDue(now: now) {
-            peer.tokenWarnAt = nil
-            guard let expiresAt = peer.tokenExpiresAt else { continue }
-            deliveries.append(Delivery(.tokenExpiring(expiresAt: expiresAt), to: [peer]))
-        }
-        return deliveries
+        let at = max(due, now)
+        peer.tokenWarnAt = at
+        peer.tokenEntry = schedule(TokenWarning(peer: peer), at: at)
     }
 
     /// `token-refresh {token}`: the same user and room (40004, 40002); a

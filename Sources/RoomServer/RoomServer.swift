@@ -116,7 +116,6 @@ public final class RoomServer: @unchecked Sendable {
             policies: policies,
             metrics: metrics,
             webhooks: webhooks,
-            schedule: schedule,
             homes: homes,
             logger: logger
         )
@@ -129,7 +128,6 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             clock: clock,
             homes: homes,
-            schedule: schedule,
             logger: logger
         )
         let rest = RestAPI(
@@ -139,7 +137,6 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             clock: clock,
             homes: homes,
-            schedule: schedule,
             logger: logger
         )
         let http = HTTPExchange(maxBody: limits.maxMessageBytes, thread: thread)
@@ -279,7 +276,7 @@ public final class RoomServer: @unchecked Sendable {
         while !stopped.value {
             if !loop.runOnce() { break }
             router.flush()  // what this turn queued for other nodes, one message per node
-            schedule.rearmMoved()  // rooms emptied, tokens tracked this turn
+            schedule.afterTurn()  // the deadlines this turn moved
         }
         router.stop()
         webhooks.drain(timeout: .seconds(2))  // events of the last leaves, up to 2 s
@@ -329,22 +326,19 @@ public final class RoomServer: @unchecked Sendable {
     /// A deadline of the model passed (Schedule.swift re-arms it after).
     private func deadlinePassed(_ deadline: Schedule.Deadline) {
         switch deadline {
-        case .reconnectGrace: fanOut.fanOut(registry.expireGraces())
-        case .roleChangeRequest: fanOut.apply(registry.expireRoleChangeRequests())
-        case .pollEnd: dispatcher.expirePolls()
-        case .cueEnd: registry.expireCues()
-        case .chatBanEnd: fanOut.fanOut(registry.expireChatBans())
+        case .model:
+            for expired in registry.expireDue() {
+                fanOut.apply(expired.effects)
+                if let log = expired.log {
+                    logger.info("\(log.message)", metadata: log.metadata.mapValues { .string($0) })
+                }
+            }
         case .joinDeadline:
             sockets.closeUnjoined(now: sockets.joinClockNow)
             return  // no room changed
         case .faultEnd:
             schedule.faults?.expire()
             return
-        case .emptyRoomEnd:
-            for room in registry.endExpiredEmptyRooms() {
-                logger.info("room ended: empty_timeout_s passed", metadata: ["room": "\(room.roomID)"])
-            }
-        case .tokenWarning: fanOut.fanOut(registry.warnExpiringTokens())
         }
         homes.touchAll()
     }
@@ -419,7 +413,7 @@ public final class RoomServer: @unchecked Sendable {
 
     /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open; its join deadline runs.
     func connectionOpened(_ wsi: OpaquePointer) {
-        if sockets.opened(wsi).firstAwaitingJoin { schedule.rearm(.joinDeadline) }
+        sockets.opened(wsi)  // its join deadline's timer is set at the end of this turn
     }
 
     /// An HTTP request's progress: routed once complete (it no longer

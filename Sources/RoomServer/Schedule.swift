@@ -1,14 +1,17 @@
 import RoomModel
 
-/// Every timer of a service thread, in one place. Deadlines — the end of a
-/// reconnect grace, of a role-change request, of a timed poll, of an HLS
-/// cue, of a timed chat ban — are the model's (`RoomRegistry.next…`, read against the injected
-/// clock); the join deadline is the transport's (`Sockets.nextJoinDeadline`,
-/// the connection that has waited longest, on the monotonic clock or test
-/// mode's manual one). Each is
-/// re-armed after each change that may move it and after each firing. Ticks
-/// run at the template's intervals. A timer kind is a case here, so none can
-/// be added without the schedule knowing it.
+/// Every timer of a service thread, in one place. The model's deadlines —
+/// the end of a reconnect grace, of a role-change request, of a timed poll,
+/// of an HLS cue, of a timed chat ban, of an empty room's wait, a token
+/// warning, and any kind added later — are one queue in the registry
+/// (`RoomRegistry.nextDeadline`, read against the injected clock: RoomModel's
+/// ModelDeadline.swift), one `.model` deadline here; the join deadline is the
+/// transport's (`Sockets.nextJoinDeadline`, the connection that has waited
+/// longest, on the monotonic clock or test mode's manual one), the fault end
+/// test mode's. No caller re-arms anything: after every turn of the loop
+/// `afterTurn` reads each deadline's next time (O(1)) and sets its timer
+/// when that moved. Ticks run at the template's intervals. A timer kind is
+/// a case here, so none can be added without the schedule knowing it.
 ///
 /// With test mode's manual clock (PROTOCOL.md section 25) the model's
 /// deadlines and the ticks that follow the clock are not lws timers: they
@@ -17,22 +20,19 @@ import RoomModel
 ///
 /// Its service thread's only: the lws timers check it when they fire
 /// (LoopTimer, debug builds), and every caller is a checked component. The
-/// timers exist from `start` on (before it, `rearm` does nothing: nothing
-/// is served yet).
+/// timers exist from `start` on (before it, `afterTurn` does nothing:
+/// nothing is served yet).
 final class Schedule {
     /// A deadline of the model.
     enum Deadline: CaseIterable {
-        case reconnectGrace, roleChangeRequest, pollEnd, cueEnd
-        /// The end of a timed chat ban (its user's peers get `on-chat-state`).
-        case chatBanEnd
+        /// The registry's next model deadline, whatever its kind (a reconnect
+        /// grace, an empty room's wait, a token warning, …: RoomModel's
+        /// `ModelDeadline`s, one queue): a new kind needs no case here.
+        case model
         /// The earliest `join_timeout_s` of a WebSocket that has not joined.
         case joinDeadline
         /// The end of test mode's earliest stall or delay fault (TestMode/).
         case faultEnd
-        /// A session without peers whose `empty_timeout_s` is over (1.2, section 23).
-        case emptyRoomEnd
-        /// The next `on-token-expiring` (1.2, section 23).
-        case tokenWarning
     }
 
     /// A periodic tick.
@@ -58,7 +58,8 @@ final class Schedule {
     private var context: OpaquePointer?
     private var deadlines: [Deadline: LoopTimer] = [:]
     private var others: [LoopTimer] = []
-    /// When each deadline's timer was last set for (nil: nothing waits).
+    /// When each deadline's timer was last set for (`.some(nil)`: nothing
+    /// waits; no entry: not set since it last fired).
     private var armed: [Deadline: Int64?] = [:]
     /// Test mode's manual clock, nil on the system clock.
     let manual: TestModeClock?
@@ -85,9 +86,7 @@ final class Schedule {
     /// keepalive (pings, idle sockets, request heads) keeps real time.
     static func followsManualClock(_ deadline: Deadline) -> Bool {
         switch deadline {
-        case .reconnectGrace, .roleChangeRequest, .pollEnd, .cueEnd, .chatBanEnd, .joinDeadline, .faultEnd,
-            .emptyRoomEnd, .tokenWarning:
-            true
+        case .model, .joinDeadline, .faultEnd: true
         }
     }
 
@@ -115,25 +114,20 @@ final class Schedule {
     /// monotonic clock for the transport's.
     func next(_ deadline: Deadline) -> (at: Int64?, now: Int64) {
         switch deadline {
-        case .reconnectGrace: (registry.nextGraceExpiry, clock.nowMillis())
-        case .roleChangeRequest: (registry.nextRoleChangeExpiry, clock.nowMillis())
-        case .pollEnd: (registry.nextPollDeadline, clock.nowMillis())
-        case .cueEnd: (registry.nextCueExpiry, clock.nowMillis())
-        case .chatBanEnd: (registry.nextChatBanExpiry, clock.nowMillis())
+        case .model: (registry.nextDeadline, clock.nowMillis())
         case .joinDeadline: (sockets.nextJoinDeadline, sockets.joinClockNow)
         case .faultEnd: (faults?.nextEnd, clock.nowMillis())
-        case .emptyRoomEnd: (registry.nextEmptyRoomExpiry, clock.nowMillis())
-        case .tokenWarning: (registry.nextTokenWarning, clock.nowMillis())
         }
     }
 
     /// Creates the timers on the loop of `context`. `fired` runs at each
-    /// deadline (the timer is re-armed after it), `tick` at each tick.
+    /// deadline (its timer is set again at the end of that turn), `tick` at
+    /// each tick.
     func start(context: OpaquePointer, fired: @escaping (Deadline) -> Void, tick: @escaping (Tick) -> Void) {
         for deadline in Deadline.allCases where manual == nil || !Self.followsManualClock(deadline) {
             deadlines[deadline] = LoopTimer(context: context) { [unowned self] in
                 fired(deadline)
-                rearm(deadline)
+                armed[deadline] = nil  // spent: set again by afterTurn, whatever comes next
             }
         }
         for kind in Tick.allCases {
@@ -149,20 +143,13 @@ final class Schedule {
         self.context = context
     }
 
-    /// A change may have moved `deadline`: the timer is set for its next time
-    /// (on the manual clock, `advance` reads it when it runs).
-    func rearm(_ deadline: Deadline) {
-        let (at, now) = next(deadline)
-        deadlines[deadline]?.schedule(at: at, now: now)
-        armed[deadline] = .some(at)  // nil too: "nothing waits" is what was armed
-    }
-
-    /// The deadlines that many calls may move (any leave may empty a room,
-    /// any join track a token) are checked once per turn of the loop
-    /// instead: re-armed only when their next time moved (O(1) when not).
-    static let checkedEachTurn: [Deadline] = [.emptyRoomEnd, .tokenWarning]
-
-    func rearmMoved() {
+    /// The end of every turn of the loop (`RoomServer.run`), the one place a
+    /// deadline's timer is set: any call may have moved a deadline (any leave
+    /// may empty a room or end a grace, any join track a token), so each
+    /// kind's next time is read here — O(1) for the model's queue and the
+    /// join deadline, O(faulted connections) for test mode's faults — and
+    /// its timer set only when that moved.
+    func afterTurn() {
         guard context != nil else { return }
         if let manual {
             // On the manual clock a deadline that is already due (a token warned at
@@ -176,9 +163,11 @@ final class Schedule {
             if due { advance(to: manual.now) }
             return
         }
-        for deadline in Self.checkedEachTurn {
-            let (at, _) = next(deadline)
-            if armed[deadline] != .some(at) { rearm(deadline) }
+        for deadline in Deadline.allCases {
+            let (at, now) = next(deadline)
+            guard armed[deadline] != .some(at) else { continue }
+            deadlines[deadline]?.schedule(at: at, now: now)
+            armed[deadline] = .some(at)  // nil too: "nothing waits" is what was set
         }
     }
 

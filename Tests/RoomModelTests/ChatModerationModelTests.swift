@@ -112,11 +112,11 @@ import Testing
             try registry.chatBan("w", in: room, by: .server, durationSeconds: nil)
         }
         #expect(full?.code == .tooMany)
-        #expect(registry.nextChatBanExpiry == clock.now + 5000)
+        #expect(registry.nextDeadline == clock.now + 5000)
         clock.advance(byMillis: 5000)
-        let ended = registry.expireChatBans()
+        let ended = registry.expireDueDeliveries()
         #expect(ended.map(\.push.name) == ["on-chat-state:free"] && ended[0].to == [viewer.id])
-        #expect(registry.nextChatBanExpiry == nil)
+        #expect(registry.nextDeadline == nil)
         _ = try registry.chatBan("w", in: room, by: .server, durationSeconds: nil)  // its place is free again
     }
 
@@ -127,11 +127,11 @@ import Testing
         clock.advance(byMillis: 1000)  // ended, before the timer ran
         let sent = try registry.chatBan("w", in: room, by: .server, durationSeconds: 1)
         #expect(sent.map(\.push.name) == ["on-chat-state:free"] && sent[0].to == [viewer.id])
-        #expect(registry.nextChatBanExpiry == clock.now + 1000)
+        #expect(registry.nextDeadline == clock.now + 1000)
         _ = registry.leave(viewer, reason: .clientRequest)
         _ = registry.leave(host, reason: .clientRequest)  // the session ends
-        #expect(registry.nextChatBanExpiry == nil)
-        #expect(registry.chatBanRooms.isEmpty)
+        #expect(registry.nextDeadline == nil)
+        #expect(registry.deadlineCount == 0)
     }
 
     // MARK: reports

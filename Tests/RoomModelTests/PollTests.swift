@@ -239,16 +239,17 @@ import Testing
 
     @Test func durationStopsThePollWithStoppedByNull() throws {
         let poll = try startedQuiz(PollInfoInput(title: "Q", type: .quiz, duration: 30))
-        #expect(registry.nextPollDeadline == clock.now + 30_000)
+        #expect(registry.nextDeadline == clock.now + 30_000)
         clock.advance(byMillis: 29_999)
-        #expect(registry.expirePolls().deliveries.isEmpty)
+        #expect(registry.expireDue().isEmpty)
         clock.advance(byMillis: 1)
-        let (polls, stopped) = registry.expirePolls()
-        #expect(polls.map(\.id) == [poll.id])
+        let expired = registry.expireDue()
+        let stopped = expired.flatMap(\.effects.deliveries)
+        #expect(expired.compactMap { $0.log?.metadata["poll"] } == [poll.id])
         #expect(stopped.sent.first?.push == "on-poll-stop:poll-1")
         #expect(poll.state == .stopped)
         #expect(poll.stoppedBy == nil)
-        #expect(registry.nextPollDeadline == nil)
+        #expect(registry.nextDeadline == nil)
         #expect(
             code { _ = try registry.respond(viewer, pollID: poll.id, [ResponseInput(question: 1, option: 1)]) }
                 == .wrongState

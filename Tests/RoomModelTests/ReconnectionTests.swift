@@ -11,17 +11,17 @@ import Testing
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
         #expect(registry.startGrace(viewer))
-        #expect(registry.nextGraceExpiry == clock.now + 20_000)
+        #expect(registry.nextDeadline == clock.now + 20_000)
         clock.advance(byMillis: 19_999)
-        #expect(registry.expireGraces().isEmpty)
+        #expect(registry.expireDueDeliveries().isEmpty)
         #expect(host.room.peer(viewer.id) === viewer)
         clock.advance(byMillis: 1)
         var resume = Fixtures.request("v", role: "viewer")
         resume.resumePeerID = viewer.id
         #expect(code { _ = try registry.join(resume) } == .peerGone, "the deadline is exact")
-        let left = registry.expireGraces()
+        let left = registry.expireDueDeliveries()
         #expect(left.sent == [Sent(push: "on-peer-leave", to: [host.id])])
-        #expect(registry.nextGraceExpiry == nil)
+        #expect(registry.nextDeadline == nil)
     }
 
     @Test func resumeEndsTheGraceAndNoGraceMeansNone() throws {
@@ -33,7 +33,7 @@ import Testing
         #expect(try registry.join(resume).resumed)
         #expect(viewer.graceDeadline == nil)
         clock.advance(byMillis: 60_000)
-        #expect(registry.expireGraces().isEmpty, "a resumed peer stays")
+        #expect(registry.expireDueDeliveries().isEmpty, "a resumed peer stays")
 
         var settings = Settings()
         settings.room.reconnectGraceS = 0
@@ -54,10 +54,10 @@ import Testing
         resume.resumePeerID = viewer.id
         _ = try registry.join(resume)
         #expect(registry.startGrace(viewer))
-        #expect(registry.nextGraceExpiry == clock.now + 20_000, "the stale first deadline is skipped")
+        #expect(registry.nextDeadline == clock.now + 20_000, "the stale first deadline is skipped")
         clock.advance(byMillis: 15_000)
-        #expect(registry.expireGraces().isEmpty, "the first deadline passed, but the peer resumed since")
+        #expect(registry.expireDueDeliveries().isEmpty, "the first deadline passed, but the peer resumed since")
         clock.advance(byMillis: 5_000)
-        #expect(registry.expireGraces().sent == [Sent(push: "on-peer-leave", to: [host.id])])
+        #expect(registry.expireDueDeliveries().sent == [Sent(push: "on-peer-leave", to: [host.id])])
     }
 }

@@ -56,9 +56,9 @@ import Testing
         #expect(code { _ = try registry.rejectRoleChange(viewer2, token: token) } == .roleChangeRequestNotFound)
         clock.advance(byMillis: Int64(registry.settings.roleChange.requestTTLS) * 1000)
         #expect(code { _ = try registry.acceptRoleChange(viewer, token: token) } == .roleChangeRequestNotFound)
-        let expired = registry.expireRoleChangeRequests()
+        let expired = registry.expireDueEffects()
         #expect(expired.deliveries.sent == [Sent(push: "on-role-change-rejected:expired", to: [host.id])])
-        #expect(registry.nextRoleChangeExpiry == nil)
+        #expect(registry.nextDeadline == nil)
         #expect(code { _ = try registry.acceptRoleChange(viewer, token: "nonsense") } == .roleChangeRequestNotFound)
     }
 
@@ -66,16 +66,30 @@ import Testing
         let first = try invite(viewer)
         clock.advance(byMillis: 10_000)
         _ = try invite(viewer2, to: "moderator")
-        #expect(registry.nextRoleChangeExpiry == clock.now - 10_000 + 60_000)
+        #expect(registry.nextDeadline == clock.now - 10_000 + 60_000)
         clock.advance(byMillis: 50_000)
-        let due = registry.expireRoleChangeRequests()
+        let due = registry.expireDueEffects()
         guard case .roleChangeRejected(let token, let requestedFor, let role, _) = due.deliveries.first?.push else {
             Issue.record("expected one rejection")
             return
         }
         #expect(due.deliveries.count == 1)
         #expect((token, requestedFor, role) == (first, viewer.id, "guest"))
-        #expect(registry.expireRoleChangeRequests().deliveries.isEmpty)
+        #expect(registry.expireDueEffects().deliveries.isEmpty)
+    }
+
+    /// Requests made in one millisecond expire in one: their rejections go
+    /// out in the order the requests were made, every run alike.
+    @Test func requestsThatExpireTogetherAreRejectedInTheOrderMade() throws {
+        var targets = [viewer, viewer2]
+        for n in 0..<10 { targets.append(try registry.join(Fixtures.request("x\(n)", role: "viewer")).peer) }
+        let tokens = try targets.map { try invite($0, to: "moderator") }
+        clock.advance(byMillis: Int64(registry.settings.roleChange.requestTTLS) * 1000)
+        let rejected = registry.expireDueEffects().deliveries.compactMap { delivery -> String? in
+            guard case .roleChangeRejected(let token, _, _, .expired) = delivery.push else { return nil }
+            return token
+        }
+        #expect(rejected == tokens, "in the order made, not a dictionary's")
     }
 
     @Test func rejectTellsTheRequester() throws {
@@ -234,7 +248,7 @@ import Testing
     @Test func requestsToAPeerThatLeftAreDropped() throws {
         _ = try invite(viewer)
         _ = registry.leave(viewer, reason: .websocketClosed)
-        #expect(registry.nextRoleChangeExpiry == nil)
+        #expect(registry.nextDeadline == nil)
     }
 
     @Test func bulkChangesEveryPeerOfTheRolesAllOrNothing() throws {

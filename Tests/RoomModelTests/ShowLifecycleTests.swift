@@ -24,20 +24,20 @@ import Testing
         _ = try registry.setMetadata(by: .peer(host), in: room, key: "topic", value: .string("Pilots"))
         _ = registry.leave(host, reason: .websocketClosed)
         #expect(registry.room("r1") === room, "the session waits")
-        #expect(registry.nextEmptyRoomExpiry == clock.now + 30_000)
+        #expect(registry.nextDeadline == clock.now + 30_000)
 
         // The host comes back within the timeout: the same session, its poll.
         clock.advance(byMillis: 29_999)
-        #expect(registry.endExpiredEmptyRooms().isEmpty)
+        #expect(registry.expireDue().isEmpty)
         let back = try registry.join(Fixtures.request("h", role: "host")).peer
         #expect(back.room === room && room.sessionStore.entry("topic").version == 1)
-        #expect(registry.nextEmptyRoomExpiry == nil, "a joined room does not wait")
+        #expect(registry.nextDeadline == nil, "a joined room does not wait")
 
         // Empty again: the timeout starts over and ends the session.
         _ = registry.leave(back, reason: .clientRequest)
         clock.advance(byMillis: 30_000)
         _ = registry.takeOperatorEvents()
-        #expect(registry.endExpiredEmptyRooms() == [RoomRef(room)])
+        #expect(registry.expireDue().compactMap { $0.log?.metadata["room"] } == [room.id])
         #expect(registry.room("r1") == nil)
         #expect(registry.takeOperatorEvents().map(\.event) == [.sessionClosed(room: RoomRef(room))])
         let next = try registry.join(Fixtures.request("h", role: "host")).peer
@@ -49,7 +49,7 @@ import Testing
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         _ = registry.leave(host, reason: .clientRequest)
         #expect(registry.room("r1") == nil)
-        #expect(registry.nextEmptyRoomExpiry == nil)
+        #expect(registry.nextDeadline == nil)
     }
 
     @Test func endRoomEndsAWaitingRoomAtOnce() throws {
@@ -59,7 +59,7 @@ import Testing
         _ = registry.leave(host, reason: .clientRequest)
         _ = try registry.endRoom(by: .server, room, reason: "cancelled", lock: false)
         #expect(registry.room("r1") == nil)
-        #expect(registry.nextEmptyRoomExpiry == nil, "its wait is over too")
+        #expect(registry.nextDeadline == nil, "its wait is over too")
     }
 
     @Test func aRoomCreatedAheadHasItsEntriesAndDraftPollsAndWaitsAnHour() throws {
@@ -77,11 +77,11 @@ import Testing
         #expect(room.sessionStore.entry("topic").value == Array(#""Pilots""#.utf8))
         let poll = try #require(room.polls.ordered.first)
         #expect(poll.createdBy == nil && poll.state == .created && poll.questions.count == 1)
-        #expect(registry.nextEmptyRoomExpiry == clock.now + 3_600_000, "at least an hour for the first join")
+        #expect(registry.nextDeadline == clock.now + 3_600_000, "at least an hour for the first join")
         #expect(code { _ = try registry.createRoom("r1", metadata: [], polls: []) } == .wrongState)
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         #expect(host.room === room)
-        #expect(registry.nextEmptyRoomExpiry == nil)
+        #expect(registry.nextDeadline == nil)
     }
 
     @Test func aRoomCreatedWithABadPollOrEntryIsNotCreated() throws {
@@ -95,7 +95,7 @@ import Testing
             code { _ = try registry.createRoom("r1", metadata: [("bad key!", .null)], polls: []) } == .invalidParams
         )
         #expect(registry.room("r1") == nil)
-        #expect(registry.nextEmptyRoomExpiry == nil)
+        #expect(registry.nextDeadline == nil)
     }
 
     // MARK: the stream's life
@@ -241,16 +241,16 @@ import Testing
         var request = Fixtures.request("h", role: "host")
         request.tokenExpiresAt = clock.now + 600_000
         let host = try registry.join(request).peer
-        #expect(registry.nextTokenWarning == clock.now + 300_000)
+        #expect(registry.nextDeadline == clock.now + 300_000)
         clock.advance(byMillis: 299_999)
-        #expect(registry.warnExpiringTokens().isEmpty)
+        #expect(registry.expireDueDeliveries().isEmpty)
         clock.advance(byMillis: 1)
-        let warned = registry.warnExpiringTokens()
+        let warned = registry.expireDueDeliveries()
         #expect(warned.map(\.push.name) == ["on-token-expiring:\(clock.now + 300_000)"])
         #expect(warned.first?.to == [host.id])
         clock.advance(byMillis: 10_000)
-        #expect(registry.warnExpiringTokens().isEmpty, "once")
-        #expect(registry.nextTokenWarning == nil)
+        #expect(registry.expireDueDeliveries().isEmpty, "once")
+        #expect(registry.nextDeadline == nil)
 
         // A refresh with a token that expires in 10 minutes: warned again 5 minutes on.
         let newExpiry = clock.now + 600_000
@@ -259,7 +259,7 @@ import Testing
             with: RefreshedToken(roomID: "r1", userID: "h", roleName: "host", expiresAt: newExpiry)
         )
         #expect(host.tokenExpiresAt == newExpiry)
-        #expect(registry.nextTokenWarning == newExpiry - 300_000)
+        #expect(registry.nextDeadline == newExpiry - 300_000)
     }
 
     @Test func aTokenThatExpiresSoonIsWarnedAtOnceAndLeftPeersAreNot() throws {
@@ -267,12 +267,12 @@ import Testing
         var request = Fixtures.request("h", role: "host")
         request.tokenExpiresAt = clock.now + 60_000
         let host = try registry.join(request).peer
-        #expect(registry.nextTokenWarning == clock.now)
+        #expect(registry.nextDeadline == clock.now)
         var other = Fixtures.request("g", role: "guest")
         other.tokenExpiresAt = clock.now + 60_000
         let guest = try registry.join(other).peer
         _ = registry.leave(guest, reason: .clientRequest)
-        #expect(registry.warnExpiringTokens().flatMap(\.to) == [host.id])
+        #expect(registry.expireDueDeliveries().flatMap(\.to) == [host.id])
     }
 
     @Test func aRefreshKeepsUserAndRoomAndFollowsTheNewRole() throws {
@@ -359,17 +359,17 @@ import Testing
         var request = Fixtures.request("h", role: "host")
         request.tokenExpiresAt = clock.now + 200_000
         let host = try registry.join(request).peer
-        #expect(registry.warnExpiringTokens().count == 1, "inside the window at join: at once")
+        #expect(registry.expireDueDeliveries().count == 1, "inside the window at join: at once")
         let same = RefreshedToken(roomID: "r1", userID: "h", roleName: "host", expiresAt: clock.now + 200_000)
         _ = try registry.refreshToken(of: host, with: same)
-        #expect(registry.nextTokenWarning == nil, "the same expiry: no second warning, no loop")
+        #expect(registry.nextDeadline == nil, "the same expiry: no second warning, no loop")
 
         // A 4-minute token (under token_refresh_s) is warned at its half-life, not at once.
         let short = RefreshedToken(roomID: "r1", userID: "h", roleName: "host", expiresAt: clock.now + 240_000)
         _ = try registry.refreshToken(of: host, with: short)
-        #expect(registry.nextTokenWarning == clock.now + 120_000)
-        #expect(registry.warnExpiringTokens().isEmpty)
+        #expect(registry.nextDeadline == clock.now + 120_000)
+        #expect(registry.expireDueDeliveries().isEmpty)
         clock.advance(byMillis: 120_000)
-        #expect(registry.warnExpiringTokens().count == 1)
+        #expect(registry.expireDueDeliveries().count == 1)
     }
 }

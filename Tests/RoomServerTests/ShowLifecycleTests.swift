@@ -40,6 +40,25 @@ import Testing
         #expect(fresh["room"]?["hls"] == .null)
     }
 
+    /// The end of an empty room's wait sends its webhooks at once: nothing
+    /// else happens after it that would carry them out.
+    @Test func anEmptyRoomsEndSendsItsWebhooksAtOnce() async throws {
+        let receiver = try WebhookReceiver()
+        let daemon = try await Daemon.start(
+            webhooksTo: receiver.url,
+            extra: #""events":["session.close.success"]"#,
+            settings: #"{"room":{"empty_timeout_s":30}}"#,
+            arguments: Manual.manualClock
+        )
+        let (host, _) = try await daemon.join("h", as: "host", room: "show")
+        _ = try await host.call("leave")
+        try await Manual.advanceAll(daemon, by: 29_999)
+        #expect(receiver.requests.isEmpty, "the session still waits")
+        try await Manual.advanceAll(daemon, by: 1)
+        let types = try await receiver.deliveredTypes(count: 1)
+        #expect(types == ["session.close.success"])
+    }
+
     @Test func restCreatesARoomWithEntriesAndDraftPollsBeforeAnyoneJoins() async throws {
         let daemon = try await Daemon.start()
         let admin = try daemon.managementToken()

@@ -119,12 +119,9 @@ private final class Script {
         } else if line == Array("!tick".utf8) {
             dispatcher.fanOut(server.registry.tickActiveSpeakers())
             dispatcher.fanOut(server.registry.tickRoomState())
-            dispatcher.outbound.apply(server.registry.expireRoleChangeRequests())
-            dispatcher.fanOut(server.registry.expireGraces())
+            for expired in server.registry.expireDue() { dispatcher.outbound.apply(expired.effects) }
             dispatcher.fanOut(server.registry.tickPollStats())
             dispatcher.fanOut(server.registry.tickReactions())
-            dispatcher.expirePolls()
-            server.registry.expireCues()
         } else if let first = line.first, let slot = slot(first) {
             send(Array(line.dropFirst()), on: slot)
         } else {

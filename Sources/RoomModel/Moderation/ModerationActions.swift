@@ -116,7 +116,7 @@ extension RoomRegistry {
                 "chat-ban: room \"\(room.id)\" holds \(ChatControls.chatBanCapacity) chat bans already"
             )
         }
-        if until != nil { chatBanRooms.insert(room.id) }
+        timeChatBans(room)
         record(.chatBanned(room: RoomRef(room), userID: userID, until: until, by: ActorRef(initiator)), at: now)
         deliveries += chatStateDeliveries(in: room, toUser: userID)
         return deliveries
@@ -127,6 +127,7 @@ extension RoomRegistry {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
         if userID.isEmpty { throw .invalidParams("user_id: must not be empty") }
         guard room.chatControls.removeChatBan(userID) else { return [] }
+        timeChatBans(room)
         return chatStateDeliveries(in: room, toUser: userID)
     }
 
@@ -174,40 +175,24 @@ extension RoomRegistry {
         return [Delivery(.chatState(chatState(in: room, userID: userID)), to: peers)].nonEmpty
     }
 
-    /// When the next timed chat ban ends (the schedule's deadline). Forgets
-    /// the rooms that ended (or lost their timed chat bans) meanwhile.
-    public var nextChatBanExpiry: Int64? {
-        var next: Int64?
-        for id in chatBanRooms {
-            guard let end = rooms[id]?.chatControls.nextChatBanEnd else {
-                chatBanRooms.remove(id)
-                continue
-            }
-            next = min(next ?? end, end)
+    /// The room's `ChatBanEnd` is due at its next timed chat ban's end (none without).
+    func timeChatBans(_ room: Room) {
+        guard let end = room.chatControls.nextChatBanEnd else {
+            cancel(room.chatBanEntry)
+            room.chatBanEntry = nil
+            return
         }
-        return next
+        if room.chatBanEntry.flatMap({ deadlines.deadline(of: $0) }) == end { return }
+        cancel(room.chatBanEntry)
+        room.chatBanEntry = schedule(ChatBanEnd(room: room), at: end)
     }
 
-    /// Ends the chat bans whose time passed; their users' peers get `on-chat-state`.
-    public func expireChatBans() -> [Delivery] {
-        let now = clock.nowMillis()
-        var deliveries: [Delivery] = []
-        for id in chatBanRooms.sorted() {
-            guard let room = rooms[id] else {
-                chatBanRooms.remove(id)
-                continue
-            }
-            deliveries += endChatBans(in: room, now: now)
-        }
-        return deliveries
-    }
-
-    private func endChatBans(in room: Room, now: Int64) -> [Delivery] {
+    func endChatBans(in room: Room, now: Int64) -> [Delivery] {
         var deliveries: [Delivery] = []
         for user in room.chatControls.endChatBans(now: now) {
             deliveries += chatStateDeliveries(in: room, toUser: user)
         }
-        if room.chatControls.nextChatBanEnd == nil { chatBanRooms.remove(room.id) }
+        timeChatBans(room)
         return deliveries
     }
 
@@ -303,5 +288,19 @@ extension RoomRegistry {
         record(.reportCreated(room: RoomRef(room), report: report), at: report.at)
         let moderators = room.peersInJoinOrder.filter(canModerateChat)
         return (report.id, [Delivery(.report(report), to: moderators)].nonEmpty)
+    }
+}
+
+/// The end of a room's next timed chat ban: the bans that ended go, in the
+/// order they were made, and their users' peers get `on-chat-state`. One
+/// entry per room with timed chat bans (`Room.chatBanEntry`).
+struct ChatBanEnd: ModelDeadline {
+    static let rank = 4
+    let room: Room
+
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        room.chatBanEntry = nil
+        guard registry.rooms[room.id] === room else { return Expired() }
+        return Expired(registry.endChatBans(in: room, now: now))
     }
 }

@@ -13,6 +13,8 @@ public final class Poll {
     let sequence: Int
     /// The room this poll belongs to; nil once the room session is over.
     public internal(set) weak var room: Room?
+    /// Its `PollEnd` in the registry's deadlines while it runs with a `duration`.
+    var endEntry: DeadlineID?
 
     public internal(set) var title: String
     public internal(set) var type: PollType

@@ -2,11 +2,11 @@ import RoomProtocol
 
 /// A poll's life after its authoring (PROTOCOL.md section 15): start, stop
 /// (by a peer or by its `duration`) and listing. Voting is in
-/// PollVoting.swift; the timed polls are kept by `PollSchedule`.
+/// PollVoting.swift; a timed poll's end is a `PollEnd` deadline.
 extension RoomRegistry {
     /// `poll-start`: every peer that may read or vote gets `on-poll-start`
     /// (`pollWrite` peers with the quiz answers). A poll starts only here and
-    /// stops only in `stopPoll` or `expirePolls`: the places for `poll.started`
+    /// stops only in `stopPoll` or at its `PollEnd`: the places for `poll.started`
     /// / `poll.stopped` events (webhooks).
     public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
         let poll = try writablePoll(peer, pollID, call: "poll-start")
@@ -19,7 +19,7 @@ extension RoomRegistry {
         poll.startedAt = clock.nowMillis()
         record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
-        if poll.deadline != nil { pollSchedule.time(poll) }
+        timePoll(poll)
         peer.room.feed?.poll(poll, at: poll.startedAt!)
         var writers: [Peer] = []
         var readers: [Peer] = []
@@ -44,6 +44,8 @@ extension RoomRegistry {
     /// Stops a started poll (by a peer, or by its timer with `by` nil): the
     /// peers that may read or vote get `on-poll-stop`.
     func stop(_ poll: Poll, by peerID: String?) -> [Delivery] {
+        cancel(poll.endEntry)
+        poll.endEntry = nil
         poll.state = .stopped
         poll.stoppedBy = peerID
         poll.stoppedAt = clock.nowMillis()
@@ -54,22 +56,33 @@ extension RoomRegistry {
         return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
     }
 
-    /// Stops the polls whose `duration` is over (`stopped_by` null). Returns
-    /// the polls it stopped (one `poll.stopped` event each, for webhooks) and the pushes.
-    public func expirePolls() -> (stopped: [Poll], deliveries: [Delivery]) {
-        let stopped = pollSchedule.takeDue(now: clock.nowMillis())
-        var deliveries: [Delivery] = []
-        for poll in stopped { deliveries += stop(poll, by: nil) }
-        return (stopped, deliveries)
+    /// A started poll with a `duration` waits for its end.
+    func timePoll(_ poll: Poll) {
+        guard let deadline = poll.deadline else { return }
+        cancel(poll.endEntry)
+        poll.endEntry = schedule(PollEnd(poll: poll), at: deadline)
     }
-
-    /// When the next timed poll ends (for the server's timer).
-    public var nextPollDeadline: Int64? { pollSchedule.nextDeadline }
 
     /// `poll-list {state?}`: the polls `peer` may read, newest first.
     public func listPolls(for peer: Peer, state: PollState?) -> [Poll] {
         peer.room.polls.ordered.reversed().filter { poll in
             (state == nil || poll.state == state) && mayRead(peer, poll)
         }
+    }
+}
+
+/// The end of a started poll's `duration`: it stops with `stopped_by` null
+/// (`on-poll-stop`, the `poll.stopped` event). Cancelled by a `poll-stop`.
+struct PollEnd: ModelDeadline {
+    static let rank = 2
+    let poll: Poll
+
+    func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
+        poll.endEntry = nil
+        guard let room = poll.room, poll.deadline == now else { return Expired() }
+        return Expired(
+            effects: Effects(deliveries: registry.stop(poll, by: nil)),
+            log: ("poll stopped", ["room": room.id, "poll": poll.id, "by": "timer"])
+        )
     }
 }

@@ -1,37 +1,12 @@
-/// Polls the server's timers look after (PROTOCOL.md section 15): started
-/// polls with a `duration`, and polls with votes whose `on-poll-stats` some
-/// slice has not had yet. Entries of ended room sessions (their `room` is
-/// nil) are dropped as they are met.
+/// Polls with votes whose `on-poll-stats` some slice has not had yet
+/// (PROTOCOL.md section 15; a timed poll's end is a `PollEnd` deadline).
+/// Entries of ended room sessions (their `room` is nil) are dropped as
+/// they are met.
 struct PollSchedule {
-    /// Started polls with a `duration`.
-    private var timed: [Poll] = []
     /// Polls with changes that some stats slice has not been sent yet.
     private var dirty: [Poll] = []
     /// Stats timer ticks so far (the slice of a tick is `ticks % slices`).
     private var statsTicks = 0
-
-    /// A started poll with a `duration` waits for its deadline.
-    mutating func time(_ poll: Poll) {
-        timed.removeAll { $0.room == nil || $0.state != .started }  // ended sessions, stopped polls
-        timed.append(poll)
-    }
-
-    /// Takes the timed polls whose deadline has come at `now`, in the order they were timed.
-    mutating func takeDue(now: Int64) -> [Poll] {
-        var due: [Poll] = []
-        var pending: [Poll] = []
-        for poll in timed where poll.room != nil {
-            guard let deadline = poll.deadline else { continue }
-            if deadline <= now { due.append(poll) } else { pending.append(poll) }
-        }
-        timed = pending
-        return due
-    }
-
-    /// When the next timed poll ends.
-    var nextDeadline: Int64? {
-        timed.lazy.filter { $0.room != nil }.compactMap(\.deadline).min()
-    }
 
     /// Whether some poll's stats are still due to a slice.
     var hasPendingStats: Bool { !dirty.isEmpty }

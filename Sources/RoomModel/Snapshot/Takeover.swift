@@ -98,7 +98,7 @@ extension RoomRegistry {
             peer.groups = saved.groups
             peer.metadataListening = saved.metadataListening
             room.speakers.joined(peer)
-            graces.start(peer, until: deadline)
+            beginGrace(peer, until: deadline)
         }
         room.sessionStore = snapshot.sessionStore
         room.polls.serialCounter = snapshot.pollSerial
@@ -130,9 +130,10 @@ extension RoomRegistry {
             poll.records = saved.records
             poll.totalResponses = saved.totalResponses
             room.polls.add(poll)
-            if poll.state == .started, poll.deadline != nil { pollSchedule.time(poll) }
+            if poll.state == .started { timePoll(poll) }
         }
         room.liveStream = snapshot.liveStream
+        timeCues(room)
         room.rtmp = snapshot.rtmp
         room.recording = snapshot.recording
         room.chat = ChatHistory(
@@ -151,7 +152,7 @@ extension RoomRegistry {
             slowModeSeconds: snapshot.moderation.slowModeSeconds,
             chatBans: snapshot.moderation.chatBans
         )
-        if room.chatControls.nextChatBanEnd != nil { chatBanRooms.insert(room.id) }
+        timeChatBans(room)
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         openFeed(room, at: clock.nowMillis())  // the feed goes on from here (what the old home recorded is not carried)
@@ -162,6 +163,6 @@ extension RoomRegistry {
     /// A restored peer whose client is still connected takes it up again:
     /// its grace ends; nobody is told anything (for them it never left).
     public func reattach(_ peer: Peer) {
-        graces.end(peer)
+        endGrace(peer)
     }
 }

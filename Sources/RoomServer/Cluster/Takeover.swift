@@ -47,9 +47,6 @@ extension ClusterRouter {
         guard let room = registry.restore(snapshot, graceMillis: grace) else { return }
         for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes() }
         states.restored(roomID, from: bytes)
-        schedule.rearm(.reconnectGrace)
-        schedule.rearm(.pollEnd)
-        schedule.rearm(.chatBanEnd)
         logger.notice(
             "cluster: room taken over from its saved state",
             metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"]

@@ -14,7 +14,6 @@ final class RestAPI {
     let metrics: ServerMetrics
     let clock: RoomClock
     let homes: RoomHomes
-    let schedule: Schedule
     let logger: Logger
     private var limiter: TokenBucket
 
@@ -25,7 +24,6 @@ final class RestAPI {
         metrics: ServerMetrics,
         clock: RoomClock,
         homes: RoomHomes,
-        schedule: Schedule,
         logger: Logger
     ) {
         self.registry = registry
@@ -34,7 +32,6 @@ final class RestAPI {
         self.metrics = metrics
         self.clock = clock
         self.homes = homes
-        self.schedule = schedule
         self.logger = logger
         let limits = registry.settings.limits
         limiter = TokenBucket(rate: limits.messagesPerSecond, burst: limits.messageBurst, nowMillis: clock.nowMillis())

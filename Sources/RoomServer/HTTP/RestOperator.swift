@@ -105,7 +105,6 @@ extension RestAPI {
             try Dispatcher.cueRequests(params)
         )
         fanOut.fanOut(deliveries)
-        schedule.rearm(.cueEnd)
         return .json(200, encoded: Dispatcher.encode { w in w.cues(cues) })
     }
 

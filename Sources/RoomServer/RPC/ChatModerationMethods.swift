@@ -53,7 +53,6 @@ extension Dispatcher {
         )
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
         fanOut(try registry.chatBan(user, in: room, by: .peer(peer), durationSeconds: duration))
-        schedule.rearm(.chatBanEnd)
         logger.info(
             "user chat-banned",
             metadata: ["room": "\(room.id)", "peer": "\(peer.id)", "user": "\(user)", "duration_s": "\(duration ?? 0)"]
@@ -65,7 +64,6 @@ extension Dispatcher {
         let peer = call.peer
         let user = try params.requiredString("user_id")
         fanOut(try registry.chatUnban(user, in: peer.room, by: .peer(peer)))
-        schedule.rearm(.chatBanEnd)
         logger.info(
             "user chat-unbanned",
             metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(user)"]

@@ -31,7 +31,6 @@ package final class Dispatcher {
     let metrics: ServerMetrics
     let clock: RoomClock
     let homes: RoomHomes
-    let schedule: Schedule
     let logger: Logger
     private let methods: [String: Method] = Dispatcher.registeredMethods
 
@@ -44,7 +43,6 @@ package final class Dispatcher {
         metrics: ServerMetrics,
         clock: RoomClock,
         homes: RoomHomes,
-        schedule: Schedule,
         logger: Logger
     ) {
         self.thread = thread
@@ -55,7 +53,6 @@ package final class Dispatcher {
         self.metrics = metrics
         self.clock = clock
         self.homes = homes
-        self.schedule = schedule
         self.logger = logger
     }
 

@@ -18,7 +18,6 @@ package final class FanOut {
     private let policies: Policies
     private let metrics: ServerMetrics
     private let webhooks: WebhookRelay
-    private let schedule: Schedule
     private let homes: RoomHomes
     private let logger: Logger
 
@@ -32,7 +31,6 @@ package final class FanOut {
         policies: Policies,
         metrics: ServerMetrics,
         webhooks: WebhookRelay,
-        schedule: Schedule,
         homes: RoomHomes,
         logger: Logger
     ) {
@@ -41,7 +39,6 @@ package final class FanOut {
         self.policies = policies
         self.metrics = metrics
         self.webhooks = webhooks
-        self.schedule = schedule
         self.homes = homes
         self.logger = logger
     }
@@ -187,7 +184,6 @@ package final class FanOut {
         connection.peer = nil
         if registry.startGrace(peer) {
             peer.endpoint = HeldPushes()
-            schedule.rearm(.reconnectGrace)
             logger.info(
                 "peer disconnected, in reconnect grace",
                 metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]

@@ -34,7 +34,6 @@ extension Dispatcher {
         let requests = try Self.cueRequests(params)
         let (cues, deliveries) = try registry.addTimedMetadata(by: .peer(peer), in: peer.room, requests)
         fanOut(deliveries)
-        schedule.rearm(.cueEnd)
         return Self.encode { w in w.cues(cues) }
     }
 

@@ -108,7 +108,6 @@ extension Dispatcher {
         let (poll, deliveries) = try registry.startPoll(by: peer, pollID: try params.id("poll_id", required: true)!)
         logger.info("poll started", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "poll": "\(poll.id)"])
         fanOut(deliveries)
-        schedule.rearm(.pollEnd)
         return Self.encode { w in
             w.field("poll_id", poll.id)
             w.field("duration", poll.duration)
@@ -124,18 +123,6 @@ extension Dispatcher {
             w.field("poll_id", poll.id)
             w.field("duration", poll.duration)
         }
-    }
-
-    /// Polls whose `duration` ran out (the server's poll timer).
-    func expirePolls() {
-        let (stopped, deliveries) = registry.expirePolls()
-        for poll in stopped {
-            logger.info(
-                "poll stopped",
-                metadata: ["room": "\(poll.room?.id ?? "?")", "poll": "\(poll.id)", "by": "timer"]
-            )
-        }
-        fanOut(deliveries)
     }
 
     // MARK: voting

@@ -36,7 +36,6 @@ extension Dispatcher {
         )
         apply(effects, &call)
         guard case .requested(let token) = outcome else { return Self.empty }
-        schedule.rearm(.roleChangeRequest)
         return Self.encode { w in w.field("token", token) }
     }
 

@@ -61,7 +61,6 @@ final class TestRoutes {
             case (.delete, Self.prefix + "faults"):
                 let cleared = schedule.faults?.clear() ?? 0
                 webhooks.injectFailures(next: 0, status: nil)
-                schedule.rearm(.faultEnd)
                 logger.info("test faults cleared", metadata: ["connections": "\(cleared)"])
                 return .json(200, [:])
             default:
@@ -139,7 +138,6 @@ final class TestRoutes {
                 }
                 schedule.faults?.track(connection)
             }
-            schedule.rearm(.faultEnd)
         case "drop":
             let count = try body.int("count", in: 1...1_000_000) ?? 1
             for connection in targets {

@@ -118,11 +118,10 @@ final class Sockets {
         unjoined.settle(wsi: wsi)
     }
 
-    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open. `firstAwaitingJoin`:
-    /// it is the only connection waiting to join (the join deadline timer
-    /// must be armed for it).
+    /// LWS_CALLBACK_ESTABLISHED: a WebSocket is open; its join deadline
+    /// runs (`nextJoinDeadline`, read by the schedule after the turn).
     @discardableResult
-    func opened(_ wsi: OpaquePointer) -> (connection: Connection, firstAwaitingJoin: Bool) {
+    func opened(_ wsi: OpaquePointer) -> Connection {
         thread.assertIsCurrent()
         let now = monotonicMillis()
         let connection = Connection(
@@ -137,7 +136,7 @@ final class Sockets {
         connections[wsi] = connection
         dropSettledJoins()
         awaitingJoin.append((wsi, connection.id, joinClockNow + Int64(limits.joinTimeoutS) * 1000))
-        return (connection, awaitingJoin.count == 1)
+        return connection
     }
 
     /// LWS_CALLBACK_CLOSED: the connection is gone from the table (and
