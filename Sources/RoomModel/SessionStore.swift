@@ -44,7 +44,7 @@ public struct SessionStore: Sendable, Equatable {
 
     init() {}
 
-    /// A store as a snapshot saved it (Snapshot/RoomSnapshotDecoding.swift): `entries` with unique keys.
+    /// A store as a snapshot saved it (SessionStoreSnapshot.swift): `entries` with unique keys.
     init(entries: [SessionEntry], tombstones: [String]) {
         for entry in entries {
             self.entries[entry.key] = entry

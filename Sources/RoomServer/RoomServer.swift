@@ -351,7 +351,7 @@ public final class RoomServer: @unchecked Sendable {
         case .questions: fanOut.fanOut(registry.tickQuestions())
         case .reactions:
             let deliveries = registry.tickReactions()
-            // What the peers last heard is saved for a takeover (Snapshot/ReactionSnapshot.swift).
+            // What the peers last heard is saved for a takeover (Reactions/ReactionSnapshot.swift).
             for delivery in deliveries { homes.touch(delivery.audience.first?.room.id) }
             fanOut.fanOut(deliveries)
         case .keepalive: keepalive()

@@ -215,7 +215,7 @@ public struct Reactions: Sendable {
     }
 }
 
-// MARK: snapshots (Snapshot/ReactionSnapshot.swift)
+// MARK: snapshots (ReactionSnapshot.swift)
 
 extension Reactions {
     /// The tallies of `names` (in that order) for a snapshot: totals, the

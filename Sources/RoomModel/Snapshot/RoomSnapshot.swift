@@ -1,4 +1,5 @@
 import RoomProtocol
+import RoomWire
 
 /// A room's lasting state as one value (PROTOCOL.md section 18, docs/CLUSTER.md):
 /// the room's home node stores it on the bus after changes; a node that
@@ -10,42 +11,26 @@ import RoomProtocol
 ///
 /// On the bus it is RoomWire JSON (`encodeJSON()`, `init(json:)`), one
 /// object with every field present (null where a value is absent),
-/// snake_case keys, and no other keys:
+/// snake_case keys, and no other keys: the envelope, then one key per
+/// section, in this order:
 ///
 ///     {"format":2, "id", "session_id", "started_at", "next_sequence", "locked",
-///      "peers":[{"id", "user_id", "joined_at", "sequence", "role", "name", "data",
-///                "groups":[…], "view_only", "metadata_listening": "*" or [keys],
-///                "tracks":[{"id", "kind", "source", "mute", "description"}]}],
-///      "session_store":{"entries":[{"key", "value": <the JSON value>, "version",
-///                                   "updated_by": ActorRef|null, "updated_at"}],
-///                       "tombstones":[keys]},
-///      "poll_serial", "polls":[PollSnapshot], "live_stream": LiveStream|null,
-///      "chat":{"messages":[Message], "pinned": Message|null},
-///      "qa":{"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
-///            "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]},
-///      "reactions":[ReactionTarget], "moderation": Moderation,
-///      "rtmp": {"running", "started_at", "started_by", "stopped_at", "stopped_by",
-///               "meeting_url", "urls"}|null,
-///      "recording": {"running", "started_at", "started_by", "stopped_at",
-///                    "stopped_by", "with_rtmp"}|null}
+///      "peers", "session_store", "poll_serial", "polls", "live_stream", "chat",
+///      "qa", "reactions", "moderation", "rtmp", "recording"}
 ///
-/// A LiveStream also carries `state`, `starts_at` and `vod_url` (1.2,
-/// section 23); one saved before them reads as `live` or `ended`.
+/// Each feature owns its section: its shape, budget, encoder and decoder
+/// live with its state type — `PeerSnapshot.swift`, `SessionStoreSnapshot.swift`,
+/// `Polls/PollSnapshot.swift`, `LiveStreamSnapshot.swift`,
+/// `Chat/ChatSnapshot.swift`, `QA/QuestionSnapshot.swift`,
+/// `Reactions/ReactionSnapshot.swift`, `Moderation/ModerationSnapshot.swift`
+/// and `RecordingSnapshot.swift` (`rtmp`, `recording`); what they share is
+/// in `SnapshotWriting.swift` and `SnapshotReader.swift`. A section is one
+/// key and its JSON value; only `reactions` depends on another (it keeps
+/// the reactions of the messages `chat` kept).
 ///
-/// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`.
-/// The history is saved newest first up to `chatBudgetBytes` of JSON (a
-/// room's state must fit in one value on the bus): a takeover keeps the
-/// newest messages. The questions likewise keep the newest within
-/// `qaBudgetBytes`, and who voted how within `votesBudgetBytes` (the
-/// counts are always kept; a user whose vote was left out may vote again).
-/// A ReactionTarget (ReactionSnapshot.swift) holds a
-/// target's totals, what its peers last heard, and the users' counts; the
-/// reactions take at most `reactionsBudgetBytes`: every total of the stream
-/// and the contestants, the messages' newest first, then the users' counts
-/// while they fit. Format 1 (1.1, no `chat`, `qa` or `reactions`) is still
-/// read, and format 2 without `reactions` (saved before them) as a room
-/// without reactions; a Moderation (ModerationSnapshot.swift) takes at most
-/// `moderationBudgetBytes`, and a snapshot without it restores no bans.
+/// Older snapshots are still read: format 1 (1.1) has no `chat`, `qa` or
+/// `reactions`; format 2 saved before reactions has none, one saved before
+/// moderation restores no bans, and `rtmp` and `recording` may be absent.
 ///
 /// An ActorRef is `{"peer_id", "role", "name", "user_id"}`. Arrays keep the
 /// model's order; what the model keeps unordered (session-store entries,
@@ -77,6 +62,13 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var rtmp: RTMPRun?
     public var recording: RecordingRun?
 
+    /// The format this build writes and reads (`"format"`).
+    public static let format = 2
+    /// How deep a snapshot nests: session-store values nest at most 64
+    /// levels (RoomWire's bound for a request, which they came in) and sit
+    /// 4 levels deep in a snapshot.
+    static let maxDepth = 64 + 4
+
     /// An ended room whose id stays locked: the lock alone.
     public static func lockedOnly(_ id: String) -> RoomSnapshot {
         RoomSnapshot(
@@ -99,42 +91,99 @@ public struct RoomSnapshot: Sendable, Equatable {
     }
 }
 
-public struct PeerSnapshot: Sendable, Equatable {
-    public var id: String
-    public var userID: String
-    public var joinedAt: Int64
-    public var sequence: Int
-    public var role: String
-    public var name: String
-    public var data: String
-    public var groups: [String]
-    public var tracks: [Track]
-    public var viewOnly: Bool
-    public var metadataListening: MetadataListening
-}
+/// The envelope and the sections in order; each section's encoder and
+/// decoder is its feature's.
+extension RoomSnapshot {
+    /// The snapshot as compact JSON: the same room always gives the same bytes.
+    public func encodeJSON() -> [UInt8] {
+        var w = JSONWriter(reserving: 1024)
+        w.beginObject()
+        w.field("format", Self.format)
+        w.field("id", id)
+        w.field("session_id", sessionID)
+        w.field("started_at", startedAt)
+        w.field("next_sequence", nextSequence)
+        w.field("locked", locked)
+        w.key("peers")
+        w.peersSection(peers)
+        w.key("session_store")
+        w.sessionStoreSection(sessionStore)
+        w.field("poll_serial", pollSerial)
+        w.key("polls")
+        w.pollsSection(polls)
+        w.key("live_stream")
+        w.liveStreamSection(liveStream)
+        w.key("chat")
+        let keptMessages = w.chatSection(chatMessages, pinned: pinned)
+        w.key("qa")
+        w.qaSection(questions, added: questionsAdded)
+        w.key("reactions")
+        w.reactionsSection(reactions, keptMessages: keptMessages)
+        w.key("moderation")
+        w.moderationSection(moderation)
+        w.key("rtmp")
+        w.rtmpSection(rtmp)
+        w.key("recording")
+        w.recordingSection(recording)
+        w.endObject()
+        return w.bytes
+    }
 
-/// A poll with its questions and results: every stored field of `Poll`
-/// but the stats bookkeeping (`on-poll-stats` starts over on the new node).
-public struct PollSnapshot: Sendable, Equatable {
-    var id: String
-    var createdBy: String?
-    var createdAt: Int64
-    var sequence: Int
-    var title: String
-    var type: PollType
-    var duration: Int
-    var anonymous: Bool
-    var visibility: Bool
-    var vote: [String]?
-    var responses: [String]?
-    var state: PollState
-    var startedBy: String?
-    var stoppedBy: String?
-    var startedAt: Int64?
-    var stoppedAt: Int64?
-    var questions: [PollQuestion]
-    var tallies: [QuestionTally]
-    var voters: [String: PollVoter]
-    var records: [PollRecord]
-    var totalResponses: Int
+    /// The snapshot `encodeJSON()` wrote. Strict: a missing, unknown or
+    /// mistyped field, or state that could not have been saved (duplicate
+    /// ids, results that point past their poll's questions or records),
+    /// throws an error naming the field.
+    public init(json bytes: [UInt8]) throws(RoomSnapshotError) {
+        let root: JSON
+        do {
+            // Not `rejectDuplicateKeys`: a session-store value may repeat a key
+            // (requests let the last one win); the snapshot's own objects are
+            // checked by SnapshotReader.
+            root = try JSON.parse(bytes, maxDepth: Self.maxDepth)
+        } catch {
+            throw RoomSnapshotError(path: "", problem: "invalid JSON: \(error)")
+        }
+        self = try SnapshotReader.read(root, at: "") { r throws(RoomSnapshotError) in
+            let format = try r.int("format")
+            if !(1...Self.format).contains(format) {
+                throw r.failure("format", "this build reads formats 1 to \(Self.format), got \(format)")
+            }
+            let chat = try format >= 2 ? r.object("chat", ChatSnapshot.init) : ChatSnapshot()
+            let qa = try format >= 2 ? r.object("qa", QASnapshot.init) : QASnapshot()
+            // Format 2 as saved before reactions (1.2, chat only) has none.
+            let reactions = try r.has("reactions") ? r.objects("reactions", ReactionTargetSnapshot.init) : []
+            // Format 2 as saved before moderation (1.2, section 22) has no bans.
+            let moderation =
+                try r.has("moderation") ? r.object("moderation", ModerationSnapshot.init) : ModerationSnapshot()
+            let snapshot = try RoomSnapshot(
+                id: r.string("id"),
+                sessionID: r.string("session_id"),
+                startedAt: r.int64("started_at"),
+                nextSequence: r.int("next_sequence"),
+                locked: r.bool("locked"),
+                peers: r.objects("peers", PeerSnapshot.init),
+                sessionStore: r.object("session_store", SessionStore.init),
+                pollSerial: r.int("poll_serial"),
+                polls: r.objects("polls", PollSnapshot.init),
+                liveStream: r.nullable("live_stream") { key throws(RoomSnapshotError) in
+                    try r.object(key, LiveStream.init)
+                },
+                chatMessages: chat.messages,
+                pinned: chat.pinned,
+                questions: qa.questions,
+                questionsAdded: qa.added,
+                reactions: reactions,
+                moderation: moderation,
+                rtmp: r.has("rtmp")
+                    ? r.nullable("rtmp") { k throws(RoomSnapshotError) in try r.object(k, RTMPRun.init) } : nil,
+                recording: r.has("recording")
+                    ? r.nullable("recording") { k throws(RoomSnapshotError) in try r.object(k, RecordingRun.init) }
+                    : nil
+            )
+            try PeerSnapshot.check(snapshot.peers, nextSequence: snapshot.nextSequence)
+            try PollSnapshot.check(snapshot.polls)
+            try ReactionTargetSnapshot.check(snapshot.reactions)
+            return snapshot
+        }
+    }
 }

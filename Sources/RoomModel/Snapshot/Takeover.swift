@@ -11,48 +11,10 @@ extension RoomRegistry {
             startedAt: room.startedAt,
             nextSequence: room.sequenceCounter,
             locked: locks.contains(room.id),
-            peers: room.peersInJoinOrder.map { peer in
-                PeerSnapshot(
-                    id: peer.id,
-                    userID: peer.userID,
-                    joinedAt: peer.joinedAt,
-                    sequence: peer.sequence,
-                    role: peer.role.name,
-                    name: peer.name,
-                    data: peer.data,
-                    groups: peer.groups,
-                    tracks: peer.tracks,
-                    viewOnly: peer.viewOnly,
-                    metadataListening: peer.metadataListening
-                )
-            },
+            peers: room.peersInJoinOrder.map(PeerSnapshot.init),
             sessionStore: room.sessionStore,
             pollSerial: room.polls.serialCounter,
-            polls: room.polls.ordered.map { poll in
-                PollSnapshot(
-                    id: poll.id,
-                    createdBy: poll.createdBy,
-                    createdAt: poll.createdAt,
-                    sequence: poll.sequence,
-                    title: poll.title,
-                    type: poll.type,
-                    duration: poll.duration,
-                    anonymous: poll.anonymous,
-                    visibility: poll.visibility,
-                    vote: poll.vote,
-                    responses: poll.responses,
-                    state: poll.state,
-                    startedBy: poll.startedBy,
-                    stoppedBy: poll.stoppedBy,
-                    startedAt: poll.startedAt,
-                    stoppedAt: poll.stoppedAt,
-                    questions: poll.questions,
-                    tallies: poll.tallies,
-                    voters: poll.voters,
-                    records: poll.records,
-                    totalResponses: poll.totalResponses
-                )
-            },
+            polls: room.polls.ordered.map(PollSnapshot.init),
             liveStream: room.liveStream,
             chatMessages: room.chat.messages,
             pinned: room.chat.pinned,
@@ -103,32 +65,7 @@ extension RoomRegistry {
         room.sessionStore = snapshot.sessionStore
         room.polls.serialCounter = snapshot.pollSerial
         for saved in snapshot.polls {
-            let poll = Poll(
-                id: saved.id,
-                info: PollInfoInput(
-                    title: saved.title,
-                    type: saved.type,
-                    duration: saved.duration,
-                    anonymous: saved.anonymous,
-                    visibility: saved.visibility,
-                    vote: saved.vote,
-                    responses: saved.responses
-                ),
-                createdBy: saved.createdBy,
-                createdAt: saved.createdAt,
-                sequence: saved.sequence,
-                room: room
-            )
-            poll.state = saved.state
-            poll.startedBy = saved.startedBy
-            poll.stoppedBy = saved.stoppedBy
-            poll.startedAt = saved.startedAt
-            poll.stoppedAt = saved.stoppedAt
-            poll.questions = saved.questions
-            poll.tallies = saved.tallies
-            poll.voters = saved.voters
-            poll.records = saved.records
-            poll.totalResponses = saved.totalResponses
+            let poll = Poll(restoring: saved, room: room)
             room.polls.add(poll)
             if poll.state == .started { timePoll(poll) }
         }

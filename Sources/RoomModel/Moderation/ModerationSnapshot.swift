@@ -1,6 +1,6 @@
 import RoomWire
 
-/// The `moderation` object of a snapshot (format 2, 1.2 section 22):
+/// The `moderation` section of a `RoomSnapshot` (format 2, 1.2 section 22):
 ///
 ///     {"paused", "slow_mode_s",
 ///      "bans":[{"user_id", "until": ms|null, "reason", "banned_by": ActorRef}],
@@ -27,7 +27,8 @@ extension RoomSnapshot {
 }
 
 extension JSONWriter {
-    mutating func moderation(_ m: ModerationSnapshot) {
+    /// The `moderation` section.
+    mutating func moderationSection(_ m: ModerationSnapshot) {
         let bans = JSONWriter.newest(m.bans, within: RoomSnapshot.moderationBudgetBytes) { w, ban in
             w.beginObject()
             w.field("user_id", ban.userID)

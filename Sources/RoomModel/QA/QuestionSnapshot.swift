@@ -1,6 +1,14 @@
 import RoomWire
 
-/// The `qa` object of a snapshot (format 2, described at `RoomSnapshot`).
+// The `qa` section of a `RoomSnapshot` (format 2, 1.2 section 21):
+//
+//     {"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
+//       "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]}
+//
+// The questions keep the newest within `qaBudgetBytes`, and who voted how
+// within `votesBudgetBytes` (the counts are always kept; a user whose vote
+// was left out may vote again).
+
 extension RoomSnapshot {
     /// The most JSON the questions take; older questions are left out.
     public static let qaBudgetBytes = 128 * 1024
@@ -9,7 +17,8 @@ extension RoomSnapshot {
 }
 
 extension JSONWriter {
-    mutating func questionBoard(_ questions: [Question], added: Int) {
+    /// The `qa` section.
+    mutating func qaSection(_ questions: [Question], added: Int) {
         // The newest within the budgets, written oldest first.
         let encoded = JSONWriter.newest(questions, within: RoomSnapshot.qaBudgetBytes) { w, question in
             w.beginObject()
@@ -48,7 +57,7 @@ extension JSONWriter {
     }
 }
 
-/// The `qa` object read back.
+/// The `qa` section read back.
 struct QASnapshot {
     var questions: [Question] = []
     var added = 0

@@ -1,9 +1,9 @@
 import RoomWire
 
-/// One reaction target of a snapshot (1.2, section 20): its totals by type,
-/// the totals its peers last heard for the types changed since the last
-/// `on-reactions` (pushed again by the node that takes the room over), and
-/// the users' own counts by type. In JSON:
+/// One reaction target of a snapshot's `reactions` section (1.2, section
+/// 20): its totals by type, the totals its peers last heard for the types
+/// changed since the last `on-reactions` (pushed again by the node that
+/// takes the room over), and the users' own counts by type. In JSON:
 ///
 ///     {"target", "totals":{type: total}, "heard":{type: total},
 ///      "users":{type: {user_id: count}}}
@@ -94,6 +94,18 @@ extension RoomSnapshot {
 }
 
 extension JSONWriter {
+    /// The `reactions` section: the targets kept within
+    /// `reactionsBudgetBytes`, those of messages only if the `chat` section
+    /// kept them (`keptMessages`).
+    mutating func reactionsSection(_ reactions: [ReactionTargetSnapshot], keptMessages: Set<String>) {
+        beginArray()
+        let keep = { (target: String) in ReactionTarget(target)?.isTap == true || keptMessages.contains(target) }
+        for target in RoomSnapshot.reactionsWithin(RoomSnapshot.reactionsBudgetBytes, reactions, keep: keep) {
+            reactionTarget(target)
+        }
+        endArray()
+    }
+
     /// `{"target", "totals", "heard", "users"}`, keys sorted (the same state gives the same bytes).
     mutating func reactionTarget(_ target: ReactionTargetSnapshot) {
         beginObject()
@@ -120,6 +132,17 @@ extension JSONWriter {
 }
 
 extension ReactionTargetSnapshot {
+    /// Targets with unique names (what restoring relies on).
+    static func check(_ reactions: [ReactionTargetSnapshot]) throws(RoomSnapshotError) {
+        var targets: Set<String> = []
+        for (i, target) in reactions.enumerated() where !targets.insert(target.target).inserted {
+            throw RoomSnapshotError(
+                path: "reactions[\(i)].target",
+                problem: "duplicate target \"\(target.target)\""
+            )
+        }
+    }
+
     init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         target = try r.string("target")
         if ReactionTarget(target) == nil {
