@@ -3,7 +3,7 @@ public struct ClusterConfig: Sendable, Equatable {
     /// `nats://HOST:PORT` (validated by the caller: `ClusterSettings.natsURLProblem`).
     public var natsURL: String
     /// This node's id: `[A-Za-z0-9_-]{1,64}` (a NATS subject token and a KV key).
-    public var nodeID: String
+    public var nodeID: NodeID
     /// How often the node announces itself on `roomd.nodes.<node-id>`.
     public var heartbeatMillis: Int64
     /// A node not heard for this long is no longer counted (3½ heartbeats).
@@ -17,7 +17,7 @@ public struct ClusterConfig: Sendable, Equatable {
 
     public init(
         natsURL: String,
-        nodeID: String,
+        nodeID: NodeID,
         heartbeatMillis: Int64 = 1000,
         leaseTTLMillis: Int64 = 3000,
         requestTimeoutMillis: Int64 = 2000,
@@ -40,19 +40,19 @@ public struct ClusterConfig: Sendable, Equatable {
 
     /// The node id of service thread `thread` of a process whose node id is
     /// `base` (`roomd --threads`): `base-tN`, `base` cut to fit 64 characters.
-    public static func threadNodeID(_ base: String, thread: Int) -> String {
+    public static func threadNodeID(_ base: NodeID, thread: Int) -> NodeID {
         let suffix = "-t\(thread)"
-        return String(base.prefix(64 - suffix.utf8.count)) + suffix
+        return NodeID(String(base.rawValue.prefix(64 - suffix.utf8.count)) + suffix)
     }
 
     /// The default node id: `HOST-PORT` (the host name with every character
     /// outside `[A-Za-z0-9_-]` replaced by `-`, cut to fit), stable across
     /// restarts on the same machine and port.
-    public static func defaultNodeID(hostName: String, port: Int) -> String {
+    public static func defaultNodeID(hostName: String, port: Int) -> NodeID {
         let suffix = "-\(port)"
         var host = String(decoding: hostName.utf8.map { isIdentifierByte($0) ? $0 : UInt8(ascii: "-") }, as: UTF8.self)
         if host.isEmpty { host = "roomd" }
-        return String(host.prefix(64 - suffix.utf8.count)) + suffix
+        return NodeID(String(host.prefix(64 - suffix.utf8.count)) + suffix)
     }
 
     static func isIdentifierByte(_ b: UInt8) -> Bool {
@@ -67,18 +67,18 @@ public struct ClusterConfig: Sendable, Equatable {
 
 /// What a node knows of the cluster, as `/healthz` shows it.
 public struct ClusterStatus: Sendable, Equatable {
-    public var nodeID: String
+    public var nodeID: NodeID
     /// Nodes alive, this one included (heard within the alive window).
     public var nodes: Int
     /// The bus is usable: connected to NATS and the `roomd-rooms` bucket bound.
     public var connected: Bool
     /// The ids of the nodes alive, this one included, sorted.
-    public var alive: [String]
+    public var alive: [NodeID]
     /// The run (incarnation) of each node alive, as its heartbeats say: a node
     /// restarted within the alive window keeps its id but not its run.
-    public var runs: [String: String]
+    public var runs: [NodeID: String]
 
-    public init(nodeID: String, nodes: Int, connected: Bool, alive: [String]? = nil, runs: [String: String] = [:]) {
+    public init(nodeID: NodeID, nodes: Int, connected: Bool, alive: [NodeID]? = nil, runs: [NodeID: String] = [:]) {
         self.nodeID = nodeID
         self.nodes = nodes
         self.connected = connected

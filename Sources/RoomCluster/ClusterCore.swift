@@ -10,9 +10,9 @@ final class ClusterCore: Sendable {
         var started = false
         var stopping = false
         /// Last heartbeat of each node (monotonic ms), this node's own included.
-        var seen: [String: Int64] = [:]
+        var seen: [NodeID: Int64] = [:]
         /// The run (incarnation) each node's last heartbeat named.
-        var runs: [String: String] = [:]
+        var runs: [NodeID: String] = [:]
         /// Heartbeat now, not at the next tick: a node appeared, or we reconnected.
         var announce = true
         /// (Re)bind the bucket: after a (re)connect, nats-server may have lost it.
@@ -66,9 +66,9 @@ final class ClusterCore: Sendable {
         state = Mutex(State(reported: ClusterStatus(nodeID: config.nodeID, nodes: 1, connected: false)))
     }
 
-    func send(to node: String, _ payload: [UInt8]) throws(ClusterError) {
-        guard ClusterConfig.isValidNodeID(node) else {
-            throw ClusterError(operation: "send", status: "invalid node id", detail: String(node.prefix(100)))
+    func send(to node: NodeID, _ payload: [UInt8]) throws(ClusterError) {
+        guard ClusterConfig.isValidNodeID(node.rawValue) else {
+            throw ClusterError(operation: "send", status: "invalid node id", detail: String(node.rawValue.prefix(100)))
         }
         guard payload.count <= RoomCluster.maxMessageBytes else {
             throw ClusterError(
@@ -87,9 +87,13 @@ final class ClusterCore: Sendable {
         if status != NATS_OK { throw natsError("send to \(node)", status) }
     }
 
-    func request(to node: String, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
-        guard ClusterConfig.isValidNodeID(node) else {
-            throw ClusterError(operation: "request", status: "invalid node id", detail: String(node.prefix(100)))
+    func request(to node: NodeID, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
+        guard ClusterConfig.isValidNodeID(node.rawValue) else {
+            throw ClusterError(
+                operation: "request",
+                status: "invalid node id",
+                detail: String(node.rawValue.prefix(100))
+            )
         }
         guard payload.count <= RoomCluster.maxMessageBytes else {
             throw ClusterError(
@@ -129,8 +133,9 @@ final class ClusterCore: Sendable {
     func heard(subject: String, body: String) {
         let prefix = RoomCluster.nodesSubject + "."
         guard subject.hasPrefix(prefix) else { return }
-        let node = String(subject.dropFirst(prefix.count))
-        guard ClusterConfig.isValidNodeID(node) else { return }
+        let name = String(subject.dropFirst(prefix.count))
+        guard ClusterConfig.isValidNodeID(name) else { return }
+        let node = NodeID(name)
         // "up INCARNATION" or "leave INCARNATION".
         let words = body.split(separator: " ", maxSplits: 1)
         let (kind, from) = (words.first.map(String.init) ?? "", words.count > 1 ? String(words[1]) : "")

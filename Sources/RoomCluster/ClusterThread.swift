@@ -337,7 +337,7 @@ extension ClusterCore {
             let restarted = status.runs.filter { previous.runs[$0.key] != nil && previous.runs[$0.key] != $0.value }
             logger.info(
                 "cluster: a node restarted",
-                metadata: ["nodes": "\(restarted.keys.sorted().joined(separator: ","))"]
+                metadata: ["nodes": "\(restarted.keys.sorted().map(\.rawValue).joined(separator: ","))"]
             )
         }
         onStatus(status)

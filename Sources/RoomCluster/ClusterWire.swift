@@ -56,11 +56,11 @@ public enum ClusterRecord: Equatable, Sendable {
 
 /// The header and records of one node-to-node message.
 public struct ClusterMessage: Equatable, Sendable {
-    public var node: String
+    public var node: NodeID
     public var incarnation: String
     public var records: [ClusterRecord]
 
-    public init(node: String, incarnation: String, records: [ClusterRecord]) {
+    public init(node: NodeID, incarnation: String, records: [ClusterRecord]) {
         self.node = node
         self.incarnation = incarnation
         self.records = records
@@ -124,7 +124,7 @@ public struct ClusterMessage: Equatable, Sendable {
                 return nil
             }
         }
-        return ClusterMessage(node: node, incarnation: incarnation, records: records)
+        return ClusterMessage(node: NodeID(node), incarnation: incarnation, records: records)
     }
 }
 
@@ -134,9 +134,9 @@ public struct ClusterWriter: Sendable {
     public private(set) var records = 0
     private let headerCount: Int
 
-    public init(node: String, incarnation: String) {
+    public init(node: NodeID, incarnation: String) {
         var bytes: [UInt8] = [ClusterMessage.version]
-        Self.appendBytes(Array(node.utf8), to: &bytes)
+        Self.appendBytes(Array(node.rawValue.utf8), to: &bytes)
         Self.appendBytes(Array(incarnation.utf8), to: &bytes)
         self.bytes = bytes
         headerCount = bytes.count

@@ -30,9 +30,9 @@ public final class RoomCluster: Sendable {
     public static let maxPendingBytes = 64 << 20
 
     /// The subject a node receives node-to-node messages on.
-    public static func subject(of node: String) -> String { "roomd.node.\(node).in" }
+    public static func subject(of node: NodeID) -> String { "roomd.node.\(node).in" }
     /// The subject a node answers requests on (NATS request/reply).
-    public static func requestSubject(of node: String) -> String { "roomd.node.\(node).req" }
+    public static func requestSubject(of node: NodeID) -> String { "roomd.node.\(node).req" }
 
     let core: ClusterCore
 
@@ -58,7 +58,7 @@ public final class RoomCluster: Sendable {
 
     /// Blocking (call it off the service thread): sends `payload` to
     /// `node`'s request subject and waits up to `timeoutMillis` for the answer.
-    public func request(to node: String, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
+    public func request(to node: NodeID, _ payload: [UInt8], timeoutMillis: Int64) throws(ClusterError) -> [UInt8] {
         try core.request(to: node, payload, timeoutMillis: timeoutMillis)
     }
 
@@ -77,7 +77,7 @@ public final class RoomCluster: Sendable {
     /// is reconnecting it waits in the client's 1 MiB reconnect buffer, and
     /// fails when that is full. Throws for an invalid node id, a payload over
     /// `maxMessageBytes`, or before `start()` / after `stop()`.
-    public func send(to node: String, _ payload: [UInt8]) throws(ClusterError) {
+    public func send(to node: NodeID, _ payload: [UInt8]) throws(ClusterError) {
         try core.send(to: node, payload)
     }
 

@@ -6,12 +6,12 @@ import CNats
 /// says so (what a renewal or release must match).
 public struct RoomLease: Sendable, Equatable {
     public var room: String
-    public var node: String
+    public var node: NodeID
     /// Nil in a lease written before runs were recorded (the value is the node id alone).
     public var run: String?
     public var revision: UInt64
 
-    public init(room: String, node: String, run: String? = nil, revision: UInt64) {
+    public init(room: String, node: NodeID, run: String? = nil, revision: UInt64) {
         self.room = room
         self.node = node
         self.run = run
@@ -19,12 +19,17 @@ public struct RoomLease: Sendable, Equatable {
     }
 
     /// The KV value: `NODE RUN`.
-    var value: String { run.map { "\(node) \($0)" } ?? node }
+    var value: String { run.map { "\(node) \($0)" } ?? node.rawValue }
 
     /// A lease as its KV value says (`NODE RUN`, or `NODE` alone).
     init(room: String, value: String, revision: UInt64) {
         let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
-        self.init(room: room, node: parts.first ?? "", run: parts.count > 1 ? parts[1] : nil, revision: revision)
+        self.init(
+            room: room,
+            node: NodeID(parts.first ?? ""),
+            run: parts.count > 1 ? parts[1] : nil,
+            revision: revision
+        )
     }
 }
 
@@ -61,13 +66,13 @@ public final class RoomLeases: @unchecked Sendable {
     static let maxBucketBytes: Int64 = 64 << 20
 
     let kv: OpaquePointer
-    public let nodeID: String
+    public let nodeID: NodeID
     /// This run of the node (`RoomCluster.incarnation`), written into its leases.
     public let run: String
     /// The bucket's TTL: a lease not renewed for this long expires.
     public let ttlMillis: Int64
 
-    init(kv: OpaquePointer, nodeID: String, run: String, ttlMillis: Int64) {
+    init(kv: OpaquePointer, nodeID: NodeID, run: String, ttlMillis: Int64) {
         self.kv = kv
         self.nodeID = nodeID
         self.run = run

@@ -234,7 +234,7 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     /// This node's cluster id, nil without a cluster (valid after `start()`).
-    public var clusterNodeID: String? { homes.status?.nodeID }
+    public var clusterNodeID: NodeID? { homes.status?.nodeID }
 
     /// The other service threads of this process (`--threads`), after every
     /// one has started and before any runs: records for them skip
@@ -244,7 +244,7 @@ public final class RoomServer: @unchecked Sendable {
     public func linkSiblings(_ servers: [RoomServer]) {
         thread.assertIsCurrent()  // before `run()`: the thread that made the server
         siblings = servers.filter { $0 !== self }
-        var byNode: [String: @Sendable ([UInt8]) -> Bool] = [:]
+        var byNode: [NodeID: @Sendable ([UInt8]) -> Bool] = [:]
         for server in siblings {
             if let id = server.clusterNodeID { byNode[id] = { [server] bytes in server.postFromSibling(bytes) } }
         }

@@ -1,3 +1,4 @@
+import RoomCluster
 import RoomConfig
 import RoomModel
 
@@ -17,7 +18,7 @@ public struct ServerOptions: Sendable {
     public var clusterURL: String?
     /// This node's id (`ClusterConfig.isValidNodeID`); nil: `HOSTNAME-PORT`
     /// with the bound port (`ClusterConfig.defaultNodeID`).
-    public var nodeID: String?
+    public var nodeID: NodeID?
     /// Listen with `SO_REUSEPORT`: other roomd service threads or processes
     /// (nodes of the same cluster) may listen on the same port, and the
     /// kernel spreads new connections among them (`roomd --threads`,
@@ -39,7 +40,7 @@ public struct ServerOptions: Sendable {
         secret: [UInt8],
         accessKey: String? = nil,
         clusterURL: String? = nil,
-        nodeID: String? = nil
+        nodeID: NodeID? = nil
     ) {
         self.host = host
         self.port = port

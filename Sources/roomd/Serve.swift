@@ -136,7 +136,7 @@ struct Serve: ParsableCommand {
             secret: secret ?? Secrets.random(),
             accessKey: accessKey ?? environment["ROOMD_ACCESS_KEY"].flatMap { $0.isEmpty ? nil : $0 },
             clusterURL: clusterURL,
-            nodeID: nodeID
+            nodeID: nodeID.map(NodeID.init)
         )
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         options.reusePort = reusePort || threads > 1

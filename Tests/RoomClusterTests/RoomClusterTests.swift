@@ -8,7 +8,7 @@ import Testing
 /// RoomCluster against a real nats-server (JetStream on, free loopback ports).
 @Suite(.serialized)
 struct RoomClusterTests {
-    static func node(_ id: String, _ nats: NatsServerProcess, leaseTTL: Int64 = 3000) -> RoomCluster {
+    static func node(_ id: NodeID, _ nats: NatsServerProcess, leaseTTL: Int64 = 3000) -> RoomCluster {
         var logger = Logger(label: "cluster-test")
         logger.logLevel = .critical
         let config = ClusterConfig(
@@ -155,12 +155,12 @@ struct RoomClusterTests {
     @Test func racingClaimantsHaveExactlyOneWinner() throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let nodes = (0..<4).map { Self.node("n\($0)", nats) }
+        let nodes = (0..<4).map { Self.node(NodeID("n\($0)"), nats) }
         defer { for node in nodes { node.stop() } }
         let leases = try nodes.map { try Self.leases($0) }
         for round in 0..<5 {
             let room = "race-\(round)"
-            let winners = Mutex<[String]>([])
+            let winners = Mutex<[NodeID]>([])
             DispatchQueue.concurrentPerform(iterations: leases.count) { i in
                 if case .claimed(let lease) = try? leases[i].claim(room) { winners.withLock { $0.append(lease.node) } }
             }
@@ -225,8 +225,8 @@ struct RoomClusterTests {
         defer { nats.remove() }
         var logger = Logger(label: "cluster-test")
         logger.logLevel = .critical
-        let received = Mutex<[String: [[UInt8]]]>([:])
-        func node(_ id: String) -> RoomCluster {
+        let received = Mutex<[NodeID: [[UInt8]]]>([:])
+        func node(_ id: NodeID) -> RoomCluster {
             let config = ClusterConfig(
                 natsURL: nats.url,
                 nodeID: id,
@@ -291,7 +291,10 @@ struct RoomClusterTests {
         #expect(!ClusterConfig.isValidNodeID(String(repeating: "x", count: 65)))
         #expect(ClusterConfig.defaultNodeID(hostName: "web-3.example.com", port: 7880) == "web-3-example-com-7880")
         let long = ClusterConfig.defaultNodeID(hostName: String(repeating: "h", count: 100), port: 65535)
-        #expect(long.utf8.count == 64 && long.hasSuffix("-65535") && ClusterConfig.isValidNodeID(long))
+        #expect(
+            long.rawValue.utf8.count == 64 && long.rawValue.hasSuffix("-65535")
+                && ClusterConfig.isValidNodeID(long.rawValue)
+        )
         #expect(RoomLeases.key("room-1_A") == "room-1_A")
         #expect(RoomLeases.key("a.b") == "x.612e62")
         #expect(RoomLeases.key("a.b") != RoomLeases.key("a-b"))

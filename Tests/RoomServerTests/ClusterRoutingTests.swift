@@ -18,7 +18,7 @@ import Testing
     static func ghost(_ natsURL: String) async throws -> (RoomCluster, RoomLeases) {
         var logger = Logger(label: "ghost")
         logger.logLevel = .critical
-        let ghost = RoomCluster(config: ClusterConfig(natsURL: natsURL, nodeID: "ghost"), logger: logger)
+        let ghost = RoomCluster(config: ClusterConfig(natsURL: natsURL, nodeID: NodeID("ghost")), logger: logger)
         ghost.start()
         let deadline = Date().addingTimeInterval(5)
         while ghost.leases == nil, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -356,7 +356,7 @@ import Testing
         let (ghost, leases) = try await Self.ghost(cluster.nats.url)
         for room in ["orphan", "orphan-2"] {
             _ = try leases.claim(room)
-            #expect(try leases.holder(of: room)?.node == "ghost")
+            #expect(try leases.holder(of: room)?.node == NodeID("ghost"))
         }
         ghost.stop()
         let left = Date()

@@ -9,7 +9,7 @@ enum RoomHome: Sendable, Equatable {
     /// This node holds the room's lease (it claimed it, or already had it).
     case here
     /// Another node, alive, holds it.
-    case node(String)
+    case node(NodeID)
     /// Nobody does (and the lookup was not allowed to claim).
     case nowhere
     /// The bus or the holder could not be reached in time.
@@ -60,7 +60,7 @@ final class ClusterJobs: Sendable {
         self.post = post
     }
 
-    var nodeID: String { cluster.config.nodeID }
+    var nodeID: NodeID { cluster.config.nodeID }
     var requestTimeout: Int64 { cluster.config.requestTimeoutMillis }
 
     /// Renews the held leases every third of their TTL until `stop()`.

@@ -41,7 +41,7 @@ final class ClusterRouter: Router {
     let thread: ServiceThread
     let cluster: RoomCluster
     let jobs: ClusterJobs
-    let node: String
+    let node: NodeID
     let homes: RoomHomes
     let outboxes: NodeOutboxes
     let edge: Edge
@@ -55,16 +55,16 @@ final class ClusterRouter: Router {
     private let http: HTTPExchange
     private let routes: HTTPRoutes
     /// The incarnation each node's messages last came from.
-    var incarnations: [String: String] = [:]
+    var incarnations: [NodeID: String] = [:]
     /// The alive nodes as last heard.
-    var alive: [String] = []
+    var alive: [NodeID] = []
 
     /// Joins the cluster at `url` (PROTOCOL.md section 18): node id, the bus
     /// link and its background jobs, the state-saving timer. `post` hands
     /// what the cluster's threads produce to the service thread.
     static func join(
         url: String,
-        nodeID: String?,
+        nodeID: NodeID?,
         serviceThread: Int?,
         port: Int,
         parts: Parts,
@@ -189,7 +189,7 @@ final class ClusterRouter: Router {
         flow.excuseStalled(now: now, among: home.remoteConnections)  // other nodes' clients count too
     }
 
-    func link(siblings: [String: @Sendable ([UInt8]) -> Bool]) {
+    func link(siblings: [NodeID: @Sendable ([UInt8]) -> Bool]) {
         thread.assertIsCurrent()
         outboxes.siblings = siblings
     }

@@ -115,7 +115,7 @@ final class Edge {
 
     /// Sends a client's message to its room's home; a client too far ahead
     /// of the home's acknowledgements is not read until it catches up.
-    private func forward(_ message: [UInt8], from connection: Connection, to home: String) {
+    private func forward(_ message: [UInt8], from connection: Connection, to home: NodeID) {
         let route = connection.route
         outboxes.outbox(home).append(.data(conn: UInt64(connection.id), bytes: message))
         route.unacked.sent(message)
@@ -210,13 +210,13 @@ final class Edge {
     // MARK: records from a room's home
 
     /// The client of `conn` whose room's home is `node`.
-    private func client(_ conn: UInt64, of node: String) -> Connection? {
+    private func client(_ conn: UInt64, of node: NodeID) -> Connection? {
         guard let connection = routed[conn], connection.edge?.home?.node == node else { return nil }
         return connection
     }
 
     /// One frame for several clients of this node.
-    func frame(_ payload: [UInt8], to conns: [UInt64], from node: String) {
+    func frame(_ payload: [UInt8], to conns: [UInt64], from node: NodeID) {
         thread.assertIsCurrent()
         let frame = Frame(wire: payload)
         for conn in conns {
@@ -229,22 +229,22 @@ final class Edge {
         }
     }
 
-    func close(_ conn: UInt64, code: UInt16, from node: String) {
+    func close(_ conn: UInt64, code: UInt16, from node: NodeID) {
         client(conn, of: node)?.close(code)
     }
 
-    func joined(_ conn: UInt64, peer: String, from node: String) {
+    func joined(_ conn: UInt64, peer: String, from node: NodeID) {
         guard let connection = client(conn, of: node) else { return }
         connection.markJoined()
         connection.route.remotePeerID = peer
     }
 
     /// Pushes held during a grace, after the answer of a resume.
-    func replay(_ payload: [UInt8], to conn: UInt64, from node: String) {
+    func replay(_ payload: [UInt8], to conn: UInt64, from node: NodeID) {
         client(conn, of: node)?.enqueue(Frame(wire: payload), bypassingDeferral: true, enforcingLimit: false)
     }
 
-    func acknowledged(_ conn: UInt64, count: UInt64, from node: String) {
+    func acknowledged(_ conn: UInt64, count: UInt64, from node: NodeID) {
         guard let connection = client(conn, of: node) else { return }
         let route = connection.route
         route.unacked.acknowledged(Int(clamping: count))
@@ -257,7 +257,7 @@ final class Edge {
     }
 
     /// The home sent a join back: the room moved; the edge looks again.
-    func reroute(_ payload: [UInt8], for conn: UInt64, from node: String) {
+    func reroute(_ payload: [UInt8], for conn: UInt64, from node: NodeID) {
         guard let connection = client(conn, of: node), !connection.isClosing else { return }
         let route = connection.route
         routed.removeValue(forKey: conn)
@@ -280,7 +280,7 @@ final class Edge {
     /// section 18, 1.2): a joined client's calls get 5003 (their outcome is
     /// unknown: the client may send them again); a `join` not answered yet
     /// is routed again, and waits out the takeover like any new join.
-    func homeLost(_ dead: String, reason: String) {
+    func homeLost(_ dead: NodeID, reason: String) {
         thread.assertIsCurrent()
         let orphans = routed.values.filter { $0.edge?.home?.node == dead }
         if !orphans.isEmpty {

@@ -1,3 +1,4 @@
+import RoomCluster
 import RoomCollections
 
 /// The cluster's state of one client connection of this node: where its
@@ -5,7 +6,7 @@ import RoomCollections
 final class EdgeRoute {
     /// The room's home when it is another node: every message of the
     /// connection goes there; answers and pushes come back.
-    var home: (node: String, room: String)?
+    var home: (node: NodeID, room: String)?
     /// The room whose home is being looked up, with the messages that wait for the answer.
     var resolvingRoom: String?
     var awaitingRoute: [[UInt8]] = []

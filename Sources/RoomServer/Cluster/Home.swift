@@ -5,7 +5,7 @@ import RoomModel
 /// The way back to a client of another node, as its room's home serves it:
 /// the `RemoteSink` of the home's `Connection` for that client.
 final class RemoteLink: RemoteSink {
-    let node: String
+    let node: NodeID
     let conn: UInt64
     private unowned let home: Home
     /// The batch for `node`, once looked up: a push to many of that node's
@@ -18,7 +18,7 @@ final class RemoteLink: RemoteSink {
     /// handled once it resumes.
     var heldWhilePaused: [[UInt8]] = []
 
-    init(node: String, conn: UInt64, home: Home) {
+    init(node: NodeID, conn: UInt64, home: Home) {
         self.node = node
         self.conn = conn
         self.home = home
@@ -58,7 +58,7 @@ final class Home {
     private let clock: RoomClock
     private let logger: Logger
     /// Other nodes' clients served here, by node, then connection id.
-    private var remotes: [String: [UInt64: RemoteClient]] = [:]
+    private var remotes: [NodeID: [UInt64: RemoteClient]] = [:]
     /// Clients with handled messages to acknowledge at the next flush.
     private var ackDue: [RemoteClient] = []
     /// Clients with messages held while their room was paused.
@@ -94,7 +94,7 @@ final class Home {
     /// Every connection served here for another node's client.
     var remoteConnections: [Connection] { remotes.values.flatMap { $0.values.map(\.connection) } }
 
-    private func remoteClient(_ node: String, _ conn: UInt64) -> RemoteClient {
+    private func remoteClient(_ node: NodeID, _ conn: UInt64) -> RemoteClient {
         if let client = remotes[node]?[conn] { return client }
         let limits = registry.settings.limits
         let link = RemoteLink(node: node, conn: conn, home: self)
@@ -132,7 +132,7 @@ final class Home {
     // MARK: records from a client's node
 
     /// A message of a client of `node`.
-    func data(_ payload: [UInt8], conn: UInt64, from node: String) {
+    func data(_ payload: [UInt8], conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
         let known = remotes[node]?[conn]
         let target = known?.connection.hasJoined == true ? nil : JoinTarget.of(payload, verifier: dispatcher.verifier)
@@ -166,7 +166,7 @@ final class Home {
 
     /// The client's queue on its node is behind while its kernel takes every
     /// byte: it counts towards pausing its room here, as a local one would.
-    func congested(_ conn: UInt64, from node: String) {
+    func congested(_ conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
         guard let connection = remotes[node]?[conn]?.connection, !connection.isClosing,
             connection.flowState.congestedRoom == nil, !connection.flowState.excused
@@ -174,7 +174,7 @@ final class Home {
         flow.congested(connection, now: monotonicMillis())
     }
 
-    func drained(_ conn: UInt64, from node: String) {
+    func drained(_ conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
         guard let connection = remotes[node]?[conn]?.connection else { return }
         connection.flowState.excused = false
@@ -182,7 +182,7 @@ final class Home {
     }
 
     /// The client's connection closed on its node: its peer enters the grace.
-    func lost(_ conn: UInt64, from node: String) {
+    func lost(_ conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
         guard let client = remotes[node]?.removeValue(forKey: conn) else { return }
         flow.forget(client.connection)
@@ -190,7 +190,7 @@ final class Home {
     }
 
     /// A client of a room taken over here asks for its peer again.
-    func attach(_ conn: UInt64, peer peerID: String, room roomID: String, from node: String) {
+    func attach(_ conn: UInt64, peer peerID: String, room roomID: String, from node: NodeID) {
         thread.assertIsCurrent()
         let connection = remoteClient(node, conn).connection
         // A peer waiting for its client, or still bound to this very edge (the edge
@@ -235,7 +235,7 @@ final class Home {
 
     /// Every client of `node` served here is gone (the node died or restarted):
     /// their peers enter the reconnect grace, as if their sockets closed.
-    func forgetClients(of node: String, reason: String) {
+    func forgetClients(of node: NodeID, reason: String) {
         thread.assertIsCurrent()
         guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
         logger.notice(
@@ -281,7 +281,7 @@ final class Home {
     }
 
     /// A batch for `node` leaves: the acknowledgements due to its clients go with it.
-    private func acknowledge(to node: String, in box: Outbox) {
+    private func acknowledge(to node: NodeID, in box: Outbox) {
         guard ackDue.contains(where: { $0.link.node == node }) else { return }
         var others: [RemoteClient] = []
         for client in ackDue {

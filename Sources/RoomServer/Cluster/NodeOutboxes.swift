@@ -13,13 +13,13 @@ final class NodeOutboxes {
     private let thread: ServiceThread
     private let cluster: RoomCluster
     private let logger: Logger
-    private var boxes: [String: Outbox] = [:]
+    private var boxes: [NodeID: Outbox] = [:]
     /// The other service threads of this process, by node id: their records go to their inbox.
-    var siblings: [String: @Sendable ([UInt8]) -> Bool] = [:]
+    var siblings: [NodeID: @Sendable ([UInt8]) -> Bool] = [:]
     private var lastSendError: Int64 = 0
     /// Runs before a batch for node `to` leaves (the home's acknowledgements
     /// of the messages it answered in it: Home.swift).
-    var beforeSending: ((String, Outbox) -> Void)?
+    var beforeSending: ((NodeID, Outbox) -> Void)?
 
     init(thread: ServiceThread, cluster: RoomCluster, logger: Logger) {
         self.thread = thread
@@ -28,7 +28,7 @@ final class NodeOutboxes {
     }
 
     /// The batch for node `to`; one that grew past `flushBytes` is sent first.
-    func outbox(_ to: String) -> Outbox {
+    func outbox(_ to: NodeID) -> Outbox {
         thread.assertIsCurrent()
         if let box = boxes[to] {
             if box.writer.bytes.count >= Self.flushBytes { flush(box, to: to) }
@@ -45,7 +45,7 @@ final class NodeOutboxes {
         for (to, box) in boxes where !box.isEmpty { flush(box, to: to) }
     }
 
-    private func flush(_ box: Outbox, to: String) {
+    private func flush(_ box: Outbox, to: NodeID) {
         beforeSending?(to, box)
         box.finishFrame()
         defer { box.writer.reset() }
@@ -67,7 +67,7 @@ final class NodeOutboxes {
     }
 
     /// Logged at most once a second.
-    private func notSent(to: String, _ message: Logger.Message, error: ClusterError?) {
+    private func notSent(to: NodeID, _ message: Logger.Message, error: ClusterError?) {
         let now = monotonicMillis()
         guard now - lastSendError >= 1000 else { return }
         var metadata: Logger.Metadata = ["to": "\(to)"]

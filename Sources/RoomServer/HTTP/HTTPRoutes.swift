@@ -58,7 +58,7 @@ final class HTTPRoutes {
                     JSON.Member(
                         "cluster",
                         [
-                            "node_id": .string(cluster.nodeID), "nodes": .int(cluster.nodes),
+                            "node_id": .string(cluster.nodeID.rawValue), "nodes": .int(cluster.nodes),
                             "connected": .bool(cluster.connected),
                         ]
                     )

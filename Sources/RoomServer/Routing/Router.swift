@@ -30,7 +30,7 @@ protocol Router: AnyObject {
     func tick(now: Int64)
     /// The other service threads of this process (`--threads`), by node id:
     /// a record for one of them is posted to its inbox instead of the bus.
-    func link(siblings: [String: @Sendable ([UInt8]) -> Bool])
+    func link(siblings: [NodeID: @Sendable ([UInt8]) -> Bool])
     /// The loop ended: background work stops.
     func stop()
 }
@@ -62,6 +62,6 @@ final class LocalRouter: Router {
     func receive(_ input: ClusterInput) {}
     func flush() {}
     func tick(now: Int64) {}
-    func link(siblings: [String: @Sendable ([UInt8]) -> Bool]) {}
+    func link(siblings: [NodeID: @Sendable ([UInt8]) -> Bool]) {}
     func stop() {}
 }
