@@ -1,3 +1,5 @@
+import RoomCollections
+
 /// The frames queued on one connection, oldest first, as unmanaged
 /// references. A frame pushed to N peers sits in N queues; they share one
 /// strong reference, counted in `Frame.queuedOn` without atomics (the
@@ -9,11 +11,11 @@
 /// only: debug builds check that the thread that queues or lets go of a
 /// frame is the one whose queues hold it (`Frame.queuedBy`).
 struct FrameQueue: ~Copyable {
-    private var frames: [Unmanaged<Frame>] = []
-    /// Index of the oldest frame still queued.
-    private var head = 0
+    /// The frames, oldest first: a ring (`FIFO`) that clears a slot as its
+    /// frame leaves and never compacts.
+    private var frames = FIFO<Unmanaged<Frame>>()
 
-    var isEmpty: Bool { head == frames.count }
+    var isEmpty: Bool { frames.isEmpty }
 
     mutating func append(_ frame: Frame) {
         if !frame.isImmortal {
@@ -27,42 +29,31 @@ struct FrameQueue: ~Copyable {
         frames.append(.passUnretained(frame))
     }
 
-    /// The oldest frame, borrowed: valid until `removeFirst()`.
-    var first: Unmanaged<Frame> { frames[head] }
+    /// The oldest frame, borrowed: valid until `removeFirst()`; the queue must not be empty.
+    var first: Unmanaged<Frame> { frames[0] }
 
     /// Frames queued.
-    var count: Int { frames.count - head }
+    var count: Int { frames.count }
 
     /// The queued frames, oldest first (for harnesses that check them).
-    var queued: [Frame] { frames[head...].map { $0.takeUnretainedValue() } }
+    var queued: [Frame] { frames.map { $0.takeUnretainedValue() } }
 
     /// Lets go of the oldest frame.
     mutating func removeFirst() {
-        Self.letGo(frames[head])
-        head += 1
-        if head == frames.count {
-            frames.removeAll(keepingCapacity: frames.count <= 64)
-            head = 0
-        } else if head > 1024 {
-            frames.removeFirst(head)
-            head = 0
-        }
+        Self.letGo(frames.removeFirst())
+        if frames.isEmpty && frames.capacity > 64 { frames.removeAll() }
     }
 
     /// Lets go of every frame but the oldest when `keepingFirst`, else all.
     mutating func removeAll(keepingFirst: Bool) {
-        let from = keepingFirst && !isEmpty ? head + 1 : head
-        for index in from..<frames.count { Self.letGo(frames[index]) }
-        if from > head {
-            frames = [frames[head]]
-        } else {
-            frames.removeAll(keepingCapacity: true)
-        }
-        head = 0
+        let kept = keepingFirst ? frames.popFirst() : nil
+        while let frame = frames.popFirst() { Self.letGo(frame) }
+        frames.removeAll(keepingCapacity: frames.capacity <= 64)
+        if let kept { frames.append(kept) }
     }
 
     deinit {
-        for index in head..<frames.count { Self.letGo(frames[index]) }
+        for frame in frames { Self.letGo(frame) }
     }
 
     private static func letGo(_ frame: Unmanaged<Frame>) {
