@@ -5,12 +5,12 @@ import RoomConfig
 /// quiet rooms cost the ticks nothing. Each room's lists are its
 /// `SpeakerState`.
 struct ActiveSpeakers {
-    private(set) var roomIDs: Set<String> = []
+    private(set) var roomIDs: Set<RoomID> = []
 
     mutating func reported(in room: Room) { roomIDs.insert(room.id) }
 
     /// One tick of every room that needs one; rooms that ended or went idle leave the set.
-    mutating func tick(_ rooms: [String: Room], template: RoleTemplate) -> [Delivery] {
+    mutating func tick(_ rooms: [RoomID: Room], template: RoleTemplate) -> [Delivery] {
         var deliveries: [Delivery] = []
         for id in roomIDs {
             guard let room = rooms[id] else {

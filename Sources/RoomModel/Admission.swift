@@ -36,7 +36,7 @@ extension RoomRegistry {
             throw RoomError(.roomLocked, "room \"\(request.roomID)\" is locked")
         }
         let existing = rooms[request.roomID]
-        if existing == nil, !settings.room.autoCreate, !settings.room.predefined.contains(request.roomID) {
+        if existing == nil, !settings.room.autoCreate, !settings.room.predefined.contains(request.roomID.rawValue) {
             throw RoomError(.roomNotFound, "room \"\(request.roomID)\" does not exist")
         }
         if let room = existing { try checkBan(of: request.userID, in: room) }

@@ -14,7 +14,7 @@ struct EmptyRoomEnd: ModelDeadline {
         room.emptyEntry = nil
         guard registry.rooms[room.id] === room, room.peerCount == 0 else { return Expired() }
         registry.endSession(room)
-        return Expired(log: ("room ended: empty_timeout_s passed", ["room": room.id]))
+        return Expired(log: ("room ended: empty_timeout_s passed", ["room": room.id.rawValue]))
     }
 }
 
@@ -78,13 +78,13 @@ extension RoomRegistry {
     /// polls; it waits `empty_timeout_s`, at least an hour, for its first
     /// join. 40904 when the room has a session. All or nothing.
     public func createRoom(
-        _ id: String,
+        _ id: RoomID,
         metadata: [(key: String, value: JSON)],
         polls: [PreparedPoll]
     ) throws(RoomError) -> Room {
         if rooms[id] != nil { throw RoomError(.wrongState, "room_id: room \"\(id)\" already has a session") }
         if locks.contains(id) { throw RoomError(.roomLocked, "room \"\(id)\" is locked") }
-        if !settings.room.autoCreate, !settings.room.predefined.contains(id) {
+        if !settings.room.autoCreate, !settings.room.predefined.contains(id.rawValue) {
             throw RoomError(.roomNotFound, "room \"\(id)\" does not exist (auto_create is false)")
         }
         if metadata.count > settings.limits.maxSessionKeys {

@@ -5,7 +5,7 @@ extension RoomRegistry {
 
     /// `group-add`/`group-remove` of a peer by id: the permission is checked
     /// before the peer is looked up (40300 before 40400).
-    public func groupTarget(by caller: Peer, _ targetID: String) throws(RoomError) -> Peer {
+    public func groupTarget(by caller: Peer, _ targetID: PeerID) throws(RoomError) -> Peer {
         if targetID != caller.id { try requirePermission(.peer(caller), \.changeRole, "changeRole") }
         guard let target = caller.room.peer(targetID) else {
             throw RoomError(.peerNotFound, "peer_id: peer \"\(targetID)\" is not in the room")

@@ -14,7 +14,7 @@ extension RoomRegistry {
         endEmptyWait(room)  // a session waiting for a join has one
         room.liveStream?.prune(now: now)  // the join's room.hls lists live cues only
         let peer = Peer(
-            id: ids.next(.peer),
+            id: PeerID(ids.next(.peer)),
             userID: request.userID,
             joinedAt: now,
             sequence: room.makeSequence(),
@@ -52,7 +52,7 @@ extension RoomRegistry {
     }
 
     /// `join` with `peer_id`: take over a peer that is still in the room.
-    private func resume(_ peerID: String, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
+    private func resume(_ peerID: PeerID, in room: Room?, request: JoinRequest) throws(RoomError) -> JoinOutcome {
         guard let room, let peer = room.peer(peerID), (peer.graceDeadline ?? .max) > clock.nowMillis() else {
             // An expired token may resume a peer that is still there, nothing else (section 23).
             if request.tokenExpired { throw RoomError(.badJWT, "token expired") }
@@ -115,7 +115,7 @@ extension RoomRegistry {
         peer.tokenEntry = nil
     }
 
-    private func makeRoom(_ id: String, at now: Int64) -> Room {
+    private func makeRoom(_ id: RoomID, at now: Int64) -> Room {
         let room = Room(id: id, sessionID: ids.next(.session), startedAt: now)
         rooms[id] = room
         openFeed(room, at: now)

@@ -1,9 +1,9 @@
 /// A join whose token the server has already verified.
 public struct JoinRequest: Sendable {
     /// From the token's `room_id` claim.
-    public var roomID: String
+    public var roomID: RoomID
     /// The `room_id` param, when the client sent one (must equal the claim).
-    public var requestedRoomID: String?
+    public var requestedRoomID: RoomID?
     public var userID: String
     public var roleName: String
     /// `name` param, else the token's `name` claim, else the user id.
@@ -11,21 +11,21 @@ public struct JoinRequest: Sendable {
     public var data: String
     public var viewOnly: Bool
     /// `peer_id` param: resume that peer.
-    public var resumePeerID: String?
+    public var resumePeerID: PeerID?
     /// The token's `exp` in ms (section 23's warning); nil: not tracked.
     public var tokenExpiresAt: Int64?
     /// The token expired already (a resume inside the grace may use it, section 23).
     public var tokenExpired: Bool
 
     public init(
-        roomID: String,
-        requestedRoomID: String? = nil,
+        roomID: RoomID,
+        requestedRoomID: RoomID? = nil,
         userID: String,
         roleName: String,
         name: String,
         data: String = "",
         viewOnly: Bool = false,
-        resumePeerID: String? = nil,
+        resumePeerID: PeerID? = nil,
         tokenExpiresAt: Int64? = nil,
         tokenExpired: Bool = false
     ) {

@@ -240,7 +240,10 @@ extension RoomRegistry {
 
     /// `settings.hls.playlist_url` with `{room_id}` and `{session_id}` replaced.
     public func playlistURL(for room: Room) -> String {
-        settings.hls.playlistURL.replacing("{room_id}", with: room.id).replacing("{session_id}", with: room.sessionID)
+        settings.hls.playlistURL.replacing("{room_id}", with: room.id.rawValue).replacing(
+            "{session_id}",
+            with: room.sessionID
+        )
     }
 
     /// The stream ends (a stop, or the room's end): no variants, no cues.

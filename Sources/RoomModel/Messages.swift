@@ -46,7 +46,7 @@ extension RoomRegistry {
             recipients = everyone  // the sender is skipped by the delivery, not by a copy
             recipient = .broadcast
         case .peer(let id):
-            guard let peer = room.peer(id) else {
+            guard let peer = room.peer(PeerID(id)) else {
                 throw RoomError(.peerNotFound, "peer_id \"\(id)\" is not in the room")
             }
             recipients = [peer]

@@ -7,7 +7,7 @@ extension RoomRegistry {
     public func requestTrackUpdate(
         by initiator: Initiator,
         in room: Room,
-        targetID: String,
+        targetID: PeerID,
         trackID: String,
         mute: Bool
     ) throws(RoomError) -> Effects {
@@ -79,7 +79,7 @@ extension RoomRegistry {
     public func removePeer(
         by initiator: Initiator,
         in room: Room,
-        targetID: String,
+        targetID: PeerID,
         reason: String,
         leaveReason: LeaveReason = .peerKicked
     ) throws(RoomError) -> Effects {
@@ -117,7 +117,7 @@ extension RoomRegistry {
     }
 
     /// REST `unlock`: a room id that is not locked is fine too.
-    public func unlock(_ roomID: String) {
+    public func unlock(_ roomID: RoomID) {
         locks.unlock(roomID)
     }
 }

@@ -3,7 +3,7 @@ import RoomProtocol
 
 /// A room session, as it was when something happened.
 public struct RoomRef: Sendable, Equatable {
-    public var roomID: String
+    public var roomID: RoomID
     public var sessionID: String
 
     public init(_ room: Room) {
@@ -11,7 +11,7 @@ public struct RoomRef: Sendable, Equatable {
         sessionID = room.sessionID
     }
 
-    public init(roomID: String, sessionID: String) {
+    public init(roomID: RoomID, sessionID: String) {
         self.roomID = roomID
         self.sessionID = sessionID
     }

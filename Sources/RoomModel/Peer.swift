@@ -4,7 +4,7 @@ import RoomProtocol
 /// A participant of a room. Owned by its `Room`; the server only reads it and
 /// keeps its connection in `endpoint`, which the model never inspects.
 public final class Peer {
-    public let id: String
+    public let id: PeerID
     public let userID: String
     public let joinedAt: Int64
     /// Join order within the room, for deterministic listings.
@@ -45,7 +45,7 @@ public final class Peer {
     public internal(set) var metadataListening: MetadataListening = .none
 
     init(
-        id: String,
+        id: PeerID,
         userID: String,
         joinedAt: Int64,
         sequence: Int,

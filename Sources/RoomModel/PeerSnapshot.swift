@@ -9,7 +9,7 @@ import RoomWire
 ///
 /// Takeover.swift restores the peers (each in a reconnect grace).
 public struct PeerSnapshot: Sendable, Equatable {
-    public var id: String
+    public var id: PeerID
     public var userID: String
     public var joinedAt: Int64
     public var sequence: Int
@@ -41,7 +41,7 @@ extension PeerSnapshot {
 
     init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         try self.init(
-            id: r.string("id"),
+            id: r.id("id"),
             userID: r.string("user_id"),
             joinedAt: r.int64("joined_at"),
             sequence: r.int("sequence"),
@@ -66,7 +66,7 @@ extension PeerSnapshot {
     /// What restoring relies on: peers in join order with unique ids, none
     /// numbered at or above `nextSequence`.
     static func check(_ peers: [PeerSnapshot], nextSequence: Int) throws(RoomSnapshotError) {
-        var peerIDs: Set<String> = []
+        var peerIDs: Set<PeerID> = []
         var previous = 0
         for (i, peer) in peers.enumerated() {
             if !peerIDs.insert(peer.id).inserted {

@@ -7,7 +7,7 @@ public enum Push {
     /// `on-peer-join {peer}`; `withTracks` says whether the recipients see the peer's tracks.
     case peerJoin(Peer, withTracks: Bool)
     /// `on-peer-leave {peer_id, reason}`.
-    case peerLeave(peerID: String, reason: LeaveReason)
+    case peerLeave(peerID: PeerID, reason: LeaveReason)
     /// `on-peer-update {peer, changed}`.
     case peerUpdate(Peer, changed: [PeerField], withTracks: Bool)
     /// `on-broadcast`.
@@ -26,15 +26,15 @@ public enum Push {
     /// totals changed since the room's last one, coalesced per interval.
     case reactions([ReactionCount])
     /// `on-track-add` / `on-track-update` / `on-track-remove {peer_id, track}`.
-    case trackAdd(peerID: String, Track)
-    case trackUpdate(peerID: String, Track)
-    case trackRemove(peerID: String, Track)
+    case trackAdd(peerID: PeerID, Track)
+    case trackUpdate(peerID: PeerID, Track)
+    case trackRemove(peerID: PeerID, Track)
     /// `on-policy-change`: the recipient's new Policy (its role and the known roles).
     case policyChange(role: String)
     /// `on-role-change-request {requested_by, role, token}`.
     case roleChangeRequest(requestedBy: Initiator, role: String, token: String)
     /// `on-role-change-rejected {token, requested_for, role, reason}`.
-    case roleChangeRejected(token: String, requestedFor: String, role: String, reason: RejectReason)
+    case roleChangeRejected(token: String, requestedFor: PeerID, role: String, reason: RejectReason)
     /// `on-track-update-request {requested_by, track_id, mute}`.
     case trackUpdateRequest(requestedBy: Initiator, trackID: String, mute: Bool)
     /// `on-change-track-mute-state-request {requested_by, roles?, type?, source?, value}`.
@@ -45,7 +45,7 @@ public enum Push {
     case activeSpeakers([Speaker])
     /// `room-state {peer_count, joined: [PeerRef], left: [peer_id]}` (large rooms).
     /// `joined` / `left` nil: the count alone (peers that do not moderate).
-    case roomState(peerCount: Int, joined: [Peer]?, left: [String]?)
+    case roomState(peerCount: Int, joined: [Peer]?, left: [PeerID]?)
     /// `on-metadata-change {entries:[Entry]}`, to the key's listeners.
     case metadataChange(SessionEntry)
     /// `on-poll-start {polls:[PollInfo + questions]}`; `withAnswers` (quizzes) for `pollWrite` recipients.

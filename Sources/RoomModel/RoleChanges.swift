@@ -17,7 +17,7 @@ extension RoomRegistry {
     public func requestRoleChange(
         by initiator: Initiator,
         in room: Room,
-        targetID: String,
+        targetID: PeerID,
         role roleName: String,
         force: Bool
     ) throws(RoomError) -> (RoleChangeOutcome, Effects) {

@@ -4,10 +4,10 @@ import RoomProtocol
 /// One room session: created on its first join (or REST `POST /v2/rooms`),
 /// ended with its last peer or `empty_timeout_s` after it (EmptyRooms.swift).
 public final class Room {
-    public let id: String
+    public let id: RoomID
     public let sessionID: String
     public let startedAt: Int64
-    public private(set) var peers: [String: Peer] = [:]
+    public private(set) var peers: [PeerID: Peer] = [:]
     private var order = JoinOrder()
     private var byRole: [String: JoinOrder] = [:]
     private var nextSequence = 0
@@ -50,7 +50,7 @@ public final class Room {
     /// Its `ChatBanEnd` in the registry's deadlines while it has timed chat bans.
     var chatBanEntry: DeadlineID?
 
-    init(id: String, sessionID: String, startedAt: Int64) {
+    init(id: RoomID, sessionID: String, startedAt: Int64) {
         self.id = id
         self.sessionID = sessionID
         self.startedAt = startedAt
@@ -58,7 +58,7 @@ public final class Room {
 
     public var peerCount: Int { peers.count }
 
-    public func peer(_ id: String) -> Peer? { peers[id] }
+    public func peer(_ id: PeerID) -> Peer? { peers[id] }
 
     public func count(ofRole role: String) -> Int { byRole[role]?.count ?? 0 }
 

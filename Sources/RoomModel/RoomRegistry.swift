@@ -16,7 +16,7 @@ public final class RoomRegistry {
     public var settings: Settings { template.settings }
     let clock: RoomClock
     let ids: IDGenerator
-    public internal(set) var rooms: [String: Room] = [:]
+    public internal(set) var rooms: [RoomID: Room] = [:]
     /// Room ids ended with `lock: true` (RoomLocks.swift).
     var locks = RoomLocks()
     /// Polite role-change requests waiting for an answer (RoleChangeRequests.swift).
@@ -73,10 +73,10 @@ public final class RoomRegistry {
     public var hasPendingReactionPushes: Bool { !reactionSchedule.roomIDs.isEmpty }
     public var hasPendingRoomStates: Bool { !roomStates.roomIDs.isEmpty }
 
-    public func room(_ id: String) -> Room? { rooms[id] }
+    public func room(_ id: RoomID) -> Room? { rooms[id] }
 
     /// Room ids ended with `lock: true`; a lock survives the room itself.
-    public var lockedRoomIDs: Set<String> { locks.ids }
+    public var lockedRoomIDs: Set<RoomID> { locks.ids }
 
     // MARK: helpers of every feature
 

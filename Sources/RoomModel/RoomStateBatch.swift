@@ -5,7 +5,7 @@ struct RoomStateBatch {
     /// Non-publishers that joined since the last `room-state`, in join order.
     private var pendingJoins: [Peer] = []
     /// Ids of non-publishers that left since the last `room-state`.
-    private var pendingLeaves: [String] = []
+    private var pendingLeaves: [PeerID] = []
     /// A join or leave happened since the last `room-state` (pending entries
     /// alone are only the moderators' next page).
     private var changed = false
@@ -36,7 +36,7 @@ struct RoomStateBatch {
 
     /// A non-publisher left a large room. One that came and went between
     /// two `room-state`s is never mentioned by id; the count changed either way.
-    mutating func leftQuietly(_ peerID: String, joinWasPending: Bool) {
+    mutating func leftQuietly(_ peerID: PeerID, joinWasPending: Bool) {
         changed = true
         if !joinWasPending { pendingLeaves.append(peerID) }
     }
@@ -50,7 +50,7 @@ struct RoomStateBatch {
         size: Int,
         moderated: Bool
     )
-        -> (countChanged: Bool, joined: [Peer], left: [String])
+        -> (countChanged: Bool, joined: [Peer], left: [PeerID])
     {
         let countChanged = changed && peerCount != announcedPeerCount
         announcedPeerCount = peerCount
@@ -70,12 +70,12 @@ struct RoomStateBatch {
 
 /// The large rooms with joins or leaves waiting for the next `room-state` tick.
 struct RoomStateSchedule {
-    private(set) var roomIDs: Set<String> = []
+    private(set) var roomIDs: Set<RoomID> = []
 
     mutating func schedule(_ room: Room) { roomIDs.insert(room.id) }
 
     /// The rooms due this tick, in id order; they leave the schedule.
-    mutating func take() -> [String] {
+    mutating func take() -> [RoomID] {
         defer { roomIDs.removeAll() }
         return roomIDs.sorted()
     }

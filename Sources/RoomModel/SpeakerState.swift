@@ -48,7 +48,7 @@ struct SpeakerState {
     mutating func tick(_ room: Room, template: RoleTemplate, config: ActiveSpeakerSettings) -> [Delivery] {
         var speakers: [(peer: Peer, speaker: Speaker)] = []
         for (trackID, entry) in levels where entry.level >= config.threshold {
-            speakers.append((entry.peer, Speaker(peerID: entry.peer.id, trackID: trackID, level: entry.level)))
+            speakers.append((entry.peer, Speaker(peerID: entry.peer.id.rawValue, trackID: trackID, level: entry.level)))
         }
         levels.removeAll(keepingCapacity: true)
         speakers.sort { a, b in

@@ -16,13 +16,13 @@ struct TokenWarning: ModelDeadline {
 
 /// A token that replaces a peer's own (`token-refresh`), as the server verified it.
 public struct RefreshedToken: Sendable {
-    public var roomID: String
+    public var roomID: RoomID
     public var userID: String
     public var roleName: String
     /// Its `exp`, in ms.
     public var expiresAt: Int64
 
-    public init(roomID: String, userID: String, roleName: String, expiresAt: Int64) {
+    public init(roomID: RoomID, userID: String, roleName: String, expiresAt: Int64) {
         self.roomID = roomID
         self.userID = userID
         self.roleName = roleName

@@ -193,12 +193,12 @@ final class MicroFixture {
         let limit = template.settings.limits.maxOutboundBytes
         do {
             let sender = try registry.join(
-                JoinRequest(roomID: "fanout", userID: "sender", roleName: "host", name: "sender")
+                JoinRequest(roomID: RoomID("fanout"), userID: "sender", roleName: "host", name: "sender")
             ).peer
             for i in 0..<recipients {
                 let peer = try registry.join(
                     JoinRequest(
-                        roomID: "fanout",
+                        roomID: RoomID("fanout"),
                         userID: "viewer-\(i)",
                         roleName: "viewer",
                         name: "viewer-\(i)"

@@ -34,7 +34,7 @@ import Testing
         let ender = try registry.join(Fixtures.request("e", role: "host", room: "r2")).peer
         _ = try registry.endRoom(by: .peer(ender), ender.room, reason: "done", lock: true)
 
-        func request(_ role: String, room: String = "r1", claim: String? = nil, name: String = "x") -> JoinRequest {
+        func request(_ role: String, room: RoomID = "r1", claim: RoomID? = nil, name: String = "x") -> JoinRequest {
             JoinRequest(roomID: room, requestedRoomID: claim, userID: "u", roleName: role, name: name)
         }
         let cases: [(JoinRequest, ErrorCode, String)] = [

@@ -41,7 +41,7 @@ import Testing
         let (registry, _) = Self.registry()
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
         let guest = try registry.join(Fixtures.request("g", role: "guest")).peer
-        _ = try registry.broadcast(from: host, message: "direct", type: "chat", to: .peer(guest.id))
+        _ = try registry.broadcast(from: host, message: "direct", type: "chat", to: .peer(guest.id.rawValue))
         _ = try registry.broadcast(from: host, message: "roles", type: "chat", to: .roles(["guest"]))
         #expect(host.room.chat.count == 0)
         _ = try registry.send(from: .server, in: host.room, message: "rest", type: "chat", to: .everyone)

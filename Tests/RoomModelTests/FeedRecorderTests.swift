@@ -26,7 +26,7 @@ import Testing
         let t0 = clock.now / 1000
         clock.advance(byMillis: 1500)
         let (first, _) = try registry.send(from: .peer(host), in: room, message: "a", type: "chat", to: .everyone)
-        _ = try registry.send(from: .peer(host), in: room, message: "direct", type: "chat", to: .peer(host.id))
+        _ = try registry.send(from: .peer(host), in: room, message: "direct", type: "chat", to: .peer(host.id.rawValue))
         clock.advance(byMillis: 1000)
         _ = try registry.deleteMessage(first.id, by: .peer(host), in: room)
         _ = try registry.join(Fixtures.request("g", role: "guest"))

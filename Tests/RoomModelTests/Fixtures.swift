@@ -62,7 +62,7 @@ enum Fixtures {
     static func request(
         _ user: String,
         role: String,
-        room: String = "r1",
+        room: RoomID = "r1",
         name: String? = nil,
         viewOnly: Bool = false
     ) -> JoinRequest {
@@ -72,13 +72,13 @@ enum Fixtures {
 
 extension Delivery {
     /// Recipient peer ids, for assertions.
-    var to: [String] { recipients.map(\.id) }
+    var to: [PeerID] { recipients.map(\.id) }
 }
 
 /// A flattened view of deliveries for assertions: (push name, recipient ids).
 struct Sent: Equatable, CustomStringConvertible {
     var push: String
-    var to: [String]
+    var to: [PeerID]
     var description: String { "\(push)→\(to)" }
 }
 

@@ -31,7 +31,7 @@ import Testing
         // A guest subscribes to host and guest, not to viewers.
         #expect(guest.others.map(\.withTracks) == [true, false])
         // Everyone is told; those who subscribe to guests see its tracks.
-        let pushes = guest.deliveries.map { delivery -> (String, Bool, [String]) in
+        let pushes = guest.deliveries.map { delivery -> (PeerID, Bool, [PeerID]) in
             guard case .peerJoin(let peer, let withTracks) = delivery.push else { return ("", false, []) }
             return (peer.id, withTracks, delivery.to)
         }

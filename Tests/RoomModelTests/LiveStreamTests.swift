@@ -110,18 +110,21 @@ import Testing
         #expect(
             registry.takeOperatorEvents().map(\.event) == [
                 .sessionOpened(room: ref),
-                .peerJoined(room: ref, peer: ActorRef(peerID: host.id, role: "host", name: "h", userID: "h")),
-                .peerJoined(room: ref, peer: ActorRef(peerID: guest.id, role: "guest", name: "g", userID: "g")),
+                .peerJoined(room: ref, peer: ActorRef(peerID: host.id.rawValue, role: "host", name: "h", userID: "h")),
+                .peerJoined(
+                    room: ref,
+                    peer: ActorRef(peerID: guest.id.rawValue, role: "guest", name: "g", userID: "g")
+                ),
                 .roleChanged(
                     room: ref,
-                    peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"),
+                    peer: ActorRef(peerID: guest.id.rawValue, role: "viewer", name: "g", userID: "g"),
                     oldRole: "guest"
                 ),
                 .hlsStarted(room: ref, by: ActorRef(host), urls: ["/hls/r1/session-1/index.m3u8"]),
                 .streamChanged(room: ref, state: .live, by: ActorRef(host), startsAt: nil, vodURL: nil),
                 .peerLeft(
                     room: ref,
-                    peer: ActorRef(peerID: guest.id, role: "viewer", name: "g", userID: "g"),
+                    peer: ActorRef(peerID: guest.id.rawValue, role: "viewer", name: "g", userID: "g"),
                     reason: "client request"
                 ),
                 .hlsStopped(room: ref, by: nil, reason: "room ended"),

@@ -27,9 +27,14 @@ import Testing
     }
 
     @Test func directGoesToThatPeerOnly() throws {
-        let (chat, deliveries) = try registry.broadcast(from: host, message: "psst", type: "chat", to: .peer(viewer.id))
+        let (chat, deliveries) = try registry.broadcast(
+            from: host,
+            message: "psst",
+            type: "chat",
+            to: .peer(viewer.id.rawValue)
+        )
         #expect(deliveries.map(\.to) == [[viewer.id]])
-        #expect(chat.recipient == .peer(viewer.id))
+        #expect(chat.recipient == .peer(viewer.id.rawValue))
         #expect(throws: RoomError(.peerNotFound, "peer_id \"nobody\" is not in the room")) {
             try registry.broadcast(from: host, message: "x", type: "chat", to: .peer("nobody"))
         }
@@ -120,8 +125,8 @@ import Testing
 
     @Test func peerUpdateSplitsRecipientsByWhetherTheySeeTracks() throws {
         let deliveries = try registry.updatePeer(viewer, name: "Vee", data: nil)
-        var seeing: [String] = []
-        var blind: [String] = []
+        var seeing: [PeerID] = []
+        var blind: [PeerID] = []
         for delivery in deliveries {
             guard case .peerUpdate(_, _, let withTracks) = delivery.push else { continue }
             if withTracks { seeing += delivery.to } else { blind += delivery.to }

@@ -32,7 +32,7 @@ import Testing
         _ = try registry.listenMetadata(viewer, keys: ["a"])
         _ = try registry.listenMetadata(restricted, keys: ["*"])
         let (entry, deliveries) = try set("a", 1, by: host)
-        #expect(entry.version == 1 && entry.updatedBy?.peerID == host.id)
+        #expect(entry.version == 1 && entry.updatedBy?.peerID == host.id.rawValue)
         #expect(deliveries.sent == [Sent(push: "on-metadata-change:a@1", to: [viewer.id, restricted.id])])
         #expect(try set("b", 2).1.sent == [Sent(push: "on-metadata-change:b@1", to: [restricted.id])])
         #expect(try registry.listenMetadata(viewer, keys: []) == [])

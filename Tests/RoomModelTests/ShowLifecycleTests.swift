@@ -37,7 +37,7 @@ import Testing
         _ = registry.leave(back, reason: .clientRequest)
         clock.advance(byMillis: 30_000)
         _ = registry.takeOperatorEvents()
-        #expect(registry.expireDue().compactMap { $0.log?.metadata["room"] } == [room.id])
+        #expect(registry.expireDue().compactMap { $0.log?.metadata["room"] } == [room.id.rawValue])
         #expect(registry.room("r1") == nil)
         #expect(registry.takeOperatorEvents().map(\.event) == [.sessionClosed(room: RoomRef(room))])
         let next = try registry.join(Fixtures.request("h", role: "host")).peer
@@ -278,7 +278,7 @@ import Testing
     @Test func aRefreshKeepsUserAndRoomAndFollowsTheNewRole() throws {
         let (registry, _) = Fixtures.registry()
         let guest = try registry.join(Fixtures.request("g", role: "guest")).peer
-        let refresh = { (room: String, user: String, role: String) throws -> Effects in
+        let refresh = { (room: RoomID, user: String, role: String) throws -> Effects in
             try registry.refreshToken(
                 of: guest,
                 with: RefreshedToken(roomID: room, userID: user, roleName: role, expiresAt: 1)

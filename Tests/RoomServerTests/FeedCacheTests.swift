@@ -11,13 +11,13 @@ import Testing
     @Test func tenThousandSpansStayWithinTheBounds() {
         let cache = FeedCache(maxEntries: 100, maxBytes: 50_000)
         for i in 0..<10_000 {
-            let key = FeedCache.Key(room: "r\(i % 7)", from: Int64(i), to: Int64(i + 3))
+            let key = FeedCache.Key(room: RoomID("r\(i % 7)"), from: Int64(i), to: Int64(i + 3))
             cache.insert(key, body: Array(repeating: UInt8(ascii: "x"), count: 300 + i % 700))
             #expect(cache.count <= 100)
             #expect(cache.bytes <= 50_000)
         }
         #expect(cache.entry(FeedCache.Key(room: "r0", from: 0, to: 3)) == nil, "the oldest went first")
-        #expect(cache.entry(FeedCache.Key(room: "r\(9999 % 7)", from: 9999, to: 10_002)) != nil)
+        #expect(cache.entry(FeedCache.Key(room: RoomID("r\(9999 % 7)"), from: 9999, to: 10_002)) != nil)
         let huge = FeedCache.Key(room: "big", from: 1, to: 2)
         let served = cache.insert(huge, body: Array(repeating: 0, count: 60_000))
         #expect(served.body.count == 60_000, "served once")

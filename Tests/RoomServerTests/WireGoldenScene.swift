@@ -101,7 +101,8 @@ extension GoldenScene {
             .peerLeaveRequest(requestedBy: .peer(host), reason: "", roomEnd: false),
             .activeSpeakers([]),
             .activeSpeakers([
-                Speaker(peerID: host.id, trackID: "mic", level: 80), Speaker(peerID: "p-9", trackID: "t", level: 0),
+                Speaker(peerID: host.id.rawValue, trackID: "mic", level: 80),
+                Speaker(peerID: "p-9", trackID: "t", level: 0),
             ]),
             .roomState(peerCount: 12, joined: [host, moderator], left: ["p-7", "p-8"]),
             .roomState(peerCount: 3, joined: nil, left: nil),

@@ -18,7 +18,7 @@ public final class FeedRecorder {
     /// Items held over every second of the record.
     public static let maxItems = 50_000
 
-    public let roomID: String
+    public let roomID: RoomID
     public let sessionID: String
     public let startedAt: Int64
     /// When the session ended (ms), nil while it runs.
@@ -42,7 +42,7 @@ public final class FeedRecorder {
     /// The template's role names, for a poll's `max_user`.
     let roleNames: [String]
 
-    init(roomID: String, sessionID: String, startedAt: Int64, state: FeedState, windowSeconds: Int, roleNames: [String])
+    init(roomID: RoomID, sessionID: String, startedAt: Int64, state: FeedState, windowSeconds: Int, roleNames: [String])
     {
         self.roleNames = roleNames
         self.roomID = roomID
@@ -288,9 +288,9 @@ public struct FeedPollInfo: Sendable, Equatable {
     public var visibility: Bool
     public var vote: [String]?
     public var responses: [String]?
-    public var createdBy: String?
-    public var startedBy: String?
-    public var stoppedBy: String?
+    public var createdBy: PeerID?
+    public var startedBy: PeerID?
+    public var stoppedBy: PeerID?
     public var createdAt: Int64
     public var startedAt: Int64?
     public var stoppedAt: Int64?
@@ -351,7 +351,7 @@ public struct FeedPollStats: Sendable, Equatable {
 
 /// The feed of one span, as the server encodes it.
 public struct FeedSpan: Sendable, Equatable {
-    public var roomID: String
+    public var roomID: RoomID
     public var from: Int64
     public var to: Int64
     /// The room as of `to`.

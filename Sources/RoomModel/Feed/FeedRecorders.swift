@@ -7,7 +7,7 @@ import RoomCollections
 /// when a session opens or ends and when a feed is read, and by `sweepFeeds`).
 struct FeedRecorders {
     static let maxSessionsPerRoom = 4
-    private(set) var byRoom: [String: [FeedRecorder]] = [:]
+    private(set) var byRoom: [RoomID: [FeedRecorder]] = [:]
     /// Ended recorders, oldest end first.
     private var ended = FIFO<FeedRecorder>()
 
@@ -34,7 +34,7 @@ struct FeedRecorders {
     }
 
     /// The session of `roomID` that had started before `millis` (the newest such).
-    func recorder(of roomID: String, before millis: Int64) -> FeedRecorder? {
+    func recorder(of roomID: RoomID, before millis: Int64) -> FeedRecorder? {
         byRoom[roomID]?.last { $0.startedAt < millis }
     }
 
@@ -56,7 +56,7 @@ public enum FeedLookup: Sendable, Equatable {
 extension RoomRegistry {
     /// The feed of `roomID` over [from, to) in whole seconds; the caller checked
     /// the span's rules (whole seconds, order, not in the future, ≤ 60 s, window).
-    public func feed(_ roomID: String, from: Int64, to: Int64) -> FeedLookup {
+    public func feed(_ roomID: RoomID, from: Int64, to: Int64) -> FeedLookup {
         let now = clock.nowMillis()
         feeds.sweep(now: now)
         guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return .noSession }
@@ -68,7 +68,7 @@ extension RoomRegistry {
     public func sweepFeeds() { feeds.sweep(now: clock.nowMillis()) }
 
     /// Whether this node records (or recorded) a session of `roomID`.
-    public func holdsFeed(of roomID: String) -> Bool { feeds.byRoom[roomID] != nil }
+    public func holdsFeed(of roomID: RoomID) -> Bool { feeds.byRoom[roomID] != nil }
 
     /// Recorders held (a test of the bound).
     public var feedRecorderCount: Int { feeds.count }

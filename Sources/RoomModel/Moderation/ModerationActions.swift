@@ -27,7 +27,7 @@ extension RoomRegistry {
     }
 
     /// The user a call names by `user_id` or by `peer_id` (exactly one).
-    public func bannedUser(userID: String?, peerID: String?, in room: Room) throws(RoomError) -> String {
+    public func bannedUser(userID: String?, peerID: PeerID?, in room: Room) throws(RoomError) -> String {
         switch (userID, peerID) {
         case (let user?, nil):
             if user.isEmpty { throw .invalidParams("user_id: must not be empty") }
@@ -272,7 +272,7 @@ extension RoomRegistry {
                 throw RoomError(.questionNotFound, "question_id: question \"\(target.id)\" not found")
             }
         case .peer:
-            if room.peer(target.id) == nil {
+            if room.peer(PeerID(target.id)) == nil {
                 throw RoomError(.peerNotFound, "peer_id: peer \"\(target.id)\" is not in the room")
             }
         }

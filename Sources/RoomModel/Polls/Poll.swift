@@ -7,7 +7,7 @@ import RoomProtocol
 /// O(questions answered), never a recount of all responses.
 public final class Poll {
     public let id: String
-    public let createdBy: String?
+    public let createdBy: PeerID?
     public let createdAt: Int64
     /// Creation order within the room (for "newest first").
     let sequence: Int
@@ -28,8 +28,8 @@ public final class Poll {
     public internal(set) var responses: [String]?
 
     public internal(set) var state: PollState = .created
-    public internal(set) var startedBy: String?
-    public internal(set) var stoppedBy: String?
+    public internal(set) var startedBy: PeerID?
+    public internal(set) var stoppedBy: PeerID?
     public internal(set) var startedAt: Int64?
     public internal(set) var stoppedAt: Int64?
     public internal(set) var questions: [PollQuestion] = []
@@ -49,7 +49,7 @@ public final class Poll {
     /// In `PollSchedule.dirty`.
     var statsPending = false
 
-    init(id: String, info: PollInfoInput, createdBy: String?, createdAt: Int64, sequence: Int, room: Room) {
+    init(id: String, info: PollInfoInput, createdBy: PeerID?, createdAt: Int64, sequence: Int, room: Room) {
         self.id = id
         self.createdBy = createdBy
         self.createdAt = createdAt

@@ -62,7 +62,7 @@ extension RoomRegistry {
         }
     }
 
-    private func writePollInfo(_ info: PollInfoInput, in room: Room, createdBy: String?) throws(RoomError) -> Poll {
+    private func writePollInfo(_ info: PollInfoInput, in room: Room, createdBy: PeerID?) throws(RoomError) -> Poll {
         if let id = info.pollID, let poll = room.polls[id] {
             guard poll.state == .created else {
                 throw RoomError(

@@ -43,7 +43,7 @@ extension RoomRegistry {
 
     /// Stops a started poll (by a peer, or by its timer with `by` nil): the
     /// peers that may read or vote get `on-poll-stop`.
-    func stop(_ poll: Poll, by peerID: String?) -> [Delivery] {
+    func stop(_ poll: Poll, by peerID: PeerID?) -> [Delivery] {
         cancel(poll.endEntry)
         poll.endEntry = nil
         poll.state = .stopped
@@ -82,7 +82,7 @@ struct PollEnd: ModelDeadline {
         guard let room = poll.room, poll.deadline == now else { return Expired() }
         return Expired(
             effects: Effects(deliveries: registry.stop(poll, by: nil)),
-            log: ("poll stopped", ["room": room.id, "poll": poll.id, "by": "timer"])
+            log: ("poll stopped", ["room": room.id.rawValue, "poll": poll.id, "by": "timer"])
         )
     }
 }

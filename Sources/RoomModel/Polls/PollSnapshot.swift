@@ -20,7 +20,7 @@ import RoomWire
 /// Voters are sorted by user id.
 public struct PollSnapshot: Sendable, Equatable {
     var id: String
-    var createdBy: String?
+    var createdBy: PeerID?
     var createdAt: Int64
     var sequence: Int
     var title: String
@@ -31,8 +31,8 @@ public struct PollSnapshot: Sendable, Equatable {
     var vote: [String]?
     var responses: [String]?
     var state: PollState
-    var startedBy: String?
-    var stoppedBy: String?
+    var startedBy: PeerID?
+    var stoppedBy: PeerID?
     var startedAt: Int64?
     var stoppedAt: Int64?
     var questions: [PollQuestion]
@@ -139,7 +139,7 @@ extension PollSnapshot {
         }
         try self.init(
             id: r.string("id"),
-            createdBy: r.nullable("created_by", r.string),
+            createdBy: r.nullable("created_by", r.id),
             createdAt: r.int64("created_at"),
             sequence: r.int("sequence"),
             title: r.string("title"),
@@ -150,8 +150,8 @@ extension PollSnapshot {
             vote: r.nullable("vote", r.strings),
             responses: r.nullable("responses", r.strings),
             state: r.oneOf("state", PollState.self),
-            startedBy: r.nullable("started_by", r.string),
-            stoppedBy: r.nullable("stopped_by", r.string),
+            startedBy: r.nullable("started_by", r.id),
+            stoppedBy: r.nullable("stopped_by", r.id),
             startedAt: r.nullable("started_at", r.int64),
             stoppedAt: r.nullable("stopped_at", r.int64),
             questions: questions,

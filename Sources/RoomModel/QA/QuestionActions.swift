@@ -172,8 +172,8 @@ extension RoomRegistry {
 
 /// Rooms whose questions changed since their last `on-questions`.
 struct QuestionSchedule {
-    private var pending: [String] = []
-    private var pendingIDs: Set<String> = []
+    private var pending: [RoomID] = []
+    private var pendingIDs: Set<RoomID> = []
 
     var isEmpty: Bool { pending.isEmpty }
 
@@ -182,7 +182,7 @@ struct QuestionSchedule {
     }
 
     /// The rooms (still live, with changes) due a push, and forgets them.
-    mutating func takeRooms(from rooms: [String: Room]) -> [Room] {
+    mutating func takeRooms(from rooms: [RoomID: Room]) -> [Room] {
         defer {
             pending.removeAll()
             pendingIDs.removeAll()

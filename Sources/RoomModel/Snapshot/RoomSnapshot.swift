@@ -37,7 +37,7 @@ import RoomWire
 /// poll voters, listened keys) is sorted, so that an unchanged room encodes
 /// to the same bytes (the server saves a room only when they differ).
 public struct RoomSnapshot: Sendable, Equatable {
-    public var id: String
+    public var id: RoomID
     public var sessionID: String
     public var startedAt: Int64
     public var nextSequence: Int
@@ -70,7 +70,7 @@ public struct RoomSnapshot: Sendable, Equatable {
     static let maxDepth = 64 + 4
 
     /// An ended room whose id stays locked: the lock alone.
-    public static func lockedOnly(_ id: String) -> RoomSnapshot {
+    public static func lockedOnly(_ id: RoomID) -> RoomSnapshot {
         RoomSnapshot(
             id: id,
             sessionID: "",
@@ -156,7 +156,7 @@ extension RoomSnapshot {
             let moderation =
                 try r.has("moderation") ? r.object("moderation", ModerationSnapshot.init) : ModerationSnapshot()
             let snapshot = try RoomSnapshot(
-                id: r.string("id"),
+                id: r.id("id"),
                 sessionID: r.string("session_id"),
                 startedAt: r.int64("started_at"),
                 nextSequence: r.int("next_sequence"),

@@ -81,6 +81,9 @@ final class SnapshotReader {
         return s
     }
 
+    /// A room's, peer's or user's id: a string in the saved state.
+    func id<ID: StringID>(_ key: String) throws(RoomSnapshotError) -> ID { ID(try string(key)) }
+
     func bool(_ key: String) throws(RoomSnapshotError) -> Bool {
         let value = try value(key)
         guard case .bool(let b) = value else { throw failure(key, "expected boolean, got \(value.typeName)") }

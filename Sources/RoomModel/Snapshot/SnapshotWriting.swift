@@ -42,6 +42,10 @@ extension JSONWriter {
         if let value { string(value) } else { null() }
     }
 
+    mutating func nullable(_ name: String, _ value: (some StringID)?) {
+        nullable(name, value?.rawValue)
+    }
+
     mutating func nullable(_ name: String, _ value: Int?) {
         key(name)
         if let value { int(value) } else { null() }

@@ -6,7 +6,7 @@ import RoomTokens
 
 /// What a valid app token grants.
 struct AppGrant: Sendable {
-    var roomID: String
+    var roomID: RoomID
     var userID: String
     var role: String
     var name: String?
@@ -82,7 +82,7 @@ struct TokenVerifier: Sendable {
         try Self.checkSize(userID, claim: "user_id", limit: TokenMinter.maxUserIDBytes)
         if let name = claims.name.value { try Self.checkSize(name, claim: "name", limit: maxNameBytes) }
         return AppGrant(
-            roomID: roomID,
+            roomID: RoomID(roomID),
             userID: userID,
             role: role,
             name: claims.name.value,

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import RoomCluster
+import RoomModel
 import Synchronization
 
 /// Where a room lives, as a lookup in the lease bucket found it.
@@ -21,8 +22,8 @@ enum ClusterEvent: Sendable {
     case message([UInt8])
     case request([UInt8], reply: String)
     /// `snapshot`: the room's saved state, when this node just claimed a room that had one.
-    case resolved(room: String, claim: Bool, RoomHome, snapshot: [UInt8]?)
-    case leaseLost(room: String)
+    case resolved(room: RoomID, claim: Bool, RoomHome, snapshot: [UInt8]?)
+    case leaseLost(room: RoomID)
     /// The answer to a forwarded REST request (`serial` names the waiting HTTP connection).
     case restAnswer(serial: Int, HTTPResponse)
     /// The room of a REST request has no home elsewhere: answer it here.
@@ -30,7 +31,7 @@ enum ClusterEvent: Sendable {
     /// Every other node's page of the room list (their JSON answers).
     case restList(serial: Int, [[UInt8]])
     /// REST room creation (`POST /v2/rooms`): this node claimed the room's lease; answer it here.
-    case restClaimed(serial: Int, room: String)
+    case restClaimed(serial: Int, room: RoomID)
 }
 
 /// The blocking NATS work of the routing (KV lookups, claims, lease
@@ -44,9 +45,9 @@ final class ClusterJobs: Sendable {
     let logger: Logger
     let post: @Sendable (ClusterEvent) -> Void
     /// Leases this node holds, by room: renewed every third of their TTL.
-    let held = Mutex<[String: RoomLease]>([:])
+    let held = Mutex<[RoomID: RoomLease]>([:])
     /// Rooms whose release is queued.
-    private let releasing = Mutex<Set<String>>([])
+    private let releasing = Mutex<Set<RoomID>>([])
     private let leaseQueue = DispatchQueue(label: "roomd-cluster-leases")
     private let lookupQueue = DispatchQueue(label: "roomd-cluster-lookups", attributes: .concurrent)
     /// Bound on lookups and forwarded requests in flight (beyond it: answered unavailable).
@@ -92,13 +93,13 @@ final class ClusterJobs: Sendable {
 
     /// Finds `room`'s home, claiming it for this node when nobody holds it
     /// and `claim` is set; posts `.resolved`.
-    func resolve(_ room: String, claim: Bool) {
+    func resolve(_ room: RoomID, claim: Bool) {
         lookup(
             { [self] in
                 let home = home(of: room, claim: claim)
                 var snapshot: [UInt8]?
                 if home == .here, claim {
-                    do throws(ClusterError) { snapshot = try cluster.states?.load(room) } catch {
+                    do throws(ClusterError) { snapshot = try cluster.states?.load(room.rawValue) } catch {
                         logger.warning(
                             "cluster: cannot load a room's saved state",
                             metadata: ["room": "\(room)", "error": "\(error)"]
@@ -114,12 +115,12 @@ final class ClusterJobs: Sendable {
     /// Blocking. A holder that is not alive (killed), or whose lease is of an
     /// earlier run of its node id (restarted within the alive window), is
     /// waited out: its lease expires within the TTL, then the room is claimed.
-    func home(of room: String, claim: Bool) -> RoomHome {
+    func home(of room: RoomID, claim: Bool) -> RoomHome {
         let deadline = monotonicMillis() + cluster.config.leaseTTLMillis + cluster.config.aliveWindowMillis
         while true {
             if let leases = cluster.leases, cluster.status.connected {
                 do throws(ClusterError) {
-                    if let holder = try leases.holder(of: room) {
+                    if let holder = try leases.holder(of: room.rawValue) {
                         if holder.node == nodeID {
                             if held.withLock({ $0[room] != nil }) {
                                 _ = releasing.withLock { $0.remove(room) }  // a queued release would drop it
@@ -132,7 +133,7 @@ final class ClusterJobs: Sendable {
                     } else if !claim {
                         return .nowhere
                     } else {
-                        switch try leases.claim(room) {
+                        switch try leases.claim(room.rawValue) {
                         case .claimed(let lease):
                             held.withLock { $0[room] = lease }
                             logger.info("cluster: room claimed", metadata: ["room": "\(room)"])
@@ -162,7 +163,7 @@ final class ClusterJobs: Sendable {
     }
 
     /// Gives up the lease of a room that ended here (unless `keep` comes first).
-    func release(_ room: String) {
+    func release(_ room: RoomID) {
         releasing.withLock { _ = $0.insert(room) }
         leaseQueue.async { [self] in
             guard releasing.withLock({ $0.remove(room) }) != nil,
@@ -182,7 +183,7 @@ final class ClusterJobs: Sendable {
 
     /// A join came for a room whose release is queued: keeps the lease
     /// instead, when it is still held. False: the room is gone from here.
-    func keep(_ room: String) -> Bool {
+    func keep(_ room: RoomID) -> Bool {
         guard releasing.withLock({ $0.remove(room) }) != nil else { return false }
         return held.withLock { $0[room] != nil }
     }
@@ -209,7 +210,7 @@ final class ClusterJobs: Sendable {
     /// another node (`.restAnswer`), else `.restLocal`.
     /// `claim`: a request that creates the room (`POST /v2/rooms`) makes
     /// this node its home when it has none, as a join does.
-    func forward(_ payload: [UInt8], room: String, serial: Int, claim: Bool = false) {
+    func forward(_ payload: [UInt8], room: RoomID, serial: Int, claim: Bool = false) {
         lookup(
             { [self] in
                 switch home(of: room, claim: claim) {

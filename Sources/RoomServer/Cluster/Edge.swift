@@ -61,10 +61,10 @@ final class Edge {
     }
 
     /// A lookup of `room`, one that may claim it or one that may not.
-    private static func lookupKey(_ room: String, claim: Bool) -> String { "\(claim)|\(room)" }
+    private static func lookupKey(_ room: RoomID, claim: Bool) -> String { "\(claim)|\(room)" }
 
     /// Whether a lookup that may claim `room` is under way (its lease must stay).
-    func isClaiming(_ room: String) -> Bool { resolving[Self.lookupKey(room, claim: true)] != nil }
+    func isClaiming(_ room: RoomID) -> Bool { resolving[Self.lookupKey(room, claim: true)] != nil }
 
     // MARK: a client's message
 
@@ -138,7 +138,7 @@ final class Edge {
 
     /// Looks up where `room` lives for `connection` (one lookup for all the
     /// connections that wait for the same room).
-    private func lookUp(_ room: String, claim: Bool, for connection: Connection) {
+    private func lookUp(_ room: RoomID, claim: Bool, for connection: Connection) {
         let key = Self.lookupKey(room, claim: claim)
         if resolving[key] != nil {
             resolving[key]!.append(connection)
@@ -149,7 +149,7 @@ final class Edge {
     }
 
     /// A lookup ended: the waiting connections go on.
-    func resolved(_ room: String, claim: Bool, _ found: RoomHome) {
+    func resolved(_ room: RoomID, claim: Bool, _ found: RoomHome) {
         thread.assertIsCurrent()
         let waiting = resolving.removeValue(forKey: Self.lookupKey(room, claim: claim)) ?? []
         if found == .here { homes.claimed(room) }
@@ -313,11 +313,12 @@ final class Edge {
     }
 
     /// A joined client whose room's home died: attached to its peer at the new home.
-    private func takeOver(_ connection: Connection, room roomID: String, _ found: RoomHome) {
+    private func takeOver(_ connection: Connection, room roomID: RoomID, _ found: RoomHome) {
         let peerID = connection.route.remotePeerID ?? ""
         switch found {
         case .here:
-            guard let room = registry.room(roomID), let peer = room.peer(peerID), peer.graceDeadline != nil else {
+            guard let room = registry.room(roomID), let peer = room.peer(PeerID(peerID)), peer.graceDeadline != nil
+            else {
                 giveUp(connection)
                 return
             }
@@ -325,7 +326,7 @@ final class Edge {
         case .node(let other):
             connection.route.home = (other, roomID)
             routed[UInt64(connection.id)] = connection
-            outboxes.outbox(other).append(.attach(conn: UInt64(connection.id), peer: peerID, room: roomID))
+            outboxes.outbox(other).append(.attach(conn: UInt64(connection.id), peer: peerID, room: roomID.rawValue))
         case .nowhere, .unavailable:
             giveUp(connection)
         }

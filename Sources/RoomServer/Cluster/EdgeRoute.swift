@@ -1,17 +1,18 @@
 import RoomCluster
 import RoomCollections
+import RoomModel
 
 /// The cluster's state of one client connection of this node: where its
 /// room lives, and its messages on their way there. Owned by `Edge`.
 final class EdgeRoute {
     /// The room's home when it is another node: every message of the
     /// connection goes there; answers and pushes come back.
-    var home: (node: NodeID, room: String)?
+    var home: (node: NodeID, room: RoomID)?
     /// The room whose home is being looked up, with the messages that wait for the answer.
-    var resolvingRoom: String?
+    var resolvingRoom: RoomID?
     var awaitingRoute: [[UInt8]] = []
     /// A `preview` found that `room` has no home: previews of it are answered here.
-    var homelessRoom: String?
+    var homelessRoom: RoomID?
     /// Times the room's home sent this connection's join back to be routed again.
     var reroutes = 0
     /// The peer the home joined this connection as (for a takeover).

@@ -190,7 +190,7 @@ final class Home {
     }
 
     /// A client of a room taken over here asks for its peer again.
-    func attach(_ conn: UInt64, peer peerID: String, room roomID: String, from node: NodeID) {
+    func attach(_ conn: UInt64, peer peerID: String, room roomID: RoomID, from node: NodeID) {
         thread.assertIsCurrent()
         let connection = remoteClient(node, conn).connection
         // A peer waiting for its client, or still bound to this very edge (the edge
@@ -201,7 +201,7 @@ final class Home {
             }
             return (sink as? RemoteLink)?.node == node
         }
-        guard homes.isHome(of: roomID), let room = registry.room(roomID), let peer = room.peer(peerID),
+        guard homes.isHome(of: roomID), let room = registry.room(roomID), let peer = room.peer(PeerID(peerID)),
             peer.graceDeadline != nil || sameEdge(peer)
         else {
             logger.info(

@@ -7,7 +7,7 @@ import RoomWire
 /// token names nothing (it is answered where the client is: every node
 /// gives the same error).
 struct JoinTarget {
-    var room: String
+    var room: RoomID
     /// A `join` (it may claim the room), not only a `preview`.
     var joins: Bool
 

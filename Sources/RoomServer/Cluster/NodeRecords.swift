@@ -1,4 +1,5 @@
 import RoomCluster
+import RoomModel
 
 /// The records of one node message (RoomCluster/ClusterWire.swift), each to
 /// the side it is for: a client's node sends its clients' messages and flow
@@ -23,7 +24,7 @@ extension ClusterRouter {
             case .congested(let conn): home.congested(conn, from: from)
             case .drained(let conn): home.drained(conn, from: from)
             case .lost(let conn): home.lost(conn, from: from)
-            case .attach(let conn, let peer, let room): home.attach(conn, peer: peer, room: room, from: from)
+            case .attach(let conn, let peer, let room): home.attach(conn, peer: peer, room: RoomID(room), from: from)
             // To a client's node, from the home.
             case .frame(let conns, let payload): edge.frame(payload, to: conns, from: from)
             case .close(let conn, let code): edge.close(conn, code: code, from: from)

@@ -58,8 +58,8 @@ final class RestForwarder {
             return true
         }
         let isList = request.path == RestAPI.listPath || request.path == RestAPI.prefix
-        let room = RestAPI.roomID(in: request.path) ?? ""
-        if !isList, room.isEmpty || homes.isHome(of: room) || registry.room(room) != nil { return false }
+        let room = RestAPI.roomID(in: request.path) ?? RoomID("")
+        if !isList, room.rawValue.isEmpty || homes.isHome(of: room) || registry.room(room) != nil { return false }
         if isList, request.method != .get || status.alive.count <= 1 { return false }
         nextSerial += 1
         pending[nextSerial] = (wsi, request, nil)

@@ -29,8 +29,8 @@ final class RoomStateSaver {
     }
 
     /// A room restored here from `bytes`: that is what is saved.
-    func restored(_ room: String, from bytes: [UInt8]) { writer.restored(room, from: bytes) }
+    func restored(_ room: RoomID, from bytes: [UInt8]) { writer.restored(room, from: bytes) }
 
     /// The room ended and its lease goes: its saved state is deleted.
-    func forget(_ room: String) { writer.delete(room) }
+    func forget(_ room: RoomID) { writer.delete(room) }
 }

@@ -23,11 +23,11 @@ final class RoomStateWriter: Sendable {
 
     private struct State {
         /// Latest waiting write per room.
-        var pending: [String: Write] = [:]
+        var pending: [RoomID: Write] = [:]
         /// What was saved last, by room.
-        var lastSaved: [String: [UInt8]] = [:]
+        var lastSaved: [RoomID: [UInt8]] = [:]
         /// Rooms whose state is over the bucket's value limit (logged once).
-        var oversized: Set<String> = []
+        var oversized: Set<RoomID> = []
     }
 
     private let cluster: RoomCluster
@@ -41,17 +41,17 @@ final class RoomStateWriter: Sendable {
     }
 
     /// Saves `snapshot` as `room`'s state (when it changed).
-    func save(_ room: String, _ snapshot: RoomSnapshot) { enqueue(room, .save(snapshot)) }
+    func save(_ room: RoomID, _ snapshot: RoomSnapshot) { enqueue(room, .save(snapshot)) }
 
     /// Deletes `room`'s saved state (it ended, and its lease goes).
-    func delete(_ room: String) { enqueue(room, .delete) }
+    func delete(_ room: RoomID) { enqueue(room, .delete) }
 
     /// `room` was restored here from `bytes`: that is what is saved.
-    func restored(_ room: String, from bytes: [UInt8]) {
+    func restored(_ room: RoomID, from bytes: [UInt8]) {
         state.withLock { $0.lastSaved[room] = bytes }
     }
 
-    private func enqueue(_ room: String, _ write: Write) {
+    private func enqueue(_ room: RoomID, _ write: Write) {
         let schedule = state.withLock { state -> Bool in
             defer { state.pending[room] = write }
             return state.pending.isEmpty
@@ -61,7 +61,7 @@ final class RoomStateWriter: Sendable {
 
     private func drain() {
         while true {
-            let batch = state.withLock { state -> [String: Write] in
+            let batch = state.withLock { state -> [RoomID: Write] in
                 defer { state.pending.removeAll() }
                 return state.pending
             }
@@ -70,7 +70,7 @@ final class RoomStateWriter: Sendable {
         }
     }
 
-    private func perform(_ write: Write, of room: String) {
+    private func perform(_ write: Write, of room: RoomID) {
         switch write {
         case .delete:
             state.withLock { state in
@@ -119,10 +119,10 @@ final class RoomStateWriter: Sendable {
     }
 
     /// Writes (or, nil, deletes) the state on the bus.
-    private func store(_ room: String, _ bytes: [UInt8]?) {
+    private func store(_ room: RoomID, _ bytes: [UInt8]?) {
         guard let states = cluster.states else { return }
         do throws(ClusterError) {
-            if let bytes { try states.save(room, bytes) } else { try states.delete(room) }
+            if let bytes { try states.save(room.rawValue, bytes) } else { try states.delete(room.rawValue) }
         } catch {
             logger.debug("cluster: room state not saved", metadata: ["room": "\(room)", "error": "\(error)"])
         }

@@ -33,7 +33,7 @@ extension ClusterRouter {
     /// This node claimed a room that has a saved state: its previous home
     /// died (or it ended with its node). Every peer waits for its client in
     /// a grace of at least `takeoverGraceMillis`; pushes meanwhile are held.
-    func restore(_ roomID: String, from bytes: [UInt8]) {
+    func restore(_ roomID: RoomID, from bytes: [UInt8]) {
         guard registry.room(roomID) == nil else { return }
         let snapshot: RoomSnapshot
         do { snapshot = try RoomSnapshot(json: bytes) } catch {
@@ -53,7 +53,7 @@ extension ClusterRouter {
         )
     }
 
-    func leaseLost(_ room: String) {
+    func leaseLost(_ room: RoomID) {
         guard homes.released(room) else { return }
         logger.error(
             "cluster: lost the lease of a room homed here: closing its clients (1001)",

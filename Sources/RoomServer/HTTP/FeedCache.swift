@@ -1,5 +1,6 @@
 import Crypto
 import RoomCollections
+import RoomModel
 
 /// The audience feed's bodies (PROTOCOL.md section 24), one per (room, S,
 /// T), built once and served to every caller of that span. A body never
@@ -9,7 +10,7 @@ import RoomCollections
 /// lookup is a dictionary read, no lock.
 final class FeedCache {
     struct Key: Hashable, Sendable {
-        var room: String
+        var room: RoomID
         var from: Int64
         var to: Int64
     }

@@ -63,37 +63,38 @@ final class RestAPI {
                 omittingEmptySubsequences: false
             )
             .map(String.init)
+            let room = RoomID(parts[0])
             switch (request.method, parts.count > 1 ? parts[1] : nil, parts.count) {
-            case (.get, nil, 1): return try getRoom(parts[0])
-            case (.get, "peers", 2): return try getPeers(parts[0])
-            case (.get, "peers", 3): return try getPeer(parts[0], parts[2])
-            case (.get, "hls", 2): return try getLiveStream(parts[0])
-            case (.get, "hls", 3) where parts[2] == "daterange": return try dateRanges(parts[0])
-            case (.post, "hls", 3) where parts[2] == "start": return try startLiveStream(parts[0], try body(request))
-            case (.post, "hls", 3) where parts[2] == "stop": return try stopLiveStream(parts[0])
+            case (.get, nil, 1): return try getRoom(room)
+            case (.get, "peers", 2): return try getPeers(room)
+            case (.get, "peers", 3): return try getPeer(room, PeerID(parts[2]))
+            case (.get, "hls", 2): return try getLiveStream(room)
+            case (.get, "hls", 3) where parts[2] == "daterange": return try dateRanges(room)
+            case (.post, "hls", 3) where parts[2] == "start": return try startLiveStream(room, try body(request))
+            case (.post, "hls", 3) where parts[2] == "stop": return try stopLiveStream(room)
             case (.post, "hls", 3) where parts[2] == "timed-metadata":
-                return try addTimedMetadata(parts[0], try body(request))
-            case (.get, "stream", 2): return try getStream(parts[0])  // RestLifecycle.swift
-            case (.post, "stream", 2): return try setStream(parts[0], try body(request))
-            case (.get, "rtmp", 2): return try getRTMP(parts[0])
-            case (.post, "rtmp", 3) where parts[2] == "start": return try startRTMP(parts[0], try body(request))
-            case (.post, "rtmp", 3) where parts[2] == "stop": return try stopRTMP(parts[0])
-            case (.get, "recording", 2): return try getRecording(parts[0])
-            case (.post, "recording", 3) where parts[2] == "start": return try startRecording(parts[0])
-            case (.post, "recording", 3) where parts[2] == "stop": return try stopRecording(parts[0])
-            case (.post, "peers", 3): return try updatePeer(parts[0], parts[2], try body(request))
-            case (.post, "remove-peers", 2): return try removePeers(parts[0], try body(request))
-            case (.post, "send-message", 2): return try sendMessage(parts[0], try body(request))
-            case (.post, "end-room", 2): return try endRoom(parts[0], try body(request))
-            case (.get, "metadata", 2): return try getMetadata(parts[0])
-            case (.get, "reactions", 2): return try getReactions(parts[0])
-            case (.post, "metadata", 2): return try setMetadata(parts[0], try body(request))
-            case (.post, "ban", 2): return try ban(parts[0], try body(request))  // RestBans.swift
-            case (.post, "unban", 2): return try unban(parts[0], try body(request))
-            case (.get, "bans", 2): return try listBans(parts[0])
+                return try addTimedMetadata(room, try body(request))
+            case (.get, "stream", 2): return try getStream(room)  // RestLifecycle.swift
+            case (.post, "stream", 2): return try setStream(room, try body(request))
+            case (.get, "rtmp", 2): return try getRTMP(room)
+            case (.post, "rtmp", 3) where parts[2] == "start": return try startRTMP(room, try body(request))
+            case (.post, "rtmp", 3) where parts[2] == "stop": return try stopRTMP(room)
+            case (.get, "recording", 2): return try getRecording(room)
+            case (.post, "recording", 3) where parts[2] == "start": return try startRecording(room)
+            case (.post, "recording", 3) where parts[2] == "stop": return try stopRecording(room)
+            case (.post, "peers", 3): return try updatePeer(room, PeerID(parts[2]), try body(request))
+            case (.post, "remove-peers", 2): return try removePeers(room, try body(request))
+            case (.post, "send-message", 2): return try sendMessage(room, try body(request))
+            case (.post, "end-room", 2): return try endRoom(room, try body(request))
+            case (.get, "metadata", 2): return try getMetadata(room)
+            case (.get, "reactions", 2): return try getReactions(room)
+            case (.post, "metadata", 2): return try setMetadata(room, try body(request))
+            case (.post, "ban", 2): return try ban(room, try body(request))  // RestBans.swift
+            case (.post, "unban", 2): return try unban(room, try body(request))
+            case (.get, "bans", 2): return try listBans(room)
             case (.post, "unlock", 2):
-                registry.unlock(parts[0])
-                logger.info("room unlocked", metadata: ["room": "\(parts[0])", "by": "rest"])
+                registry.unlock(room)
+                logger.info("room unlocked", metadata: ["room": "\(room)", "by": "rest"])
                 return .json(200, [:])
             default:
                 return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
@@ -139,14 +140,14 @@ final class RestAPI {
         return Params(json)
     }
 
-    func room(_ id: String) throws(RoomError) -> Room {
+    func room(_ id: RoomID) throws(RoomError) -> Room {
         guard let room = registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
         return room
     }
 
     // MARK: endpoints
 
-    private func getRoom(_ id: String) throws(RoomError) -> HTTPResponse {
+    private func getRoom(_ id: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try room(id)
         return .json(
             200,
@@ -159,7 +160,7 @@ final class RestAPI {
         )
     }
 
-    private func getPeers(_ id: String) throws(RoomError) -> HTTPResponse {
+    private func getPeers(_ id: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try room(id)
         return .json(
             200,
@@ -170,7 +171,7 @@ final class RestAPI {
         )
     }
 
-    private func updatePeer(_ roomID: String, _ peerID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    private func updatePeer(_ roomID: RoomID, _ peerID: PeerID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         guard let peer = room.peer(peerID) else {
             throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room")
@@ -196,11 +197,11 @@ final class RestAPI {
         return .json(200, encoded: w.bytes)  // the changed Peer itself
     }
 
-    private func removePeers(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    private func removePeers(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let reason = try params.requiredString("reason")
-        let targets: [String]
-        switch (try params.string("peer_id"), try params.string("role")) {
+        let targets: [PeerID]
+        switch (try params.peerID("peer_id"), try params.string("role")) {
         case (let id?, nil): targets = [id]
         case (nil, let role?):
             guard registry.template.role(role) != nil else {
@@ -225,7 +226,7 @@ final class RestAPI {
         return .json(200, [:])
     }
 
-    private func sendMessage(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    private func sendMessage(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let message = try params.requiredString("message")
         let type = try params.string("type") ?? "chat"
@@ -247,7 +248,7 @@ final class RestAPI {
         )
     }
 
-    private func endRoom(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    private func endRoom(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let reason = try params.requiredString("reason")
         let lock = try params.bool("lock") ?? false

@@ -5,7 +5,7 @@ import RoomWire
 /// `{user_id, duration_s?, reason?}`, `POST …/unban {user_id}`, `GET …/bans`.
 /// The operator (the server PeerRef) may ban any user, even one not in the room.
 extension RestAPI {
-    func ban(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func ban(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let user = try params.requiredString("user_id")
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
@@ -19,7 +19,7 @@ extension RestAPI {
         return .json(200, [:])
     }
 
-    func unban(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func unban(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let user = try params.requiredString("user_id")
         try registry.unban(user, in: room, by: .server)
@@ -28,7 +28,7 @@ extension RestAPI {
     }
 
     /// `{bans:[{user_id, until|null, reason, banned_by: PeerRef}]}`, oldest first.
-    func listBans(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func listBans(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let bans = registry.bans(in: try room(roomID))
         return .json(
             200,

@@ -25,7 +25,7 @@ final class RestFeed {
     /// App tokens verified here, with their room and `exp` (ms): a viewer polls
     /// with the same token every 3 s, and its signature and claims are checked
     /// once, not per request. Bounded: emptied when it reaches `maxKnownTokens`.
-    private var tokens: [String: (roomID: String, expiresAt: Int64)] = [:]
+    private var tokens: [String: (roomID: RoomID, expiresAt: Int64)] = [:]
     static let maxKnownTokens = 16_384
     /// App tokens known (a test of the bound).
     var knownTokens: Int { tokens.count }
@@ -57,13 +57,13 @@ final class RestFeed {
     /// The room of `/v2/rooms/{room_id}/feed`, or nil.
     /// (Byte comparisons: Foundation's `contains` of a string cost 5 % of a
     /// kept-alive feed request, `make bench` (m).)
-    static func roomID(in path: String) -> String? {
+    static func roomID(in path: String) -> RoomID? {
         let bytes = path.utf8
         guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8),
             bytes.reversed().starts(with: suffix.utf8.reversed())
         else { return nil }
         let room = bytes.dropFirst(prefix.utf8.count).dropLast(suffix.utf8.count)
-        return room.contains(UInt8(ascii: "/")) ? nil : String(decoding: room, as: UTF8.self)
+        return room.contains(UInt8(ascii: "/")) ? nil : RoomID(String(decoding: room, as: UTF8.self))
     }
 
     /// A request that needs the room: its span, checked.
@@ -163,7 +163,7 @@ final class RestFeed {
 
     /// The token (`Authorization: Bearer` or `?token=`): an app token of this
     /// room or a management token; none when `settings.feed.public`.
-    private func authorize(_ request: HTTPRequest, roomID: String) throws(RoomError) {
+    private func authorize(_ request: HTTPRequest, roomID: RoomID) throws(RoomError) {
         if isPublic { return }
         let token: String
         if let header = request.authorization, header.hasPrefix("Bearer ") {

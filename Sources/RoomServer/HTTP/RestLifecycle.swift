@@ -14,9 +14,9 @@ extension RestAPI {
     static let maxStartsAt: Int64 = 253_402_300_799_999
 
     /// The `room_id` of a room-creation body (for the cluster's routing); nil when unreadable.
-    static func createdRoomID(_ body: [UInt8]) -> String? {
+    static func createdRoomID(_ body: [UInt8]) -> RoomID? {
         guard let json = try? JSON.parse(body), let id = json["room_id"]?.stringValue, !id.isEmpty else { return nil }
-        return id
+        return RoomID(id)
     }
 
     /// `POST /v2/rooms {room_id, metadata?: {key: value…}, polls?: [poll-info-set params + questions]}`
@@ -47,8 +47,8 @@ extension RestAPI {
                 )
             }
         }
-        try homes.admitJoin(roomID)  // a cluster creates a room on its home only (it claimed it)
-        let room = try registry.createRoom(roomID, metadata: metadata, polls: polls)
+        try homes.admitJoin(RoomID(roomID))  // a cluster creates a room on its home only (it claimed it)
+        let room = try registry.createRoom(RoomID(roomID), metadata: metadata, polls: polls)
         homes.touch(room.id)
         logger.info(
             "room created",
@@ -67,13 +67,13 @@ extension RestAPI {
     }
 
     /// `GET …/stream` → the stream object (null before the first schedule or start).
-    func getStream(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func getStream(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         try getLiveStream(roomID)
     }
 
     /// `POST …/stream {state, starts_at?, vod_url?}` → the stream object: every
     /// peer gets `on-hls-update`, the operator `stream.<state>`.
-    func setStream(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func setStream(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         guard let state = try params.choice("state", StreamState.self, required: true) else {
             throw .invalidParams("state: required")
@@ -99,7 +99,7 @@ extension RestAPI {
     }
 
     /// `GET …/rtmp` → the RTMP state peers see (null before the first start).
-    func getRTMP(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func getRTMP(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         var w = JSONWriter()
         w.rtmp(room.rtmp)
@@ -107,7 +107,7 @@ extension RestAPI {
     }
 
     /// `GET …/recording` → the recording state (null before the first start).
-    func getRecording(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func getRecording(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         var w = JSONWriter()
         w.recording(room.recording)
@@ -115,7 +115,7 @@ extension RestAPI {
     }
 
     /// `POST …/rtmp/start {meeting_url?, rtmp_urls, record?}` → `{}`.
-    func startRTMP(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func startRTMP(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let request = try Dispatcher.rtmpRequest(params)
         fanOut.fanOut(
@@ -132,21 +132,21 @@ extension RestAPI {
     }
 
     /// `POST …/rtmp/stop` → `{}`.
-    func stopRTMP(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func stopRTMP(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         fanOut.fanOut(try registry.stopRTMP(by: .server, in: try room(roomID)))
         logger.info("rtmp stopped", metadata: ["room": "\(roomID)", "by": "rest"])
         return .json(200, [:])
     }
 
     /// `POST …/recording/start` → `{}`.
-    func startRecording(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func startRecording(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         fanOut.fanOut(try registry.startRecording(by: .server, in: try room(roomID)))
         logger.info("recording started", metadata: ["room": "\(roomID)", "by": "rest"])
         return .json(200, [:])
     }
 
     /// `POST …/recording/stop` → `{}`.
-    func stopRecording(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func stopRecording(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         fanOut.fanOut(try registry.stopRecording(by: .server, in: try room(roomID)))
         logger.info("recording stopped", metadata: ["room": "\(roomID)", "by": "rest"])
         return .json(200, [:])

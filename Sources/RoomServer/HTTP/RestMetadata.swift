@@ -3,12 +3,12 @@ import RoomWire
 
 /// REST session store (PROTOCOL.md section 14): `GET` / `POST /v2/active-rooms/{room_id}/metadata`.
 extension RestAPI {
-    func getMetadata(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func getMetadata(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         .json(200, encoded: Dispatcher.metadataEntries(try room(roomID).sessionStore))
     }
 
     /// `{key, value}` → Entry; `updated_by` is the server PeerRef.
-    func setMetadata(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func setMetadata(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let key = try params.requiredString("key")
         guard let value = params.members["value"] else { throw .invalidParams("value: required (null deletes)") }

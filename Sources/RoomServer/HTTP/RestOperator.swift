@@ -11,12 +11,12 @@ extension RestAPI {
     static let defaultListLimit = 20
 
     /// The room a REST path names (nil for the room list).
-    static func roomID(in path: String) -> String? {
+    static func roomID(in path: String) -> RoomID? {
         guard path.hasPrefix(prefix) else { return nil }
         let room = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).first.map(
             String.init
         )
-        return room?.isEmpty == false ? room : nil
+        return room?.isEmpty == false ? room.map(RoomID.init) : nil
     }
 
     /// Whether `path` belongs to the REST API.
@@ -32,7 +32,7 @@ extension RestAPI {
             }
             limit = n
         }
-        let start = request.query["start"]
+        let start = request.query["start"].map(RoomID.init)
         var ids = registry.rooms.keys.filter { start == nil || $0 > start! }
         ids.sort()
         let page = ids.prefix(limit)
@@ -53,7 +53,7 @@ extension RestAPI {
     }
 
     /// `GET /v2/active-rooms/{room_id}/peers/{peer_id}` → Peer.
-    func getPeer(_ roomID: String, _ peerID: String) throws(RoomError) -> HTTPResponse {
+    func getPeer(_ roomID: RoomID, _ peerID: PeerID) throws(RoomError) -> HTTPResponse {
         guard let room = registry.room(roomID) else {
             throw RoomError(.roomNotFound, "room \"\(roomID)\" is not active")
         }
@@ -66,13 +66,13 @@ extension RestAPI {
     }
 
     /// `GET …/hls` → HLSState (null before the first start).
-    func getLiveStream(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func getLiveStream(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         return .json(200, encoded: Envelope.encodeLiveStream(registry.liveStream(of: room)))
     }
 
     /// `GET …/hls/daterange` → one EXT-X-DATERANGE tag per live cue, oldest first.
-    func dateRanges(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func dateRanges(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         let cues = registry.liveStream(of: room)?.cues ?? []
         let text = cues.map { DateRange.tag($0) + "\n" }.joined()
@@ -80,7 +80,7 @@ extension RestAPI {
     }
 
     /// `POST …/hls/start` `{variants?}` → `{}`.
-    func startLiveStream(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func startLiveStream(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         let variants = try Dispatcher.variantRequests(params)
         fanOut.fanOut(try registry.startLiveStream(by: .server, in: room, variants: variants))
@@ -89,7 +89,7 @@ extension RestAPI {
     }
 
     /// `POST …/hls/stop` → `{}`.
-    func stopLiveStream(_ roomID: String) throws(RoomError) -> HTTPResponse {
+    func stopLiveStream(_ roomID: RoomID) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         fanOut.fanOut(try registry.stopLiveStream(by: .server, in: room))
         logger.info("hls stopped", metadata: ["room": "\(roomID)", "by": "rest"])
@@ -97,7 +97,7 @@ extension RestAPI {
     }
 
     /// `POST …/hls/timed-metadata` `{metadata_objs}` → `{cues}`.
-    func addTimedMetadata(_ roomID: String, _ params: Params) throws(RoomError) -> HTTPResponse {
+    func addTimedMetadata(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try activeRoom(roomID)
         let (cues, deliveries) = try registry.addTimedMetadata(
             by: .server,
@@ -108,7 +108,7 @@ extension RestAPI {
         return .json(200, encoded: Dispatcher.encode { w in w.cues(cues) })
     }
 
-    private func activeRoom(_ id: String) throws(RoomError) -> Room {
+    private func activeRoom(_ id: RoomID) throws(RoomError) -> Room {
         guard let room = registry.room(id) else { throw RoomError(.roomNotFound, "room \"\(id)\" is not active") }
         return room
     }

@@ -22,7 +22,7 @@ extension Dispatcher {
         let room = peer.room
         let user = try registry.bannedUser(
             userID: try params.string("user_id"),
-            peerID: try params.string("peer_id"),
+            peerID: try params.peerID("peer_id"),
             in: room
         )
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
@@ -48,7 +48,7 @@ extension Dispatcher {
         let room = peer.room
         let user = try registry.bannedUser(
             userID: try params.string("user_id"),
-            peerID: try params.string("peer_id"),
+            peerID: try params.peerID("peer_id"),
             in: room
         )
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)

@@ -39,7 +39,7 @@ extension Dispatcher {
     {
         let peer = call.peer
         let name = try params.id("name", required: true)!
-        let target = ofOther ? try registry.groupTarget(by: peer, try params.requiredString("peer_id")) : peer
+        let target = ofOther ? try registry.groupTarget(by: peer, try params.requiredPeerID("peer_id")) : peer
         fanOut(
             add
                 ? try registry.addToGroup(by: .peer(peer), target, group: name)

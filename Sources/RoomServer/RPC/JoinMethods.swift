@@ -19,8 +19,8 @@ extension Dispatcher {
         let token = try params.requiredString("token")
         let name = try params.string("name")
         let data = try params.string("data")
-        let roomID = try params.string("room_id")
-        let peerID = try params.string("peer_id")
+        let roomID = try params.string("room_id").map(RoomID.init)
+        let peerID = try params.peerID("peer_id")
         // A resume inside the grace may use a token that expired less than the grace ago (section 23).
         let grace = peerID == nil ? 0 : Double(registry.settings.room.reconnectGraceS)
         let grant = try verifier.verifyApp(token, expiredGrace: grace)

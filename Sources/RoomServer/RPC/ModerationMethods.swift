@@ -15,7 +15,7 @@ extension Dispatcher {
 
     func trackUpdateRequest(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        let target = try params.requiredString("requested_for")
+        let target = try params.requiredPeerID("requested_for")
         let track = try params.requiredString("track_id")
         guard let mute = try params.bool("mute") else { throw .invalidParams("mute: required") }
         apply(
@@ -51,7 +51,7 @@ extension Dispatcher {
 
     func peerLeaveRequest(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        let target = try params.requiredString("requested_for")
+        let target = try params.requiredPeerID("requested_for")
         let reason = try params.string("reason") ?? ""
         apply(try registry.removePeer(by: .peer(peer), in: peer.room, targetID: target, reason: reason), &call)
         return Self.empty

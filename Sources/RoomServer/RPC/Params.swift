@@ -102,6 +102,11 @@ extension Params {
         return value
     }
 
+    /// A peer's id (`peer_id`, `requested_for`): any string, as the room's peers are keyed.
+    func peerID(_ key: String) throws(RoomError) -> PeerID? { try string(key).map(PeerID.init) }
+
+    func requiredPeerID(_ key: String) throws(RoomError) -> PeerID { PeerID(try requiredString(key)) }
+
     /// One of an enum's raw values.
     func choice<T: RawRepresentable & CaseIterable>(
         _ key: String,

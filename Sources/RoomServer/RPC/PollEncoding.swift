@@ -10,6 +10,8 @@ extension JSONWriter {
         if let value { string(value) } else { null() }
     }
 
+    private mutating func optional(_ name: String, _ value: PeerID?) { optional(name, value?.rawValue) }
+
     private mutating func optional(_ name: String, _ value: Int64?) {
         key(name)
         if let value { int(value) } else { null() }

@@ -14,7 +14,7 @@ extension Dispatcher {
         // Here, not in the dispatcher: after its check of the params object (-32602 first).
         if call.connection.peer != nil { throw RoomError(.alreadyJoined, "this connection already joined") }
         let token = try params.requiredString("token")
-        let roomID = try params.string("room_id")
+        let roomID = try params.string("room_id").map(RoomID.init)
         let grant = try verifier.verifyApp(token)
         let outcome = try registry.preview(
             JoinRequest(

@@ -168,7 +168,7 @@ extension Envelope {
         }
     }
 
-    private static func trackPush(_ method: String, _ peerID: String, _ track: Track) -> Frame {
+    private static func trackPush(_ method: String, _ peerID: PeerID, _ track: Track) -> Frame {
         notification(method) { w in
             w.field("peer_id", peerID)
             w.key("track")

@@ -26,7 +26,7 @@ extension Dispatcher {
                 w.strings(changed.map(\.id))
             }
         }
-        let target = try params.requiredString("requested_for")
+        let target = try params.requiredPeerID("requested_for")
         let (outcome, effects) = try registry.requestRoleChange(
             by: .peer(peer),
             in: peer.room,

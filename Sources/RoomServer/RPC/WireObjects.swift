@@ -9,7 +9,7 @@ extension JSONWriter {
     mutating func peer(_ peer: Peer, withTracks: Bool) {
         WirePeer.encode(
             into: &self,
-            peerID: peer.id,
+            peerID: peer.id.rawValue,
             role: peer.role.name,
             joinedAt: peer.joinedAt,
             groups: peer.groups,
@@ -34,7 +34,13 @@ extension JSONWriter {
 
     /// Who did something (RoomProtocol's `PeerRef` spells its keys).
     mutating func peerRef(_ peer: Peer) {
-        PeerRef.encode(into: &self, peerID: peer.id, role: peer.role.name, name: peer.name, userID: peer.userID)
+        PeerRef.encode(
+            into: &self,
+            peerID: peer.id.rawValue,
+            role: peer.role.name,
+            name: peer.name,
+            userID: peer.userID
+        )
     }
 
     /// The Room object; `join`, `preview` and REST carry `hls` (HLSState or

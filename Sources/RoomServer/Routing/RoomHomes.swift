@@ -13,9 +13,9 @@ final class RoomHomes {
     /// The cluster's status as the service thread last heard it; nil for a single daemon.
     private(set) var status: ClusterStatus?
     /// Rooms this node is the home of.
-    private(set) var homed: Set<String> = []
+    private(set) var homed: Set<RoomID> = []
     /// Rooms homed here that changed since their state was last saved.
-    private var changed: Set<String> = []
+    private var changed: Set<RoomID> = []
     private let clustered: Bool
     private let thread: ServiceThread
 
@@ -26,7 +26,7 @@ final class RoomHomes {
 
     /// A join may be served here: the bus is up and this node holds the
     /// room's lease (the edge looked the room up, or it is homed here).
-    func admitJoin(_ room: String) throws(RoomError) {
+    func admitJoin(_ room: RoomID) throws(RoomError) {
         thread.assertIsCurrent()
         guard clustered else { return }
         if status?.connected != true {
@@ -45,7 +45,7 @@ final class RoomHomes {
     }
 
     /// Something may have changed in `room` (a call, a REST request, a leave).
-    func touch(_ room: String?) {
+    func touch(_ room: RoomID?) {
         thread.assertIsCurrent()
         if clustered, let room, homed.contains(room) { changed.insert(room) }
     }
@@ -63,22 +63,22 @@ final class RoomHomes {
         self.status = status
     }
 
-    func isHome(of room: String) -> Bool { homed.contains(room) }
+    func isHome(of room: RoomID) -> Bool { homed.contains(room) }
 
-    func claimed(_ room: String) {
+    func claimed(_ room: RoomID) {
         thread.assertIsCurrent()
         homed.insert(room)
     }
 
     /// The room is no longer homed here; returns whether it was.
     @discardableResult
-    func released(_ room: String) -> Bool {
+    func released(_ room: RoomID) -> Bool {
         thread.assertIsCurrent()
         return homed.remove(room) != nil
     }
 
     /// The rooms changed since the last call (homed here still), and forgets them.
-    func takeChanged() -> Set<String> {
+    func takeChanged() -> Set<RoomID> {
         thread.assertIsCurrent()
         defer { changed.removeAll(keepingCapacity: true) }
         return changed.intersection(homed)

@@ -24,7 +24,7 @@ final class TestJournal {
         var touched: Int
     }
 
-    private var sessions: [String: Session] = [:]
+    private var sessions: [RoomID: Session] = [:]
     private let clock: RoomClock
     private let limits: (lines: Int, bytes: Int, rooms: Int)
     private var writes = 0
@@ -70,7 +70,7 @@ final class TestJournal {
         defer { pending = nil }
         let room = connection.peer.flatMap { $0.hasLeft ? nil : $0.room } ?? roomBefore
         guard let room else { return }
-        append(line(kind: "answer", peerID: connection.peer?.id, envelope: response), to: room)
+        append(line(kind: "answer", peerID: connection.peer?.id.rawValue, envelope: response), to: room)
     }
 
     /// A push, encoded once, to `recipients` (their ids, in order).
@@ -102,7 +102,7 @@ final class TestJournal {
     // MARK: reading
 
     /// The lines of `roomID`'s latest session, each ending in a newline; nil if none.
-    func lines(of roomID: String) -> [UInt8]? {
+    func lines(of roomID: RoomID) -> [UInt8]? {
         guard let session = sessions[roomID] else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(session.bytes + session.lines.count + 64)
@@ -123,7 +123,7 @@ final class TestJournal {
         append(line, roomID: room.id, sessionID: room.sessionID)
     }
 
-    private func append(_ line: [UInt8], roomID: String, sessionID: String) {
+    private func append(_ line: [UInt8], roomID: RoomID, sessionID: String) {
         writes += 1
         if sessions[roomID]?.sessionID != sessionID {
             if sessions[roomID] == nil, sessions.count >= limits.rooms,
@@ -140,7 +140,7 @@ final class TestJournal {
         add(line, to: roomID)
     }
 
-    private func add(_ line: [UInt8], to roomID: String) {
+    private func add(_ line: [UInt8], to roomID: RoomID) {
         sessions[roomID]!.touched = writes
         guard sessions[roomID]!.lines.count < limits.lines, sessions[roomID]!.bytes + line.count <= limits.bytes
         else {

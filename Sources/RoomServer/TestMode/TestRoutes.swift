@@ -54,7 +54,7 @@ final class TestRoutes {
                 guard let roomID = request.query["room_id"], !roomID.isEmpty else {
                     throw .invalidParams("room_id: required (?room_id=ROOM)")
                 }
-                guard let lines = journal.lines(of: roomID) else {
+                guard let lines = journal.lines(of: RoomID(roomID)) else {
                     throw RoomError(.roomNotFound, "room_id: no journal of \"\(roomID.prefix(64))\"")
                 }
                 return HTTPResponse(status: 200, body: lines, contentType: "application/x-ndjson")
@@ -93,7 +93,7 @@ final class TestRoutes {
             )
             return .json(200, ["webhooks": ["fail_next": .int(count)]])
         }
-        let peerID = try body.string("peer_id")
+        let peerID = try body.peerID("peer_id")
         let userID = try body.string("user_id")
         guard (peerID == nil) != (userID == nil) else {
             throw .invalidParams("peer_id or user_id: give one (or webhooks)")
@@ -154,7 +154,7 @@ final class TestRoutes {
                 metadata: ["peer": "\(id)", "action": "\(action)", "params": "\(body.members)"]
             )
         }
-        return .json(200, ["peers": .array(ids.map(JSON.string))])
+        return .json(200, ["peers": .array(ids.map { .string($0.rawValue) })])
     }
 
     static let noManualClock = RoomError(

@@ -89,7 +89,7 @@ package final class Connection: PeerEndpoint {
         hasJoined = true
         switch sink {
         case .socket(let wsi): unjoined?.settle(wsi: wsi)
-        case .remote(let link): link.joined(peerID: peer?.id ?? "")
+        case .remote(let link): link.joined(peerID: peer?.id.rawValue ?? "")
         case .discard: break
         }
     }

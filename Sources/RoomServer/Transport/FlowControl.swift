@@ -39,7 +39,7 @@ final class FlowControl {
         var paused: [Connection] = []
     }
 
-    private var rooms: [String: RoomFlow] = [:]
+    private var rooms: [RoomID: RoomFlow] = [:]
     /// Rooms paused so far (for tests and metrics).
     private(set) var pauses = 0
 
@@ -139,9 +139,9 @@ final class FlowControl {
 /// What flow control counts a connection as.
 struct FlowState {
     /// The room this connection's queue counts as congested in.
-    var congestedRoom: String?
+    var congestedRoom: RoomID?
     /// The room whose pause stopped this connection's reads.
-    var pausedRoom: String?
+    var pausedRoom: RoomID?
     /// Stayed behind while its room was paused: a slow client, which no
     /// longer counts towards pausing until it catches up.
     var excused = false

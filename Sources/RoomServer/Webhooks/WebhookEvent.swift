@@ -5,7 +5,7 @@ import RoomWire
 /// bytes on every attempt (so is `id`, for the receiver's deduplication).
 struct WebhookEvent: Sendable {
     var id: String
-    var roomID: String
+    var roomID: RoomID
     var type: String
     var body: [UInt8]
 

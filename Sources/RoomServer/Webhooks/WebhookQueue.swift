@@ -1,4 +1,5 @@
 import RoomCollections
+import RoomModel
 import Synchronization
 
 /// The waiting webhooks, shared by the service thread (which only appends,
@@ -10,7 +11,7 @@ final class WebhookQueue: Sendable {
     struct State {
         var waiting = FIFO<WebhookEvent>()
         /// Rooms with an event in flight (being sent or waiting for a retry).
-        var busyRooms: Set<String> = []
+        var busyRooms: Set<RoomID> = []
         var dropped = 0
         var count: Int { waiting.count }
     }
@@ -55,7 +56,7 @@ final class WebhookQueue: Sendable {
     }
 
     /// The event of `roomID` in flight is done (delivered or given up).
-    func finished(_ roomID: String) {
+    func finished(_ roomID: RoomID) {
         _ = state.withLock { $0.busyRooms.remove(roomID) }
     }
 

@@ -1,0 +1,15 @@
+import RoomModel
+
+// Tests write ids as literals; roomd's own code makes them from the strings
+// it reads at the wire edge (params, REST paths, tokens, saved states).
+extension RoomID: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self.init(value) }
+}
+
+extension PeerID: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self.init(value) }
+}
+
+extension UserID: ExpressibleByStringLiteral {
+    public init(stringLiteral value: String) { self.init(value) }
+}
