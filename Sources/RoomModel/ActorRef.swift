@@ -14,7 +14,7 @@ public typealias ActorRef = PeerRef
 
 extension PeerRef {
     public init(_ peer: Peer) {
-        self.init(peerID: peer.id.rawValue, role: peer.role.name, name: peer.name, userID: peer.userID)
+        self.init(peerID: peer.id.rawValue, role: peer.role.name, name: peer.name, userID: peer.userID.rawValue)
     }
 
     public init(_ initiator: Initiator) {

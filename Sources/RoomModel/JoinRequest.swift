@@ -4,7 +4,7 @@ public struct JoinRequest: Sendable {
     public var roomID: RoomID
     /// The `room_id` param, when the client sent one (must equal the claim).
     public var requestedRoomID: RoomID?
-    public var userID: String
+    public var userID: UserID
     public var roleName: String
     /// `name` param, else the token's `name` claim, else the user id.
     public var name: String
@@ -20,7 +20,7 @@ public struct JoinRequest: Sendable {
     public init(
         roomID: RoomID,
         requestedRoomID: RoomID? = nil,
-        userID: String,
+        userID: UserID,
         roleName: String,
         name: String,
         data: String = "",

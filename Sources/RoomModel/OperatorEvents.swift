@@ -34,9 +34,9 @@ public enum OperatorEvent: Sendable, Equatable {
     case pollStopped(room: RoomRef, pollID: String, by: ActorRef?)
     case roomEnded(room: RoomRef, by: ActorRef, reason: String, lock: Bool)
     /// 1.2, section 22. `until` nil: for the rest of the session.
-    case peerBanned(room: RoomRef, userID: String, until: Int64?, reason: String, by: ActorRef)
-    case peerUnbanned(room: RoomRef, userID: String, by: ActorRef)
-    case chatBanned(room: RoomRef, userID: String, until: Int64?, by: ActorRef)
+    case peerBanned(room: RoomRef, userID: UserID, until: Int64?, reason: String, by: ActorRef)
+    case peerUnbanned(room: RoomRef, userID: UserID, by: ActorRef)
+    case chatBanned(room: RoomRef, userID: UserID, until: Int64?, by: ActorRef)
     case messageDeleted(room: RoomRef, messageID: String, by: ActorRef)
     case reportCreated(room: RoomRef, report: Report)
     /// 1.2, section 23: the stream entered `state`; `by` nil when the room's end stopped it.

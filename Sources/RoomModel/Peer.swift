@@ -5,7 +5,7 @@ import RoomProtocol
 /// keeps its connection in `endpoint`, which the model never inspects.
 public final class Peer {
     public let id: PeerID
-    public let userID: String
+    public let userID: UserID
     public let joinedAt: Int64
     /// Join order within the room, for deterministic listings.
     let sequence: Int
@@ -46,7 +46,7 @@ public final class Peer {
 
     init(
         id: PeerID,
-        userID: String,
+        userID: UserID,
         joinedAt: Int64,
         sequence: Int,
         role: Role,

@@ -10,7 +10,7 @@ import RoomWire
 /// Takeover.swift restores the peers (each in a reconnect grace).
 public struct PeerSnapshot: Sendable, Equatable {
     public var id: PeerID
-    public var userID: String
+    public var userID: UserID
     public var joinedAt: Int64
     public var sequence: Int
     public var role: String
@@ -42,7 +42,7 @@ extension PeerSnapshot {
     init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         try self.init(
             id: r.id("id"),
-            userID: r.string("user_id"),
+            userID: r.id("user_id"),
             joinedAt: r.int64("joined_at"),
             sequence: r.int("sequence"),
             role: r.string("role"),

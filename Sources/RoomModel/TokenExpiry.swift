@@ -17,12 +17,12 @@ struct TokenWarning: ModelDeadline {
 /// A token that replaces a peer's own (`token-refresh`), as the server verified it.
 public struct RefreshedToken: Sendable {
     public var roomID: RoomID
-    public var userID: String
+    public var userID: UserID
     public var roleName: String
     /// Its `exp`, in ms.
     public var expiresAt: Int64
 
-    public init(roomID: RoomID, userID: String, roleName: String, expiresAt: Int64) {
+    public init(roomID: RoomID, userID: UserID, roleName: String, expiresAt: Int64) {
         self.roomID = roomID
         self.userID = userID
         self.roleName = roleName

@@ -193,13 +193,13 @@ final class MicroFixture {
         let limit = template.settings.limits.maxOutboundBytes
         do {
             let sender = try registry.join(
-                JoinRequest(roomID: RoomID("fanout"), userID: "sender", roleName: "host", name: "sender")
+                JoinRequest(roomID: RoomID("fanout"), userID: UserID("sender"), roleName: "host", name: "sender")
             ).peer
             for i in 0..<recipients {
                 let peer = try registry.join(
                     JoinRequest(
                         roomID: RoomID("fanout"),
-                        userID: "viewer-\(i)",
+                        userID: UserID("viewer-\(i)"),
                         roleName: "viewer",
                         name: "viewer-\(i)"
                     )

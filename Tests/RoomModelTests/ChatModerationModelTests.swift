@@ -216,7 +216,7 @@ import Testing
         let decoded = try RoomSnapshot(json: bytes)
         let kept = decoded.moderation.bans
         #expect(kept.count < RoomBans.capacity && kept.count > 50)
-        #expect(kept.last?.userID == "user-\(RoomBans.capacity - 1)", "the newest are kept")
+        #expect(kept.last?.userID == UserID("user-\(RoomBans.capacity - 1)"), "the newest are kept")
         #expect(bytes.count < 1000 * 1024)
     }
 }

@@ -66,7 +66,7 @@ enum Fixtures {
         name: String? = nil,
         viewOnly: Bool = false
     ) -> JoinRequest {
-        JoinRequest(roomID: room, userID: user, roleName: role, name: name ?? user, viewOnly: viewOnly)
+        JoinRequest(roomID: room, userID: UserID(user), roleName: role, name: name ?? user, viewOnly: viewOnly)
     }
 }
 

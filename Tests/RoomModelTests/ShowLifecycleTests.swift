@@ -278,7 +278,7 @@ import Testing
     @Test func aRefreshKeepsUserAndRoomAndFollowsTheNewRole() throws {
         let (registry, _) = Fixtures.registry()
         let guest = try registry.join(Fixtures.request("g", role: "guest")).peer
-        let refresh = { (room: RoomID, user: String, role: String) throws -> Effects in
+        let refresh = { (room: RoomID, user: UserID, role: String) throws -> Effects in
             try registry.refreshToken(
                 of: guest,
                 with: RefreshedToken(roomID: room, userID: user, roleName: role, expiresAt: 1)

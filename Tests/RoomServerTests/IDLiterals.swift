@@ -2,14 +2,14 @@ import RoomModel
 
 // Tests write ids as literals; roomd's own code makes them from the strings
 // it reads at the wire edge (params, REST paths, tokens, saved states).
-extension RoomID: ExpressibleByStringLiteral {
+extension RoomID: ExpressibleByStringInterpolation {
     public init(stringLiteral value: String) { self.init(value) }
 }
 
-extension PeerID: ExpressibleByStringLiteral {
+extension PeerID: ExpressibleByStringInterpolation {
     public init(stringLiteral value: String) { self.init(value) }
 }
 
-extension UserID: ExpressibleByStringLiteral {
+extension UserID: ExpressibleByStringInterpolation {
     public init(stringLiteral value: String) { self.init(value) }
 }

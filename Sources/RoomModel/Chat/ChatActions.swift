@@ -31,7 +31,7 @@ extension RoomRegistry {
         }
         if case .peer(let peer) = initiator {
             try peer.requireUnrestricted("message-delete")
-            let own = message.sender.userID == peer.userID && message.sender.peerID != nil
+            let own = message.sender.userID == peer.userID.rawValue && message.sender.peerID != nil
             if !own && !peer.role.permissions.moderateChat {
                 throw RoomError(
                     .permissionDenied,

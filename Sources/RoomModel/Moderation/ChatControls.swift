@@ -7,7 +7,7 @@ import RoomCollections
 public struct ChatControls: Sendable, Equatable {
     /// A chat ban: nil `until` lasts the rest of the session.
     public struct ChatBan: Sendable, Equatable {
-        public var userID: String
+        public var userID: UserID
         public var until: Int64?
         var serial: Int
     }
@@ -19,7 +19,7 @@ public struct ChatControls: Sendable, Equatable {
 
     public internal(set) var paused = false
     public internal(set) var slowModeSeconds = 0
-    private var chatBans: [String: ChatBan] = [:]
+    private var chatBans: [UserID: ChatBan] = [:]
     private var serial = 0
     /// When each user last sent a message to everyone under slow mode.
     var clocks = SlowModeClocks()
@@ -27,7 +27,7 @@ public struct ChatControls: Sendable, Equatable {
     public init() {}
 
     /// The chat ban of `userID` in force at `now`.
-    public func chatBan(of userID: String, now: Int64) -> ChatBan? {
+    public func chatBan(of userID: UserID, now: Int64) -> ChatBan? {
         guard let ban = chatBans[userID], (ban.until ?? .max) > now else { return nil }
         return ban
     }
@@ -41,7 +41,7 @@ public struct ChatControls: Sendable, Equatable {
     var nextChatBanEnd: Int64? { chatBans.values.compactMap(\.until).min() }
 
     /// False when `capacity` chat bans are already held (expired ones are ended first by the caller).
-    mutating func addChatBan(_ userID: String, until: Int64?) -> Bool {
+    mutating func addChatBan(_ userID: UserID, until: Int64?) -> Bool {
         if chatBans[userID] == nil, chatBans.count >= Self.chatBanCapacity { return false }
         serial += 1
         chatBans[userID] = ChatBan(userID: userID, until: until, serial: serial)
@@ -49,12 +49,12 @@ public struct ChatControls: Sendable, Equatable {
     }
 
     /// Removes the chat ban of `userID`; false when there was none.
-    mutating func removeChatBan(_ userID: String) -> Bool {
+    mutating func removeChatBan(_ userID: UserID) -> Bool {
         chatBans.removeValue(forKey: userID) != nil
     }
 
     /// The users whose chat ban ended at `now` (removed).
-    mutating func endChatBans(now: Int64) -> [String] {
+    mutating func endChatBans(now: Int64) -> [UserID] {
         let ended = chatBans.values.filter { ($0.until ?? .max) <= now }.sorted { $0.serial < $1.serial }
         for ban in ended { chatBans.removeValue(forKey: ban.userID) }
         return ended.map(\.userID)
@@ -85,10 +85,10 @@ public struct ChatControls: Sendable, Equatable {
 struct SlowModeClocks: Sendable, Equatable {
     static let capacity = 10_000
 
-    private var last: [String: Int64] = [:]
+    private var last: [UserID: Int64] = [:]
     /// (user, sent at) in sending order; a user's older entries are stale
     /// (`last` holds its newest) and are skipped when they reach the front.
-    private var order = FIFO<(user: String, at: Int64)>()
+    private var order = FIFO<(user: UserID, at: Int64)>()
 
     var count: Int { last.count }
 
@@ -105,7 +105,7 @@ struct SlowModeClocks: Sendable, Equatable {
     }
 
     /// Milliseconds `user` must still wait at `now` (0: it may send now).
-    mutating func wait(for user: String, now: Int64, intervalMs: Int64) -> Int64 {
+    mutating func wait(for user: UserID, now: Int64, intervalMs: Int64) -> Int64 {
         prune(now: now, intervalMs: intervalMs)
         if let sent = last[user] { return sent + intervalMs - now }
         if last.count >= Self.capacity, let oldest = order.first { return oldest.at + intervalMs - now }
@@ -113,7 +113,7 @@ struct SlowModeClocks: Sendable, Equatable {
     }
 
     /// `user` sent a message at `now`.
-    mutating func sent(_ user: String, now: Int64) {
+    mutating func sent(_ user: UserID, now: Int64) {
         last[user] = now
         order.append((user, now))
     }

@@ -16,7 +16,7 @@ extension RoomRegistry {
         chatState(in: peer.room, userID: peer.userID)
     }
 
-    func chatState(in room: Room, userID: String) -> ChatState {
+    func chatState(in room: Room, userID: UserID) -> ChatState {
         let ban = room.chatControls.chatBan(of: userID, now: clock.nowMillis())
         return ChatState(
             paused: room.chatControls.paused,
@@ -27,10 +27,10 @@ extension RoomRegistry {
     }
 
     /// The user a call names by `user_id` or by `peer_id` (exactly one).
-    public func bannedUser(userID: String?, peerID: PeerID?, in room: Room) throws(RoomError) -> String {
+    public func bannedUser(userID: UserID?, peerID: PeerID?, in room: Room) throws(RoomError) -> UserID {
         switch (userID, peerID) {
         case (let user?, nil):
-            if user.isEmpty { throw .invalidParams("user_id: must not be empty") }
+            if user.rawValue.isEmpty { throw .invalidParams("user_id: must not be empty") }
             return user
         case (nil, let id?):
             guard let peer = room.peer(id) else {
@@ -49,7 +49,7 @@ extension RoomRegistry {
     /// "peer banned"; each gets `on-peer-leave-request` with the reason), and
     /// joins and previews of that user are 40301 until the ban ends.
     public func ban(
-        _ userID: String,
+        _ userID: UserID,
         in room: Room,
         by initiator: Initiator,
         durationSeconds: Int?,
@@ -77,9 +77,9 @@ extension RoomRegistry {
     }
 
     /// `peer-unban` / REST `unban` (`removeOthers`): a user without a ban is fine too.
-    public func unban(_ userID: String, in room: Room, by initiator: Initiator) throws(RoomError) {
+    public func unban(_ userID: UserID, in room: Room, by initiator: Initiator) throws(RoomError) {
         try requirePermission(initiator, \.removeOthers, "removeOthers")
-        if userID.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        if userID.rawValue.isEmpty { throw .invalidParams("user_id: must not be empty") }
         if room.bans.remove(userID, now: clock.nowMillis()) {
             record(.peerUnbanned(room: RoomRef(room), userID: userID, by: ActorRef(initiator)))
         }
@@ -91,7 +91,7 @@ extension RoomRegistry {
     }
 
     /// The admission's check (Admission.swift): 40301 while `userID` is banned from `room`.
-    func checkBan(of userID: String, in room: Room) throws(RoomError) {
+    func checkBan(of userID: UserID, in room: Room) throws(RoomError) {
         guard let ban = room.bans.ban(of: userID, now: clock.nowMillis()) else { return }
         let reason = ban.reason.isEmpty ? "" : ": \(ban.reason)"
         throw RoomError(.banned, "banned from room \"\(room.id)\"\(reason)")
@@ -101,7 +101,7 @@ extension RoomRegistry {
 
     /// `chat-ban` (`moderateChat`): only the user's peers get `on-chat-state`.
     public func chatBan(
-        _ userID: String,
+        _ userID: UserID,
         in room: Room,
         by initiator: Initiator,
         durationSeconds: Int?
@@ -123,9 +123,9 @@ extension RoomRegistry {
     }
 
     /// `chat-unban` (`moderateChat`): the user's peers get `on-chat-state` when a chat ban ended.
-    public func chatUnban(_ userID: String, in room: Room, by initiator: Initiator) throws(RoomError) -> [Delivery] {
+    public func chatUnban(_ userID: UserID, in room: Room, by initiator: Initiator) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
-        if userID.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        if userID.rawValue.isEmpty { throw .invalidParams("user_id: must not be empty") }
         guard room.chatControls.removeChatBan(userID) else { return [] }
         timeChatBans(room)
         return chatStateDeliveries(in: room, toUser: userID)
@@ -170,7 +170,7 @@ extension RoomRegistry {
     }
 
     /// `on-chat-state` to the peers of `userID`.
-    private func chatStateDeliveries(in room: Room, toUser userID: String) -> [Delivery] {
+    private func chatStateDeliveries(in room: Room, toUser userID: UserID) -> [Delivery] {
         let peers = room.peersInJoinOrder.filter { $0.userID == userID }
         return [Delivery(.chatState(chatState(in: room, userID: userID)), to: peers)].nonEmpty
     }

@@ -67,9 +67,9 @@ extension ModerationSnapshot {
         if !ChatControls.slowModeRange.contains(slowModeSeconds) {
             throw r.failure("slow_mode_s", "expected 0 to 3600, got \(slowModeSeconds)")
         }
-        var users: Set<String> = []
+        var users: Set<UserID> = []
         bans = try r.objects("bans") { b throws(RoomSnapshotError) in
-            let user = try b.string("user_id")
+            let user: UserID = try b.id("user_id")
             if !users.insert(user).inserted { throw b.failure("user_id", "duplicate ban of \"\(user)\"") }
             return RoomBans.Ban(
                 userID: user,
@@ -81,7 +81,7 @@ extension ModerationSnapshot {
         }
         users = []
         chatBans = try r.objects("chat_bans") { b throws(RoomSnapshotError) in
-            let user = try b.string("user_id")
+            let user: UserID = try b.id("user_id")
             if !users.insert(user).inserted { throw b.failure("user_id", "duplicate chat ban of \"\(user)\"") }
             return ChatControls.ChatBan(userID: user, until: try b.nullable("until", b.int64), serial: 0)
         }

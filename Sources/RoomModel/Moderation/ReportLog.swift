@@ -16,17 +16,17 @@ struct ReportLog: Sendable, Equatable {
     var count: Int { seen.count }
 
     /// The id of `user`'s earlier report of `target`, if it made one.
-    func earlier(user: String, target: ReportTarget) -> String? { seen[Self.key(user, target)] }
+    func earlier(user: UserID, target: ReportTarget) -> String? { seen[Self.key(user, target)] }
 
     /// Records that `user` reported `target` as report `id`.
-    mutating func insert(user: String, target: ReportTarget, id: String) {
+    mutating func insert(user: UserID, target: ReportTarget, id: String) {
         let key = Self.key(user, target)
         guard seen.updateValue(id, forKey: key) == nil else { return }
         order.append(key)
         if seen.count > Self.capacity { seen.removeValue(forKey: order.removeFirst()) }
     }
 
-    private static func key(_ user: String, _ target: ReportTarget) -> String {
+    private static func key(_ user: UserID, _ target: ReportTarget) -> String {
         "\(user)\u{0}\(target.type.rawValue)\u{0}\(target.id)"
     }
 }

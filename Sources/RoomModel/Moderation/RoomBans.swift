@@ -5,7 +5,7 @@
 public struct RoomBans: Sendable, Equatable {
     /// One ban: until when (ms; nil for the rest of the session), why, by whom.
     public struct Ban: Sendable, Equatable {
-        public var userID: String
+        public var userID: UserID
         public var until: Int64?
         public var reason: String
         public var bannedBy: ActorRef
@@ -16,13 +16,13 @@ public struct RoomBans: Sendable, Equatable {
     /// The most bans a room session holds (`peer-ban` past it is 40907).
     public static let capacity = 1000
 
-    private var bans: [String: Ban] = [:]
+    private var bans: [UserID: Ban] = [:]
     private var serial = 0
 
     public init() {}
 
     /// The ban of `userID` in force at `now`, if any.
-    public func ban(of userID: String, now: Int64) -> Ban? {
+    public func ban(of userID: UserID, now: Int64) -> Ban? {
         guard let ban = bans[userID], (ban.until ?? .max) > now else { return nil }
         return ban
     }
@@ -36,7 +36,7 @@ public struct RoomBans: Sendable, Equatable {
 
     /// Bans (or re-bans: the new terms replace the old) `userID`. False when
     /// the room already holds `capacity` bans in force.
-    mutating func add(_ userID: String, until: Int64?, reason: String, by: ActorRef, now: Int64) -> Bool {
+    mutating func add(_ userID: UserID, until: Int64?, reason: String, by: ActorRef, now: Int64) -> Bool {
         prune(now: now)
         if bans[userID] == nil, bans.count >= Self.capacity { return false }
         serial += 1
@@ -45,7 +45,7 @@ public struct RoomBans: Sendable, Equatable {
     }
 
     /// Lifts the ban of `userID`; false when there was none in force.
-    mutating func remove(_ userID: String, now: Int64) -> Bool {
+    mutating func remove(_ userID: UserID, now: Int64) -> Bool {
         defer { prune(now: now) }
         guard let ban = bans.removeValue(forKey: userID) else { return false }
         return (ban.until ?? .max) > now

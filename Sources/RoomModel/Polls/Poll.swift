@@ -37,7 +37,7 @@ public final class Poll {
     /// Per question, in question order.
     public internal(set) var tallies: [QuestionTally] = []
     /// Voters by `user_id`.
-    public internal(set) var voters: [String: PollVoter] = [:]
+    public internal(set) var voters: [UserID: PollVoter] = [:]
     /// Every accepted answer, in arrival order.
     public internal(set) var records: [PollRecord] = []
     /// Answers that were not skips, over all questions.

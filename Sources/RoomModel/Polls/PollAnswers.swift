@@ -13,7 +13,7 @@ public struct QuestionTally: Sendable, Equatable {
 
 /// One user's standing in a poll.
 public struct PollVoter: Sendable, Equatable {
-    public var userID: String
+    public var userID: UserID
     /// The peer of the user's latest answer.
     public var peer: ActorRef
     /// Bit i set: question i+1 answered (at most 20 questions).
@@ -33,6 +33,6 @@ public struct PollRecord: Sendable, Equatable {
     public var options: [Int]
     public var text: String?
     public var skipped: Bool
-    public var userID: String
+    public var userID: UserID
     public var peer: ActorRef
 }

@@ -37,7 +37,7 @@ public struct PollSnapshot: Sendable, Equatable {
     var stoppedAt: Int64?
     var questions: [PollQuestion]
     var tallies: [QuestionTally]
-    var voters: [String: PollVoter]
+    var voters: [UserID: PollVoter]
     var records: [PollRecord]
     var totalResponses: Int
 }
@@ -110,14 +110,14 @@ extension PollSnapshot {
                 options: e.ints("options"),
                 text: e.nullable("text", e.string),
                 skipped: e.bool("skipped"),
-                userID: e.string("user_id"),
+                userID: e.id("user_id"),
                 peer: e.object("peer", ActorRef.init)
             )
         }
-        var voters: [String: PollVoter] = [:]
+        var voters: [UserID: PollVoter] = [:]
         _ = try r.objects("voters") { v throws(RoomSnapshotError) in
             let voter = try PollVoter(
-                userID: v.string("user_id"),
+                userID: v.id("user_id"),
                 peer: v.object("peer", ActorRef.init),
                 answered: v.uint32("answered"),
                 score: v.int("score"),

@@ -12,9 +12,9 @@ extension RoomRegistry {
     /// answered only anonymous quizzes is listed without `peer`.
     public func sessionLeaderboard(in room: Room, offset: Int, count: Int) -> Leaderboard {
         let quizzes = room.polls.ordered.filter { $0.type == .quiz && $0.state == .stopped }
-        var totals: [String: PollVoter] = [:]
-        var shown: Set<String> = []
-        var eligible: Set<String> = []
+        var totals: [UserID: PollVoter] = [:]
+        var shown: Set<UserID> = []
+        var eligible: Set<UserID> = []
         var graded = 0
         for quiz in quizzes {
             graded += quiz.questions.filter { $0.answer != nil }.count

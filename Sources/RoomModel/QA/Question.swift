@@ -15,7 +15,7 @@ public struct Question: Sendable, Equatable {
     public var state: State = .open
     public var pinned = false
     /// One vote per user (`user_id`): true up, false down.
-    public private(set) var votes: [String: Bool] = [:]
+    public private(set) var votes: [UserID: Bool] = [:]
 
     public var score: Int { up - down }
 
@@ -41,7 +41,7 @@ public struct Question: Sendable, Equatable {
     }
 
     /// `user`'s vote replaces its last one; returns the change in the number of votes kept (-1, 0, 1).
-    mutating func vote(_ vote: Vote, by user: String) -> Int {
+    mutating func vote(_ vote: Vote, by user: UserID) -> Int {
         let before = votes[user]
         switch before {
         case true?: up -= 1
@@ -72,7 +72,7 @@ public struct Question: Sendable, Equatable {
         pinned: Bool,
         up: Int,
         down: Int,
-        votes: [String: Bool]
+        votes: [UserID: Bool]
     ) {
         self.init(id: id, text: text, askedBy: askedBy, askedAt: askedAt)
         self.state = state

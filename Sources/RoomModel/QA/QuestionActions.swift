@@ -94,7 +94,7 @@ extension RoomRegistry {
         let room = peer.room
         guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
         if !canModerateChat(peer) {
-            let own = question.askedBy.userID == peer.userID
+            let own = question.askedBy.userID == peer.userID.rawValue
             guard own, state == .hidden, pinned == nil, !peer.viewOnly else {
                 if question.state == .hidden, !own { throw Self.noQuestion(id) }
                 throw RoomError(
@@ -121,7 +121,7 @@ extension RoomRegistry {
         let room = peer.room
         guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
         if !canModerateChat(peer) {
-            let own = question.askedBy.userID == peer.userID
+            let own = question.askedBy.userID == peer.userID.rawValue
             if !own, question.state == .hidden { throw Self.noQuestion(id) }
             guard own, !peer.viewOnly else {
                 throw RoomError(

@@ -89,9 +89,9 @@ struct QASnapshot {
         _ = try r.objects("votes") { v throws(RoomSnapshotError) in
             let id = try v.string("id")
             guard let index = byID[id] else { throw v.failure("id", "no question \"\(id)\"") }
-            var votes: [String: Bool] = [:]
-            for user in try v.strings("up") { votes[user] = true }
-            for user in try v.strings("down") { votes[user] = false }
+            var votes: [UserID: Bool] = [:]
+            for user in try v.strings("up") { votes[UserID(user)] = true }
+            for user in try v.strings("down") { votes[UserID(user)] = false }
             let q = read[index]
             read[index] = Question(
                 id: q.id,

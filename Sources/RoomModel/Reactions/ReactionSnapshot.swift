@@ -15,9 +15,9 @@ public struct ReactionTargetSnapshot: Sendable, Equatable {
     public var target: String
     public var totals: [String: Int]
     public var heard: [String: Int]
-    public var users: [String: [String: Int]]
+    public var users: [String: [UserID: Int]]
 
-    public init(target: String, totals: [String: Int], heard: [String: Int], users: [String: [String: Int]]) {
+    public init(target: String, totals: [String: Int], heard: [String: Int], users: [String: [UserID: Int]]) {
         self.target = target
         self.totals = totals
         self.heard = heard
@@ -70,10 +70,10 @@ extension RoomSnapshot {
         for i in kept.indices {
             let users = byTarget[kept[i].target]?.users ?? [:]
             for (type, counts) in users.sorted(by: { $0.key < $1.key }) {
-                var fitted: [String: Int] = [:]
+                var fitted: [UserID: Int] = [:]
                 var size = encodedLength(type) + 4  // "type":{},
                 for (user, count) in counts.sorted(by: { $0.key < $1.key }) {
-                    let entry = encodedLength(user) + String(count).utf8.count + 2
+                    let entry = encodedLength(user.rawValue) + String(count).utf8.count + 2
                     if used + size + entry > budget { break }
                     size += entry
                     fitted[user] = count
@@ -129,6 +129,13 @@ extension JSONWriter {
         for (name, count) in counts.sorted(by: { $0.key < $1.key }) { field(name, count) }
         endObject()
     }
+
+    /// Users' counts, in user id order.
+    private mutating func counts(_ counts: [UserID: Int]) {
+        beginObject()
+        for (user, count) in counts.sorted(by: { $0.key < $1.key }) { field(user.rawValue, count) }
+        endObject()
+    }
 }
 
 extension ReactionTargetSnapshot {
@@ -157,7 +164,8 @@ extension ReactionTargetSnapshot {
         }
         for member in members {
             if users[member.key] != nil { throw r.failure("users.\(member.key)", "duplicate key") }
-            users[member.key] = try Self.counts(member.value, at: r.path("users.\(member.key)"), minimum: 1)
+            let counts = try Self.counts(member.value, at: r.path("users.\(member.key)"), minimum: 1)
+            users[member.key] = Dictionary(uniqueKeysWithValues: counts.map { (UserID($0.key), $0.value) })
         }
         for (type, total) in totals where total == 0 && heard[type] == nil {
             throw r.failure("totals.\(type)", "a total of 0 is saved only for a pair still to be pushed")

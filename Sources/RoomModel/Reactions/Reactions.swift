@@ -79,7 +79,7 @@ public struct Reactions: Sendable {
 
     struct Tally: Sendable, Equatable {
         var total = 0
-        var users: [String: Int] = [:]
+        var users: [UserID: Int] = [:]
     }
 
     struct Pair: Hashable, Sendable {
@@ -95,13 +95,13 @@ public struct Reactions: Sendable {
     public func total(_ target: String, _ type: String) -> Int { tallies[target]?[type]?.total ?? 0 }
 
     /// `user`'s own count on (target, type).
-    public func count(of user: String, _ target: String, _ type: String) -> Int {
+    public func count(of user: UserID, _ target: String, _ type: String) -> Int {
         tallies[target]?[type]?.users[user] ?? 0
     }
 
     /// The pairs of `target` with a total above 0, in the order of `types`,
     /// with `user`'s own count as `mine` when given.
-    public func counts(of target: String, types: [String], mine user: String? = nil) -> [ReactionCount] {
+    public func counts(of target: String, types: [String], mine user: UserID? = nil) -> [ReactionCount] {
         guard let byType = tallies[target] else { return [] }
         return types.compactMap { type in
             guard let tally = byType[type] else { return nil }
@@ -125,7 +125,7 @@ public struct Reactions: Sendable {
     /// user's share is at most 1 and a repeat changes nothing.
     /// Returns the total after. 40907 when it would take a new contestant
     /// or a new user entry beyond the bounds.
-    mutating func add(_ count: Int, by user: String, on target: ReactionTarget, type: String) throws(RoomError) -> Int {
+    mutating func add(_ count: Int, by user: UserID, on target: ReactionTarget, type: String) throws(RoomError) -> Int {
         let name = target.name
         let share = tallies[name]?[type]?.users[user] ?? 0
         let before = tallies[name]?[type]?.total ?? 0
@@ -153,7 +153,7 @@ public struct Reactions: Sendable {
 
     /// Removes `user`'s reaction of `type` from message `target`; nothing
     /// when there is none. Returns the total after.
-    mutating func remove(by user: String, on target: String, type: String) -> Int {
+    mutating func remove(by user: UserID, on target: String, type: String) -> Int {
         let before = total(target, type)
         guard let share = tallies[target]?[type]?.users.removeValue(forKey: user) else { return before }
         userEntries -= 1
@@ -226,7 +226,7 @@ extension Reactions {
         for pair in pending { heardByTarget[pair.target, default: [:]][pair.type] = heard[pair] }
         return names.compactMap { name in
             var totals: [String: Int] = [:]
-            var users: [String: [String: Int]] = [:]
+            var users: [String: [UserID: Int]] = [:]
             for (type, tally) in tallies[name] ?? [:] {
                 totals[type] = tally.total
                 users[type] = tally.users

@@ -7,7 +7,7 @@ import RoomTokens
 /// What a valid app token grants.
 struct AppGrant: Sendable {
     var roomID: RoomID
-    var userID: String
+    var userID: UserID
     var role: String
     var name: String?
     var viewOnly: Bool
@@ -83,7 +83,7 @@ struct TokenVerifier: Sendable {
         if let name = claims.name.value { try Self.checkSize(name, claim: "name", limit: maxNameBytes) }
         return AppGrant(
             roomID: RoomID(roomID),
-            userID: userID,
+            userID: UserID(userID),
             role: role,
             name: claims.name.value,
             viewOnly: claims.userRestrictions.value == "view_and_polls_only",

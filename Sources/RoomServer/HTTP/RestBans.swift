@@ -7,10 +7,10 @@ import RoomWire
 extension RestAPI {
     func ban(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
-        let user = try params.requiredString("user_id")
+        let user = try params.requiredUserID("user_id")
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
         let reason = try params.string("reason") ?? ""
-        if user.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        if user.rawValue.isEmpty { throw .invalidParams("user_id: must not be empty") }
         fanOut.apply(try registry.ban(user, in: room, by: .server, durationSeconds: duration, reason: reason))
         logger.info(
             "user banned",
@@ -21,7 +21,7 @@ extension RestAPI {
 
     func unban(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
-        let user = try params.requiredString("user_id")
+        let user = try params.requiredUserID("user_id")
         try registry.unban(user, in: room, by: .server)
         logger.info("user unbanned", metadata: ["room": "\(roomID)", "user": "\(user)", "by": "rest"])
         return .json(200, [:])

@@ -21,7 +21,7 @@ extension Dispatcher {
         let peer = call.peer
         let room = peer.room
         let user = try registry.bannedUser(
-            userID: try params.string("user_id"),
+            userID: try params.userID("user_id"),
             peerID: try params.peerID("peer_id"),
             in: room
         )
@@ -37,7 +37,7 @@ extension Dispatcher {
 
     func peerUnban(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        let user = try params.requiredString("user_id")
+        let user = try params.requiredUserID("user_id")
         try registry.unban(user, in: peer.room, by: .peer(peer))
         logger.info("user unbanned", metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "user": "\(user)"])
         return Self.empty
@@ -47,7 +47,7 @@ extension Dispatcher {
         let peer = call.peer
         let room = peer.room
         let user = try registry.bannedUser(
-            userID: try params.string("user_id"),
+            userID: try params.userID("user_id"),
             peerID: try params.peerID("peer_id"),
             in: room
         )
@@ -62,7 +62,7 @@ extension Dispatcher {
 
     func chatUnban(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        let user = try params.requiredString("user_id")
+        let user = try params.requiredUserID("user_id")
         fanOut(try registry.chatUnban(user, in: peer.room, by: .peer(peer)))
         logger.info(
             "user chat-unbanned",

@@ -31,7 +31,7 @@ extension Dispatcher {
                 requestedRoomID: roomID,
                 userID: grant.userID,
                 roleName: grant.role,
-                name: name ?? grant.name ?? grant.userID,
+                name: name ?? grant.name ?? grant.userID.rawValue,
                 data: data ?? "",
                 viewOnly: grant.viewOnly,
                 resumePeerID: peerID,

@@ -107,6 +107,11 @@ extension Params {
 
     func requiredPeerID(_ key: String) throws(RoomError) -> PeerID { PeerID(try requiredString(key)) }
 
+    /// A user's id (`user_id`): any string, as tokens name users.
+    func userID(_ key: String) throws(RoomError) -> UserID? { try string(key).map(UserID.init) }
+
+    func requiredUserID(_ key: String) throws(RoomError) -> UserID { UserID(try requiredString(key)) }
+
     /// One of an enum's raw values.
     func choice<T: RawRepresentable & CaseIterable>(
         _ key: String,

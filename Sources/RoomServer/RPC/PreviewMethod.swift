@@ -22,7 +22,7 @@ extension Dispatcher {
                 requestedRoomID: roomID,
                 userID: grant.userID,
                 roleName: grant.role,
-                name: grant.name ?? grant.userID,
+                name: grant.name ?? grant.userID.rawValue,
                 viewOnly: grant.viewOnly
             )
         )

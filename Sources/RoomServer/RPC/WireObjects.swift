@@ -16,7 +16,7 @@ extension JSONWriter {
             tracks: withTracks ? peer.tracks : [],
             name: peer.name,
             data: peer.data,
-            userID: peer.userID
+            userID: peer.userID.rawValue
         )
     }
 
@@ -39,7 +39,7 @@ extension JSONWriter {
             peerID: peer.id.rawValue,
             role: peer.role.name,
             name: peer.name,
-            userID: peer.userID
+            userID: peer.userID.rawValue
         )
     }
 

@@ -94,7 +94,7 @@ final class TestRoutes {
             return .json(200, ["webhooks": ["fail_next": .int(count)]])
         }
         let peerID = try body.peerID("peer_id")
-        let userID = try body.string("user_id")
+        let userID = try body.userID("user_id")
         guard (peerID == nil) != (userID == nil) else {
             throw .invalidParams("peer_id or user_id: give one (or webhooks)")
         }
