@@ -26,7 +26,7 @@ public struct ChatState: Sendable, Equatable, Hashable {
         paused = try r.bool("paused")
         slowModeSeconds = try r.int("slow_mode_s")
         chatBanned = try r.bool("chat_banned")
-        until = r.has("until") ? try r.int64("until") : nil
+        until = try r.optionalInt64("until")
     }
 
     /// The members (inside an open object: `on-chat-state`'s params).
@@ -123,7 +123,7 @@ public struct Recipient: Sendable, Equatable, Hashable {
         try r.requireObject()
         type = try r.choice("type")
         peerID = try r.optionalString("peer_id")
-        roles = try r.has("roles") ? r.strings("roles") : nil
+        roles = try r.optionalStrings("roles")
     }
 }
 
