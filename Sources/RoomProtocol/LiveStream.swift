@@ -152,12 +152,12 @@ public struct HLSState: Sendable, Equatable, Hashable {
             throw WireError(path: "hls.state", problem: "unknown state \"\(state)\"")
         }
         self.state = known
-        startsAt = r.has("starts_at") ? try r.int64("starts_at") : nil
+        startsAt = try r.optionalInt64("starts_at")
         vodURL = try r.optionalString("vod_url")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
-        stoppedBy = r.has("stopped_by") ? try PeerRef(r.child("stopped_by")) : nil
+        startedAt = try r.optionalInt64("started_at")
+        startedBy = try r.optionalObject("started_by", PeerRef.init)
+        stoppedAt = try r.optionalInt64("stopped_at")
+        stoppedBy = try r.optionalObject("stopped_by", PeerRef.init)
         variants = try r.elements("variants").map { try HLSVariant($0) }
         cues = try r.elements("cues").map { try HLSCue($0) }
     }
@@ -193,10 +193,10 @@ public struct RTMPState: Sendable, Equatable, Hashable {
     package init(_ r: WireReader) throws {
         try r.requireObject()
         running = try r.bool("running")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
+        startedAt = try r.optionalInt64("started_at")
+        startedBy = try r.optionalObject("started_by", PeerRef.init)
         urlsCount = try r.int("rtmp_urls_count")
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+        stoppedAt = try r.optionalInt64("stopped_at")
     }
 }
 
@@ -211,8 +211,8 @@ public struct RecordingState: Sendable, Equatable, Hashable {
     package init(_ r: WireReader) throws {
         try r.requireObject()
         running = try r.bool("running")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        startedBy = r.has("started_by") ? try PeerRef(r.child("started_by")) : nil
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+        startedAt = try r.optionalInt64("started_at")
+        startedBy = try r.optionalObject("started_by", PeerRef.init)
+        stoppedAt = try r.optionalInt64("stopped_at")
     }
 }

@@ -26,7 +26,7 @@ public struct ChatState: Sendable, Equatable, Hashable {
         paused = try r.bool("paused")
         slowModeSeconds = try r.int("slow_mode_s")
         chatBanned = try r.bool("chat_banned")
-        until = r.has("until") ? try r.int64("until") : nil
+        until = try r.optionalInt64("until")
     }
 
     /// The members (inside an open object: `on-chat-state`'s params).
@@ -123,7 +123,7 @@ public struct Recipient: Sendable, Equatable, Hashable {
         try r.requireObject()
         type = try r.choice("type")
         peerID = try r.optionalString("peer_id")
-        roles = try r.has("roles") ? r.strings("roles") : nil
+        roles = try r.optionalStrings("roles")
     }
 }
 
@@ -160,26 +160,22 @@ public struct Message: Sendable, Equatable, Hashable {
     }
 
     package init(_ r: WireReader) throws {
-        try r.requireObject()
-        messageID = try r.string("message_id")
-        timestamp = try r.int64("timestamp")
-        sender = try PeerRef(r.child("sender"))
-        recipient = try Recipient(r.child("recipient"))
-        let info = r.child("info")
-        try info.requireObject()
-        message = try info.string("message")
-        type = try info.string("type")
+        try self.init(r) { try Recipient($0.child("recipient")) }
     }
-}
 
-extension Message {
     /// A message of the history: `{message_id, timestamp, sender, info}` (to everyone).
     package init(kept r: WireReader) throws {
+        try self.init(r) { _ in Recipient(type: .broadcast) }
+    }
+
+    /// The members both share; `recipient` reads (or makes) the recipient,
+    /// in its place between `sender` and `info`.
+    private init(_ r: WireReader, recipient: (WireReader) throws -> Recipient) throws {
         try r.requireObject()
         messageID = try r.string("message_id")
         timestamp = try r.int64("timestamp")
         sender = try PeerRef(r.child("sender"))
-        recipient = Recipient(type: .broadcast)
+        self.recipient = try recipient(r)
         let info = r.child("info")
         try info.requireObject()
         message = try info.string("message")

@@ -23,7 +23,7 @@ public struct ReactionCount: Sendable, Equatable, Hashable {
         target = try r.string("target")
         type = try r.string("type")
         total = try r.int("total")
-        mine = r.has("mine") ? try r.int("mine") : nil
+        mine = try r.optionalInt("mine")
     }
 
     /// `target, type, total` and, when known, `mine` (inside an open object).

@@ -173,9 +173,9 @@ public struct WireRoom: Sendable, Equatable, Hashable {
         startedAt = try r.int64("started_at")
         peerCount = try r.int("peer_count")
         locked = try r.bool("locked")
-        hls = r.has("hls") ? try HLSState(r.child("hls")) : nil
-        rtmp = r.has("rtmp") ? try RTMPState(r.child("rtmp")) : nil
-        recording = r.has("recording") ? try RecordingState(r.child("recording")) : nil
+        hls = try r.optionalObject("hls", HLSState.init)
+        rtmp = try r.optionalObject("rtmp", RTMPState.init)
+        recording = try r.optionalObject("recording", RecordingState.init)
     }
 }
 

@@ -31,23 +31,41 @@ package struct WireReader {
         return !value.isNull
     }
 
-    package func string(_ key: String) throws -> String {
+    /// The value at `key` as `take` reads it: absent fails as "missing", a
+    /// value `take` refuses as "expected \(expected), got \(got(value))".
+    private func value<T>(
+        _ key: String,
+        _ take: (JSON) -> T?,
+        expected: String,
+        got: (JSON) -> String = { $0.typeName }
+    ) throws -> T {
         let field = child(key)
         guard let value = field.json else { throw field.fail("missing") }
-        guard let text = value.stringValue else { throw field.fail("expected a string, got \(value.typeName)") }
-        return text
+        guard let taken = take(value) else { throw field.fail("expected \(expected), got \(got(value))") }
+        return taken
+    }
+
+    /// Absent or null is nil; otherwise `read(key)`.
+    package func optional<T>(_ key: String, _ read: (String) throws -> T) throws -> T? {
+        has(key) ? try read(key) : nil
+    }
+
+    /// Absent or null is nil; otherwise the object at `key` as `decode` reads it.
+    package func optionalObject<T>(_ key: String, _ decode: (WireReader) throws -> T) throws -> T? {
+        has(key) ? try decode(child(key)) : nil
+    }
+
+    package func string(_ key: String) throws -> String {
+        try value(key, \.stringValue, expected: "a string")
     }
 
     /// Absent or null is nil.
     package func optionalString(_ key: String) throws -> String? {
-        has(key) ? try string(key) : nil
+        try optional(key, string)
     }
 
     package func int(_ key: String) throws -> Int {
-        let field = child(key)
-        guard let value = field.json else { throw field.fail("missing") }
-        guard let number = value.intValue else { throw field.fail("expected an integer, got \(value.text)") }
-        return number
+        try value(key, \.intValue, expected: "an integer", got: \.text)
     }
 
     package func int64(_ key: String) throws -> Int64 {
@@ -56,19 +74,21 @@ package struct WireReader {
 
     /// Absent or null is nil.
     package func optionalInt(_ key: String) throws -> Int? {
-        has(key) ? try int(key) : nil
+        try optional(key, int)
     }
 
     /// Absent or null is nil.
     package func optionalInt64(_ key: String) throws -> Int64? {
-        has(key) ? try int64(key) : nil
+        try optional(key, int64)
     }
 
     package func bool(_ key: String) throws -> Bool {
-        let field = child(key)
-        guard let value = field.json else { throw field.fail("missing") }
-        guard let flag = value.boolValue else { throw field.fail("expected a boolean, got \(value.typeName)") }
-        return flag
+        try value(key, \.boolValue, expected: "a boolean")
+    }
+
+    /// Absent or null is nil.
+    package func optionalBool(_ key: String) throws -> Bool? {
+        try optional(key, bool)
     }
 
     package func choice<T: RawRepresentable & CaseIterable>(_ key: String) throws -> T
@@ -84,14 +104,13 @@ package struct WireReader {
 
     package func optionalChoice<T: RawRepresentable & CaseIterable>(_ key: String) throws -> T?
     where T.RawValue == String {
-        has(key) ? try choice(key) as T : nil
+        try optional(key) { try choice($0) as T }
     }
 
     package func elements(_ key: String) throws -> [WireReader] {
-        let field = child(key)
-        guard let value = field.json else { throw field.fail("missing") }
-        guard let items = value.arrayValue else { throw field.fail("expected an array, got \(value.typeName)") }
-        return items.enumerated().map { WireReader($0.element, path: "\(field.path)[\($0.offset)]") }
+        let items = try value(key, \.arrayValue, expected: "an array")
+        let path = child(key).path
+        return items.enumerated().map { WireReader($0.element, path: "\(path)[\($0.offset)]") }
     }
 
     /// Each element read by `read`, in order.
@@ -110,12 +129,22 @@ package struct WireReader {
         }
     }
 
+    /// Absent or null is nil.
+    package func optionalStrings(_ key: String) throws -> [String]? {
+        try optional(key, strings)
+    }
+
     /// An array of integers; an element that is not one fails as "expected an integer".
     package func ints(_ key: String) throws -> [Int] {
         try elements(key) { item in
             guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
             return n
         }
+    }
+
+    /// Absent or null is nil.
+    package func optionalInts(_ key: String) throws -> [Int]? {
+        try optional(key, ints)
     }
 
     /// An object's members in order (the last of duplicated keys wins).

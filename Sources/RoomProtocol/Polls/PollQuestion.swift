@@ -68,13 +68,10 @@ public struct PollQuestion: Sendable, Equatable, Hashable {
         type = try r.choice("type")
         skippable = try r.bool("skippable")
         weight = try r.int("weight")
-        answerMinLen = r.has("answer_min_len") ? try r.int("answer_min_len") : nil
-        answerMaxLen = r.has("answer_max_len") ? try r.int("answer_max_len") : nil
+        answerMinLen = try r.optionalInt("answer_min_len")
+        answerMaxLen = try r.optionalInt("answer_max_len")
         options = try r.elements("options").map { try $0.string("text") }
-        if r.has("answer") {
-            let a = r.child("answer")
-            answer = a.has("option") ? [try a.int("option")] : try a.ints("options")
-        }
+        answer = try r.optionalObject("answer") { a in try a.optionalInt("option").map { [$0] } ?? a.ints("options") }
     }
 
     /// `{index, text, type, skippable, weight, answer_min_len?, answer_max_len?,

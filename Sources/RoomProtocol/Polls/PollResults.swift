@@ -109,16 +109,16 @@ public struct PollInfo: Sendable, Equatable {
         duration = try r.int("duration")
         anonymous = try r.bool("anonymous")
         visibility = try r.bool("visibility")
-        vote = r.has("vote") ? try r.strings("vote") : nil
-        responses = r.has("responses") ? try r.strings("responses") : nil
+        vote = try r.optionalStrings("vote")
+        responses = try r.optionalStrings("responses")
         createdBy = try r.optionalString("created_by")
         startedBy = try r.optionalString("started_by")
         stoppedBy = try r.optionalString("stopped_by")
         createdAt = try r.int64("created_at")
-        startedAt = r.has("started_at") ? try r.int64("started_at") : nil
-        stoppedAt = r.has("stopped_at") ? try r.int64("stopped_at") : nil
+        startedAt = try r.optionalInt64("started_at")
+        stoppedAt = try r.optionalInt64("stopped_at")
         questionsCount = try r.int("questions_count")
-        questions = r.has("questions") ? try r.elements("questions").map { try PollQuestion($0) } : nil
+        questions = try r.optional("questions") { try r.elements($0, PollQuestion.init) }
     }
 }
 
@@ -180,11 +180,10 @@ public struct PollAnswerOutcome: Sendable, Equatable {
     package init(_ r: WireReader) throws {
         try r.requireObject()
         question = try r.int("question")
-        correct = r.has("correct") ? try r.bool("correct") : nil
-        if r.has("error") {
-            errorCode = try r.child("error").int("code")
-            errorMessage = try r.child("error").string("message")
-        }
+        correct = try r.optionalBool("correct")
+        let error = try r.optionalObject("error") { e in (code: try e.int("code"), message: try e.string("message")) }
+        errorCode = error?.code
+        errorMessage = error?.message
     }
 }
 
@@ -227,13 +226,10 @@ public struct PollResult: Sendable, Equatable {
             return Question(
                 question: try q.int("question"),
                 type: try q.choice("type"),
-                options: try q.elements("options").map { item in
-                    guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-                    return n
-                },
+                options: try q.ints("options"),
                 skipped: try q.int("skipped"),
                 total: try q.int("total"),
-                correct: q.has("correct") ? try q.int("correct") : nil
+                correct: try q.optionalInt("correct")
             )
         }
     }
@@ -257,16 +253,11 @@ public struct PollResponse: Sendable, Equatable {
     package init(_ r: WireReader) throws {
         try r.requireObject()
         question = try r.int("question")
-        option = r.has("option") ? try r.int("option") : nil
-        options =
-            r.has("options")
-            ? try r.elements("options").map { item in
-                guard let n = item.json?.intValue else { throw item.fail("expected an integer") }
-                return n
-            } : nil
+        option = try r.optionalInt("option")
+        options = try r.optionalInts("options")
         text = try r.optionalString("text")
         skipped = try r.bool("skipped")
-        peer = r.has("peer") ? try PeerRef(r.child("peer")) : nil
+        peer = try r.optionalObject("peer", PeerRef.init)
     }
 }
 
@@ -313,7 +304,7 @@ public struct PollLeaderboard: Sendable, Equatable {
                 correctResponses: try e.int("correct_responses"),
                 totalResponses: try e.int("total_responses"),
                 duration: try e.int64("duration"),
-                peer: e.has("peer") ? try PeerRef(e.child("peer")) : nil
+                peer: try e.optionalObject("peer", PeerRef.init)
             )
         }
         last = try r.bool("last")
