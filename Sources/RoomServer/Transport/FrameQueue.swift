@@ -1,5 +1,3 @@
-import RoomCollections
-
 /// The frames queued on one connection, oldest first, as unmanaged
 /// references. A frame pushed to N peers sits in N queues; they share one
 /// strong reference, counted in `Frame.queuedOn` without atomics (the
@@ -11,11 +9,11 @@ import RoomCollections
 /// only: debug builds check that the thread that queues or lets go of a
 /// frame is the one whose queues hold it (`Frame.queuedBy`).
 struct FrameQueue: ~Copyable {
-    /// The frames, oldest first: a ring (`FIFO`) that clears a slot as its
-    /// frame leaves and never compacts.
-    private var frames = FIFO<Unmanaged<Frame>>()
+    private var frames: [Unmanaged<Frame>] = []
+    /// Index of the oldest frame still queued.
+    private var head = 0
 
-    var isEmpty: Bool { frames.isEmpty }
+    var isEmpty: Bool { head == frames.count }
 
     mutating func append(_ frame: Frame) {
         if !frame.isImmortal {
@@ -29,31 +27,42 @@ struct FrameQueue: ~Copyable {
         frames.append(.passUnretained(frame))
     }
 
-    /// The oldest frame, borrowed: valid until `removeFirst()`; the queue must not be empty.
-    var first: Unmanaged<Frame> { frames[0] }
+    /// The oldest frame, borrowed: valid until `removeFirst()`.
+    var first: Unmanaged<Frame> { frames[head] }
 
     /// Frames queued.
-    var count: Int { frames.count }
+    var count: Int { frames.count - head }
 
     /// The queued frames, oldest first (for harnesses that check them).
-    var queued: [Frame] { frames.map { $0.takeUnretainedValue() } }
+    var queued: [Frame] { frames[head...].map { $0.takeUnretainedValue() } }
 
     /// Lets go of the oldest frame.
     mutating func removeFirst() {
-        Self.letGo(frames.removeFirst())
-        if frames.isEmpty && frames.capacity > 64 { frames.removeAll() }
+        Self.letGo(frames[head])
+        head += 1
+        if head == frames.count {
+            frames.removeAll(keepingCapacity: frames.count <= 64)
+            head = 0
+        } else if head > 1024 {
+            frames.removeFirst(head)
+            head = 0
+        }
     }
 
     /// Lets go of every frame but the oldest when `keepingFirst`, else all.
     mutating func removeAll(keepingFirst: Bool) {
-        let kept = keepingFirst ? frames.popFirst() : nil
-        while let frame = frames.popFirst() { Self.letGo(frame) }
-        frames.removeAll(keepingCapacity: frames.capacity <= 64)
-        if let kept { frames.append(kept) }
+        let from = keepingFirst && !isEmpty ? head + 1 : head
+        for index in from..<frames.count { Self.letGo(frames[index]) }
+        if from > head {
+            frames = [frames[head]]
+        } else {
+            frames.removeAll(keepingCapacity: true)
+        }
+        head = 0
     }
 
     deinit {
-        for frame in frames { Self.letGo(frame) }
+        for index in head..<frames.count { Self.letGo(frames[index]) }
     }
 
     private static func letGo(_ frame: Unmanaged<Frame>) {
