@@ -5,7 +5,7 @@
 /// standard library has no deque, and roomd adds no dependency for one.
 ///
 /// Members are `@inlinable` so that a queue of a concrete element type is
-/// specialised in the module that uses it (the fan-out's `FrameQueue`).
+/// specialised in the module that uses it.
 public struct FIFO<Element> {
     /// The ring: `count` elements from `head`, wrapping at the end; the other slots are nil.
     @usableFromInline var slots: ContiguousArray<Element?>

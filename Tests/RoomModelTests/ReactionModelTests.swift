@@ -291,7 +291,12 @@ import Testing
         _ = room.reactions.takeChanged()  // pushed
         // And many users' counts.
         for n in 0..<20_000 {
-            _ = try room.reactions.add(1, by: UserID(String(repeating: "u", count: 40) + "\(n)"), on: .stream, type: types[0])
+            _ = try room.reactions.add(
+                1,
+                by: UserID(String(repeating: "u", count: 40) + "\(n)"),
+                on: .stream,
+                type: types[0]
+            )
         }
         let snapshot = registry.snapshot(of: room)
         let bytes = snapshot.encodeJSON()

@@ -7,7 +7,9 @@
 /// head: reference counting was a quarter of roomd's samples in the fan-out
 /// profile (docs/BENCHMARKS.md, levers). Its connection's service thread
 /// only: debug builds check that the thread that queues or lets go of a
-/// frame is the one whose queues hold it (`Frame.queuedBy`).
+/// frame is the one whose queues hold it (`Frame.queuedBy`). Its own array
+/// and head index, not RoomCollections' `FIFO`: on a `FIFO` the fan-out
+/// lost its knee (scripts/bench/levers.md).
 struct FrameQueue: ~Copyable {
     private var frames: [Unmanaged<Frame>] = []
     /// Index of the oldest frame still queued.
