@@ -55,7 +55,10 @@ let package = Package(
         // transport concern beside RoomServer; RoomModel never sees it.
         .target(
             name: "RoomCluster",
-            dependencies: ["CNats", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CNats", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .target(
             name: "RoomServer",

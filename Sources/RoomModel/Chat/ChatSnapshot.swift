@@ -5,29 +5,21 @@ import RoomWire
 //     {"messages":[Message], "pinned": Message|null}
 //
 // A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`
-// (kept messages are to everyone). The history is saved newest first up
-// to `chatBudgetBytes` of JSON (a room's state must fit in one value on
-// the bus) and written oldest first: a takeover keeps the newest messages.
-
-extension RoomSnapshot {
-    /// The most JSON the chat history takes in a snapshot; older messages are left out.
-    public static let chatBudgetBytes = 512 * 1024
-}
+// (kept messages are to everyone). The whole history is saved, oldest
+// first (1.3: nothing is cut from a room's saved state; the bus keeps a
+// large state in chunks, RoomCluster's `StateLayout`).
 
 extension JSONWriter {
-    /// The `chat` section; returns the ids of the messages it kept (the
-    /// `reactions` section keeps only theirs).
-    mutating func chatSection(_ messages: [ChatMessage], pinned: ChatMessage?) -> Set<String> {
-        let kept = JSONWriter.newest(messages, within: RoomSnapshot.chatBudgetBytes) { $0.chatMessage($1) }
+    /// The `chat` section.
+    mutating func chatSection(_ messages: [ChatMessage], pinned: ChatMessage?) {
         beginObject()
         key("messages")
         beginArray()
-        for encoded in kept { raw(encoded) }
+        for message in messages { chatMessage(message) }
         endArray()
         key("pinned")
         if let pinned { chatMessage(pinned) } else { null() }
         endObject()
-        return Set(messages.suffix(kept.count).lazy.map(\.id))
     }
 
     private mutating func chatMessage(_ message: ChatMessage) {

@@ -6,8 +6,8 @@ import RoomWire
 ///      "bans":[{"user_id", "until": ms|null, "reason", "banned_by": ActorRef}],
 ///      "chat_bans":[{"user_id", "until": ms|null}]}
 ///
-/// Bans and chat bans in the order they were made; the newest kept within
-/// `moderationBudgetBytes` (bans first, then chat bans in what is left).
+/// Bans and chat bans in the order they were made, all of them (1.3: nothing
+/// is cut; `RoomBans.capacity` bounds them).
 /// Slow-mode clocks and the report log are not saved: after a takeover each
 /// user may send one message to everyone at once, and a repeated report is
 /// a new one. A snapshot without `moderation` (saved before it) restores a
@@ -21,40 +21,32 @@ public struct ModerationSnapshot: Sendable, Equatable {
     public init() {}
 }
 
-extension RoomSnapshot {
-    /// The most JSON the bans and chat bans take; older ones are left out.
-    public static let moderationBudgetBytes = 48 * 1024
-}
-
 extension JSONWriter {
     /// The `moderation` section.
     mutating func moderationSection(_ m: ModerationSnapshot) {
-        let bans = JSONWriter.newest(m.bans, within: RoomSnapshot.moderationBudgetBytes) { w, ban in
-            w.beginObject()
-            w.field("user_id", ban.userID)
-            w.nullable("until", ban.until)
-            w.field("reason", ban.reason)
-            w.key("banned_by")
-            w.actor(ban.bannedBy)
-            w.endObject()
-        }
-        let left = RoomSnapshot.moderationBudgetBytes - bans.reduce(0) { $0 + $1.count + 1 }
-        let chatBans = JSONWriter.newest(m.chatBans, within: left) { w, ban in
-            w.beginObject()
-            w.field("user_id", ban.userID)
-            w.nullable("until", ban.until)
-            w.endObject()
-        }
         beginObject()
         field("paused", m.paused)
         field("slow_mode_s", m.slowModeSeconds)
         key("bans")
         beginArray()
-        for bytes in bans { raw(bytes) }
+        for ban in m.bans {
+            beginObject()
+            field("user_id", ban.userID)
+            nullable("until", ban.until)
+            field("reason", ban.reason)
+            key("banned_by")
+            actor(ban.bannedBy)
+            endObject()
+        }
         endArray()
         key("chat_bans")
         beginArray()
-        for bytes in chatBans { raw(bytes) }
+        for ban in m.chatBans {
+            beginObject()
+            field("user_id", ban.userID)
+            nullable("until", ban.until)
+            endObject()
+        }
         endArray()
         endObject()
     }

@@ -5,53 +5,41 @@ import RoomWire
 //     {"added", "questions":[{"id", "text", "asked_by": ActorRef, "asked_at",
 //       "up", "down", "state", "pinned"}], "votes":[{"id", "up":[user_id], "down":[user_id]}]}
 //
-// The questions keep the newest within `qaBudgetBytes`, and who voted how
-// within `votesBudgetBytes` (the counts are always kept; a user whose vote
-// was left out may vote again).
-
-extension RoomSnapshot {
-    /// The most JSON the questions take; older questions are left out.
-    public static let qaBudgetBytes = 128 * 1024
-    /// The most JSON the votes (who voted how) take; the counts are kept anyway.
-    public static let votesBudgetBytes = 32 * 1024
-}
+// Every question and every vote is saved (1.3: nothing is cut from a
+// room's saved state; `max_questions` bounds them).
 
 extension JSONWriter {
     /// The `qa` section.
     mutating func qaSection(_ questions: [Question], added: Int) {
-        // The newest within the budgets, written oldest first.
-        let encoded = JSONWriter.newest(questions, within: RoomSnapshot.qaBudgetBytes) { w, question in
-            w.beginObject()
-            w.field("id", question.id)
-            w.field("text", question.text)
-            w.key("asked_by")
-            w.actor(question.askedBy)
-            w.field("asked_at", question.askedAt)
-            w.field("up", question.up)
-            w.field("down", question.down)
-            w.field("state", question.state.rawValue)
-            w.field("pinned", question.pinned)
-            w.endObject()
-        }
-        let voted = questions.suffix(encoded.count).filter { !$0.votes.isEmpty }
-        let votes = JSONWriter.newest(voted, within: RoomSnapshot.votesBudgetBytes) { w, question in
-            w.beginObject()
-            w.field("id", question.id)
-            w.key("up")
-            w.strings(question.votes.filter { $0.value }.keys.sorted())
-            w.key("down")
-            w.strings(question.votes.filter { !$0.value }.keys.sorted())
-            w.endObject()
-        }
         beginObject()
         field("added", added)
         key("questions")
         beginArray()
-        for bytes in encoded { raw(bytes) }
+        for question in questions {
+            beginObject()
+            field("id", question.id)
+            field("text", question.text)
+            key("asked_by")
+            actor(question.askedBy)
+            field("asked_at", question.askedAt)
+            field("up", question.up)
+            field("down", question.down)
+            field("state", question.state.rawValue)
+            field("pinned", question.pinned)
+            endObject()
+        }
         endArray()
         key("votes")
         beginArray()
-        for bytes in votes { raw(bytes) }
+        for question in questions where !question.votes.isEmpty {
+            beginObject()
+            field("id", question.id)
+            key("up")
+            strings(question.votes.filter { $0.value }.keys.sorted())
+            key("down")
+            strings(question.votes.filter { !$0.value }.keys.sorted())
+            endObject()
+        }
         endArray()
         endObject()
     }

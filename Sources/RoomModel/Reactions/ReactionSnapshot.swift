@@ -9,8 +9,8 @@ import RoomWire
 ///      "users":{type: {user_id: count}}}
 ///
 /// A total is above 0, or 0 for a pair still to be pushed (its reactions
-/// were taken back). A total may be above the sum of its users: the users'
-/// counts are what the snapshot's budget kept.
+/// were taken back). A total may be above the sum of its users (a snapshot
+/// saved before 1.3 kept the users' counts within a budget).
 public struct ReactionTargetSnapshot: Sendable, Equatable {
     public var target: String
     public var totals: [String: Int]
@@ -25,84 +25,11 @@ public struct ReactionTargetSnapshot: Sendable, Equatable {
     }
 }
 
-extension RoomSnapshot {
-    /// The most JSON the reactions take in a snapshot. Next to the chat's
-    /// 512 KiB this leaves 232 KiB of the bus's 1000-KiB value for the rest.
-    public static let reactionsBudgetBytes = 256 * 1024
-
-    /// What of `saved` (stream, contestants, then messages newest first) a
-    /// snapshot keeps within `budget` bytes of JSON: first every total —
-    /// those of the stream and the contestants always (their bounds keep
-    /// them under 200 KiB), those of the messages newest first while they
-    /// fit, and only of messages `keep` accepts (those the snapshot's chat
-    /// keeps) — then the totals heard of pairs still to be pushed, then the
-    /// users' counts, in the same order, while they fit.
-    static func reactionsWithin(
-        _ budget: Int,
-        _ saved: [ReactionTargetSnapshot],
-        keep: (String) -> Bool
-    ) -> [ReactionTargetSnapshot] {
-        var used = 2  // []
-        var kept: [ReactionTargetSnapshot] = []
-        for target in saved where keep(target.target) {
-            var skeleton = target
-            skeleton.heard = [:]
-            skeleton.users = [:]
-            var w = JSONWriter()
-            w.reactionTarget(skeleton)
-            let size = w.bytes.count + 1
-            let isTap = ReactionTarget(target.target)?.isTap ?? false
-            if !isTap, used + size > budget { break }
-            used += size
-            kept.append(skeleton)
-        }
-        var byTarget: [String: ReactionTargetSnapshot] = [:]
-        for target in saved { byTarget[target.target] = target }
-        for i in kept.indices {
-            let heard = byTarget[kept[i].target]?.heard ?? [:]
-            for (type, total) in heard.sorted(by: { $0.key < $1.key }) {
-                let size = encodedLength(type) + String(total).utf8.count + 2
-                if used + size > budget { break }
-                used += size
-                kept[i].heard[type] = total
-            }
-        }
-        for i in kept.indices {
-            let users = byTarget[kept[i].target]?.users ?? [:]
-            for (type, counts) in users.sorted(by: { $0.key < $1.key }) {
-                var fitted: [UserID: Int] = [:]
-                var size = encodedLength(type) + 4  // "type":{},
-                for (user, count) in counts.sorted(by: { $0.key < $1.key }) {
-                    let entry = encodedLength(user.rawValue) + String(count).utf8.count + 2
-                    if used + size + entry > budget { break }
-                    size += entry
-                    fitted[user] = count
-                }
-                if fitted.isEmpty { continue }
-                used += size
-                kept[i].users[type] = fitted
-            }
-        }
-        return kept
-    }
-
-    private static func encodedLength(_ s: String) -> Int {
-        var w = JSONWriter(reserving: s.utf8.count + 8)
-        w.string(s)
-        return w.bytes.count
-    }
-}
-
 extension JSONWriter {
-    /// The `reactions` section: the targets kept within
-    /// `reactionsBudgetBytes`, those of messages only if the `chat` section
-    /// kept them (`keptMessages`).
-    mutating func reactionsSection(_ reactions: [ReactionTargetSnapshot], keptMessages: Set<String>) {
+    /// The `reactions` section: every target, whole (1.3: nothing is cut).
+    mutating func reactionsSection(_ reactions: [ReactionTargetSnapshot]) {
         beginArray()
-        let keep = { (target: String) in ReactionTarget(target)?.isTap == true || keptMessages.contains(target) }
-        for target in RoomSnapshot.reactionsWithin(RoomSnapshot.reactionsBudgetBytes, reactions, keep: keep) {
-            reactionTarget(target)
-        }
+        for target in reactions { reactionTarget(target) }
         endArray()
     }
 

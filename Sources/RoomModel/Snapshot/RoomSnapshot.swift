@@ -18,15 +18,16 @@ import RoomWire
 ///      "peers", "session_store", "poll_serial", "polls", "live_stream", "chat",
 ///      "qa", "reactions", "moderation", "rtmp", "recording"}
 ///
-/// Each feature owns its section: its shape, budget, encoder and decoder
+/// Each feature owns its section: its shape, encoder and decoder
 /// live with its state type — `PeerSnapshot.swift`, `SessionStoreSnapshot.swift`,
 /// `Polls/PollSnapshot.swift`, `LiveStreamSnapshot.swift`,
 /// `Chat/ChatSnapshot.swift`, `QA/QuestionSnapshot.swift`,
 /// `Reactions/ReactionSnapshot.swift`, `Moderation/ModerationSnapshot.swift`
 /// and `RecordingSnapshot.swift` (`rtmp`, `recording`); what they share is
 /// in `SnapshotWriting.swift` and `SnapshotReader.swift`. A section is one
-/// key and its JSON value; only `reactions` depends on another (it keeps
-/// the reactions of the messages `chat` kept).
+/// key and its JSON value. Nothing is cut (1.3): every section is written
+/// whole, bounded by the room's settings; the bus keeps a large state in
+/// chunks (RoomCluster's `StateLayout`).
 ///
 /// Older snapshots are still read: format 1 (1.1) has no `chat`, `qa` or
 /// `reactions`; format 2 saved before reactions has none, one saved before
@@ -114,11 +115,11 @@ extension RoomSnapshot {
         w.key("live_stream")
         w.liveStreamSection(liveStream)
         w.key("chat")
-        let keptMessages = w.chatSection(chatMessages, pinned: pinned)
+        w.chatSection(chatMessages, pinned: pinned)
         w.key("qa")
         w.qaSection(questions, added: questionsAdded)
         w.key("reactions")
-        w.reactionsSection(reactions, keptMessages: keptMessages)
+        w.reactionsSection(reactions)
         w.key("moderation")
         w.moderationSection(moderation)
         w.key("rtmp")

@@ -22,7 +22,7 @@ enum ClusterEvent: Sendable {
     case message([UInt8])
     case request([UInt8], reply: String)
     /// `snapshot`: the room's saved state, when this node just claimed a room that had one.
-    case resolved(room: RoomID, claim: Bool, RoomHome, snapshot: [UInt8]?)
+    case resolved(room: RoomID, claim: Bool, RoomHome, snapshot: SavedState?)
     case leaseLost(room: RoomID)
     /// The answer to a forwarded REST request (`serial` names the waiting HTTP connection).
     case restAnswer(serial: Int, HTTPResponse)
@@ -97,7 +97,7 @@ final class ClusterJobs: Sendable {
         lookup(
             { [self] in
                 let home = home(of: room, claim: claim)
-                var snapshot: [UInt8]?
+                var snapshot: SavedState?
                 if home == .here, claim {
                     do throws(ClusterError) { snapshot = try cluster.states?.load(room.rawValue) } catch {
                         logger.warning(

@@ -133,7 +133,11 @@ final class ClusterRouter: Router {
         states = RoomStateSaver(
             registry: parts.registry,
             homes: parts.homes,
-            writer: RoomStateWriter(cluster: cluster, logger: parts.logger)
+            writer: RoomStateWriter(
+                cluster: cluster,
+                bytesWritten: parts.dispatcher.metrics.clusterStateBytes,
+                logger: parts.logger
+            )
         )
         rest = RestForwarder(
             thread: parts.thread,
@@ -145,6 +149,7 @@ final class ClusterRouter: Router {
             feed: parts.feed,
             http: parts.http
         )
+        home.isClaiming = { [unowned edge] room in edge.isClaiming(room) }
     }
 
     static func hostName() -> String {
@@ -208,6 +213,7 @@ final class ClusterRouter: Router {
         case .resolved(let room, let claim, let found, let snapshot):
             if found == .here, let snapshot { restore(room, from: snapshot) }
             edge.resolved(room, claim: claim, found)
+            if claim { home.claimSettled(room) }
         case .leaseLost(let room): leaseLost(room)
         case .restAnswer(let serial, let response): rest.finish(serial, response)
         case .restLocal(let serial): rest.answerHere(serial)

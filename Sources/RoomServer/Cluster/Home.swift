@@ -63,6 +63,12 @@ final class Home {
     private var ackDue: [RemoteClient] = []
     /// Clients with messages held while their room was paused.
     private var held: [RemoteClient] = []
+    /// Attaches that arrived while this node was claiming their room (it won
+    /// the lease and is loading the saved state; a large state takes a
+    /// while): answered once the claim settles. At most one per connection.
+    private var parkedAttaches: [RoomID: [(conn: UInt64, peer: String, node: NodeID)]] = [:]
+    /// Whether this node is claiming `room` now (the router's edge knows).
+    var isClaiming: (RoomID) -> Bool = { _ in false }
 
     init(
         thread: ServiceThread,
@@ -192,6 +198,10 @@ final class Home {
     /// A client of a room taken over here asks for its peer again.
     func attach(_ conn: UInt64, peer peerID: String, room roomID: RoomID, from node: NodeID) {
         thread.assertIsCurrent()
+        if registry.room(roomID) == nil, isClaiming(roomID) {
+            parkedAttaches[roomID, default: []].append((conn, peerID, node))
+            return
+        }
         let connection = remoteClient(node, conn).connection
         // A peer waiting for its client, or still bound to this very edge (the edge
         // counted this node out for a moment: the room never moved).
@@ -212,6 +222,14 @@ final class Home {
             return
         }
         bind(peer, to: connection)
+    }
+
+    /// This node's claim of `room` settled (restored here, or homed
+    /// elsewhere): the attaches that waited for it are answered.
+    func claimSettled(_ room: RoomID) {
+        thread.assertIsCurrent()
+        guard let parked = parkedAttaches.removeValue(forKey: room) else { return }
+        for waiting in parked { attach(waiting.conn, peer: waiting.peer, room: room, from: waiting.node) }
     }
 
     /// A restored peer takes up a client connection again (local or remote):

@@ -1,3 +1,4 @@
+import RoomCluster
 import RoomModel
 
 /// Saves the state of the rooms homed here after they change, at most every
@@ -28,8 +29,8 @@ final class RoomStateSaver {
         }
     }
 
-    /// A room restored here from `bytes`: that is what is saved.
-    func restored(_ room: RoomID, from bytes: [UInt8]) { writer.restored(room, from: bytes) }
+    /// A room restored here from `saved`: the next save goes over it.
+    func restored(_ room: RoomID, from saved: SavedState) { writer.restored(room, from: saved) }
 
     /// The room ended and its lease goes: its saved state is deleted.
     func forget(_ room: RoomID) { writer.delete(room) }

@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import Metrics
 import RoomCluster
 import RoomModel
 import Synchronization
@@ -7,11 +8,12 @@ import Synchronization
 /// Writes the saved states of the rooms homed here to the bus (the KV bucket
 /// `roomd-state`), off the service thread: the service thread hands over a
 /// room's `RoomSnapshot` (a value); the snapshot is encoded here (RoomWire
-/// JSON), skipped when it equals what was saved last, and written — or, over
-/// the bucket's value limit, not written and the older saved state deleted
-/// (logged once). Only the latest waiting state of each room is written, in
-/// order, so a service thread that changes a room faster than the bus takes
-/// it costs no more than one encoding per write.
+/// JSON) and saved in chunks (`RoomStates`, `StateLayout`): only the chunks
+/// that changed since the last save are written, then the manifest. Nothing
+/// is cut: a room's whole state is saved, however large its settings let it
+/// grow. Only the latest waiting state of each room is written, in order, so
+/// a service thread that changes a room faster than the bus takes it costs
+/// no more than one encoding per write.
 ///
 /// Thread-safe: `state` is behind a mutex; the writing runs on the serial
 /// queue `roomd-cluster-state`.
@@ -24,19 +26,22 @@ final class RoomStateWriter: Sendable {
     private struct State {
         /// Latest waiting write per room.
         var pending: [RoomID: Write] = [:]
-        /// What was saved last, by room.
-        var lastSaved: [RoomID: [UInt8]] = [:]
-        /// Rooms whose state is over the bucket's value limit (logged once).
-        var oversized: Set<RoomID> = []
+        /// The layout of what was saved last, by room (nil: the state on the bus is unknown).
+        var saved: [RoomID: StateLayout] = [:]
+        /// Rooms whose last save failed (logged once until one succeeds).
+        var failing: Set<RoomID> = []
     }
 
     private let cluster: RoomCluster
     private let logger: Logger
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "roomd-cluster-state")
+    /// Bytes written to the bucket (chunks and manifests): `roomd_cluster_state_bytes_total`.
+    private let bytesWritten: Metrics.Counter
 
-    init(cluster: RoomCluster, logger: Logger) {
+    init(cluster: RoomCluster, bytesWritten: Metrics.Counter, logger: Logger) {
         self.cluster = cluster
+        self.bytesWritten = bytesWritten
         self.logger = logger
     }
 
@@ -46,10 +51,13 @@ final class RoomStateWriter: Sendable {
     /// Deletes `room`'s saved state (it ended, and its lease goes).
     func delete(_ room: RoomID) { enqueue(room, .delete) }
 
-    /// `room` was restored here from `bytes`: that is what is saved.
-    func restored(_ room: RoomID, from bytes: [UInt8]) {
-        state.withLock { $0.lastSaved[room] = bytes }
+    /// `room` was restored here from `saved`: the next save goes over its layout.
+    func restored(_ room: RoomID, from saved: SavedState) {
+        state.withLock { $0.saved[room] = saved.layout }
     }
+
+    /// Blocks until every write queued so far is on the bus (a drain's last save).
+    func flush() { queue.sync {} }
 
     private func enqueue(_ room: RoomID, _ write: Write) {
         let schedule = state.withLock { state -> Bool in
@@ -71,60 +79,37 @@ final class RoomStateWriter: Sendable {
     }
 
     private func perform(_ write: Write, of room: RoomID) {
-        switch write {
-        case .delete:
-            state.withLock { state in
-                state.lastSaved.removeValue(forKey: room)
-                state.oversized.remove(room)
-            }
-            store(room, nil)
-        case .save(let snapshot):
-            let bytes = snapshot.encodeJSON()
-            enum Decision {
-                case skip, write
-                case tooLarge(firstTime: Bool, deleteOlder: Bool)
-                case again
-            }
-            let decision = state.withLock { state -> Decision in
-                if bytes == state.lastSaved[room] { return .skip }
-                if bytes.count > Int(RoomStates.maxValueBytes) {
-                    // An older, smaller state would be restored as if it were current: it goes too.
-                    let first = state.oversized.insert(room).inserted
-                    return .tooLarge(firstTime: first, deleteOlder: state.lastSaved.removeValue(forKey: room) != nil)
+        guard let states = cluster.states else { return }
+        let previous = state.withLock { $0.saved[room] }
+        do throws(ClusterError) {
+            switch write {
+            case .delete:
+                state.withLock { _ = $0.saved.removeValue(forKey: room) }
+                try states.delete(room.rawValue, layout: previous)
+            case .save(let snapshot):
+                let bytes = snapshot.encodeJSON()
+                let (layout, written) = try states.save(room.rawValue, bytes, over: previous)
+                bytesWritten.increment(by: written)
+                let recovered = state.withLock { state in
+                    state.saved[room] = layout
+                    return state.failing.remove(room) != nil
                 }
-                state.lastSaved[room] = bytes
-                return state.oversized.remove(room) != nil ? .again : .write
-            }
-            switch decision {
-            case .skip:
-                return
-            case .tooLarge(let first, let deleteOlder):
-                if first {
-                    logger.warning(
-                        "cluster: room state too large to save: a takeover would lose it",
+                if recovered {
+                    logger.info(
+                        "cluster: room state saved again",
                         metadata: ["room": "\(room)", "bytes": "\(bytes.count)"]
                     )
                 }
-                if deleteOlder { store(room, nil) }
-            case .again:
-                logger.info(
-                    "cluster: room state saved again",
-                    metadata: ["room": "\(room)", "bytes": "\(bytes.count)"]
-                )
-                store(room, bytes)
-            case .write:
-                store(room, bytes)
             }
-        }
-    }
-
-    /// Writes (or, nil, deletes) the state on the bus.
-    private func store(_ room: RoomID, _ bytes: [UInt8]?) {
-        guard let states = cluster.states else { return }
-        do throws(ClusterError) {
-            if let bytes { try states.save(room.rawValue, bytes) } else { try states.delete(room.rawValue) }
         } catch {
-            logger.debug("cluster: room state not saved", metadata: ["room": "\(room)", "error": "\(error)"])
+            // The layout on the bus is unknown now: the next save writes every chunk again.
+            let first = state.withLock { state in
+                state.saved.removeValue(forKey: room)
+                return state.failing.insert(room).inserted
+            }
+            if first {
+                logger.warning("cluster: room state not saved", metadata: ["room": "\(room)", "error": "\(error)"])
+            }
         }
     }
 }

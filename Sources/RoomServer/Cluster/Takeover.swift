@@ -33,10 +33,10 @@ extension ClusterRouter {
     /// This node claimed a room that has a saved state: its previous home
     /// died (or it ended with its node). Every peer waits for its client in
     /// a grace of at least `takeoverGraceMillis`; pushes meanwhile are held.
-    func restore(_ roomID: RoomID, from bytes: [UInt8]) {
+    func restore(_ roomID: RoomID, from saved: SavedState) {
         guard registry.room(roomID) == nil else { return }
         let snapshot: RoomSnapshot
-        do { snapshot = try RoomSnapshot(json: bytes) } catch {
+        do { snapshot = try RoomSnapshot(json: saved.bytes) } catch {
             logger.error(
                 "cluster: a room's saved state cannot be read",
                 metadata: ["room": "\(roomID)", "error": "\(error)"]
@@ -46,10 +46,13 @@ extension ClusterRouter {
         let grace = max(Int64(registry.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
         guard let room = registry.restore(snapshot, graceMillis: grace) else { return }
         for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes() }
-        states.restored(roomID, from: bytes)
+        states.restored(roomID, from: saved)
         logger.notice(
             "cluster: room taken over from its saved state",
-            metadata: ["room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)"]
+            metadata: [
+                "room": "\(roomID)", "peers": "\(room.peerCount)", "session": "\(room.sessionID)",
+                "bytes": "\(saved.bytes.count)",
+            ]
         )
     }
 

@@ -29,6 +29,8 @@ final class ServerMetrics: Sendable {
     let pollVotes: Metrics.Counter
     /// Pushes discarded by test mode's `drop` fault (PROTOCOL.md section 25).
     let testPushesDropped: Metrics.Counter
+    /// Bytes of rooms' saved state written to the bus (chunks and manifests, docs/CLUSTER.md).
+    let clusterStateBytes: Metrics.Counter
     /// The audience feed (PROTOCOL.md section 24): bodies built from a room's
     /// record, answers from the cache, and the cache's size.
     let feedBodiesBuilt: Metrics.Counter
@@ -64,6 +66,7 @@ final class ServerMetrics: Sendable {
             }
         )
         pushes = Metrics.Counter(label: "roomd_pushes_total", factory: factory)
+        clusterStateBytes = Metrics.Counter(label: "roomd_cluster_state_bytes_total", factory: factory)
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
