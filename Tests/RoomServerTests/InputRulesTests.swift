@@ -178,6 +178,65 @@ import Testing
         #expect(try await stage.host.closeCode() == 4001)
     }
 
+    // MARK: replay (item 8)
+
+    /// A journal `roomd replay` cannot check (a push to a peer that never
+    /// joined, a call of one, a line that is not an object, a line of no
+    /// known kind, a truncated journal) is exit 2 naming the line; the
+    /// journal as written still replays (exit 0).
+    @Test func replayRefusesAJournalItCannotCheckAndNamesTheLine() async throws {
+        let original = try await TestModeTests.manual(seed: 21)
+        let (host, _) = try await original.join("h", as: "host", room: "show")
+        let (guest, _) = try await original.join("g", as: "guest", room: "show")
+        _ = try await host.call("broadcast", ["info": ["message": "hi"]])
+        _ = try await guest.call("ping")
+        let journal = try await httpText(
+            "GET",
+            original,
+            "/v2/test/journal?room_id=show",
+            token: original.managementToken()
+        ).text
+        let lines = journal.split(separator: "\n").map(String.init)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("roomd-replay-\(UUID())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let secret = dir.appendingPathComponent("secret")
+        try Data(Daemon.defaultSecret).write(to: secret)
+        func replay(_ name: String, _ lines: [String]) async throws -> (status: Int32, out: String, err: String) {
+            let file = dir.appendingPathComponent(name)
+            try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+            let daemon = try await TestModeTests.manual(seed: 21)
+            let (binary, url, secretPath) = (Daemon.binary, daemon.url, secret.path)
+            return try await onThread {
+                try runCommand(
+                    binary,
+                    ["replay", file.path, "--against", url, "--secret-file", secretPath],
+                    timeout: 30
+                )
+            }
+        }
+        let same = try await replay("same.jsonl", lines)
+        #expect(same.status == 0 && same.out.contains("every push matched"), "\(same)")
+        let t = #""t":1767225600000"#
+        let bad: [(String, String, String)] = [
+            ("ghost", #"{\#(t),"kind":"push","to":["ghost"],"method":"on-broadcast","params":{}}"#, "never joined"),
+            ("call", #"{\#(t),"kind":"call","peer_id":"ghost","id":9,"method":"ping","params":{}}"#, "never joined"),
+            ("array", #"[1,2,3]"#, "not a JSON object"),
+            ("number", #"42"#, "not a JSON object"),
+            ("kind", #"{\#(t),"kind":"gossip"}"#, "kind"),
+            ("truncated", #"{"kind":"truncated","lines_dropped":7}"#, "truncated"),
+        ]
+        for (name, line, why) in bad {
+            let at = lines.count / 2
+            var edited = lines
+            edited.insert(line, at: at)
+            let result = try await replay("\(name).jsonl", edited)
+            #expect(result.status == 2, "\(name): \(result)")
+            #expect(result.err.contains("\(name).jsonl:\(at + 1): "), "\(name): \(result.err)")
+            #expect(result.err.contains(why), "\(name): \(result.err)")
+        }
+    }
+
     static func failure(
         _ client: RoomClient,
         _ method: String,
