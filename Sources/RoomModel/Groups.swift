@@ -18,6 +18,7 @@ extension RoomRegistry {
         if case .peer(let caller) = initiator {
             if caller === target {
                 try caller.requireUnrestricted("group-join")
+                try checkChatBan(caller, now: clock.nowMillis())  // a chat ban stops joining groups (40302)
             } else {
                 try requirePermission(initiator, \.changeRole, "changeRole")
             }

@@ -87,6 +87,7 @@ extension RoomRegistry {
         guard let target = room.peer(targetID) else {
             throw RoomError(.peerNotFound, "requested_for: peer \"\(targetID)\" is not in the room")
         }
+        try checkRank(initiator, over: [target], "peer-leave-request")
         var effects = Effects()
         effects.send(.peerLeaveRequest(requestedBy: initiator, reason: reason, roomEnd: false), to: [target])
         effects.disconnects.append(Disconnect(peer: target, reason: .removed))

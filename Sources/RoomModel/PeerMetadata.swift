@@ -12,6 +12,11 @@ extension RoomRegistry {
     {
         if initiator == nil { try peer.requireUnrestricted("peer-update") }
         try checkMetadata(name: name, data: data)
+        if initiator == nil {
+            // The peer's own update: a chat ban stops it, and the word filter reads its name (40302).
+            if name != nil || data != nil { try checkChatBan(peer, now: clock.nowMillis()) }
+            if let name { try checkName(name) }
+        }
         var changed: [PeerField] = []
         if let name, name != peer.name {
             peer.name = name

@@ -40,6 +40,7 @@ struct Replay: ParsableCommand {
                 fail("\(file):\(index + 1): not JSON (\(error))")
             }
         }
+        if let (number, why) = Self.unchecked(lines) { fail("\(file):\(number): \(why)") }
         guard let base = Self.httpBase(of: against) else {
             fail("--against: expected ws://HOST:PORT/ws, got \(against)")
         }
@@ -56,6 +57,59 @@ struct Replay: ParsableCommand {
         done.wait()
         let code = status.withLock { $0 }
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The first line the replay cannot check, and why (exit 2 before
+    /// anything is played): a line that is not an object or of no known
+    /// kind, a call or push without what it needs, a call of a peer or a
+    /// push to a peer that never joined in the journal (a join line whose
+    /// answer named it, before it), and a truncated journal (what followed
+    /// the dropped lines cannot be compared).
+    static func unchecked(_ lines: [(number: Int, json: JSON)]) -> (number: Int, why: String)? {
+        var joined: Set<String> = []
+        for (index, entry) in lines.enumerated() {
+            let line = entry.json
+            guard case .object = line else { return (entry.number, "not a JSON object (\(line.typeName))") }
+            switch line["kind"]?.stringValue {
+            case "call":
+                guard let method = line["method"]?.stringValue else { return (entry.number, "a call without a method") }
+                if method == "join", line["peer_id"] == .null {
+                    let answer = lines[(index + 1)...].first { answer in
+                        answer.json["kind"] == "answer" && answer.json["id"] == line["id"]
+                            && answer.json["result"]?["peer"] != nil
+                    }
+                    if let id = answer?.json["result"]?["peer"]?["peer_id"]?.stringValue { joined.insert(id) }
+                } else if let peer = line["peer_id"]?.stringValue {
+                    if !joined.contains(peer) {
+                        return (entry.number, "a call of peer \(peer), who never joined in this journal")
+                    }
+                } else {
+                    return (entry.number, "a \(method) call without a peer_id (only a join has none)")
+                }
+            case "push":
+                guard let to = line["to"]?.arrayValue, line["method"]?.stringValue != nil else {
+                    return (entry.number, "a push without its recipients (to) or method")
+                }
+                for recipient in to {
+                    guard let id = recipient.stringValue else {
+                        return (entry.number, "a push to \(recipient.text): not a peer id")
+                    }
+                    if !joined.contains(id) {
+                        return (entry.number, "a push to peer \(id), who never joined in this journal")
+                    }
+                }
+            case "answer", "webhook":
+                continue
+            case "truncated":
+                let dropped = line["lines_dropped"]?.text ?? "some"
+                return (entry.number, "the journal was truncated (\(dropped) lines dropped): it cannot be checked")
+            case let kind?:
+                return (entry.number, "unknown kind \"\(kind)\"")
+            case nil:
+                return (entry.number, "no kind")
+            }
+        }
+        return nil
     }
 
     /// `ws://HOST:PORT/…` → `http://HOST:PORT`.

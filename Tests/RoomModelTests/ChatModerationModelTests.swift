@@ -156,11 +156,11 @@ import Testing
         let filter = WordFilter(["darn", "фигня", "straße", "café", "x2"])
         for text in [
             "darn", "DARN it", "well,darn!", "a-darn-b", "ФиГнЯ", "Straße", "STRASSE is not straße? straße",
-            "CAFÉ", "cafe\u{301}", "x2", "(x2)",
+            "CAFÉ", "cafe\u{301}", "x2", "(x2)", "d a r n",
         ] {
             #expect(filter.matches(text), "\(text)")
         }
-        for text in ["", "darning", "undarn", "darn2", "d a r n", "фигнями", "strasse", "cafe", "x22", "x_2x"] {
+        for text in ["", "darning", "undarn", "darn2", "d a r n s", "фигнями", "strasse", "cafe", "x22", "x_2x"] {
             #expect(!filter.matches(text), "\(text)")
         }
         #expect(!WordFilter([]).matches("anything"))
@@ -170,6 +170,28 @@ import Testing
         #expect(!many.matches(text))
         #expect(many.matches(text + "WORD999"))
         #expect(many.matches("word0 " + text))
+    }
+
+    /// Each trick of issue 34 against the same words, and what must still pass.
+    @Test func theWordFilterNormalisesBeforeItCompares() {
+        let filter = WordFilter(["darn", "ass", "фигня", "ｗｉｄｅ"])
+        let tricks = [
+            "ｄａｒｎ", "ＤＡＲＮ", "𝐝𝐚𝐫𝐧", "ⓓⓐⓡⓝ", "da\u{200B}rn", "d\u{200C}a\u{200D}rn", "da\u{00AD}rn", "\u{FEFF}darn",
+            "d\u{2060}arn", "dar\u{FE0F}n", "d\u{0430}rn", "D\u{0410}RN", "d\u{03B1}rn", "\u{0391}SS",
+            "\u{0430}\u{0455}\u{0455}",
+            "d.a.r.n", "d a r n", "d_a_r_n", "d-a-r-n", "so d . a _ r - n !", "d🙂a🙂r🙂n", "da.rn", "d\u{3000}a r n",
+            "ФИГНЯ", "Ф И Г Н Я", "wide", "W I D E",
+        ]
+        for text in tricks { #expect(filter.matches(text), "\(text)") }
+        let clean = [
+            "class", "c l a s s", "c.l.a.s.s", "classy glass, bass and brass", "a s s e t s", "a.s.s.e.t", "pass-word",
+            "m.a.s.s", "I was a sad b a n d", "ＣＬＡＳＳ", "d a r n s", "x d a r n", "darning", "нет", "ассистент",
+            "da rn", "dar n",
+        ]
+        for text in clean { #expect(!filter.matches(text), "\(text)") }
+        // A word or a run longer than any blocked word is cut, not kept.
+        #expect(!filter.matches(String(repeating: "d.", count: 10_000)))
+        #expect(filter.matches(String(repeating: "x", count: 10_000) + " darn"))
     }
 
     // MARK: the snapshot

@@ -60,6 +60,7 @@ extension RoomRegistry {
         if case .peer(let caller) = initiator, caller.userID == userID {
             throw .invalidParams("user_id: a peer cannot ban its own user")
         }
+        try checkRank(initiator, over: room.peersInJoinOrder.lazy.filter { $0.userID == userID }, "peer-ban")
         let now = clock.nowMillis()
         let until = durationSeconds.map { now + Int64($0) * 1000 }
         let by = ActorRef(initiator)
@@ -107,6 +108,7 @@ extension RoomRegistry {
         durationSeconds: Int?
     ) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
+        try checkRank(initiator, over: room.peersInJoinOrder.lazy.filter { $0.userID == userID }, "chat-ban")
         let now = clock.nowMillis()
         var deliveries = endChatBans(in: room, now: now)  // expired ones free their place (and are told so)
         let until = durationSeconds.map { now + Int64($0) * 1000 }
@@ -240,11 +242,45 @@ extension RoomRegistry {
         }
     }
 
-    private func checkChatBan(_ sender: Peer, now: Int64) throws(RoomError) {
+    /// 40302 while `sender`'s user is chat-banned: every `broadcast`,
+    /// `question-add` and `report`, and its own `peer-update` and `group-join`.
+    func checkChatBan(_ sender: Peer, now: Int64) throws(RoomError) {
         if let ban = sender.room.chatControls.chatBan(of: sender.userID, now: now) {
             let until = ban.until.map { " until \($0)" } ?? ""
             throw RoomError(.chatClosed, "chat-banned in this room\(until)")
         }
+    }
+
+    /// `join`'s `name` param and a peer's own `peer-update` name: the word filter (40302).
+    public func checkName(_ name: String) throws(RoomError) {
+        if wordFilter.matches(name) {
+            throw RoomError(.chatClosed, "name: refused by settings.chat.blocked_words")
+        }
+    }
+
+    // MARK: rank
+
+    /// The rank rule (PROTOCOL.md, choices): a peer may not ban, remove or
+    /// chat-ban a peer whose role ranks above its own, that is has a lower
+    /// `priority` (1 is the highest), when that role moderates (it has
+    /// `removeOthers` or `moderateChat`). Peers of roles that do not
+    /// moderate, and peers of the same priority, are anyone's to moderate;
+    /// the operator (REST, the server) is not ranked. A ban by `user_id`
+    /// looks at that user's peers in the room (none: a ban ahead, allowed).
+    func checkRank(_ initiator: Initiator, over targets: some Sequence<Peer>, _ method: String) throws(RoomError) {
+        guard case .peer(let caller) = initiator else { return }
+        for target in targets where Self.outranks(target.role, caller.role) {
+            throw RoomError(
+                .permissionDenied,
+                "\(method): peer \"\(target.id)\" of role \(target.role.name) (priority \(target.role.priority)) "
+                    + "ranks above role \(caller.role.name) (priority \(caller.role.priority))"
+            )
+        }
+    }
+
+    /// Whether a peer of `role` is out of reach of a peer of `other`.
+    static func outranks(_ role: Role, _ other: Role) -> Bool {
+        role.priority < other.priority && (role.permissions.removeOthers || role.permissions.moderateChat)
     }
 
     // MARK: reports

@@ -25,6 +25,7 @@ extension Dispatcher {
         let grace = peerID == nil ? 0 : Double(registry.settings.room.reconnectGraceS)
         let grant = try verifier.verifyApp(token, expiredGrace: grace)
         try homes.admitJoin(grant.roomID)  // a cluster serves a room on its home node only
+        if let name { try registry.checkName(name) }  // the name param is the user's word: filtered (40302)
         let outcome = try registry.join(
             JoinRequest(
                 roomID: grant.roomID,

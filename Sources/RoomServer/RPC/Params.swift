@@ -107,10 +107,30 @@ extension Params {
 
     func requiredPeerID(_ key: String) throws(RoomError) -> PeerID { PeerID(try requiredString(key)) }
 
-    /// A user's id (`user_id`): any string, as tokens name users.
-    func userID(_ key: String) throws(RoomError) -> UserID? { try string(key).map(UserID.init) }
+    /// A user's id (`user_id`): any string of at most 256 bytes (UTF-8), as
+    /// `join` takes it from a token's claim; a longer one is 41300 naming the
+    /// field, like the claim's (every call and REST body that names a user).
+    func userID(_ key: String) throws(RoomError) -> UserID? {
+        guard let value = try string(key) else { return nil }
+        try checkUserID(key, value)
+        return UserID(value)
+    }
 
-    func requiredUserID(_ key: String) throws(RoomError) -> UserID { UserID(try requiredString(key)) }
+    func requiredUserID(_ key: String) throws(RoomError) -> UserID {
+        let value = try requiredString(key)
+        try checkUserID(key, value)
+        return UserID(value)
+    }
+
+    private func checkUserID(_ key: String, _ value: String) throws(RoomError) {
+        let size = value.utf8.count
+        if size > TokenMinter.maxUserIDBytes {
+            throw RoomError(
+                .tooLarge,
+                "\(name(key)): \(size) bytes is over the limit of \(TokenMinter.maxUserIDBytes)"
+            )
+        }
+    }
 
     /// One of an enum's raw values.
     func choice<T: RawRepresentable & CaseIterable>(
