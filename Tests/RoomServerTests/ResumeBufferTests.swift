@@ -44,7 +44,9 @@ import Testing
         let poll = try await PollTests.makePoll(
             host,
             ["title": "p", "type": "poll"],
-            questions: [["question": ["text": "a or b?", "type": "single-choice"], "options": [["text": "a"], ["text": "b"]]]]
+            questions: [
+                ["question": ["text": "a or b?", "type": "single-choice"], "options": [["text": "a"], ["text": "b"]]]
+            ]
         )
         var voters: [RoomClient] = []
         for index in 0..<6 { voters.append(try await daemon.join("x\(index)", as: "viewer").client) }
@@ -67,7 +69,10 @@ import Testing
             _ = try await ReactionTests.batch(host, texts.map(Self.chat))
             _ = try await ReactionTests.batch(
                 host,
-                [ReactionTests.tap("stream", "fire", tick + 1), ReactionTests.tap("contestant:c\(tick % 3)", "clap", 2)]
+                [
+                    ReactionTests.tap("stream", "fire", tick + 1),
+                    ReactionTests.tap("contestant:c\(tick % 3)", "clap", 2),
+                ]
             )
             if tick % 2 == 0 {
                 _ = try await guest.call("react", ["target": .string(target), "type": "love"])
