@@ -189,6 +189,75 @@ import Testing
         withExtendedLifetime((leaver, stayer, voters)) {}
     }
 
+    /// The pushes a resumed peer gets, up to a broadcast "after" sent now by `sender`.
+    static func replayed(to again: RoomClient, sender: RoomClient) async throws -> [JSON] {
+        _ = try await sender.call("broadcast", ["info": ["message": "after"]])
+        var pushes: [JSON] = []
+        while true {
+            let push = try await again.nextMessage()
+            guard push["method"] != nil else { continue }
+            if push["method"] == "on-broadcast", push["params"]?["info"]?["message"] == "after" { return pushes }
+            pushes.append(push)
+        }
+    }
+
+    /// A held `on-reactions` forgets what a deletion or a clear made moot
+    /// (the room pushes no count for those): after `message-delete` of one
+    /// message and `chat-clear`, the one merged push has the stream's newest
+    /// total alone, after the deletion and the clear.
+    @Test func heldReactionsForgetDeletedAndClearedMessages() async throws {
+        let daemon = try await TestModeTests.manualEverywhere(settings: #"{"room":{"reconnect_grace_s":3600}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, joined) = try await daemon.join("v", as: "viewer")
+        let viewerID = try #require(joined["peer"]?["peer_id"])
+        let first = try await ReactionTests.say(host, "first")
+        let second = try await ReactionTests.say(host, "second")
+        _ = try await viewer.next("on-broadcast")
+        _ = try await viewer.next("on-broadcast")
+        await viewer.abort()
+        try await daemon.waitForGraces()
+        for target in [first, second] { _ = try await host.call("react", ["target": .string(target), "type": "love"]) }
+        _ = try await host.call("react", ["target": "stream", "type": "like"])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        _ = try await host.call("message-delete", ["message_id": .string(first)])
+        _ = try await host.call("react", ["target": "stream", "type": "like"])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        _ = try await host.call("chat-clear")
+        _ = try await host.call("react", ["target": "stream", "type": "like"])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+
+        let (again, resumed) = try await Self.resume(daemon, user: "v", role: "viewer", peerID: viewerID)
+        #expect(resumed["resumed"] == true)
+        let pushes = try await Self.replayed(to: again, sender: host)
+        #expect(
+            pushes.compactMap { $0["method"]?.stringValue } == ["on-message-delete", "on-chat-clear", "on-reactions"]
+        )
+        #expect(pushes.last?["params"]?["counts"] == [["target": "stream", "type": "like", "total": 3]])
+    }
+
+    /// A peer that was shown no speakers when its grace began, and whose
+    /// held lists end empty, gets no `active-speakers` at all: the lists
+    /// cancel out (never an empty list to a peer that has none, section 7).
+    @Test func heldSpeakerListsThatEndEmptyCancelOut() async throws {
+        let daemon = try await TestModeTests.manualEverywhere(settings: #"{"room":{"reconnect_grace_s":3600}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, joined) = try await daemon.join("v", as: "viewer")
+        let viewerID = try #require(joined["peer"]?["peer_id"])
+        _ = try await host.call("track-add", ["track_id": "h-mic", "type": "audio"])
+        _ = try await viewer.next("on-track-add")
+        await viewer.abort()
+        try await daemon.waitForGraces()
+        _ = try await host.call("audio-level", ["levels": [["track_id": "h-mic", "level": 80]]])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        _ = try await host.next("active-speakers", where: { $0["speaker-list"]?.arrayValue?.count == 1 })
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        _ = try await host.next("active-speakers", where: { $0["speaker-list"] == [] })
+
+        let (again, resumed) = try await Self.resume(daemon, user: "v", role: "viewer", peerID: viewerID)
+        #expect(resumed["resumed"] == true)
+        #expect(try await Self.replayed(to: again, sender: host).isEmpty)
+    }
+
     /// The budget is bytes: 14 messages of 4 KiB (~60 KiB) stay within a
     /// 64-KiB `resume_buffer_bytes` after 200 ticks of reactions (merged:
     /// one push), two more end the grace at once: the others see the
