@@ -360,4 +360,39 @@ import Testing
         #expect(reactions.first?["params"]?["counts"] == [["target": "stream", "type": "fire", "total": 12]])
         withExtendedLifetime(viewer) {}
     }
+
+    /// The room's home is killed: the node that takes the room over holds
+    /// the pushes of every restored peer with the same budget. The dead
+    /// node's viewer resumes through a third node after 300 messages.
+    @Test func aTakenOverRoomHoldsTheDeadHomesPeersPushesByBytes() async throws {
+        let cluster = try await ClusterRoutingTests.Cluster(
+            settings: """
+                {"room":{"reconnect_grace_s":120},"limits":{"messages_per_second":10000,"message_burst":10000}}
+                """
+        )
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (viewer, viewerID) = try await cluster.join("v", as: "viewer", on: 0)
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        try await cluster.waitUntilSaved(containing: #""user_id":"g""#)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
+        // Answered once the room is taken over (a read: no retry pushes twice).
+        _ = try await ClusterRoutingTests.eventually(guest, "reactions-get", ["targets": ["stream"]], within: 20)
+        for round in 0..<12 {
+            _ = try await ReactionTests.batch(guest, (0..<25).map { ResumeBufferTests.chat("c\(round * 25 + $0)") })
+        }
+        let again = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(cluster.nodes[2].port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
+        let token = try cluster.nodes[2].token(user: "v", role: "viewer")
+        let resumed = try await again.call("join", ["token": .string(token), "peer_id": .string(viewerID)])
+        #expect(resumed["resumed"] == true, "the grace held: \(resumed)")
+        let pushes = try await ResumeBufferTests.replayed(to: again, sender: guest)
+        let chat = pushes.filter { $0["method"] == "on-broadcast" }.compactMap {
+            $0["params"]?["info"]?["message"]?.stringValue
+        }
+        #expect(chat == (0..<300).map { "c\($0)" }, "every message, in order")
+        withExtendedLifetime((host, viewer)) {}
+    }
 }
