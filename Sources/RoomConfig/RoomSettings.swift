@@ -18,6 +18,11 @@ public struct RoomSettings: Sendable, Equatable {
     /// `token_refresh_s`, 0...86400 (1.2, section 23): a peer whose token
     /// expires sooner than this gets `on-token-expiring`; 0 never warns.
     public var tokenRefreshS: Int = 300
+    /// `resume_buffer_bytes`, 64 KiB...64 MiB (1.3, section 29): the encoded
+    /// pushes held for a peer in its reconnect grace; more ends the grace.
+    public var resumeBufferBytes: Int = 1_048_576
+    /// The range of `resume_buffer_bytes`.
+    public static let resumeBufferRange = 65_536...67_108_864
 
     public init(
         autoCreate: Bool = true,
@@ -27,7 +32,8 @@ public struct RoomSettings: Sendable, Equatable {
         largeRoomThreshold: Int = 1000,
         roomStateIntervalMs: Int = 2000,
         emptyTimeoutS: Int = 0,
-        tokenRefreshS: Int = 300
+        tokenRefreshS: Int = 300,
+        resumeBufferBytes: Int = 1_048_576
     ) {
         self.autoCreate = autoCreate
         self.predefined = predefined
@@ -37,6 +43,7 @@ public struct RoomSettings: Sendable, Equatable {
         self.roomStateIntervalMs = roomStateIntervalMs
         self.emptyTimeoutS = emptyTimeoutS
         self.tokenRefreshS = tokenRefreshS
+        self.resumeBufferBytes = resumeBufferBytes
     }
 }
 
@@ -54,5 +61,6 @@ extension RoomSettings {
         roomStateIntervalMs = try c.int("room_state_interval_ms", default: roomStateIntervalMs, atLeast: 1)
         emptyTimeoutS = try c.int("empty_timeout_s", default: emptyTimeoutS, in: 0...86400)
         tokenRefreshS = try c.int("token_refresh_s", default: tokenRefreshS, in: 0...86400)
+        resumeBufferBytes = try c.int("resume_buffer_bytes", default: resumeBufferBytes, in: Self.resumeBufferRange)
     }
 }

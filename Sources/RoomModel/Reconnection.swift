@@ -11,4 +11,11 @@ extension RoomRegistry {
         beginGrace(peer, until: clock.nowMillis() + Int64(grace) * 1000)
         return true
     }
+
+    /// Whether `peer` was last sent a non-empty `active-speakers` list: a
+    /// peer entering its grace keeps it, so that its held pushes never end
+    /// with an empty list it does not need (PROTOCOL.md sections 7 and 29).
+    public func speakersShown(to peer: Peer) -> Bool {
+        peer.room.speakers.showsSpeakers(to: peer)
+    }
 }

@@ -43,6 +43,11 @@ struct SpeakerState {
 
     mutating func forget(trackID: String) { levels.removeValue(forKey: trackID) }
 
+    /// Whether the list `peer` was last sent is not empty (nothing sent counts as empty).
+    func showsSpeakers(to peer: Peer) -> Bool {
+        !(personal[ObjectIdentifier(peer)]?.last ?? roleLists[peer.role.name] ?? []).isEmpty
+    }
+
     /// One tick of `room` (whose state this is): the lists that changed, to
     /// the peers whose list changed.
     mutating func tick(_ room: Room, template: RoleTemplate, config: ActiveSpeakerSettings) -> [Delivery] {

@@ -123,6 +123,7 @@ private func settings(_ section: String, _ body: String) -> String {
                     roomStateIntervalMs: 2000
                 )
         )
+        #expect(s.room.resumeBufferBytes == 1_048_576, "1 MiB (1.3, section 29)")
         #expect(s.activeSpeakers == ActiveSpeakerSettings(intervalMs: 1000, threshold: 35, maxSpeakers: 5))
         #expect(s.roleChange.requestTTLS == 60)
         #expect(
@@ -261,6 +262,14 @@ private func settings(_ section: String, _ body: String) -> String {
         (
             settings("room", #"{"token_refresh_s":-1}"#),
             "settings.room.token_refresh_s: must be between 0 and 86400, got -1"
+        ),
+        (
+            settings("room", #"{"resume_buffer_bytes":65535}"#),
+            "settings.room.resume_buffer_bytes: must be between 65536 and 67108864, got 65535"
+        ),
+        (
+            settings("room", #"{"resume_buffer_bytes":67108865}"#),
+            "settings.room.resume_buffer_bytes: must be between 65536 and 67108864, got 67108865"
         ),
         (
             settings("room", #"{"large_room_threshold":0}"#),

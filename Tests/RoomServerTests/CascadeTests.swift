@@ -4,9 +4,10 @@ import RoomWire
 import Testing
 
 /// A cascade whose length a client controls must not grow the daemon's
-/// stack: many peers of one room in their reconnect grace at the held-push
-/// limit all leave at once on the next push, and each leave is one more
-/// push to the others. (It crashed roomd when it was recursive.)
+/// stack: many peers of one room in their reconnect grace near their held
+/// bytes' budget (`resume_buffer_bytes`) all leave at once on the next push,
+/// and each leave is one more push to the others. (It crashed roomd when it
+/// was recursive.)
 @Suite struct CascadeTests {
     @Test func everyGraceEndingAtOnceIsOneIterativeCascade() async throws {
         let peers = 300
@@ -14,7 +15,8 @@ import Testing
         // as the room crash at this size; an iterative cascade does not care.
         let daemon = try await Daemon.start(
             settings:
-                #"{"room":{"reconnect_grace_s":60,"large_room_threshold":100000},"limits":{"messages_per_second":10000,"message_burst":10000}}"#,
+                #"{"room":{"reconnect_grace_s":60,"large_room_threshold":100000,"resume_buffer_bytes":65536},"#
+                + #""limits":{"messages_per_second":10000,"message_burst":10000,"max_chat_bytes":65536}}"#,
             limits: ["-s 256"]
         )
         let (host, _) = try await daemon.join("h", as: "host")
@@ -33,10 +35,15 @@ import Testing
         _ = host.drain()
         // Generous timeouts: under CI's load (every suite starting at once) a call here once
         // took over 5 s; what the test asserts is that the cascade ends, not how fast.
-        for index in 0..<256 {  // the held-push limit, reached by every viewer together
-            _ = try await host.call("broadcast", ["info": ["message": .string("m\(index)")]], timeout: .seconds(30))
-        }
-        _ = try await host.call("broadcast", ["info": ["message": "one too many"]], timeout: .seconds(30))
+        // ~40 KB held by every viewer together (within 64 KiB), then ~40 KB more: past it.
+        let text = String(repeating: "x", count: 40_000)
+        _ = try await host.call("broadcast", ["info": ["message": .string(text)]], timeout: .seconds(30))
+        #expect(await host.expectSilence(for: .milliseconds(300)).allSatisfy { $0["method"] != "on-peer-leave" })
+        _ = try await host.call(
+            "broadcast",
+            ["info": ["message": .string("one too many" + text)]],
+            timeout: .seconds(30)
+        )
         var left = Set<String>()
         while left.count < peers {
             let push = try await host.next("on-peer-leave", timeout: .seconds(30))

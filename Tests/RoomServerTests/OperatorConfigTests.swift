@@ -4,7 +4,7 @@ import Testing
 /// `settings.hls` and `settings.webhooks` as an operator meets them: a bad
 /// value stops roomd before it listens, exit 2, one `PATH: PROBLEM` line.
 @Suite struct OperatorConfigTests {
-    private func run(_ settings: String, checkOnly: Bool) throws -> (status: Int32, out: String, err: String) {
+    static func run(_ settings: String, checkOnly: Bool) throws -> (status: Int32, out: String, err: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "roomd-config-\(UUID().uuidString)"
         )
@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func aWebhookURLThatDoesNotParseStopsTheDaemon() throws {
-        let serve = try run(#"{"webhooks":{"url":"htp:/backend"}}"#, checkOnly: false)
+        let serve = try Self.run(#"{"webhooks":{"url":"htp:/backend"}}"#, checkOnly: false)
         #expect(serve.status == 2)
         #expect(
             serve.err.split(separator: "\n").contains(
@@ -28,14 +28,14 @@ import Testing
             )
         )
         #expect(serve.out.isEmpty, "it never listened")
-        let check = try run(#"{"webhooks":{"url":"http://backend/","events":["peer.join"]}}"#, checkOnly: true)
+        let check = try Self.run(#"{"webhooks":{"url":"http://backend/","events":["peer.join"]}}"#, checkOnly: true)
         #expect(check.status == 2)
         #expect(check.err.contains(#"settings.webhooks.events[0]: unknown event "peer.join""#))
-        let hls = try run(#"{"hls":{"playlist_url":"no slash"}}"#, checkOnly: true)
+        let hls = try Self.run(#"{"hls":{"playlist_url":"no slash"}}"#, checkOnly: true)
         #expect(hls.status == 2)
         #expect(hls.err.contains("settings.hls.playlist_url: "))
         #expect(
-            try run(#"{"webhooks":{"url":"http://127.0.0.1:9/hooks"},"hls":{"max_live_cues":5}}"#, checkOnly: true)
+            try Self.run(#"{"webhooks":{"url":"http://127.0.0.1:9/hooks"},"hls":{"max_live_cues":5}}"#, checkOnly: true)
                 .status == 0
         )
     }

@@ -45,7 +45,10 @@ extension ClusterRouter {
         }
         let grace = max(Int64(registry.settings.room.reconnectGraceS) * 1000, Self.takeoverGraceMillis)
         guard let room = registry.restore(snapshot, graceMillis: grace) else { return }
-        for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes() }
+        // What the peers were shown of the speakers is not saved: an empty
+        // list ending a grace goes to them (speakersShown).
+        let budget = registry.settings.room.resumeBufferBytes
+        for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes(budget: budget, speakersShown: true) }
         states.restored(roomID, from: saved)
         logger.notice(
             "cluster: room taken over from its saved state",

@@ -5,7 +5,7 @@ import RoomModel
 /// writer wins, and acts on it once the response is queued.
 struct AfterReply {
     /// A resume's held pushes, queued right after the response (bounded by
-    /// `HeldPushes.limit`, so not counted against `max_outbound_bytes`).
+    /// `resume_buffer_bytes`, so not counted against `max_outbound_bytes`).
     var replay: [Frame]?
     /// Close the caller's connection with this code once it is answered
     /// (`leave`: 1000; a change that disconnects the caller: 4001/4002).

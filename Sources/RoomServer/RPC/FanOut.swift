@@ -102,7 +102,12 @@ package final class FanOut {
             metrics.pushes.increment(by: delivery.recipientCount)
             journal?.push(frame, to: delivery.recipients)  // test mode only
             if testFaults?.isActive == true {  // test mode with a fault on: the cold path
-                deliverWithFaults(frame, to: delivery.recipients, dropped: &dropped, overflowing: &overflowing)
+                deliverWithFaults(
+                    HeldPush(delivery.push, frame: frame),
+                    to: delivery.recipients,
+                    dropped: &dropped,
+                    overflowing: &overflowing
+                )
                 continue
             }
             // No per-push recipient array, and no reference counting per
@@ -113,6 +118,7 @@ package final class FanOut {
             // (docs/BENCHMARKS.md, levers). The endpoint's type is its `kind`:
             // a switch, no dynamic cast.
             let excluded = delivery.excluded.map { ObjectIdentifier($0) }
+            var held: HeldPush?  // made at the first held recipient: merges are shared (HeldMerge.swift)
             delivery.audience.withUnsafeBufferPointer { audience in
                 for index in audience.indices {
                     unowned(unsafe) let peer = audience[index]
@@ -124,7 +130,9 @@ package final class FanOut {
                             let connection = unsafeDowncast(endpoint, to: Connection.self)
                             if !connection.enqueue(frame), connection.isDroppedAsSlow { dropped.append(connection) }
                         case .held:
-                            if !unsafeDowncast(endpoint, to: HeldPushes.self).hold(frame) { overflowing.append(peer) }
+                            let push = held ?? HeldPush(delivery.push, frame: frame)
+                            held = push
+                            if !unsafeDowncast(endpoint, to: HeldPushes.self).hold(push) { overflowing.append(peer) }
                         }
                     }
                 }
@@ -135,7 +143,7 @@ package final class FanOut {
         // graces ending together); its room may be gone: skip it.
         for peer in overflowing where !peer.hasLeft && peer.endpoint?.kind == .held {
             logger.info(
-                "reconnect grace ended: too many held pushes",
+                "reconnect grace ended: its held pushes passed resume_buffer_bytes",
                 metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]
             )
             peer.endpoint = nil
@@ -147,11 +155,12 @@ package final class FanOut {
     /// with a fault gets the push through it (`drop`, `delay`). Kept apart so
     /// that the hot loop has no per-recipient test-mode check.
     private func deliverWithFaults(
-        _ frame: Frame,
+        _ push: HeldPush,
         to recipients: [Peer],
         dropped: inout [Connection],
         overflowing: inout [Peer]
     ) {
+        let frame = push.frame
         for peer in recipients {
             if let connection = peer.endpoint?.connection {
                 switch connection.fault == nil
@@ -161,7 +170,7 @@ package final class FanOut {
                 case .refused where connection.isDroppedAsSlow: dropped.append(connection)
                 default: break
                 }
-            } else if let held = peer.endpoint?.held, !held.hold(frame) {
+            } else if let held = peer.endpoint?.held, !held.hold(push) {
                 overflowing.append(peer)
             }
         }
@@ -183,7 +192,10 @@ package final class FanOut {
         homes.touch(peer.room.id)
         connection.peer = nil
         if registry.startGrace(peer) {
-            peer.endpoint = HeldPushes()
+            peer.endpoint = HeldPushes(
+                budget: registry.settings.room.resumeBufferBytes,
+                speakersShown: registry.speakersShown(to: peer)
+            )
             logger.info(
                 "peer disconnected, in reconnect grace",
                 metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)"]
