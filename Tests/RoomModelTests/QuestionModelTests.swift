@@ -49,7 +49,7 @@ import Testing
         }
         var additions = 0
         while case let batch = push(), !batch.isEmpty {
-            #expect(batch.reduce(0) { $0 + $1.estimatedBytes } <= QuestionBoard.pushBudget)
+            #expect(batch.reduce(4) { $0 + $1.encodedSize + 1 } <= QuestionBoard.pushBudget)
             additions += batch.count
         }
         #expect(additions == 500, "every addition arrived, a budget at a time")
