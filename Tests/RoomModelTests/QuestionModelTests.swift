@@ -49,7 +49,7 @@ import Testing
         }
         var additions = 0
         while case let batch = push(), !batch.isEmpty {
-            #expect(batch.reduce(0) { $0 + $1.estimatedBytes } <= QuestionBoard.pushBudget)
+            #expect(batch.reduce(4) { $0 + $1.encodedSize + 1 } <= QuestionBoard.pushBudget)
             additions += batch.count
         }
         #expect(additions == 500, "every addition arrived, a budget at a time")
@@ -70,6 +70,38 @@ import Testing
         }
         #expect(seen.count == 500 && pushes < 20, "every change within \(pushes) pushes")
         #expect(push().isEmpty, "nothing pending is left")
+    }
+
+    /// The budget counts JSON as written: control characters take 6 bytes
+    /// each, and deleted ids count too (before: raw text, and every id).
+    @Test func aPushCountsEncodedBytesControlCharactersAndRemovedIDsIncluded() throws {
+        var settings = Settings()
+        settings.qa.maxQuestions = 2000
+        let (registry, _) = Fixtures.registry(settings: settings)
+        let guest = try registry.join(Fixtures.request("g", role: "guest")).peer
+        let text = String(repeating: "\u{01}", count: 1000)  // 6,000 bytes as JSON
+        let asked = try (0..<20).map { _ in try registry.addQuestion(by: guest, text: text) }
+        #expect(asked[0].encodedSize > 6000)
+        var pushed = 0
+        while case (let changed, let removed) = guest.room.questions.takeChanges(), !changed.isEmpty {
+            #expect(removed.isEmpty)
+            #expect(4 + changed.reduce(0) { $0 + $1.encodedSize + 1 } <= QuestionBoard.pushBudget)
+            #expect(changed.count == 2, "two of 6 KB fit in 16 KiB")
+            pushed += changed.count
+        }
+        #expect(pushed == 20)
+
+        let more = try (0..<1980).map { n in try registry.addQuestion(by: guest, text: "q\(n)") }
+        _ = guest.room.questions.takeChanges(budget: .max)
+        for question in asked + more { try registry.deleteQuestion(by: guest, question.id) }
+        var ids: [String] = []
+        while case (let changed, let removed) = guest.room.questions.takeChanges(), !removed.isEmpty {
+            #expect(changed.isEmpty)
+            #expect(4 + removed.reduce(0) { $0 + QuestionBoard.encodedSize($1) + 1 } <= QuestionBoard.pushBudget)
+            ids += removed
+        }
+        #expect(ids == (asked + more).map(\.id), "every deletion, in order, a budget at a time")
+        #expect(!guest.room.questions.hasChanges)
     }
 
     @Test func maxQuestionsCountsDeletedOnesAndVotesAreBoundedPerRoom() throws {

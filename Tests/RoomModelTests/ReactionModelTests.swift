@@ -170,6 +170,88 @@ import Testing
         #expect(room.reactions.userEntries == 1)
     }
 
+    /// Dropping a message while thousands of changes wait (a delete, the
+    /// ring's eviction, a clear) takes out its own changes only: the others
+    /// are pushed, in the order they happened, and nothing of the gone ones.
+    @Test func droppingMessagesWithChangesPendingKeepsTheOthersInOrder() throws {
+        let (registry, _) = Self.registry(historySize: 1000)
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        let ids = try (0..<1000).map { n in try Self.say(registry, host, "m\(n)") }
+        for id in ids {
+            _ = try registry.react(host, target: id, type: "like")
+            _ = try registry.react(host, target: id, type: "fire")
+        }
+        _ = try registry.react(host, target: "stream", type: "clap", count: 2)
+        _ = try registry.deleteMessage(ids[500], by: .peer(host), in: room)
+        _ = try Self.say(registry, host, "evicts the oldest")  // ids[0] leaves the ring
+        _ = try registry.unreact(host, target: ids[1], type: "fire")  // back to 0: not pushed
+        #expect(room.reactions.userEntries == 2 * 998 - 1 + 1)
+        #expect(room.reactions.isPending(ids[2]) && !room.reactions.isPending(ids[0]))
+
+        var pushed: [String] = []
+        while case let sent = registry.tickReactions().sent, !sent.isEmpty {
+            #expect(sent.count == 1)
+            pushed += sent[0].push.dropFirst("on-reactions:".count).split(separator: ",").map(String.init)
+        }
+        let expected = ids.enumerated().flatMap { n, id -> [String] in
+            if n == 0 || n == 500 { return [] }
+            return n == 1 ? ["\(id)/like=1"] : ["\(id)/like=1", "\(id)/fire=1"]
+        }
+        #expect(pushed == expected + ["stream/clap=2"])
+
+        // A clear with changes pending: the taps' change only is pushed.
+        for id in ids[600..<700] { _ = try registry.unreact(host, target: id, type: "like") }
+        _ = try registry.react(host, target: "stream", type: "clap")
+        _ = try registry.clearChat(by: .peer(host), in: room)
+        #expect(registry.tickReactions().sent.map(\.push) == ["on-reactions:stream/clap=3"])
+        #expect(room.reactions.userEntries == 1 && !room.reactions.hasPending)
+    }
+
+    /// One push holds at most the budget of encoded counts (at least one),
+    /// and the room stays due with the rest, oldest first.
+    @Test func aPushHoldsAtMostItsBudgetOfEncodedCounts() throws {
+        var reactions = Reactions()
+        let names = (0..<100).map { "contestant:c\($0)" }
+        for name in names { _ = try reactions.add(1, by: UserID("u"), on: ReactionTarget(name)!, type: "like") }
+        let size = Reactions.encodedSize(ReactionCount(target: names[0], type: "like", total: 1))
+        #expect(size == #"{"target":"contestant:c0","type":"like","total":1},"#.utf8.count)
+        let first = reactions.takeChanged(budget: 2 + 10 * size)
+        #expect(first.map(\.target) == Array(names.prefix(10)))
+        #expect(reactions.hasPending)
+        #expect(reactions.takeChanged(budget: 1).map(\.target) == [names[10]], "at least one")
+        #expect(reactions.takeChanged().map(\.target) == Array(names.dropFirst(11)))
+        #expect(!reactions.hasPending && reactions.takeChanged().isEmpty)
+    }
+
+    /// REST's pages: whole targets within the budget, `last` to go on from,
+    /// nil at the end; a `start` that left the history is 40405.
+    @Test func theRestListPagesByTargetFromStart() throws {
+        let (registry, _) = Self.registry()
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        let ids = try (0..<5).map { n in try Self.say(registry, host, "m\(n)") }
+        for id in ids { _ = try registry.react(host, target: id, type: "like") }
+        _ = try registry.react(host, target: "stream", type: "clap")
+        _ = try registry.react(host, target: "contestant:b", type: "clap")
+        _ = try registry.react(host, target: "contestant:a", type: "clap")
+        let all = registry.allReactions(in: room).map(\.target)
+        #expect(all == ["stream", "contestant:a", "contestant:b"] + ids)
+        var start: String? = nil
+        var listed: [String] = []
+        repeat {
+            let page = try registry.reactionsPage(in: room, after: start, budget: 1)  // one target a page
+            #expect(page.counts.count == 1)
+            listed += page.counts.map(\.target)
+            start = page.last
+        } while start != nil
+        #expect(listed == all)
+        #expect(try registry.reactionsPage(in: room, after: ids[4], budget: .max).counts.isEmpty)
+        _ = try registry.deleteMessage(ids[2], by: .peer(host), in: room)
+        #expect(code { _ = try registry.reactionsPage(in: room, after: ids[2], budget: .max) } == .messageNotFound)
+        #expect(try registry.reactionsPage(in: room, after: "contestant:a", budget: .max).counts.count == 1 + 4)
+    }
+
     @Test func reactionsGetListsPairsAboveZeroWithTheCallersOwnCount() throws {
         let (registry, _) = Self.registry()
         let host = try registry.join(Fixtures.request("h", role: "host")).peer
@@ -288,7 +370,7 @@ import Testing
             }
         }
         for type in types { _ = try room.reactions.add(.max / 2, by: "u", on: .stream, type: type) }
-        _ = room.reactions.takeChanged()  // pushed
+        while room.reactions.hasPending { _ = room.reactions.takeChanged() }  // pushed, a budget at a time
         // And many users' counts.
         for n in 0..<20_000 {
             _ = try room.reactions.add(

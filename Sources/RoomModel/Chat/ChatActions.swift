@@ -58,9 +58,10 @@ extension RoomRegistry {
     /// `on-message-pin` with null when something was pinned.
     public func clearChat(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
-        room.feed?.deleted(room.chat.messages.map(\.id), at: clock.nowMillis())
+        let cleared = room.chat.messages.map(\.id)  // O(the history): what the clear removes
+        room.feed?.deleted(cleared, at: clock.nowMillis())
         room.chat.clear()
-        room.reactions.dropMessages()  // taps stay; not pushed: on-chat-clear says it
+        room.reactions.drop(messages: cleared)  // each one's own; taps stay; not pushed: on-chat-clear says it
         let by = ActorRef(initiator)
         let everyone = room.peersInJoinOrder
         var deliveries = [Delivery(.chatClear(clearedBy: by), to: everyone)]

@@ -59,9 +59,9 @@ public struct ChatHistory: Sendable {
         return true
     }
 
-    /// Empties the ring (the pin is left to the caller).
+    /// Empties the ring (the pin is left to the caller): O(the messages it held).
     mutating func clear() {
-        for serial in oldest..<next { slots[serial % capacity] = nil }
+        for serial in serials.values { slots[serial % capacity] = nil }
         serials.removeAll()
         start = next
     }
@@ -91,6 +91,23 @@ public struct ChatHistory: Sendable {
             newestFirst.append(message)
         }
         return (newestFirst.reversed(), more)
+    }
+
+    /// Calls `body` with the messages after `id` (nil: from the oldest),
+    /// oldest first, until it returns false; false when `id` is not in the
+    /// ring. Costs the messages visited, not the history.
+    public func forEach(after id: String?, _ body: (ChatMessage) -> Bool) -> Bool {
+        guard capacity > 0 else { return id == nil }
+        var serial = oldest
+        if let id {
+            guard let found = serials[id] else { return false }
+            serial = found + 1
+        }
+        while serial < next {
+            if let message = slots[serial % capacity], !body(message) { break }
+            serial += 1
+        }
+        return true
     }
 
     /// Every message kept, oldest first.

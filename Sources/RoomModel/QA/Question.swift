@@ -1,4 +1,5 @@
 import RoomProtocol
+import RoomWire
 
 /// An audience question (PROTOCOL.md section 21): `{question_id, text,
 /// asked_by, asked_at, up, down, score, state, pinned}`, and who voted how.
@@ -27,10 +28,29 @@ public struct Question: Sendable, Equatable {
         return copy
     }
 
-    /// About the bytes of its JSON in a push: the text and the asker, and ~220
-    /// of keys, ids and counts (measured: 337 bytes with a 65-byte text).
-    var estimatedBytes: Int {
-        text.utf8.count + askedBy.name.utf8.count + (askedBy.userID?.utf8.count ?? 0) + 220
+    /// The wire's Question `{question_id, text, asked_by, asked_at, up, down,
+    /// score, state, pinned}` (never who voted how): what `question-add`,
+    /// `question-list` and `on-questions` carry, and what their bounds count.
+    public func encode(into w: inout JSONWriter) {
+        w.object { w in
+            w.field("question_id", id)
+            w.field("text", text)
+            w.key("asked_by")
+            PeerRef.encode(askedBy, into: &w)
+            w.field("asked_at", askedAt)
+            w.field("up", up)
+            w.field("down", down)
+            w.field("score", score)
+            w.field("state", state.rawValue)
+            w.field("pinned", pinned)
+        }
+    }
+
+    /// The bytes of its JSON, escapes included (`encode(into:)`).
+    public var encodedSize: Int {
+        var w = JSONWriter(reserving: text.utf8.count + 256)
+        encode(into: &w)
+        return w.bytes.count
     }
 
     public init(id: String, text: String, askedBy: ActorRef, askedAt: Int64) {

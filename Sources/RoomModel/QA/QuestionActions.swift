@@ -135,14 +135,22 @@ extension RoomRegistry {
         feedQuestion(id: id, in: room)
     }
 
+    /// The most bytes of encoded questions and ids one `on-questions`
+    /// carries: `QuestionBoard.pushBudget`, at most a quarter of `max_outbound_bytes`.
+    public var questionPushBudget: Int {
+        max(1, min(QuestionBoard.pushBudget, settings.limits.maxOutboundBytes / 4))
+    }
+
     /// One Q&A tick: each room with changes gets one `on-questions` for its
     /// `moderateChat` peers (every change) and one for the others (hidden
     /// questions only as ids in `removed`) — two encodings per room per tick,
-    /// each within `QuestionBoard.pushBudget` (the rest goes next tick).
+    /// each within `questionPushBudget` bytes of encoded JSON (the rest goes
+    /// next tick).
     public func tickQuestions() -> [Delivery] {
         var deliveries: [Delivery] = []
+        let budget = questionPushBudget
         for room in qaSchedule.takeRooms(from: rooms) {
-            let (changed, removed) = room.questions.takeChanges()
+            let (changed, removed) = room.questions.takeChanges(budget: budget)
             if room.questions.hasChanges { qaSchedule.changed(room) }  // the rest, next tick
             var moderators: [Peer] = []
             var others: [Peer] = []

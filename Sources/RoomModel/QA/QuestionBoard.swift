@@ -1,3 +1,5 @@
+import RoomWire
+
 /// A room session's audience questions (PROTOCOL.md section 21): the
 /// questions in the order asked, the one pinned, and what changed since
 /// the last `on-questions` push.
@@ -5,15 +7,17 @@
 /// Bounded: at most `settings.qa.max_questions` are ever added in a session
 /// (deleted ones count), and at most `maxVotes` votes are kept in a room.
 ///
-/// One push carries at most `pushBudget` bytes of questions: additions,
-/// state and pin changes first, then questions whose votes changed, oldest
-/// change first; what does not fit waits for the next push. Every viewer's
-/// Q&A traffic is so bounded (~16 KiB per interval) however many of 500
-/// questions are being voted on; a count may lag a few intervals then.
+/// One push carries at most `pushBudget` bytes of encoded JSON (JSON
+/// escapes included): deletions first, then additions, state and pin
+/// changes, then questions whose votes changed, oldest change first; what
+/// does not fit waits for the next push. Every viewer's Q&A traffic is so
+/// bounded (16 KiB per interval) however many questions are being voted on
+/// or deleted; a count may lag a few intervals then.
 public struct QuestionBoard: Sendable {
     /// Votes kept per room, over every question (a roomd bound: 40907 beyond).
     public static let maxVotes = 1_000_000
-    /// The estimated bytes of questions one `on-questions` carries at most (at least one question).
+    /// The bytes of encoded questions and removed ids (each with its comma)
+    /// one `on-questions` carries at most (at least one item).
     public static let pushBudget = 16 * 1024
 
     private(set) var byID: [String: Question] = [:]
@@ -77,16 +81,37 @@ public struct QuestionBoard: Sendable {
         if changedIDs.insert(id).inserted { changed.append(id) }
     }
 
-    /// What the next push carries, and forgets it: every deletion, then
-    /// additions and updates, then vote changes, up to `budget` estimated
-    /// bytes of questions (at least one); the rest stays for the next push.
+    /// What the next push carries, and forgets it: deletions, then additions
+    /// and updates, then vote changes, up to `budget` bytes of encoded JSON
+    /// (`[` `]` and commas included; at least one item); the rest stays for
+    /// the next push (`hasChanges`).
     mutating func takeChanges(budget: Int = pushBudget) -> (changed: [Question], removed: [String]) {
+        var used = 4  // [] []
         var taken: [Question] = []
-        var bytes = 0
-        Self.take(from: &changed, &changedIDs, byID, into: &taken, bytes: &bytes, budget: budget)
-        Self.take(from: &voted, &votedIDs, byID, into: &taken, bytes: &bytes, budget: budget)
-        defer { removed.removeAll() }
-        return (taken, removed)
+        var gone = 0
+        for id in removed {
+            let size = Self.encodedSize(id) + 1
+            if gone > 0, used + size > budget { break }
+            used += size
+            gone += 1
+        }
+        let ids = Array(removed.prefix(gone))
+        removed.removeFirst(gone)
+        if removed.isEmpty {
+            Self.take(from: &changed, &changedIDs, byID, into: &taken, used: &used, budget: budget, first: ids.isEmpty)
+            if changed.isEmpty {
+                let first = ids.isEmpty && taken.isEmpty
+                Self.take(from: &voted, &votedIDs, byID, into: &taken, used: &used, budget: budget, first: first)
+            }
+        }
+        return (taken, ids)
+    }
+
+    /// The bytes of `id` as a JSON string.
+    static func encodedSize(_ id: String) -> Int {
+        var w = JSONWriter(reserving: id.utf8.count + 8)
+        w.string(id)
+        return w.bytes.count
     }
 
     private static func take(
@@ -94,19 +119,22 @@ public struct QuestionBoard: Sendable {
         _ pending: inout Set<String>,
         _ byID: [String: Question],
         into taken: inout [Question],
-        bytes: inout Int,
-        budget: Int
+        used: inout Int,
+        budget: Int,
+        first: Bool
     ) {
         var count = 0
+        var isFirst = first
         for id in ids {
             guard let question = byID[id] else {
                 count += 1
                 continue
             }
-            let size = question.estimatedBytes
-            if !taken.isEmpty, bytes + size > budget { break }
+            let size = question.encodedSize + 1
+            if !isFirst, used + size > budget { break }
+            isFirst = false
             taken.append(question)
-            bytes += size
+            used += size
             count += 1
         }
         for id in ids.prefix(count) { pending.remove(id) }

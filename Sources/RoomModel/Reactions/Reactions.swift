@@ -1,4 +1,6 @@
+import RoomCollections
 import RoomProtocol
+import RoomWire
 
 /// What `react` counts (PROTOCOL.md section 20): a message of the history,
 /// the show itself, or a contestant of a battle vote.
@@ -59,9 +61,19 @@ public enum ReactionTarget: Hashable, Sendable {
 /// together (40907 beyond either). A message's reactions go with the
 /// message (deleted, cleared, dropped from the ring), so they never
 /// outnumber the history's messages.
+///
+/// Costs: everything is indexed by target, so dropping a message's
+/// reactions costs what it holds (its pairs and their users), never a scan
+/// of the room's: `message-delete`, the ring's eviction and `chat-clear`
+/// (each cleared message's) stay O(what they remove). One push carries at
+/// most `pushBudget` bytes of encoded counts; the rest waits, in order.
 public struct Reactions: Sendable {
     public static let maxContestants = 100
     public static let maxUserEntries = 100_000
+    /// The most bytes of encoded counts (each `{"target","type","total"}`
+    /// and its comma, JSON escapes included) one `on-reactions` carries; at
+    /// least one count. What does not fit waits for the next push.
+    public static let pushBudget = 16 * 1024
 
     /// target name → type → tally; a tally's total is above 0 (a pair whose
     /// total fell to 0 is removed).
@@ -70,12 +82,19 @@ public struct Reactions: Sendable {
     public private(set) var userEntries = 0
     /// Contestant targets of the session (taps cannot be taken back, so they only grow).
     public private(set) var contestantCount = 0
+    /// The contestant targets tapped (at most `maxContestants`), so that
+    /// listing them never scans the messages' targets.
+    private var contestants: Set<String> = []
     /// Pairs whose total changed since the last push, in the order of their
-    /// first change, and the total the peers last heard for each.
-    private var pending: [Pair] = []
+    /// first change, and the total the peers last heard for each. A pair is
+    /// pending while `heard` holds it: dropping a message takes its pairs
+    /// out of `heard` (through `pendingTypes`) and leaves their places in
+    /// `pending`, which the next push skips. So `pending` is at most the
+    /// changes since the last push, and a drop never scans it.
+    private var pending = FIFO<Pair>()
     private var heard: [Pair: Int] = [:]
-    /// The targets of `pending`.
-    private(set) var pendingTargets: Set<String> = []
+    /// The types of the pending pairs, by target.
+    private var pendingTypes: [String: [String]] = [:]
 
     struct Tally: Sendable, Equatable {
         var total = 0
@@ -90,7 +109,10 @@ public struct Reactions: Sendable {
     public init() {}
 
     /// Whether some total changed since the last push.
-    public var hasPending: Bool { !pending.isEmpty }
+    public var hasPending: Bool { !heard.isEmpty }
+
+    /// Whether a change of `target` waits for a push.
+    func isPending(_ target: String) -> Bool { pendingTypes[target] != nil }
 
     public func total(_ target: String, _ type: String) -> Int { tallies[target]?[type]?.total ?? 0 }
 
@@ -116,7 +138,7 @@ public struct Reactions: Sendable {
 
     /// The contestant targets with a count, by name.
     var contestantNames: [String] {
-        tallies.keys.filter { $0.hasPrefix(ReactionTarget.contestantPrefix) }.sorted()
+        contestants.filter { tallies[$0] != nil }.sorted()
     }
 
     // MARK: changes
@@ -141,6 +163,7 @@ public struct Reactions: Sendable {
                 throw RoomError(.tooMany, "target: at most \(Self.maxContestants) contestants per room session")
             }
             contestantCount += 1
+            contestants.insert(name)
         }
         if share == 0 { userEntries += 1 }
         let total = Self.adding(before, count)
@@ -169,42 +192,64 @@ public struct Reactions: Sendable {
     }
 
     /// A message left the history (deleted, dropped from the ring): its
-    /// reactions go, and are not pushed.
+    /// reactions go, and are not pushed. O(its pairs and their users).
     mutating func drop(message id: String) {
         if let byType = tallies.removeValue(forKey: id) {
             for tally in byType.values { userEntries -= tally.users.count }
         }
-        if pendingTargets.remove(id) != nil {
-            pending.removeAll { $0.target == id }
-            heard = heard.filter { $0.key.target != id }
+        if let types = pendingTypes.removeValue(forKey: id) {
+            for type in types { heard.removeValue(forKey: Pair(target: id, type: type)) }
+            if heard.isEmpty { pending.removeAll(keepingCapacity: true) }
         }
     }
 
-    /// `chat-clear`: every message's reactions go (taps stay), not pushed.
-    mutating func dropMessages() {
-        let messages = Set(tallies.keys).union(pendingTargets).filter { ReactionTarget($0)?.isTap != true }
+    /// `chat-clear`: the reactions of `messages` (the cleared history's ids)
+    /// go, not pushed; taps stay. O(what they held).
+    mutating func drop(messages: some Sequence<String>) {
         for id in messages { drop(message: id) }
     }
 
     /// The pairs whose total differs from what the peers last heard, in the
-    /// order they first changed; the peers have heard them after this.
-    mutating func takeChanged() -> [ReactionCount] {
+    /// order they first changed, as many as fit in `budget` bytes encoded
+    /// (at least one); the peers have heard them after this. The others stay
+    /// pending, in their order, for the next push (`hasPending`).
+    mutating func takeChanged(budget: Int = pushBudget) -> [ReactionCount] {
         var counts: [ReactionCount] = []
-        for pair in pending {
+        var used = 2  // []
+        while let pair = pending.first {
+            guard let before = heard[pair] else {  // dropped with its message, or already taken
+                pending.removeFirst()
+                continue
+            }
             let now = total(pair.target, pair.type)
-            if now != heard[pair] { counts.append(ReactionCount(target: pair.target, type: pair.type, total: now)) }
+            if now != before {
+                let count = ReactionCount(target: pair.target, type: pair.type, total: now)
+                let size = Self.encodedSize(count)
+                if !counts.isEmpty, used + size > budget { break }
+                used += size
+                counts.append(count)
+            }
+            pending.removeFirst()
+            heard.removeValue(forKey: pair)
+            pendingTypes[pair.target]?.removeAll { $0 == pair.type }  // a target's types: at most 32
+            if pendingTypes[pair.target]?.isEmpty == true { pendingTypes.removeValue(forKey: pair.target) }
         }
-        pending.removeAll(keepingCapacity: true)
-        heard.removeAll(keepingCapacity: true)
-        pendingTargets.removeAll(keepingCapacity: true)
+        if heard.isEmpty { pending.removeAll(keepingCapacity: true) }
         return counts
+    }
+
+    /// The bytes `count` takes in a push's `counts`: its object and a comma.
+    static func encodedSize(_ count: ReactionCount) -> Int {
+        var w = JSONWriter(reserving: count.target.utf8.count + count.type.utf8.count + 48)
+        count.encode(into: &w)
+        return w.bytes.count + 1
     }
 
     private mutating func changed(_ pair: Pair, from before: Int) {
         if heard[pair] == nil {
             heard[pair] = before
             pending.append(pair)
-            pendingTargets.insert(pair.target)
+            pendingTypes[pair.target, default: []].append(pair.type)
         }
     }
 
@@ -223,7 +268,7 @@ extension Reactions {
     /// a total of 0), and the users' counts. Targets with neither are left out.
     func snapshot(of names: [String]) -> [ReactionTargetSnapshot] {
         var heardByTarget: [String: [String: Int]] = [:]
-        for pair in pending { heardByTarget[pair.target, default: [:]][pair.type] = heard[pair] }
+        for (pair, before) in heard { heardByTarget[pair.target, default: [:]][pair.type] = before }
         return names.compactMap { name in
             var totals: [String: Int] = [:]
             var users: [String: [UserID: Int]] = [:]
@@ -255,7 +300,10 @@ extension Reactions {
                 userEntries += users.count
                 byType[type] = Tally(total: total, users: users)
             }
-            if case .contestant = parsed { contestantCount += 1 }
+            if case .contestant = parsed {
+                contestantCount += 1
+                contestants.insert(target.target)
+            }
             if !byType.isEmpty { tallies[target.target] = byType }
         }
     }

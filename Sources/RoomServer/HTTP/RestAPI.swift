@@ -87,7 +87,7 @@ final class RestAPI {
             case (.post, "send-message", 2): return try sendMessage(room, try body(request))
             case (.post, "end-room", 2): return try endRoom(room, try body(request))
             case (.get, "metadata", 2): return try getMetadata(room)
-            case (.get, "reactions", 2): return try getReactions(room)
+            case (.get, "reactions", 2): return try getReactions(room, request)
             case (.post, "metadata", 2): return try setMetadata(room, try body(request))
             case (.post, "ban", 2): return try ban(room, try body(request))  // RestBans.swift
             case (.post, "unban", 2): return try unban(room, try body(request))

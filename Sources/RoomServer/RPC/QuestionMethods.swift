@@ -37,10 +37,12 @@ extension Dispatcher {
             offset: offset,
             limit: limit
         )
+        let budget = chatAnswerBudget
         return Self.encode { w in
             w.key("questions")
-            w.array { w in for question in page.questions { w.question(question) } }
+            let cut = w.questions(page.questions, within: budget)
             w.field("total", page.total)
+            if cut { w.field("more", true) }
         }
     }
 
@@ -66,17 +68,24 @@ extension Dispatcher {
 extension JSONWriter {
     /// Question `{question_id, text, asked_by, asked_at, up, down, score, state, pinned}`.
     mutating func question(_ question: Question) {
-        object { w in
-            w.field("question_id", question.id)
-            w.field("text", question.text)
-            w.key("asked_by")
-            w.actorRef(question.askedBy)
-            w.field("asked_at", question.askedAt)
-            w.field("up", question.up)
-            w.field("down", question.down)
-            w.field("score", question.score)
-            w.field("state", question.state.rawValue)
-            w.field("pinned", question.pinned)
+        question.encode(into: &self)
+    }
+
+    /// An array of the first of `questions` whose encodings (and commas) fit
+    /// in `budget` bytes, and always the first one; true when some were left
+    /// out (`question-list`'s `more`).
+    mutating func questions(_ questions: [Question], within budget: Int) -> Bool {
+        var used = 2
+        var kept = 0
+        beginArray()
+        for question in questions {
+            let size = question.encodedSize + 1
+            if kept > 0, used + size > budget { break }
+            used += size
+            kept += 1
+            self.question(question)
         }
+        endArray()
+        return kept < questions.count
     }
 }

@@ -29,7 +29,10 @@ extension Dispatcher {
 
     func reactionsGet(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         guard let targets = try params.stringArray("targets") else { throw .invalidParams("targets: required") }
-        let counts = try registry.reactions(for: call.peer, targets: targets)
-        return Self.encode { w in w.reactionCounts(counts) }
+        let page = try registry.reactionsPage(for: call.peer, targets: targets, budget: chatAnswerBudget)
+        return Self.encode { w in
+            w.reactionCounts(page.counts)
+            if page.more { w.field("more", true) }
+        }
     }
 }
