@@ -65,8 +65,19 @@ final class Home {
     private var held: [RemoteClient] = []
     /// Attaches that arrived while this node was claiming their room (it won
     /// the lease and is loading the saved state; a large state takes a
-    /// while): answered once the claim settles. At most one per connection.
-    private var parkedAttaches: [RoomID: [(conn: UInt64, peer: String, node: NodeID)]] = [:]
+    /// while), with the messages their clients sent after them: answered, in
+    /// order, once the claim settles. At most one attach per connection; its
+    /// messages are bounded like any client's in flight (the edge's window).
+    private var parkedAttaches: [RoomID: [ParkedKey]] = [:]
+    private var parked: [ParkedKey: ParkedAttach] = [:]
+    private struct ParkedKey: Hashable {
+        var node: NodeID
+        var conn: UInt64
+    }
+    private struct ParkedAttach {
+        var peer: String
+        var messages: [[UInt8]] = []
+    }
     /// Whether this node is claiming `room` now (the router's edge knows).
     var isClaiming: (RoomID) -> Bool = { _ in false }
 
@@ -140,6 +151,10 @@ final class Home {
     /// A message of a client of `node`.
     func data(_ payload: [UInt8], conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
+        if parked[ParkedKey(node: node, conn: conn)] != nil {
+            parked[ParkedKey(node: node, conn: conn)]?.messages.append(payload)  // after its attach, once the claim settles
+            return
+        }
         let known = remotes[node]?[conn]
         let target = known?.connection.hasJoined == true ? nil : JoinTarget.of(payload, verifier: dispatcher.verifier)
         if known == nil, target == nil {
@@ -190,6 +205,7 @@ final class Home {
     /// The client's connection closed on its node: its peer enters the grace.
     func lost(_ conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
+        parked.removeValue(forKey: ParkedKey(node: node, conn: conn))
         guard let client = remotes[node]?.removeValue(forKey: conn) else { return }
         flow.forget(client.connection)
         fanOut.connectionLost(client.connection)
@@ -198,8 +214,10 @@ final class Home {
     /// A client of a room taken over here asks for its peer again.
     func attach(_ conn: UInt64, peer peerID: String, room roomID: RoomID, from node: NodeID) {
         thread.assertIsCurrent()
-        if registry.room(roomID) == nil, isClaiming(roomID) {
-            parkedAttaches[roomID, default: []].append((conn, peerID, node))
+        let key = ParkedKey(node: node, conn: conn)
+        if registry.room(roomID) == nil, isClaiming(roomID), parked[key] == nil {
+            parkedAttaches[roomID, default: []].append(key)
+            parked[key] = ParkedAttach(peer: peerID)
             return
         }
         let connection = remoteClient(node, conn).connection
@@ -229,7 +247,11 @@ final class Home {
     func claimSettled(_ room: RoomID) {
         thread.assertIsCurrent()
         guard let parked = parkedAttaches.removeValue(forKey: room) else { return }
-        for waiting in parked { attach(waiting.conn, peer: waiting.peer, room: room, from: waiting.node) }
+        for key in parked {
+            guard let waiting = self.parked.removeValue(forKey: key) else { continue }  // its client left meanwhile
+            attach(key.conn, peer: waiting.peer, room: room, from: key.node)
+            for message in waiting.messages { data(message, conn: key.conn, from: key.node) }
+        }
     }
 
     /// A restored peer takes up a client connection again (local or remote):
@@ -255,6 +277,7 @@ final class Home {
     /// their peers enter the reconnect grace, as if their sockets closed.
     func forgetClients(of node: NodeID, reason: String) {
         thread.assertIsCurrent()
+        parked = parked.filter { $0.key.node != node }
         guard let lost = remotes.removeValue(forKey: node), !lost.isEmpty else { return }
         logger.notice(
             "cluster: \(reason): its clients' peers enter the reconnect grace",
