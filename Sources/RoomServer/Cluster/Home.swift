@@ -152,7 +152,8 @@ final class Home {
     func data(_ payload: [UInt8], conn: UInt64, from node: NodeID) {
         thread.assertIsCurrent()
         if parked[ParkedKey(node: node, conn: conn)] != nil {
-            parked[ParkedKey(node: node, conn: conn)]?.messages.append(payload)  // after its attach, once the claim settles
+            // After its attach, once the claim settles.
+            parked[ParkedKey(node: node, conn: conn)]?.messages.append(payload)
             return
         }
         let known = remotes[node]?[conn]
