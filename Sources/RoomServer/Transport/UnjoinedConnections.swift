@@ -17,6 +17,10 @@ final class Arrival {
     var socket: Socket
     /// No longer unjoined: joined, its HTTP request complete, or closed.
     fileprivate(set) var settled = false
+    /// A WebSocket whose upgrade is done, waiting for its `join` (within the
+    /// join deadline): it goes after every connection of its address that has
+    /// not got that far (`UnjoinedConnections.longestIdle`).
+    fileprivate(set) var upgraded = false
 
     init(address: PeerAddress, socket: Socket) {
         self.address = address
@@ -25,17 +29,34 @@ final class Arrival {
 }
 
 /// The connections that have not joined yet — a WebSocket before its `join`,
-/// an HTTP connection before its request is complete — by the address they
-/// came from, oldest first: what the per-address cap counts, and which
-/// connection goes when the socket budget is full (the oldest of the address
-/// that holds the most). Joined peers are never here. Its service thread's
-/// only (checked in debug builds).
+/// an HTTP connection before its request is complete or kept alive waiting
+/// for its next one — by the address they came from: what the per-address cap
+/// counts while the socket budget is short, and which connection goes first
+/// (PROTOCOL.md section 1, "Unjoined connections"). Within an address the
+/// longest idle goes first: the connections that have sent nothing yet (or
+/// wait for their next HTTP request), oldest first, then the upgraded
+/// WebSockets waiting for their `join`, by when they upgraded — so a client
+/// that makes progress behind the same address (one NAT) as one holding idle
+/// sockets is the last of that address to go. Joined peers are never here.
+/// Its service thread's only (checked in debug builds).
 final class UnjoinedConnections {
-    /// One address's unjoined connections, oldest first (settled ones are
-    /// dropped when they reach the front).
+    /// One address's unjoined connections (settled or upgraded ones are
+    /// dropped from `waiting` when they reach its front, settled ones from
+    /// `upgraded`).
     private final class Line {
-        var arrivals = FIFO<Arrival>()
+        /// Not upgraded: being read, sent nothing yet, or a kept HTTP connection; by arrival.
+        var waiting = FIFO<Arrival>()
+        /// Upgraded WebSockets waiting for their join, by upgrade.
+        var upgraded = FIFO<Arrival>()
         var live = 0
+
+        /// The connection that has been idle longest, if any.
+        func longestIdle() -> Arrival? {
+            waiting.removeFirst(while: { $0.settled || $0.upgraded })
+            if let first = waiting.first { return first }
+            upgraded.removeFirst(while: { $0.settled })
+            return upgraded.first
+        }
     }
 
     private var lines: [PeerAddress: Line] = [:]
@@ -52,15 +73,15 @@ final class UnjoinedConnections {
     /// Unjoined connections from `address`.
     func count(from address: PeerAddress) -> Int { lines[address]?.live ?? 0 }
 
-    /// A new connection from `address`.
+    /// A new connection from `address` (or a kept HTTP connection waiting again).
     @discardableResult
     func arrived(from address: PeerAddress, socket: Arrival.Socket) -> Arrival {
         thread.assertIsCurrent()
         let arrival = Arrival(address: address, socket: socket)
         let line = lines[address] ?? Line()
         lines[address] = line
-        line.arrivals.removeFirst { $0.settled }
-        line.arrivals.append(arrival)
+        line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
+        line.waiting.append(arrival)
         line.live += 1
         moved(address, from: line.live - 1, to: line.live)
         count += 1
@@ -73,6 +94,17 @@ final class UnjoinedConnections {
         thread.assertIsCurrent()
         arrival.socket = .lws(wsi)
         if !arrival.settled { byWSI[wsi] = arrival }
+    }
+
+    /// The WebSocket `wsi` is upgraded: it waits for its join behind its address's idle connections.
+    func upgraded(wsi: OpaquePointer) {
+        thread.assertIsCurrent()
+        guard let arrival = byWSI[wsi], !arrival.settled, !arrival.upgraded, let line = lines[arrival.address] else {
+            return
+        }
+        arrival.upgraded = true
+        line.upgraded.removeFirst(while: { $0.settled })
+        line.upgraded.append(arrival)
     }
 
     subscript(wsi: OpaquePointer) -> Arrival? { byWSI[wsi] }
@@ -90,7 +122,8 @@ final class UnjoinedConnections {
         if line.live == 0 {
             lines.removeValue(forKey: arrival.address)
         } else {
-            line.arrivals.removeFirst { $0.settled }
+            line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
+            line.upgraded.removeFirst(while: { $0.settled })
         }
     }
 
@@ -98,12 +131,17 @@ final class UnjoinedConnections {
         if let arrival = byWSI[wsi] { settle(arrival) }
     }
 
-    /// The oldest unjoined connection of the address that holds the most.
+    /// The longest-idle unjoined connection of `address` (see the type's comment).
+    func longestIdle(of address: PeerAddress) -> Arrival? {
+        thread.assertIsCurrent()
+        return lines[address]?.longestIdle()
+    }
+
+    /// The longest-idle unjoined connection of the address that holds the most.
     func victim() -> Arrival? {
         thread.assertIsCurrent()
-        guard most > 0, let address = addressesHolding[most]?.first, let line = lines[address] else { return nil }
-        line.arrivals.removeFirst { $0.settled }
-        return line.arrivals.first
+        guard most > 0, let address = addressesHolding[most]?.first else { return nil }
+        return lines[address]?.longestIdle()
     }
 
     private func moved(_ address: PeerAddress, from old: Int, to new: Int) {
