@@ -133,7 +133,7 @@ final class Sockets {
         )
         connection.flow = flow
         connection.unjoined = unjoined
-        unjoined.upgraded(wsi: wsi)  // it goes after its address's idle sockets
+        unjoined.upgraded(wsi: wsi, at: monotonicMillis())  // it goes after its address's idle sockets
         connections[wsi] = connection
         dropSettledJoins()
         awaitingJoin.append((wsi, connection.id, joinClockNow + Int64(limits.joinTimeoutS) * 1000))
@@ -214,7 +214,7 @@ final class Sockets {
                 )
             }
         }
-        return unjoined.arrived(from: address, socket: socket)
+        return unjoined.arrived(from: address, socket: socket, at: now)
     }
 
     /// Closes an unjoined connection at once, without a close frame: its

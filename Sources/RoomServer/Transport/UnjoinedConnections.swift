@@ -18,13 +18,16 @@ final class Arrival {
     /// No longer unjoined: joined, its HTTP request complete, or closed.
     fileprivate(set) var settled = false
     /// A WebSocket whose upgrade is done, waiting for its `join` (within the
-    /// join deadline): it goes after every connection of its address that has
-    /// not got that far (`UnjoinedConnections.longestIdle`).
+    /// join deadline); its `idleSince` is then its upgrade's time.
     fileprivate(set) var upgraded = false
+    /// When it last made progress (monotonic ms): its arrival (or, for a kept
+    /// HTTP connection, its last answer), then its upgrade.
+    fileprivate(set) var idleSince: Int64
 
-    init(address: PeerAddress, socket: Socket) {
+    init(address: PeerAddress, socket: Socket, at now: Int64) {
         self.address = address
         self.socket = socket
+        self.idleSince = now
     }
 }
 
@@ -33,11 +36,11 @@ final class Arrival {
 /// for its next one — by the address they came from: what the per-address cap
 /// counts while the socket budget is short, and which connection goes first
 /// (PROTOCOL.md section 1, "Unjoined connections"). Within an address the
-/// longest idle goes first: the connections that have sent nothing yet (or
-/// wait for their next HTTP request), oldest first, then the upgraded
-/// WebSockets waiting for their `join`, by when they upgraded — so a client
-/// that makes progress behind the same address (one NAT) as one holding idle
-/// sockets is the last of that address to go. Joined peers are never here.
+/// longest idle goes first: the one whose last progress (arrival, last HTTP
+/// answer, or upgrade) is the oldest — so a client that makes progress
+/// behind the same address (one NAT) as one holding idle sockets is the last
+/// of that address to go, even while the other keeps reconnecting. Joined
+/// peers are never here.
 /// Its service thread's only (checked in debug builds).
 final class UnjoinedConnections {
     /// One address's unjoined connections (settled or upgraded ones are
@@ -50,12 +53,16 @@ final class UnjoinedConnections {
         var upgraded = FIFO<Arrival>()
         var live = 0
 
-        /// The connection that has been idle longest, if any.
+        /// The connection that has been idle longest, if any: the front of
+        /// `waiting` or of `upgraded` (each ordered by `idleSince`), whichever
+        /// made its last progress earlier. A connection that has just arrived
+        /// goes after every one of its address that sits idle.
         func longestIdle() -> Arrival? {
             waiting.removeFirst(while: { $0.settled || $0.upgraded })
-            if let first = waiting.first { return first }
             upgraded.removeFirst(while: { $0.settled })
-            return upgraded.first
+            guard let first = waiting.first else { return upgraded.first }
+            guard let upgradedFirst = upgraded.first else { return first }
+            return upgradedFirst.idleSince < first.idleSince ? upgradedFirst : first
         }
     }
 
@@ -75,9 +82,9 @@ final class UnjoinedConnections {
 
     /// A new connection from `address` (or a kept HTTP connection waiting again).
     @discardableResult
-    func arrived(from address: PeerAddress, socket: Arrival.Socket) -> Arrival {
+    func arrived(from address: PeerAddress, socket: Arrival.Socket, at now: Int64) -> Arrival {
         thread.assertIsCurrent()
-        let arrival = Arrival(address: address, socket: socket)
+        let arrival = Arrival(address: address, socket: socket, at: now)
         let line = lines[address] ?? Line()
         lines[address] = line
         line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
@@ -97,12 +104,13 @@ final class UnjoinedConnections {
     }
 
     /// The WebSocket `wsi` is upgraded: it waits for its join behind its address's idle connections.
-    func upgraded(wsi: OpaquePointer) {
+    func upgraded(wsi: OpaquePointer, at now: Int64) {
         thread.assertIsCurrent()
         guard let arrival = byWSI[wsi], !arrival.settled, !arrival.upgraded, let line = lines[arrival.address] else {
             return
         }
         arrival.upgraded = true
+        arrival.idleSince = now
         line.upgraded.removeFirst(while: { $0.settled })
         line.upgraded.append(arrival)
     }
