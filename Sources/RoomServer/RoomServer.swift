@@ -436,7 +436,11 @@ public final class RoomServer: @unchecked Sendable {
     func httpWritable(_ wsi: OpaquePointer) -> Int32 {
         let result = http.writable(wsi)
         if result == 0, http.isKeptAlive(wsi), sockets.unjoined[wsi] == nil {
-            sockets.unjoined.arrived(from: PeerAddress(peerOf: lws_get_socket_fd(wsi)) ?? .unknown, socket: .lws(wsi))
+            sockets.unjoined.arrived(
+                from: PeerAddress(peerOf: lws_get_socket_fd(wsi)) ?? .unknown,
+                socket: .lws(wsi),
+                at: monotonicMillis()
+            )
         }
         return result
     }

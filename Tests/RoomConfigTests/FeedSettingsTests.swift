@@ -38,6 +38,24 @@ import Testing
         #expect(problems(#""feed""#).first?.hasPrefix("settings.feed:") == true)
     }
 
+    /// Issue 34: the caps on bodies built, per room and per caller.
+    @Test func buildCapsDefaultAndAreCheckedNamingThePath() throws {
+        let feed = try decode("{}").settings.feed
+        #expect(feed.buildsPerSecond == 20 && feed.callerBuildsPerSecond == 4)
+        let set = try decode(#"{"builds_per_second":1,"caller_builds_per_second":10000}"#).settings.feed
+        #expect(set.buildsPerSecond == 1 && set.callerBuildsPerSecond == 10000)
+        #expect(
+            problems(#"{"builds_per_second":0}"#) == [
+                "settings.feed.builds_per_second: must be between 1 and 10000, got 0"
+            ]
+        )
+        #expect(
+            problems(#"{"caller_builds_per_second":10001}"#) == [
+                "settings.feed.caller_builds_per_second: must be between 1 and 10000, got 10001"
+            ]
+        )
+    }
+
     @Test func unknownKeysGetADidYouMeanUnderStrict() throws {
         let error = try #require(throws: TemplateError.self) { try decode(#"{"window":60}"#, strict: true) }
         #expect(error.description.contains("settings.feed.window: unknown key"), "\(error)")

@@ -97,4 +97,98 @@ import Testing
         }
         #expect(registry.feedRecorderCount <= FeedRecorders.maxSessionsPerRoom)
     }
+
+    /// Issue 34: a span reads only its own seconds (binary search to `to`,
+    /// not a walk to the record's end) and merges them in O(its items). The
+    /// merge is the one it replaced, checked against that algorithm (kept
+    /// here as the reference) over every span of a show with totals changed
+    /// again and again, questions voted, hidden, reopened and deleted.
+    @Test func spansMergeTheirSecondsAsBefore() throws {
+        let roles = [
+            Role(name: "host", priority: 1, permissions: Permissions(moderateChat: true)),
+            Role(name: "viewer", priority: 2),
+        ]
+        let clock = ManualClock()
+        clock.now = 1_763_700_000_000
+        let registry = RoomRegistry(
+            template: RoleTemplate(name: "feed", roles: roles, settings: Settings()),
+            clock: clock,
+            ids: SequentialIDGenerator()
+        )
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let mod = host
+        let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        let start = clock.now / 1000
+        var asked: [String] = []
+        for second in 0..<40 {
+            clock.advance(byMillis: 1000)
+            _ = try registry.send(from: .peer(host), in: host.room, message: "m\(second)", type: "chat", to: .everyone)
+            _ = try registry.react(viewer, target: "stream", type: "fire", count: 1 + second % 3)
+            if second % 5 == 0 { asked.append(try registry.addQuestion(by: viewer, text: "q\(second)?").id) }
+            if second % 7 == 3, let id = asked.first {
+                try registry.deleteQuestion(by: mod, id)
+                asked.removeFirst()
+            }
+            if second % 4 == 1, let id = asked.last { _ = try registry.voteQuestion(by: host, id, .up) }
+            if second % 6 == 2, let id = asked.last {
+                _ = try registry.updateQuestion(by: mod, id, state: .hidden, pinned: nil)
+            }
+            if second % 6 == 4, let id = asked.last {
+                _ = try registry.updateQuestion(by: mod, id, state: .open, pinned: nil)
+            }
+        }
+        clock.advance(byMillis: 1000)
+        for from in start..<(start + 40) {
+            for to in (from + 1)...min(from + 41, start + 41) {
+                guard case .seconds(let stored) = registry.feedSeconds("r1", from: from, to: to),
+                    let span = span(registry, from, to)
+                else {
+                    Issue.record("no span \(from)..<\(to)")
+                    return
+                }
+                #expect(stored.seconds.allSatisfy { $0.second >= from && $0.second < to })
+                let reference = Self.reference(stored)
+                #expect(span.reactions == reference.reactions, "\(from)..<\(to)")
+                #expect(span.questionsChanged == reference.questionsChanged, "\(from)..<\(to)")
+                #expect(span.questionsRemoved == reference.questionsRemoved, "\(from)..<\(to)")
+                #expect(span.chat == reference.chat)
+            }
+        }
+    }
+
+    /// The merge as `FeedRecorder.span` did it before issue 34.
+    static func reference(_ stored: FeedSeconds) -> FeedSpan {
+        var span = FeedSpan(roomID: stored.roomID, from: stored.from, to: stored.to, state: stored.state)
+        var reactionIndex: [String: Int] = [:]
+        var questionIndex: [String: Int] = [:]
+        var removed: Set<String> = []
+        for second in stored.seconds {
+            span.chat += second.chat
+            for count in second.reactions {
+                let key = count.target + "\u{0}" + count.type
+                if let i = reactionIndex[key] {
+                    span.reactions[i] = count
+                } else {
+                    reactionIndex[key] = span.reactions.count
+                    span.reactions.append(count)
+                }
+            }
+            for question in second.questions {
+                removed.remove(question.id)
+                if let i = questionIndex[question.id] {
+                    span.questionsChanged[i] = question
+                } else {
+                    questionIndex[question.id] = span.questionsChanged.count
+                    span.questionsChanged.append(question)
+                }
+            }
+            for id in second.removedQuestions {
+                removed.insert(id)
+                if !span.questionsRemoved.contains(id) { span.questionsRemoved.append(id) }
+            }
+            span.questionsRemoved.removeAll { !removed.contains($0) }
+        }
+        span.questionsChanged.removeAll { removed.contains($0.id) }
+        return span
+    }
 }

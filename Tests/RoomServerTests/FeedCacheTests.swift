@@ -1,6 +1,7 @@
 import Foundation
 import RoomConfig
 import RoomModel
+import RoomProtocol
 import RoomTokens
 import Testing
 
@@ -61,5 +62,79 @@ import Testing
             #expect(feed.knownTokens <= RestFeed.maxKnownTokens)
         }
         #expect(feed.knownTokens > 0)
+    }
+
+    /// Issue 34: a body is assembled from its seconds' pieces, each encoded
+    /// once (`FeedPieces`), not encoded item by item for every span: spans
+    /// sliding over the same seconds encode each second once, and every body
+    /// is the same bytes as the span encoded whole (`RestFeed.encode`), merges
+    /// across seconds included (a total changed twice, a question changed
+    /// then removed, removed then changed).
+    @Test func bodiesAreAssembledFromPiecesEncodedOnce() throws {
+        let template = try RoleTemplate.decode(
+            Array(try String(contentsOfFile: Daemon.shippedConfig, encoding: .utf8).utf8)
+        )
+        .template
+        let clock = ManualClock(now: 1_763_700_000_000)
+        let registry = RoomRegistry(template: template, clock: clock)
+        let feed = RestFeed(
+            thread: ServiceThread(),
+            registry: registry,
+            verifier: TokenVerifier(
+                secret: Array("0123456789abcdef0123456789abcdef-test".utf8),
+                accessKey: nil,
+                maxNameBytes: 256
+            ),
+            clock: clock,
+            metrics: ServerMetrics()
+        )
+        let host = try registry.join(
+            JoinRequest(roomID: "r", userID: "h", roleName: "host", name: "h", viewOnly: false)
+        ).peer
+        let viewer = try registry.join(
+            JoinRequest(roomID: "r", userID: "v", roleName: "viewer", name: "v", viewOnly: false)
+        )
+        .peer
+        let start = clock.nowMillis() / 1000
+        var asked: [String] = []
+        for second in 0..<30 {
+            clock.advance(byMillis: 1000)
+            _ = try registry.send(
+                from: .peer(host),
+                in: host.room,
+                message: "m\(second) \"quoted\" é",
+                type: "chat",
+                to: .everyone
+            )
+            _ = try registry.react(viewer, target: "stream", type: "fire", count: 1 + second % 3)
+            if second % 5 == 0 { asked.append(try registry.addQuestion(by: viewer, text: "q\(second)?").id) }
+            if second % 7 == 3, let id = asked.first {
+                try registry.deleteQuestion(by: host, id)
+                asked.removeFirst()
+            }
+            if second % 4 == 1, let id = asked.last { _ = try registry.voteQuestion(by: host, id, .up) }
+            if second % 6 == 2, let id = asked.last {
+                _ = try registry.updateQuestion(by: host, id, state: .hidden, pinned: nil)
+            }
+            if second % 6 == 4, let id = asked.last {
+                _ = try registry.updateQuestion(by: host, id, state: .open, pinned: nil)
+            }
+        }
+        clock.advance(byMillis: 1000)
+        let end = start + 31
+        for from in start..<(end - 1) {
+            for to in [min(from + 5, end), min(from + 30, end)] where to > from {
+                guard case .seconds(let stored) = registry.feedSeconds("r", from: from, to: to),
+                    case .span(let span) = registry.feed("r", from: from, to: to)
+                else {
+                    Issue.record("no span \(from)..<\(to)")
+                    return
+                }
+                let assembled = feed.assemble(stored)
+                #expect(assembled == RestFeed.encode(span), "\(from)..<\(to)")
+            }
+        }
+        #expect(feed.pieces.encoded <= 31, "each stored second encoded once: \(feed.pieces.encoded)")
+        #expect(feed.pieces.count > 0)
     }
 }

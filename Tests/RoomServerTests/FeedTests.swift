@@ -390,7 +390,9 @@ import Testing
     /// Thousands of distinct spans: every one answered, the cache stays
     /// within its bounds (entries and bytes, in /metrics).
     @Test func thousandsOfSpansKeepTheCacheBounded() async throws {
-        let daemon = try await Self.daemon(settings: #"{"feed":{"window_s":3600}}"#)
+        let daemon = try await Self.daemon(
+            settings: #"{"feed":{"window_s":3600,"builds_per_second":10000,"caller_builds_per_second":10000}}"#
+        )
         let (host, _) = try await daemon.join("h", as: "host")
         let token = try daemon.token(user: "v", role: "viewer")
         for _ in 0..<20 {
@@ -449,6 +451,110 @@ import Testing
         }
         let stopped = await daemon.stop()
         #expect(stopped.status == 0, "-1: it hung and was killed")
+    }
+
+    /// Issue 34: a `?token=` over 4 KiB got "a token is required" (401): it
+    /// was dropped unread. It is 413 with 41300 naming the token and its
+    /// size, in the query or the header alike; one of 4 KiB is read.
+    @Test func anOversizedTokenIsToldItsSize() async throws {
+        let daemon = try await Self.daemon()
+        let (host, _) = try await daemon.join("h", as: "host")
+        try await TestModeTests.advanceAll(daemon, by: 2000)
+        let path = "/v2/rooms/room-1/feed?from=\(Self.start)&to=\(Self.start + 2)"
+        let long = String(repeating: "a", count: 5000)
+        for answer in [try feedRequest(daemon, path + "&token=\(long)"), try feedRequest(daemon, path, token: long)] {
+            #expect(answer.status == 413, "\(answer.status) \(answer.body)")
+            #expect(answer.json["code"] == 41300, "\(answer.body)")
+            let message = answer.json["message"]?.stringValue ?? ""
+            #expect(message.hasPrefix("token:") && message.contains("5000") && message.contains("4096"), "\(message)")
+            #expect(!answer.body.contains(long), "the token is never echoed")
+        }
+        let fits = try feedRequest(daemon, path + "&token=\(String(repeating: "a", count: 4096))")
+        #expect(fits.status == 401 && fits.json["code"] == 2004, "read, and not a JWT: \(fits.body)")
+        withExtendedLifetime(host) {}
+    }
+
+    /// Issue 34: one viewer token asking 400 distinct spans got 400 bodies
+    /// built and never a 429. Bodies built are capped per caller (the token's
+    /// user; the address on a public feed) and per room, 429 with
+    /// `Retry-After: 1` past either; cached spans are answered regardless,
+    /// and a second later the buckets hold builds again.
+    @Test func newSpansPastTheCapsAre429WithRetryAfter() async throws {
+        let daemon = try await Self.daemon(
+            settings: #"{"feed":{"builds_per_second":6,"caller_builds_per_second":4}}"#
+        )
+        let (host, _) = try await daemon.join("h", as: "host")
+        try await TestModeTests.advanceAll(daemon, by: 30_000)
+        let first = try daemon.token(user: "v1", role: "viewer")
+        let second = try daemon.token(user: "v2", role: "viewer")
+        for n in 0..<4 {
+            let answer = try feed(daemon, from: Self.start + Int64(n), to: Self.start + 10, token: first)
+            #expect(answer.status == 200, "build \(n) of the caller's 4: \(answer.body)")
+        }
+        let refused = try feed(daemon, from: Self.start + 4, to: Self.start + 10, token: first)
+        #expect(refused.status == 429, "\(refused.body)")
+        #expect(refused.json["code"] == 42900)
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(refused.headers["cache-control"] == nil, "errors are not cached")
+        #expect(refused.json["message"]?.stringValue?.contains("caller_builds_per_second") == true, "\(refused.body)")
+        let cached = try feed(daemon, from: Self.start, to: Self.start + 10, token: first)
+        #expect(cached.status == 200, "a cached span takes no build")
+        // Another viewer: the room's 6 a second are 4 taken, 2 left.
+        for n in 4..<6 {
+            #expect(try feed(daemon, from: Self.start + Int64(n), to: Self.start + 10, token: second).status == 200)
+        }
+        let full = try feed(daemon, from: Self.start + 6, to: Self.start + 10, token: second)
+        #expect(full.status == 429, "\(full.body)")
+        #expect(full.json["message"]?.stringValue?.contains("builds_per_second") == true, "\(full.body)")
+        #expect(full.headers["retry-after"] == "1")
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        #expect(try feed(daemon, from: Self.start + 6, to: Self.start + 10, token: second).status == 200)
+        #expect(try feed(daemon, from: Self.start + 7, to: Self.start + 10, token: first).status == 200)
+        let metrics = try await daemon.metricsText()
+        #expect(Self.value("roomd_feed_builds_refused_total", in: metrics) == 2, "\(metrics)")
+        withExtendedLifetime(host) {}
+    }
+
+    /// A public feed needs no token: its builds are capped by the address.
+    @Test func aPublicFeedCapsBuildsByAddress() async throws {
+        let daemon = try await Self.daemon(settings: #"{"feed":{"public":true,"caller_builds_per_second":2}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        try await TestModeTests.advanceAll(daemon, by: 10_000)
+        #expect(try feed(daemon, from: Self.start, to: Self.start + 5, token: nil).status == 200)
+        #expect(try feed(daemon, from: Self.start + 1, to: Self.start + 5, token: nil).status == 200)
+        let refused = try feed(daemon, from: Self.start + 2, to: Self.start + 5, token: nil)
+        #expect(refused.status == 429, "\(refused.body)")
+        #expect(refused.headers["retry-after"] == "1")
+        #expect(try feed(daemon, from: Self.start, to: Self.start + 5, token: nil).status == 200, "cached")
+        withExtendedLifetime(host) {}
+    }
+
+    /// Issue 34: a new span cost a rebuild from the room's whole record.
+    /// A body is assembled from its seconds' pieces, each second encoded once
+    /// however many spans hold it: 40 spans over 20 seconds of chat encode 20
+    /// seconds (`roomd_feed_seconds_encoded_total`), not the 400 the spans hold.
+    @Test func eachSecondIsEncodedOnceForEverySpanThatHoldsIt() async throws {
+        let daemon = try await Self.daemon(settings: #"{"feed":{"caller_builds_per_second":100}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let token = try daemon.token(user: "v", role: "viewer")
+        for n in 0..<20 {
+            _ = try await host.call("broadcast", ["info": ["message": .string("second \(n)")]])
+            try await TestModeTests.advanceAll(daemon, by: 1000)
+        }
+        var held = 0
+        for n in 0..<40 {
+            let from = Self.start + Int64(n % 10)
+            let to = from + 10 + Int64(n / 10)
+            let answer = try feed(daemon, from: from, to: to, token: token)
+            #expect(answer.status == 200, "\(answer.body)")
+            held += answer.json["chat"]?.arrayValue?.count ?? 0
+            if n % 6 == 5 { try await TestModeTests.advanceAll(daemon, by: 1000) }  // the room's 20 builds a second
+        }
+        let metrics = try await daemon.metricsText()
+        let encoded = Self.value("roomd_feed_seconds_encoded_total", in: metrics)
+        #expect(held >= 400, "the spans hold \(held) messages")
+        #expect(encoded > 0 && encoded <= 20, "seconds encoded: \(encoded)")
+        #expect(Self.value("roomd_feed_bodies_built_total", in: metrics) == 40)
     }
 
     static func value(_ name: String, in metrics: String) -> Int {

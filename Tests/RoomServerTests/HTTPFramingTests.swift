@@ -93,33 +93,28 @@ import Testing
         #expect(connection.closes(within: 2))
     }
 
-    /// A kept connection waiting for its next request counts among its
-    /// address's unjoined connections (`max_unjoined_per_address`) and is
-    /// closed after 5 idle seconds.
-    @Test func keptConnectionsCountAsUnjoinedAndCloseWhenIdle() async throws {
+    /// A kept connection waiting for its next request is closed after 5 idle
+    /// seconds. It counts among its address's unjoined connections, but the
+    /// per-address cap applies only when the socket budget is short (issue
+    /// 34: a CDN holds many): with a cap of 2, a third is answered too.
+    @Test func keptConnectionsAreAnsweredPastTheCapAndCloseWhenIdle() async throws {
         let daemon = try await Daemon.start(
             settings: #"{"limits":{"max_unjoined_per_address":2}}"#,
             singleProcess: true
         )
         let kept = try (0..<2).map { _ in try RawHTTPConnection(port: daemon.port) }
-        var answered: Date?
+        var asked: Date?
         for connection in kept {
+            asked = asked ?? Date()  // the first one's idle time starts after this
             connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await connection.answer() != nil)
-            answered = answered ?? Date()  // the first one's idle time starts
         }
         let third = try RawHTTPConnection(port: daemon.port)
         third.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        let refused = await third.answer(timeout: 1) == nil
-        let closed = await third.closes(within: 1)
-        #expect(refused && closed, "the address holds 2 already")
+        #expect(await third.answer() != nil, "the budget is not short: no cap")
         #expect(await kept[0].closes(within: 30), "an idle kept connection is closed")
         // Not before its 5 idle seconds (roomd's sweep runs once a second).
-        #expect(Date().timeIntervalSince(answered ?? Date()) >= 4.9, "after 5 idle seconds")
-        _ = await kept[1].closes(within: 2)
-        let fourth = try RawHTTPConnection(port: daemon.port)
-        fourth.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(await fourth.answer() != nil, "the address has room again")
+        #expect(Date().timeIntervalSince(asked ?? Date()) >= 4.9, "after 5 idle seconds")
     }
 
     /// Issue 20: a client that shuts down its side before its request head is

@@ -185,76 +185,183 @@ public final class FeedRecorder {
 
     // MARK: reading
 
-    /// The feed of [from, to) (whole seconds, `to` not after now), or nil
-    /// when part of it is no longer held.
-    func span(from: Int64, to: Int64, now: Int64) -> FeedSpan? {
+    /// The stored seconds of [from, to) (whole seconds, `to` not after now)
+    /// with the room's state as of `to`, or nil when part of it is no longer
+    /// held. O(log seconds + the span's seconds): a span never scans the
+    /// rest of the record. Every second it holds is closed (in the past), so
+    /// its contents never change.
+    func spanSeconds(from: Int64, to: Int64, now: Int64) -> FeedSeconds? {
         if let last = seconds.last, open, last.second < Self.second(now) { close() }
         guard from >= heldFrom else { return nil }
-        var span = FeedSpan(roomID: roomID, from: from, to: to, state: baseline)
-        var start = seconds.count
         var low = 0
         var high = seconds.count
         while low < high {  // the first stored second ≥ from
             let mid = (low + high) / 2
             if seconds[mid].second < from { low = mid + 1 } else { high = mid }
         }
-        start = low
-        if start > 0 { span.state = seconds[start - 1].state }
-        var reactionIndex: [String: Int] = [:]
-        var pollIndex: [String: Int] = [:]
-        var statsIndex: [String: Int] = [:]
-        var questionIndex: [String: Int] = [:]
-        var removed: Set<String> = []
-        for second in seconds[start...] where second.second < to {
-            span.state = second.state
+        let start = low
+        high = seconds.count
+        while low < high {  // the first stored second ≥ to
+            let mid = (low + high) / 2
+            if seconds[mid].second < to { low = mid + 1 } else { high = mid }
+        }
+        let end = low
+        var state = start > 0 ? seconds[start - 1].state : baseline
+        if end > start { state = seconds[end - 1].state }
+        return FeedSeconds(
+            roomID: roomID,
+            sessionID: sessionID,
+            from: from,
+            to: to,
+            state: state,
+            seconds: Array(seconds[start..<end]),
+            ended: endedAt.map { $0 < to * 1000 } ?? false
+        )
+    }
+
+    /// The feed of [from, to) (whole seconds, `to` not after now), or nil
+    /// when part of it is no longer held.
+    func span(from: Int64, to: Int64, now: Int64) -> FeedSpan? {
+        guard let stored = spanSeconds(from: from, to: to, now: now) else { return nil }
+        var span = FeedSpan(roomID: roomID, from: from, to: to, state: stored.state)
+        for second in stored.seconds {
             span.chat += second.chat
             span.deleted += second.deleted
-            for count in second.reactions {
-                upsert(count, key: count.target + "\u{0}" + count.type, into: &span.reactions, at: &reactionIndex)
-            }
-            for info in second.polls { upsert(info, key: info.pollID, into: &span.polls, at: &pollIndex) }
-            for stats in second.pollStats { upsert(stats, key: stats.pollID, into: &span.pollStats, at: &statsIndex) }
-            for question in second.questions {
-                removed.remove(question.id)
-                if let i = questionIndex[question.id] {
-                    span.questionsChanged[i] = question
-                } else {
-                    questionIndex[question.id] = span.questionsChanged.count
-                    span.questionsChanged.append(question)
-                }
-            }
-            for id in second.removedQuestions {
-                removed.insert(id)
-                if !span.questionsRemoved.contains(id) { span.questionsRemoved.append(id) }
-            }
-            // A question changed then removed in the span is only removed; removed then changed, only changed.
-            span.questionsRemoved.removeAll { !removed.contains($0) }
         }
-        span.questionsChanged.removeAll { removed.contains($0.id) }
-        if let endedAt { span.ended = endedAt < to * 1000 }
+        let merge = stored.merge()
+        let items = stored.seconds
+        span.reactions = merge.reactions.map { items[$0.second].reactions[$0.item] }
+        span.polls = merge.polls.map { items[$0.second].polls[$0.item] }
+        span.pollStats = merge.pollStats.map { items[$0.second].pollStats[$0.item] }
+        span.questionsChanged = merge.questionsChanged.map { items[$0.second].questions[$0.item] }
+        span.questionsRemoved = merge.questionsRemoved
+        span.ended = stored.ended
         return span
     }
 }
 
+/// The stored seconds of one span and the room's state as of its end: what a
+/// body is made of (the server encodes each second once and assembles a
+/// span's body from those pieces, `merge()` telling which entries it keeps).
+public struct FeedSeconds: Sendable {
+    public var roomID: RoomID
+    public var sessionID: String
+    public var from: Int64
+    public var to: Int64
+    /// The room as of `to`.
+    public var state: FeedState
+    /// The span's stored seconds, oldest first (seconds without anything are not stored).
+    public var seconds: [FeedSecond]
+    public var ended: Bool
+
+    /// Which entries of the seconds' lists a span keeps, in the order it lists
+    /// them: the latest total of each (target, type), the latest PollInfo and
+    /// PollResult of each poll, the latest of each question changed (at the
+    /// place it first took) unless removed after, and the ids removed (a
+    /// question removed then changed again in the span is only changed).
+    /// O(the span's items).
+    public func merge() -> FeedMerge {
+        var merge = FeedMerge()
+        var reactionIndex: [ReactionKey: Int] = [:]
+        var pollIndex: [String: Int] = [:]
+        var statsIndex: [String: Int] = [:]
+        var questionIndex: [String: Int] = [:]
+        /// Removed ids by their place in `removedOrder`; nil entries were changed again.
+        var removedAt: [String: Int] = [:]
+        var removedOrder: [String?] = []
+        for (s, second) in seconds.enumerated() {
+            for (i, count) in second.reactions.enumerated() {
+                Self.upsert(
+                    FeedItemRef(second: s, item: i),
+                    key: ReactionKey(target: count.target, type: count.type),
+                    into: &merge.reactions,
+                    at: &reactionIndex
+                )
+            }
+            for (i, info) in second.polls.enumerated() {
+                Self.upsert(FeedItemRef(second: s, item: i), key: info.pollID, into: &merge.polls, at: &pollIndex)
+            }
+            for (i, stats) in second.pollStats.enumerated() {
+                Self.upsert(FeedItemRef(second: s, item: i), key: stats.pollID, into: &merge.pollStats, at: &statsIndex)
+            }
+            // One id is in at most one of a second's two lists (FeedRecorder.question).
+            for (i, question) in second.questions.enumerated() {
+                if let at = removedAt.removeValue(forKey: question.id) { removedOrder[at] = nil }
+                Self.upsert(
+                    FeedItemRef(second: s, item: i),
+                    key: question.id,
+                    into: &merge.questionsChanged,
+                    at: &questionIndex
+                )
+            }
+            for id in second.removedQuestions where removedAt[id] == nil {
+                removedAt[id] = removedOrder.count
+                removedOrder.append(id)
+            }
+        }
+        merge.questionsRemoved = removedOrder.compactMap { $0 }
+        if !removedAt.isEmpty {
+            merge.questionsChanged.removeAll { removedAt[seconds[$0.second].questions[$0.item].id] != nil }
+        }
+        return merge
+    }
+
+    private struct ReactionKey: Hashable {
+        var target: String
+        var type: String
+    }
+
+    /// The latest `ref` for `key` in `list`, at the place its key first took.
+    private static func upsert<K: Hashable>(
+        _ ref: FeedItemRef,
+        key: K,
+        into list: inout [FeedItemRef],
+        at index: inout [K: Int]
+    ) {
+        if let i = index[key] {
+            list[i] = ref
+        } else {
+            index[key] = list.count
+            list.append(ref)
+        }
+    }
+}
+
+/// An entry of one of a second's lists: `seconds[second].list[item]`.
+public struct FeedItemRef: Sendable, Equatable {
+    public var second: Int
+    public var item: Int
+}
+
+/// What a span keeps of its seconds' lists (`FeedSeconds.merge`); chat and
+/// deletions are every second's, in order.
+public struct FeedMerge: Sendable, Equatable {
+    public var reactions: [FeedItemRef] = []
+    public var polls: [FeedItemRef] = []
+    public var pollStats: [FeedItemRef] = []
+    public var questionsChanged: [FeedItemRef] = []
+    public var questionsRemoved: [String] = []
+}
+
 /// What one second recorded.
-struct FeedSecond {
-    var second: Int64
-    var chat: [ChatMessage] = []
-    var deleted: [String] = []
-    var reactions: [ReactionCount] = []
-    var polls: [FeedPollInfo] = []
-    var pollStats: [FeedPollStats] = []
-    var questions: [Question] = []
-    var removedQuestions: [String] = []
+public struct FeedSecond: Sendable {
+    public internal(set) var second: Int64
+    public internal(set) var chat: [ChatMessage] = []
+    public internal(set) var deleted: [String] = []
+    public internal(set) var reactions: [ReactionCount] = []
+    public internal(set) var polls: [FeedPollInfo] = []
+    public internal(set) var pollStats: [FeedPollStats] = []
+    public internal(set) var questions: [Question] = []
+    public internal(set) var removedQuestions: [String] = []
     /// The room's state at the end of this second.
-    var state: FeedState
+    public internal(set) var state: FeedState
 
     init(second: Int64, state: FeedState) {
         self.second = second
         self.state = state
     }
 
-    var items: Int {
+    public var items: Int {
         chat.count + deleted.count + reactions.count + polls.count + pollStats.count + questions.count
             + removedQuestions.count
     }
@@ -364,14 +471,4 @@ public struct FeedSpan: Sendable, Equatable {
     public var questionsChanged: [Question] = []
     public var questionsRemoved: [String] = []
     public var ended = false
-}
-
-/// The latest `value` for `key` in `list`, at the place its key first took (an index by key).
-private func upsert<T>(_ value: T, key: String, into list: inout [T], at index: inout [String: Int]) {
-    if let i = index[key] {
-        list[i] = value
-    } else {
-        index[key] = list.count
-        list.append(value)
-    }
 }

@@ -50,6 +50,15 @@ public enum FeedLookup: Sendable, Equatable {
     case gone
 }
 
+/// What `feedSeconds(_:from:to:)` finds.
+public enum FeedSecondsLookup: Sendable {
+    case seconds(FeedSeconds)
+    /// No session of that room at `to` (404, 40001).
+    case noSession
+    /// Part of the span is no longer held (410).
+    case gone
+}
+
 /// The audience feed (PROTOCOL.md section 24): the registry's side. The
 /// actions of every feature tell the room's recorder what happened with one
 /// call each; the server reads spans.
@@ -62,6 +71,17 @@ extension RoomRegistry {
         guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return .noSession }
         guard let span = recorder.span(from: from, to: to, now: now) else { return .gone }
         return .span(span)
+    }
+
+    /// The stored seconds of `roomID` over [from, to), which the server
+    /// assembles a body from (each second encoded once); the same rules as
+    /// `feed(_:from:to:)`. O(log seconds + the span's seconds).
+    public func feedSeconds(_ roomID: RoomID, from: Int64, to: Int64) -> FeedSecondsLookup {
+        let now = clock.nowMillis()
+        feeds.sweep(now: now)
+        guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return .noSession }
+        guard let stored = recorder.spanSeconds(from: from, to: to, now: now) else { return .gone }
+        return .seconds(stored)
     }
 
     /// Drops ended sessions' feeds whose window is over (the server's once-a-second tick).

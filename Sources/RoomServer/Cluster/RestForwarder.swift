@@ -140,7 +140,7 @@ final class RestForwarder {
             RestAPI.handles(request.path)
             ? rest.handle(request)
             : RestFeed.handles(request.path)
-                ? feed.handle(request)
+                ? feed.handle(request, forwarded: true)
                 : HTTPResponse.error(404, code: 404, "no route for \(request.path)")
         cluster.reply(to: reply, ForwardedHTTP.encode(response))
     }

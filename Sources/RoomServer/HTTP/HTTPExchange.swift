@@ -84,6 +84,7 @@ final class HTTPExchange {
                 ? .get : lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0 ? .delete : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
+        request.socket = lws_get_socket_fd(wsi)
         request.ifNoneMatch = header(wsi, WSI_TOKEN_HTTP_IF_NONE_MATCH)
         let later = keptAlive.contains(wsi)
         idleSince.removeValue(forKey: wsi)

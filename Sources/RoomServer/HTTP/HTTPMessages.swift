@@ -46,6 +46,9 @@ final class HTTPRequest {
     var expected = 0
     /// `?name=value` arguments (QueryArguments.swift).
     var query: [String: String] = [:]
+    /// The connection's socket, whose peer address the feed's build caps
+    /// count a request without a token by (-1: none, forwarded by another node).
+    var socket: Int32 = -1
 
     init(method: Method, path: String, authorization: String?) {
         self.method = method

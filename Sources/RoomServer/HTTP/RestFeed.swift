@@ -4,7 +4,9 @@ import RoomWire
 /// `GET /v2/rooms/{room_id}/feed?from=S&to=T` (PROTOCOL.md section 24): the
 /// audience feed. The span's rules, the token and a cached body are checked
 /// without touching the room (`prepare`); only a body not yet built reads
-/// the room's `FeedRecorder` (`build`), once per (room, S, T). In a cluster
+/// the room's `FeedRecorder` (`build`), once per (room, S, T), assembled from
+/// its seconds' pieces, each encoded once (`FeedPieces`); builds are capped
+/// per room and per caller (`FeedBuildLimits`: 429 past them). In a cluster
 /// the first half runs on the node asked and the second on the room's home
 /// (RestForwarder), whose answer the node asked keeps in its own cache.
 /// Its service thread's only, its cache too (checked in debug builds).
@@ -21,11 +23,18 @@ final class RestFeed {
     let verifier: TokenVerifier
     let clock: RoomClock
     let cache: FeedCache
+    /// The seconds' encoded pieces that bodies are assembled from.
+    let pieces = FeedPieces()
     let metrics: ServerMetrics
+    /// Builds per room and per caller (checked on the node asked).
+    private var limits: FeedBuildLimits
+    /// The longest token read (`Authorization: Bearer` or `?token=`): a longer one is 413.
+    static let maxTokenBytes = 4096
+    static let retryAfter = HTTPHeader(name: "retry-after", value: "1")
     /// App tokens verified here, with their room and `exp` (ms): a viewer polls
     /// with the same token every 3 s, and its signature and claims are checked
     /// once, not per request. Bounded: emptied when it reaches `maxKnownTokens`.
-    private var tokens: [String: (roomID: RoomID, expiresAt: Int64)] = [:]
+    private var tokens: [String: (roomID: RoomID, userID: UserID, expiresAt: Int64)] = [:]
     static let maxKnownTokens = 16_384
     /// App tokens known (a test of the bound).
     var knownTokens: Int { tokens.count }
@@ -49,6 +58,10 @@ final class RestFeed {
         self.cache = cache
         isPublic = registry.settings.feed.isPublic
         windowSeconds = Int64(registry.settings.feed.windowSeconds)
+        limits = FeedBuildLimits(
+            roomRate: registry.settings.feed.buildsPerSecond,
+            callerRate: registry.settings.feed.callerBuildsPerSecond
+        )
     }
 
     /// Whether `path` is a feed route.
@@ -70,6 +83,9 @@ final class RestFeed {
     struct Query: Sendable, Equatable {
         var key: FeedCache.Key
         var ifNoneMatch: String?
+        /// Whom its build counts for (`FeedBuildLimits`); nil: not counted
+        /// here (a request another node forwarded, counted there).
+        var caller: String?
     }
 
     enum Step {
@@ -79,8 +95,10 @@ final class RestFeed {
         case build(Query)
     }
 
-    /// Everything that needs no room: the route, the span, the token, the cache.
-    func prepare(_ request: HTTPRequest) -> Step {
+    /// Everything that needs no room: the route, the span, the token, the
+    /// cache, and the build caps (`charged`: false for a request another node
+    /// forwarded, which that node counts).
+    func prepare(_ request: HTTPRequest, charged: Bool = true) -> Step {
         thread.assertIsCurrent()
         do throws(RoomError) {
             guard request.method == .get else {
@@ -89,7 +107,7 @@ final class RestFeed {
             guard let roomID = Self.roomID(in: request.path) else {
                 return .answer(.error(404, code: 404, "no route for \(request.path)"))
             }
-            try authorize(request, roomID: roomID)
+            let caller = try authorize(request, roomID: roomID)
             let from = try Self.second(request.query["from"], "from")
             let to = try Self.second(request.query["to"], "to")
             guard from < to else { throw .invalidParams("from: must be before to, got from=\(from) to=\(to)") }
@@ -112,7 +130,23 @@ final class RestFeed {
                 metrics.feedCacheHits.increment()
                 return .answer(Self.answer(entry, ifNoneMatch: request.ifNoneMatch))
             }
-            return .build(Query(key: key, ifNoneMatch: request.ifNoneMatch))
+            let counted: String? = charged ? caller ?? address(request) : nil
+            if let counted, let refused = limits.refusal(room: roomID, caller: counted, now: clock.nowMillis()) {
+                metrics.feedBuildsRefused.increment()
+                let message =
+                    switch refused {
+                    case .caller:
+                        "feed: more than \(limits.callerRate) new spans a second from one caller "
+                            + "(settings.feed.caller_builds_per_second): retry after 1 s"
+                    case .room:
+                        "feed: more than \(limits.roomRate) new spans a second of room \"\(roomID)\" "
+                            + "(settings.feed.builds_per_second): retry after 1 s"
+                    }
+                var answer = HTTPResponse.error(429, code: ErrorCode.rateLimited.rawValue, message)
+                answer.headers = [Self.retryAfter]
+                return .answer(answer)
+            }
+            return .build(Query(key: key, ifNoneMatch: request.ifNoneMatch, caller: counted))
         } catch {
             return .answer(.error(Self.status(error.code), code: error.code.rawValue, error.message))
         }
@@ -122,22 +156,27 @@ final class RestFeed {
     /// holds the room, or held it); kept in the cache when it is a 200.
     func build(_ query: Query) -> HTTPResponse {
         thread.assertIsCurrent()
-        switch registry.feed(query.key.room, from: query.key.from, to: query.key.to) {
+        switch registry.feedSeconds(query.key.room, from: query.key.from, to: query.key.to) {
         case .noSession:
             return .error(404, code: 40001, "room \"\(query.key.room)\" has no session at \(query.key.to)")
         case .gone:
             return .error(410, code: 410, "from: the feed of \(query.key.from) is no longer held")
-        case .span(let span):
-            let entry = cache.insert(query.key, body: Self.encode(span))
+        case .seconds(let stored):
+            let encoded = pieces.encoded
+            let body = assemble(stored)
+            if pieces.encoded > encoded { metrics.feedSecondsEncoded.increment(by: pieces.encoded - encoded) }
+            let entry = cache.insert(query.key, body: body)
             metrics.feedBodiesBuilt.increment()
+            if let caller = query.caller { limits.built(room: query.key.room, caller: caller, now: clock.nowMillis()) }
             return Self.answer(entry, ifNoneMatch: query.ifNoneMatch)
         }
     }
 
-    /// A request of this node or forwarded by another one, answered here.
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// A request of this node or forwarded by another one (`forwarded`: its
+    /// build caps were checked there), answered here.
+    func handle(_ request: HTTPRequest, forwarded: Bool = false) -> HTTPResponse {
         thread.assertIsCurrent()
-        return switch prepare(request) {
+        return switch prepare(request, charged: !forwarded) {
         case .answer(let response): response
         case .build(let query): build(query)
         }
@@ -147,6 +186,7 @@ final class RestFeed {
     func keep(_ query: Query, _ response: HTTPResponse) -> HTTPResponse {
         thread.assertIsCurrent()
         guard response.status == 200 else { return response }
+        if let caller = query.caller { limits.built(room: query.key.room, caller: caller, now: clock.nowMillis()) }
         let entry = cache.insert(query.key, body: response.body)
         return Self.answer(entry, ifNoneMatch: query.ifNoneMatch)
     }
@@ -162,9 +202,11 @@ final class RestFeed {
     // MARK: input
 
     /// The token (`Authorization: Bearer` or `?token=`): an app token of this
-    /// room or a management token; none when `settings.feed.public`.
-    private func authorize(_ request: HTTPRequest, roomID: RoomID) throws(RoomError) {
-        if isPublic { return }
+    /// room or a management token; none when `settings.feed.public`. Returns
+    /// whom the build caps count it for: the app token's user, "management",
+    /// or nil (public: the address).
+    private func authorize(_ request: HTTPRequest, roomID: RoomID) throws(RoomError) -> String? {
+        if isPublic { return nil }
         let token: String
         if let header = request.authorization, header.hasPrefix("Bearer ") {
             token = String(header.dropFirst("Bearer ".count))
@@ -173,9 +215,15 @@ final class RestFeed {
         } else {
             throw RoomError(.tokenInvalid, "a token is required: Authorization: Bearer <token> or ?token=")
         }
+        guard token.utf8.count <= Self.maxTokenBytes else {
+            throw RoomError(
+                .tooLarge,
+                "token: \(token.utf8.count) bytes, over the \(Self.maxTokenBytes) a token may have"
+            )
+        }
         if let known = tokens[token], known.expiresAt > clock.nowMillis() {  // a viewer's next poll: no JWT work
             guard known.roomID == roomID else { throw Self.otherRoom }
-            return
+            return "user:" + known.userID.rawValue
         }
         let grant: AppGrant
         do throws(RoomError) {
@@ -184,14 +232,20 @@ final class RestFeed {
             // Not an app token: a management token is welcome, anything else gets the app token's error.
             do throws(RoomError) {
                 try verifier.verifyManagement(token)
-                return
+                return "management"
             } catch _ {
                 throw error
             }
         }
         if tokens.count >= Self.maxKnownTokens { tokens.removeAll(keepingCapacity: true) }
-        tokens[token] = (grant.roomID, grant.expiresAt)
+        tokens[token] = (grant.roomID, grant.userID, grant.expiresAt)
         guard grant.roomID == roomID else { throw Self.otherRoom }
+        return "user:" + grant.userID.rawValue
+    }
+
+    /// Where a request without a token came from, as the build caps count it.
+    private func address(_ request: HTTPRequest) -> String {
+        "address:" + (request.socket >= 0 ? PeerAddress(peerOf: request.socket) ?? .unknown : .unknown).description
     }
 
     static let otherRoom = RoomError(.permissionDenied, "permission denied: the token is for another room")
@@ -215,11 +269,65 @@ final class RestFeed {
         switch code {
         case .permissionDenied: 403
         case .invalidParams: 400
+        case .tooLarge: 413
         default: 401  // every token problem
         }
     }
 
     // MARK: the body
+
+    /// The body of a span from its seconds' pieces (each encoded once, kept
+    /// in `pieces`): the same bytes as `encode` of the same span, for a copy
+    /// of the span's pieces instead of an encoding of its items.
+    func assemble(_ stored: FeedSeconds) -> [UInt8] {
+        let parts = stored.seconds.map { pieces.piece(room: stored.roomID, session: stored.sessionID, $0) }
+        let merge = stored.merge()
+        let size = parts.reduce(256) { $0 + $1.buffer.count }
+        var w = JSONWriter(reserving: size)
+        w.object { w in
+            w.field("room_id", stored.roomID)
+            w.field("from", stored.from)
+            w.field("to", stored.to)
+            w.key("stream")
+            w.feedStream(stored.state.stream, at: stored.to * 1000)
+            w.field("peer_count", stored.state.peerCount)
+            w.key("chat")
+            w.array { w in for part in parts where !part.chat.isEmpty { w.raw(part.buffer[part.chat]) } }
+            w.key("deleted")
+            w.array { w in for part in parts where !part.deleted.isEmpty { w.raw(part.buffer[part.deleted]) } }
+            w.key("pinned")
+            w.chatMessage(stored.state.pinned)
+            w.key("reactions")
+            w.array { w in
+                for ref in merge.reactions { w.raw(parts[ref.second].buffer[parts[ref.second].reactions[ref.item]]) }
+            }
+            w.key("polls")
+            w.array { w in for ref in merge.polls { w.raw(parts[ref.second].buffer[parts[ref.second].polls[ref.item]]) }
+            }
+            w.key("poll_stats")
+            w.array { w in
+                for ref in merge.pollStats { w.raw(parts[ref.second].buffer[parts[ref.second].pollStats[ref.item]]) }
+            }
+            w.key("questions")
+            w.object { w in
+                w.key("changed")
+                w.array { w in
+                    for ref in merge.questionsChanged {
+                        w.raw(parts[ref.second].buffer[parts[ref.second].questions[ref.item]])
+                    }
+                }
+                w.key("removed")
+                w.strings(merge.questionsRemoved)
+            }
+            w.key("chat_state")
+            w.object { w in
+                w.field("paused", stored.state.paused)
+                w.field("slow_mode_s", stored.state.slowModeSeconds)
+            }
+            w.field("ended", stored.ended)
+        }
+        return w.bytes
+    }
 
     /// `{room_id, from, to, stream, peer_count, chat, deleted, pinned, reactions,
     /// polls, poll_stats, questions:{changed, removed}, chat_state, ended}`.

@@ -35,6 +35,10 @@ final class ServerMetrics: Sendable {
     /// record, answers from the cache, and the cache's size.
     let feedBodiesBuilt: Metrics.Counter
     let feedCacheHits: Metrics.Counter
+    /// Builds refused with 429 (`settings.feed.builds_per_second`, `caller_builds_per_second`).
+    let feedBuildsRefused: Metrics.Counter
+    /// Stored seconds encoded into pieces (each once while kept; bodies are assembled from them).
+    let feedSecondsEncoded: Metrics.Counter
     private let feedCacheEntries: Metrics.Gauge
     private let feedCacheBytes: Metrics.Gauge
 
@@ -86,6 +90,8 @@ final class ServerMetrics: Sendable {
         testPushesDropped = Metrics.Counter(label: "roomd_test_pushes_dropped_total", factory: factory)
         feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
         feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
+        feedBuildsRefused = Metrics.Counter(label: "roomd_feed_builds_refused_total", factory: factory)
+        feedSecondsEncoded = Metrics.Counter(label: "roomd_feed_seconds_encoded_total", factory: factory)
         feedCacheEntries = Metrics.Gauge(label: "roomd_feed_cache_entries", factory: factory)
         feedCacheBytes = Metrics.Gauge(label: "roomd_feed_cache_bytes", factory: factory)
     }

@@ -10,8 +10,8 @@ import Glibc
 
 /// The client connections of a service thread, by lws handle: their ids,
 /// the open-file budget new sockets are admitted by (and, within it, the
-/// per-address cap of unjoined connections and who makes room when it is
-/// full), the join deadline, the write path, and the keepalive sweep (pings,
+/// per-address cap of unjoined connections while it is short, and who makes
+/// room when it is full), the join deadline, the write path, and the keepalive sweep (pings,
 /// idle peers). Its service thread's only (checked at each entry point in
 /// debug builds).
 final class Sockets {
@@ -133,6 +133,7 @@ final class Sockets {
         )
         connection.flow = flow
         connection.unjoined = unjoined
+        unjoined.upgraded(wsi: wsi, at: monotonicMillis())  // it goes after its address's idle sockets
         connections[wsi] = connection
         dropSettledJoins()
         awaitingJoin.append((wsi, connection.id, joinClockNow + Int64(limits.joinTimeoutS) * 1000))
@@ -151,14 +152,23 @@ final class Sockets {
     /// Sockets held: lws' and roomd's own.
     private var held: Int { open + heads }
 
+    /// Whether the socket budget is short: sockets held reach three quarters
+    /// of it. Only then does the per-address cap of unjoined connections apply.
+    var isShort: Bool { held >= shortAt }
+    var shortAt: Int { budget - budget / 4 }
+
     /// Whether a new connection from `address` may have a socket (roomd's own
     /// accept, or LWS_CALLBACK_FILTER_NETWORK_CONNECTION): its place among
     /// the unjoined connections, or nil to refuse it (closed at once, before
-    /// any byte is read). An address already holding `max_unjoined_per_address`
-    /// unjoined connections is refused. At the budget, the oldest unjoined
-    /// connection of the address holding the most is closed to make room;
-    /// joined peers are never closed for a newcomer, and with none unjoined
-    /// the newcomer is refused. Logged at most once a second, counted always.
+    /// any byte is read). While the budget is short (`isShort`), an address
+    /// already holding `max_unjoined_per_address` unjoined connections makes
+    /// room for its newcomer itself: its longest-idle unjoined connection is
+    /// closed (a client behind the same NAT as one holding idle sockets still
+    /// gets in; an address's total does not grow). At the budget, the
+    /// longest-idle unjoined connection of the address holding the most is
+    /// closed to make room; joined peers are never closed for a newcomer, and
+    /// with none unjoined the newcomer is refused. Logged at most once a
+    /// second, counted always.
     func admit(from address: PeerAddress, as socket: Arrival.Socket) -> Arrival? {
         thread.assertIsCurrent()
         let now = monotonicMillis()
@@ -166,18 +176,20 @@ final class Sockets {
             adopting = nil
             unjoined.settle(stale)
         }
-        if unjoined.count(from: address) >= limits.maxUnjoinedPerAddress {
+        if isShort, unjoined.count(from: address) >= limits.maxUnjoinedPerAddress,
+            let idle = unjoined.longestIdle(of: address)
+        {
+            close(idle)
             metrics.unjoinedDropped(.perAddress)
-            if let refused = addressRefusals.due(now) {
+            if let closed = addressRefusals.due(now) {
                 logger.warning(
-                    "unjoined connections of one address at the limit: refusing its new connections",
+                    "unjoined connections of one address at the limit while the socket budget is short: closing its longest idle",
                     metadata: [
                         "address": "\(address)", "limit": "\(limits.maxUnjoinedPerAddress)",
-                        "refused": "\(refused)",
+                        "open": "\(held)", "budget": "\(budget)", "closed": "\(closed)",
                     ]
                 )
             }
-            return nil
         }
         if held >= budget {
             guard let victim = unjoined.victim() else {
@@ -194,7 +206,7 @@ final class Sockets {
             metrics.unjoinedDropped(.budget)
             if let closed = evictions.due(now) {
                 logger.warning(
-                    "open-file limit reached: closing the oldest unjoined connections to make room",
+                    "open-file limit reached: closing the longest-idle unjoined connections to make room",
                     metadata: [
                         "open": "\(held)", "budget": "\(budget)", "closed": "\(closed)",
                         "address": "\(victim.address)",
@@ -202,7 +214,7 @@ final class Sockets {
                 )
             }
         }
-        return unjoined.arrived(from: address, socket: socket)
+        return unjoined.arrived(from: address, socket: socket, at: now)
     }
 
     /// Closes an unjoined connection at once, without a close frame: its

@@ -17,25 +17,53 @@ final class Arrival {
     var socket: Socket
     /// No longer unjoined: joined, its HTTP request complete, or closed.
     fileprivate(set) var settled = false
+    /// A WebSocket whose upgrade is done, waiting for its `join` (within the
+    /// join deadline); its `idleSince` is then its upgrade's time.
+    fileprivate(set) var upgraded = false
+    /// When it last made progress (monotonic ms): its arrival (or, for a kept
+    /// HTTP connection, its last answer), then its upgrade.
+    fileprivate(set) var idleSince: Int64
 
-    init(address: PeerAddress, socket: Socket) {
+    init(address: PeerAddress, socket: Socket, at now: Int64) {
         self.address = address
         self.socket = socket
+        self.idleSince = now
     }
 }
 
 /// The connections that have not joined yet — a WebSocket before its `join`,
-/// an HTTP connection before its request is complete — by the address they
-/// came from, oldest first: what the per-address cap counts, and which
-/// connection goes when the socket budget is full (the oldest of the address
-/// that holds the most). Joined peers are never here. Its service thread's
-/// only (checked in debug builds).
+/// an HTTP connection before its request is complete or kept alive waiting
+/// for its next one — by the address they came from: what the per-address cap
+/// counts while the socket budget is short, and which connection goes first
+/// (PROTOCOL.md section 1, "Unjoined connections"). Within an address the
+/// longest idle goes first: the one whose last progress (arrival, last HTTP
+/// answer, or upgrade) is the oldest — so a client that makes progress
+/// behind the same address (one NAT) as one holding idle sockets is the last
+/// of that address to go, even while the other keeps reconnecting. Joined
+/// peers are never here.
+/// Its service thread's only (checked in debug builds).
 final class UnjoinedConnections {
-    /// One address's unjoined connections, oldest first (settled ones are
-    /// dropped when they reach the front).
+    /// One address's unjoined connections (settled or upgraded ones are
+    /// dropped from `waiting` when they reach its front, settled ones from
+    /// `upgraded`).
     private final class Line {
-        var arrivals = FIFO<Arrival>()
+        /// Not upgraded: being read, sent nothing yet, or a kept HTTP connection; by arrival.
+        var waiting = FIFO<Arrival>()
+        /// Upgraded WebSockets waiting for their join, by upgrade.
+        var upgraded = FIFO<Arrival>()
         var live = 0
+
+        /// The connection that has been idle longest, if any: the front of
+        /// `waiting` or of `upgraded` (each ordered by `idleSince`), whichever
+        /// made its last progress earlier. A connection that has just arrived
+        /// goes after every one of its address that sits idle.
+        func longestIdle() -> Arrival? {
+            waiting.removeFirst(while: { $0.settled || $0.upgraded })
+            upgraded.removeFirst(while: { $0.settled })
+            guard let first = waiting.first else { return upgraded.first }
+            guard let upgradedFirst = upgraded.first else { return first }
+            return upgradedFirst.idleSince < first.idleSince ? upgradedFirst : first
+        }
     }
 
     private var lines: [PeerAddress: Line] = [:]
@@ -52,15 +80,15 @@ final class UnjoinedConnections {
     /// Unjoined connections from `address`.
     func count(from address: PeerAddress) -> Int { lines[address]?.live ?? 0 }
 
-    /// A new connection from `address`.
+    /// A new connection from `address` (or a kept HTTP connection waiting again).
     @discardableResult
-    func arrived(from address: PeerAddress, socket: Arrival.Socket) -> Arrival {
+    func arrived(from address: PeerAddress, socket: Arrival.Socket, at now: Int64) -> Arrival {
         thread.assertIsCurrent()
-        let arrival = Arrival(address: address, socket: socket)
+        let arrival = Arrival(address: address, socket: socket, at: now)
         let line = lines[address] ?? Line()
         lines[address] = line
-        line.arrivals.removeFirst { $0.settled }
-        line.arrivals.append(arrival)
+        line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
+        line.waiting.append(arrival)
         line.live += 1
         moved(address, from: line.live - 1, to: line.live)
         count += 1
@@ -73,6 +101,18 @@ final class UnjoinedConnections {
         thread.assertIsCurrent()
         arrival.socket = .lws(wsi)
         if !arrival.settled { byWSI[wsi] = arrival }
+    }
+
+    /// The WebSocket `wsi` is upgraded: it waits for its join behind its address's idle connections.
+    func upgraded(wsi: OpaquePointer, at now: Int64) {
+        thread.assertIsCurrent()
+        guard let arrival = byWSI[wsi], !arrival.settled, !arrival.upgraded, let line = lines[arrival.address] else {
+            return
+        }
+        arrival.upgraded = true
+        arrival.idleSince = now
+        line.upgraded.removeFirst(while: { $0.settled })
+        line.upgraded.append(arrival)
     }
 
     subscript(wsi: OpaquePointer) -> Arrival? { byWSI[wsi] }
@@ -90,7 +130,8 @@ final class UnjoinedConnections {
         if line.live == 0 {
             lines.removeValue(forKey: arrival.address)
         } else {
-            line.arrivals.removeFirst { $0.settled }
+            line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
+            line.upgraded.removeFirst(while: { $0.settled })
         }
     }
 
@@ -98,12 +139,17 @@ final class UnjoinedConnections {
         if let arrival = byWSI[wsi] { settle(arrival) }
     }
 
-    /// The oldest unjoined connection of the address that holds the most.
+    /// The longest-idle unjoined connection of `address` (see the type's comment).
+    func longestIdle(of address: PeerAddress) -> Arrival? {
+        thread.assertIsCurrent()
+        return lines[address]?.longestIdle()
+    }
+
+    /// The longest-idle unjoined connection of the address that holds the most.
     func victim() -> Arrival? {
         thread.assertIsCurrent()
-        guard most > 0, let address = addressesHolding[most]?.first, let line = lines[address] else { return nil }
-        line.arrivals.removeFirst { $0.settled }
-        return line.arrivals.first
+        guard most > 0, let address = addressesHolding[most]?.first else { return nil }
+        return lines[address]?.longestIdle()
     }
 
     private func moved(_ address: PeerAddress, from old: Int, to new: Int) {

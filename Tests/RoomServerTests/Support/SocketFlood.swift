@@ -14,7 +14,16 @@ final class SocketFlood: Sendable {
     /// Sockets open right now.
     let live = Atomic<Int>(0)
 
-    init(port: Int, from source: String, sockets target: Int, reopenMilliseconds: Int32 = 200) {
+    /// `paceMilliseconds` > 0: an attacker that holds its sockets and
+    /// reopens the closed ones in rounds, one round per that many ms, rather
+    /// than at once in a tight loop.
+    init(
+        port: Int,
+        from source: String,
+        sockets target: Int,
+        reopenMilliseconds: Int32 = 200,
+        paceMilliseconds: UInt32 = 0
+    ) {
         let request = Array(
             ("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8
@@ -42,6 +51,7 @@ final class SocketFlood: Sendable {
                 }
                 fds = keep
                 live.store(fds.count, ordering: .relaxed)
+                if paceMilliseconds > 0 { usleep(paceMilliseconds * 1000) }
             }
             for fd in fds { close(fd) }
             live.store(0, ordering: .relaxed)
