@@ -54,6 +54,9 @@ final class ClusterRouter: Router {
     let logger: Logger
     private let http: HTTPExchange
     private let routes: HTTPRoutes
+    let sockets: Sockets
+    /// The drain under way (Drain.swift); nil until SIGTERM.
+    var drainState: NodeDrain?
     /// The incarnation each node's messages last came from.
     var incarnations: [NodeID: String] = [:]
     /// The alive nodes as last heard.
@@ -105,6 +108,7 @@ final class ClusterRouter: Router {
         logger = parts.logger
         http = parts.http
         routes = parts.routes
+        sockets = parts.sockets
         outboxes = NodeOutboxes(thread: parts.thread, cluster: cluster, logger: parts.logger)
         home = Home(
             thread: parts.thread,
@@ -166,6 +170,9 @@ final class ClusterRouter: Router {
 
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 {
         thread.assertIsCurrent()
+        if drainState != nil, RestAPI.handles(request.path) || RestFeed.handles(request.path) {
+            return http.respond(wsi, .error(503, code: 5003, "draining: this node is shutting down, use another node"))
+        }
         if rest.takesOver(request, wsi: wsi) { return 0 }
         return http.respond(wsi, routes.route(request))
     }
@@ -190,7 +197,7 @@ final class ClusterRouter: Router {
 
     func tick(now: Int64) {
         thread.assertIsCurrent()
-        releaseEndedRooms()
+        if drainState != nil { closeIdle() } else { releaseEndedRooms() }
         flow.excuseStalled(now: now, among: home.remoteConnections)  // other nodes' clients count too
     }
 
@@ -200,6 +207,11 @@ final class ClusterRouter: Router {
     }
 
     func stop() {
+        thread.assertIsCurrent()
+        // The last node of a cluster (or a drain that timed out): what changed
+        // since the last save is saved before the node leaves.
+        states.saveChanged()
+        states.writer.flush()
         jobs.stop()
         cluster.stop()
     }
@@ -214,6 +226,8 @@ final class ClusterRouter: Router {
             if found == .here, let snapshot { restore(room, from: snapshot) }
             edge.resolved(room, claim: claim, found)
             if claim { home.claimSettled(room) }
+            closeIdle()
+        case .handedOver(let moved, let kept): handedOver(moved: moved, kept: kept)
         case .leaseLost(let room): leaseLost(room)
         case .restAnswer(let serial, let response): rest.finish(serial, response)
         case .restLocal(let serial): rest.answerHere(serial)
