@@ -35,6 +35,9 @@ final class ClusterRouter: Router {
         var logger: Logger
     }
 
+    /// What a draining node answers REST with (PROTOCOL.md section 18, 1.3).
+    static let draining = HTTPResponse.error(503, code: 5003, "draining: this node is shutting down, use another node")
+
     /// A restored room's peers wait at least this long for their clients to attach.
     static let takeoverGraceMillis: Int64 = 5_000
 
@@ -171,7 +174,7 @@ final class ClusterRouter: Router {
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 {
         thread.assertIsCurrent()
         if drainState != nil, RestAPI.handles(request.path) || RestFeed.handles(request.path) {
-            return http.respond(wsi, .error(503, code: 5003, "draining: this node is shutting down, use another node"))
+            return http.respond(wsi, Self.draining)
         }
         if rest.takesOver(request, wsi: wsi) { return 0 }
         return http.respond(wsi, routes.route(request))
@@ -221,7 +224,13 @@ final class ClusterRouter: Router {
     private func handle(_ event: ClusterEvent) {
         switch event {
         case .message(let bytes): received(bytes)
-        case .request(let bytes, let reply): rest.answer(bytes, reply: reply)
+        case .request(let bytes, let reply):
+            if drainState != nil {
+                // Draining: the room is (being) handed over; the node that asked answers 503 and the caller retries.
+                cluster.reply(to: reply, ForwardedHTTP.encode(Self.draining))
+            } else {
+                rest.answer(bytes, reply: reply)
+            }
         case .resolved(let room, let claim, let found, let snapshot):
             if found == .here, let snapshot { restore(room, from: snapshot) }
             edge.resolved(room, claim: claim, found)
