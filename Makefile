@@ -22,8 +22,10 @@ run: build
 	.build/debug/roomd --config $(CONFIG) --port $(PORT)
 
 # nats-server and 3 nodes on loopback (ports PORT..PORT+2), Ctrl-C stops them (docs/CLUSTER.md).
+# Each node runs with --drain-timeout DRAIN_TIMEOUT: SIGTERM drains it (a rolling restart).
+DRAIN_TIMEOUT ?= 10
 cluster: build
-	CONFIG=$(CONFIG) PORT=$(PORT) scripts/cluster.sh
+	CONFIG=$(CONFIG) PORT=$(PORT) DRAIN_TIMEOUT=$(DRAIN_TIMEOUT) scripts/cluster.sh
 
 # Installs roomd (PREFIX/bin), the default template (PREFIX/share/roomd/roles.json,
 # and /etc/roomd/roles.json unless one is there), the systemd unit

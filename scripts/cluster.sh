@@ -8,6 +8,7 @@
 #   scripts/cluster.sh                       (make cluster builds first)
 #   PORT=7890 NATS_PORT=4333 scripts/cluster.sh
 #   READY_TIMEOUT=60 scripts/cluster.sh      (a loaded machine: wait longer for the nodes)
+#   DRAIN_TIMEOUT=30 scripts/cluster.sh      (--drain-timeout of every node: SIGTERM drains)
 #
 # A room lives on one node (its home) and peers may join it on any node:
 # the others relay (docs/CLUSTER.md).
@@ -23,8 +24,12 @@ nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/roomd-cluster.XXXXXX")
 pids=""
+nodes=""
 cleanup() {
   trap - INT TERM EXIT
+  # The nodes first (SIGTERM: each drains, the last saves its rooms), then the bus.
+  for pid in $nodes; do kill "$pid" 2>/dev/null || true; done
+  for pid in $nodes; do wait "$pid" 2>/dev/null || true; done
   for pid in $pids; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
@@ -35,11 +40,14 @@ trap cleanup INT TERM EXIT
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/secret"
 "$nats" -a 127.0.0.1 -p "$nats_port" -js -sd "$work/nats" > "$work/nats.log" 2>&1 &
 pids="$pids $!"
-for i in 1 2 3; do
-  "$roomd" --config "$config" --port $((port + i - 1)) --secret-file "$work/secret" \
-    --cluster "nats://127.0.0.1:$nats_port" --node-id "node$i" > /dev/null 2> "$work/node$i.log" &
-  pids="$pids $!"
-done
+drain=${DRAIN_TIMEOUT:-10}
+start_node() {
+  "$roomd" --config "$config" --port $((port + $1 - 1)) --secret-file "$work/secret" \
+    --cluster "nats://127.0.0.1:$nats_port" --node-id "node$1" --drain-timeout "$drain" >> /dev/null 2>> "$work/node$1.log" &
+  echo $! > "$work/node$1.pid"
+  nodes="$nodes $!"
+}
+for i in 1 2 3; do start_node "$i"; done
 
 # Ready when every node counts 3 nodes on a connected bus (at most READY_TIMEOUT s, default 15).
 ready=0
@@ -69,5 +77,7 @@ echo "  $roomd join --url ws://127.0.0.1:$port/ws --secret-file $work/secret --r
 echo "  $roomd join --url ws://127.0.0.1:$((port + 1))/ws --secret-file $work/secret --room demo --role viewer --name Bob"
 echo "  $roomd join --url ws://127.0.0.1:$((port + 2))/ws --secret-file $work/secret --room demo --role guest --name Cy"
 echo "token:       $roomd token --secret-file $work/secret --room demo --user ada --role host"
+echo "rolling restart (docs/CLUSTER.md): kill -TERM \$(cat $work/node1.pid), wait for its exit, start it again"
+echo "  with the same --node-id; it drains (its rooms move, its peers get 1012 and resume elsewhere)."
 echo "Ctrl-C stops everything."
 wait

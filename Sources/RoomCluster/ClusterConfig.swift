@@ -77,14 +77,28 @@ public struct ClusterStatus: Sendable, Equatable {
     /// The run (incarnation) of each node alive, as its heartbeats say: a node
     /// restarted within the alive window keeps its id but not its run.
     public var runs: [NodeID: String]
+    /// The nodes alive that are draining (SIGTERM: their heartbeats say
+    /// `drain`), this one included: they hand their rooms over and take none.
+    public var draining: Set<NodeID>
 
-    public init(nodeID: NodeID, nodes: Int, connected: Bool, alive: [NodeID]? = nil, runs: [NodeID: String] = [:]) {
+    public init(
+        nodeID: NodeID,
+        nodes: Int,
+        connected: Bool,
+        alive: [NodeID]? = nil,
+        runs: [NodeID: String] = [:],
+        draining: Set<NodeID> = []
+    ) {
         self.nodeID = nodeID
         self.nodes = nodes
         self.connected = connected
         self.alive = alive ?? [nodeID]
         self.runs = runs
+        self.draining = draining
     }
+
+    /// The other nodes alive that may take rooms over (not draining).
+    public var takers: [NodeID] { alive.filter { $0 != nodeID && !draining.contains($0) } }
 }
 
 /// A NATS call that failed: the C client's status and its last error text.

@@ -13,6 +13,10 @@ final class ClusterCore: Sendable {
         var seen: [NodeID: Int64] = [:]
         /// The run (incarnation) each node's last heartbeat named.
         var runs: [NodeID: String] = [:]
+        /// Nodes whose last heartbeat said `drain` (this one's too, once it drains).
+        var draining: Set<NodeID> = []
+        /// This node drains: its heartbeats say `drain` instead of `up`.
+        var drainingSelf = false
         /// Heartbeat now, not at the next tick: a node appeared, or we reconnected.
         var announce = true
         /// (Re)bind the bucket: after a (re)connect, nats-server may have lost it.
@@ -136,10 +140,12 @@ final class ClusterCore: Sendable {
         let name = String(subject.dropFirst(prefix.count))
         guard ClusterConfig.isValidNodeID(name) else { return }
         let node = NodeID(name)
-        // "up INCARNATION" or "leave INCARNATION".
+        // "up INCARNATION", "drain INCARNATION" (up, and handing its rooms over) or "leave INCARNATION".
         let words = body.split(separator: " ", maxSplits: 1)
-        let (kind, from) = (words.first.map(String.init) ?? "", words.count > 1 ? String(words[1]) : "")
-        guard kind == "up" || kind == "leave" else { return }
+        var (kind, from) = (words.first.map(String.init) ?? "", words.count > 1 ? String(words[1]) : "")
+        guard kind == "up" || kind == "leave" || kind == "drain" else { return }
+        let drains = kind == "drain"
+        if drains { kind = "up" }
         let now = monotonicMillis()
         if node == config.nodeID, from != incarnation {
             let warn = state.withLock { state -> Bool in
@@ -158,16 +164,19 @@ final class ClusterCore: Sendable {
             if kind == "leave" {
                 guard state.runs[node] == nil || state.runs[node] == from else { return false }  // an older run's
                 state.runs.removeValue(forKey: node)
+                state.draining.remove(node)
                 return state.seen.removeValue(forKey: node) != nil
             }
             let known = state.seen[node] != nil
             if !known, state.seen.count >= RoomCluster.maxNodes { return false }
             state.seen[node] = now
+            let drainChanged =
+                drains ? state.draining.insert(node).inserted : state.draining.remove(node) != nil
             // A node restarted within the alive window: a new run, reported at once.
             let restarted = known && state.runs[node] != from
             state.runs[node] = from
             if !known || restarted, node != config.nodeID { state.announce = true }
-            return !known || restarted
+            return !known || restarted || drainChanged
         }
         if wakeUp { wake.signal() }
     }

@@ -199,12 +199,12 @@ extension ClusterCore {
         var lastBindError = ""
         let subject = "\(RoomCluster.nodesSubject).\(config.nodeID)"
         while true {
-            let (stopping, announce, rebind) = state.withLock { state in
+            let (stopping, announce, rebind, drains) = state.withLock { state in
                 defer {
                     state.announce = false
                     state.rebind = false
                 }
-                return (state.stopping, state.announce, state.rebind || state.leases == nil)
+                return (state.stopping, state.announce, state.rebind || state.leases == nil, state.drainingSelf)
             }
             if stopping { return }
             let up = natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED
@@ -236,7 +236,7 @@ extension ClusterCore {
             }
             let now = monotonicMillis()
             if up, announce || now >= nextBeat {
-                _ = natsConnection_PublishString(connection, subject, "up \(incarnation)")
+                _ = natsConnection_PublishString(connection, subject, "\(drains ? "drain" : "up") \(incarnation)")
                 nextBeat = now + config.heartbeatMillis
             }
             let bound = state.withLock { $0.leases != nil }
@@ -307,16 +307,20 @@ extension ClusterCore {
         let (status, previous) = state.withLock { state -> (ClusterStatus, ClusterStatus) in
             state.seen = state.seen.filter { $0.key == config.nodeID || now - $0.value <= config.aliveWindowMillis }
             state.runs = state.runs.filter { state.seen[$0.key] != nil }
+            state.draining = state.draining.filter { state.seen[$0] != nil }
             let others = state.seen.keys.filter { $0 != config.nodeID }.sorted()
             let alive = forceNodes == nil ? (others + [config.nodeID]).sorted() : [config.nodeID]
             var runs = state.runs.filter { alive.contains($0.key) }
             runs[config.nodeID] = incarnation
+            var draining = state.draining.filter { alive.contains($0) }
+            if state.drainingSelf { draining.insert(config.nodeID) }
             let status = ClusterStatus(
                 nodeID: config.nodeID,
                 nodes: forceNodes ?? others.count + 1,
                 connected: connected,
                 alive: alive,
-                runs: runs
+                runs: runs,
+                draining: draining
             )
             defer { state.reported = status }
             return (status, state.reported)
@@ -332,6 +336,11 @@ extension ClusterCore {
             logger.info(
                 "cluster: nodes alive changed",
                 metadata: ["nodes": "\(status.nodes)", "was": "\(previous.nodes)"]
+            )
+        } else if status.draining != previous.draining {
+            logger.info(
+                "cluster: nodes draining changed",
+                metadata: ["draining": "\(status.draining.map(\.rawValue).sorted().joined(separator: ","))"]
             )
         } else {
             let restarted = status.runs.filter { previous.runs[$0.key] != nil && previous.runs[$0.key] != $0.value }

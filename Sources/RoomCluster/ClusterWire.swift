@@ -36,6 +36,11 @@ public enum ClusterRecord: Equatable, Sendable {
     /// Edge → home: the connection's queue drained below the low watermark,
     /// or its client stopped reading (then it is a slow client, not roomd).
     case drained(conn: UInt64)
+    /// Old home → every other node: the sender drains and handed `room` over
+    /// (its whole state saved, its lease released; it answered none of the
+    /// messages it did not acknowledge). A client's node sends those again
+    /// to the room's new home; `adopt`: claim the room even without clients.
+    case moved(room: String, adopt: Bool)
 
     var tag: UInt8 {
         switch self {
@@ -50,6 +55,7 @@ public enum ClusterRecord: Equatable, Sendable {
         case .attach: 9
         case .congested: 10
         case .drained: 11
+        case .moved: 12
         }
     }
 }
@@ -117,6 +123,9 @@ public struct ClusterMessage: Equatable, Sendable {
             case 8:
                 guard let conn = reader.varint(), let count = reader.varint() else { return nil }
                 records.append(.ack(conn: conn, count: count))
+            case 12:
+                guard let room = reader.block(), let adopt = reader.byte(), adopt <= 1 else { return nil }
+                records.append(.moved(room: String(decoding: room, as: UTF8.self), adopt: adopt == 1))
             case 6, 7:
                 guard let conn = reader.varint(), let bytes = reader.block() else { return nil }
                 records.append(tag == 6 ? .replay(conn: conn, bytes: bytes) : .reroute(conn: conn, bytes: bytes))
@@ -178,6 +187,9 @@ public struct ClusterWriter: Sendable {
         case .ack(let conn, let count):
             Self.appendVarint(conn, to: &bytes)
             Self.appendVarint(count, to: &bytes)
+        case .moved(let room, let adopt):
+            Self.appendBytes(Array(room.utf8), to: &bytes)
+            bytes.append(adopt ? 1 : 0)
         }
     }
 

@@ -109,6 +109,16 @@ public final class RoomCluster: Sendable {
         thread.start()
     }
 
+    /// Thread-safe: this node drains (SIGTERM): its heartbeats say `drain`
+    /// from now on (at once), so the other nodes hand it no room.
+    public func beginDraining() {
+        core.state.withLock { state in
+            state.drainingSelf = true
+            state.announce = true
+        }
+        core.wake.signal()
+    }
+
     /// Announces the node's departure, closes the connection and waits for
     /// the cluster thread to end (at most about 4 s). Idempotent.
     public func stop() {

@@ -60,6 +60,10 @@ public final class RoomServer: @unchecked Sendable {
     /// before any runs, read-only afterwards).
     private(set) var siblings: [RoomServer] = []
     private var stopped: ServiceThreadBound<Bool>
+    /// Shutting down: every connection is closing (or closed) by now, so the
+    /// loop ends once none is left (at once for a single daemon; after the
+    /// handover for a cluster's node).
+    private var closingAll: ServiceThreadBound<Bool>
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -183,6 +187,7 @@ public final class RoomServer: @unchecked Sendable {
         self.routes = routes
         routing = ServiceThreadBound(LocalRouter(dispatcher: dispatcher, http: http, routes: routes), on: thread)
         stopped = ServiceThreadBound(false, on: thread)
+        closingAll = ServiceThreadBound(false, on: thread)
     }
 
     /// Creates the context and binds the listening socket. Returns the port
@@ -381,15 +386,42 @@ public final class RoomServer: @unchecked Sendable {
     private func beginDrain() {
         guard !sockets.draining else { return }
         sockets.draining = true
+        // A node of a cluster hands its rooms over first, still listening so
+        // that /healthz says "draining"; new upgrades and REST get 503.
+        if router.drain(finished: { [unowned self] in drainFinished() }) {
+            logger.notice(
+                "draining: handing the rooms homed here to other nodes",
+                metadata: ["connections": "\(sockets.count)", "timeout_ms": "\(options.drainTimeoutMillis)"]
+            )
+            schedule.once(afterMillis: options.drainTimeoutMillis) { [unowned self] in
+                guard !stopped.value else { return }
+                logger.warning("draining: --drain-timeout passed, closing what is left (1012)")
+                sockets.closeAll(1012)
+                drainFinished()
+                schedule.once(afterMillis: 1500) { [unowned self] in stopped.value = true }
+            }
+            return
+        }
         loop.stopListening()  // a sibling on the same port takes new connections
         logger.notice("shutting down", metadata: ["connections": "\(sockets.count)"])
         sockets.closeAll(1001)
+        closingAll.value = true
+        schedule.once(afterMillis: 1500) { [unowned self] in stopped.value = true }
+        checkDrained()
+    }
+
+    /// The cluster's drain is done: every connection is closing.
+    private func drainFinished() {
+        guard !closingAll.value else { return }
+        closingAll.value = true
+        loop.stopListening()
+        logger.notice("draining: done, closing", metadata: ["connections": "\(sockets.count)"])
         schedule.once(afterMillis: 1500) { [unowned self] in stopped.value = true }
         checkDrained()
     }
 
     private func checkDrained() {
-        if sockets.draining, sockets.count == 0 {
+        if sockets.draining, closingAll.value, sockets.count == 0 {
             stopped.value = true
             loop.wake()
         }

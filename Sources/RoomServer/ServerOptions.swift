@@ -32,6 +32,9 @@ public struct ServerOptions: Sendable {
     public var serviceThread: Int?
     /// `--test-mode` (PROTOCOL.md section 25); nil in production.
     public var testMode: TestMode?
+    /// With a cluster: how long a drain (SIGTERM) may take before the node
+    /// exits anyway, in ms (`--drain-timeout`, 1..300 s).
+    public var drainTimeoutMillis = 10_000
 
     public init(
         host: String = "127.0.0.1",

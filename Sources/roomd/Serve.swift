@@ -45,6 +45,11 @@ struct Serve: ParsableCommand {
             "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster)."
     )
     var reusePort = false
+    @Option(
+        help:
+            "With --cluster: seconds a SIGTERM/SIGINT drain may take (1..300): the node hands its rooms to other nodes, closes its connections with 1012, and exits 0 when done or when this passed. Without --cluster it changes nothing."
+    )
+    var drainTimeout: Int = 10
     @Flag(
         help:
             "Test mode for integration-test harnesses (PROTOCOL.md section 25): /v2/test/* routes, --clock manual, --seed. Loopback --host only; never in production."
@@ -67,6 +72,9 @@ struct Serve: ParsableCommand {
         if let clockStart, clockStart < 0 { throw ValidationError("--clock-start: must be ≥ 0, got \(clockStart)") }
         if seed != nil, !testMode { throw ValidationError("--seed: needs --test-mode") }
         try validatePort(port, name: "--port", range: 0...65535)
+        if !(1...300).contains(drainTimeout) {
+            throw ValidationError("--drain-timeout: must be between 1 and 300 seconds, got \(drainTimeout)")
+        }
         if !(1...64).contains(threads) { throw ValidationError("--threads: must be between 1 and 64, got \(threads)") }
         if let cluster, let problem = ClusterSettings.natsURLProblem(cluster) {
             throw ValidationError("--cluster: \(problem)")
@@ -141,6 +149,7 @@ struct Serve: ParsableCommand {
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         options.reusePort = reusePort || threads > 1
         options.serversInProcess = threads
+        options.drainTimeoutMillis = drainTimeout * 1000
         if testMode {
             options.testMode = TestMode(
                 clockStart: clock == .manual ? clockStart ?? Int64(Date().timeIntervalSince1970 * 1000) : nil,

@@ -10,6 +10,8 @@ import Testing
         .lost(conn: 300),
         .congested(conn: 301),
         .drained(conn: 1 << 40),
+        .moved(room: "room-1", adopt: true),
+        .moved(room: "", adopt: false),
         .frame(conns: [1, 2, 1 << 40], bytes: [0x81, 0x02, 0x7B, 0x7D]),
         .close(conn: 7, code: 4008),
         .joined(conn: 7, peer: "p-1"),

@@ -29,14 +29,14 @@ import Testing
         let nats: NatsServerProcess
         let nodes: [Daemon]
 
-        init(nodes count: Int = 3, settings: String? = nil) async throws {
+        init(nodes count: Int = 3, settings: String? = nil, arguments: [String] = []) async throws {
             let nats = try NatsServerProcess.start()
             var nodes: [Daemon] = []
             for index in 1...count {
                 nodes.append(
                     try await Daemon.start(
                         settings: settings,
-                        arguments: ["--cluster", nats.url, "--node-id", "n\(index)"]
+                        arguments: ["--cluster", nats.url, "--node-id", "n\(index)"] + arguments
                     )
                 )
             }

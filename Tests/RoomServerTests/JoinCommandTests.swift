@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func aDaemonThatStopsEndsTheSessionWithItsCode() async throws {
-        let daemon = try await Daemon.start()
+        let daemon = try await Daemon.start(singleProcess: true)  // a cluster's node drains (1012: ClusterDrainTests)
         let secret = daemon.directory.appendingPathComponent("secret").path
         let bot = try Bot.start(["--room", "room-1", "--role", "host", "--url", daemon.url, "--secret-file", secret])
         #expect(bot.line()?.hasPrefix("= {\"peer\":") == true)

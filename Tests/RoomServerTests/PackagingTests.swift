@@ -49,6 +49,9 @@ struct PackagingTests {
         #expect(unit.contains("\nExecStart=/usr/bin/roomd --config /etc/roomd/roles.json --secret-file %d/secret "))
         #expect(unit.contains("\nLoadCredential=secret:/etc/roomd/secret\n") && unit.contains("\n[Install]\n"))
         #expect(!unit.contains("@"), "every placeholder is filled in")
+        // A cluster node drains on stop (docs/CLUSTER.md, "Rolling restart"): systemd waits longer than the drain.
+        #expect(unit.contains(" --drain-timeout 10\n") && unit.contains("\nTimeoutStopSec=20\n"))
+        #expect(unit.contains("\nKillSignal=SIGTERM\n"))
     }
 
     @Test func makeDebBuildsAPackageDpkgAndLintianAccept() throws {

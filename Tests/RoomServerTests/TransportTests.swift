@@ -170,7 +170,8 @@ import FoundationNetworking
     }
 
     @Test func sigtermClosesEveryConnection1001AndExitsZero() async throws {
-        let daemon = try await Daemon.start()
+        // A single daemon's shutdown (section 0); a cluster's node drains instead (ClusterDrainTests).
+        let daemon = try await Daemon.start(singleProcess: true)
         let (a, _) = try await daemon.join("a", as: "host")
         let b = try await daemon.client()
         // Within the 2-s close window: both clients answer the close at once.
@@ -182,7 +183,7 @@ import FoundationNetworking
     }
 
     @Test func sigintAlsoShutsDownCleanly() async throws {
-        let daemon = try await Daemon.start()
+        let daemon = try await Daemon.start(singleProcess: true)  // a cluster's node drains (ClusterDrainTests)
         let client = try await daemon.client()
         #expect(await daemon.stop(signal: SIGINT).status == 0)
         #expect(try await client.closeCode() == 1001)

@@ -32,6 +32,10 @@ enum ClusterEvent: Sendable {
     case restList(serial: Int, [[UInt8]])
     /// REST room creation (`POST /v2/rooms`): this node claimed the room's lease; answer it here.
     case restClaimed(serial: Int, room: RoomID)
+    /// A drain's handover (Drain.swift): these rooms' states are saved whole
+    /// and their leases released (`moved`); the others stay held (`kept`:
+    /// their state could not be saved, they are taken over as after a death).
+    case handedOver(moved: [RoomID], kept: [RoomID])
 }
 
 /// The blocking NATS work of the routing (KV lookups, claims, lease
@@ -54,6 +58,9 @@ final class ClusterJobs: Sendable {
     static let maxInFlight = 256
     private let inFlight = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
+    /// This node drains: it claims no room; a lookup waits for another node
+    /// to hold the room (one it handed over) instead of answering `.nowhere`.
+    let draining = Atomic<Bool>(false)
 
     init(cluster: RoomCluster, logger: Logger, post: @escaping @Sendable (ClusterEvent) -> Void) {
         self.cluster = cluster
@@ -130,6 +137,9 @@ final class ClusterJobs: Sendable {
                         } else if isCurrent(holder) {
                             return .node(holder.node)
                         }
+                    } else if draining.load(ordering: .relaxed) {
+                        // Handed over: wait for a node that is not draining to claim it.
+                        if cluster.status.takers.isEmpty { return .unavailable }
                     } else if !claim {
                         return .nowhere
                     } else {
@@ -160,6 +170,39 @@ final class ClusterJobs: Sendable {
         guard status.alive.contains(lease.node) else { return false }
         guard let run = lease.run, let current = status.runs[lease.node] else { return true }
         return run == current
+    }
+
+    /// A drain's handover, off the service thread: every state in `rooms`
+    /// is written (a snapshot, or nil: the room ended, its state is deleted)
+    /// and flushed to the bus, then each lease whose state is safe is
+    /// released on the lease queue (after any renewal under way); posts
+    /// `.handedOver`. A room whose state could not be written keeps its
+    /// lease: it is taken over as after a death.
+    func handOver(_ rooms: [(RoomID, RoomSnapshot?)], writer: RoomStateWriter) {
+        DispatchQueue.global().async { [self] in
+            for (room, snapshot) in rooms {
+                if let snapshot { writer.save(room, snapshot) } else { writer.delete(room) }
+            }
+            writer.flush()
+            leaseQueue.async { [self] in
+                var moved: [RoomID] = []
+                var kept: [RoomID] = []
+                for (room, _) in rooms {
+                    guard writer.isSaved(room), let lease = held.withLock({ $0.removeValue(forKey: room) }),
+                        let leases = cluster.leases
+                    else {
+                        kept.append(room)
+                        continue
+                    }
+                    do throws(ClusterError) {
+                        if try leases.release(lease) { moved.append(room) } else { kept.append(room) }
+                    } catch {
+                        kept.append(room)
+                    }
+                }
+                post(.handedOver(moved: moved, kept: kept))
+            }
+        }
     }
 
     /// Gives up the lease of a room that ended here (unless `keep` comes first).

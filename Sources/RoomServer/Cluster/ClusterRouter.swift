@@ -35,6 +35,9 @@ final class ClusterRouter: Router {
         var logger: Logger
     }
 
+    /// What a draining node answers REST with (PROTOCOL.md section 18, 1.3).
+    static let draining = HTTPResponse.error(503, code: 5003, "draining: this node is shutting down, use another node")
+
     /// A restored room's peers wait at least this long for their clients to attach.
     static let takeoverGraceMillis: Int64 = 5_000
 
@@ -54,6 +57,9 @@ final class ClusterRouter: Router {
     let logger: Logger
     private let http: HTTPExchange
     private let routes: HTTPRoutes
+    let sockets: Sockets
+    /// The drain under way (Drain.swift); nil until SIGTERM.
+    var drainState: NodeDrain?
     /// The incarnation each node's messages last came from.
     var incarnations: [NodeID: String] = [:]
     /// The alive nodes as last heard.
@@ -105,6 +111,7 @@ final class ClusterRouter: Router {
         logger = parts.logger
         http = parts.http
         routes = parts.routes
+        sockets = parts.sockets
         outboxes = NodeOutboxes(thread: parts.thread, cluster: cluster, logger: parts.logger)
         home = Home(
             thread: parts.thread,
@@ -166,6 +173,9 @@ final class ClusterRouter: Router {
 
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 {
         thread.assertIsCurrent()
+        if drainState != nil, RestAPI.handles(request.path) || RestFeed.handles(request.path) {
+            return http.respond(wsi, Self.draining)
+        }
         if rest.takesOver(request, wsi: wsi) { return 0 }
         return http.respond(wsi, routes.route(request))
     }
@@ -190,7 +200,7 @@ final class ClusterRouter: Router {
 
     func tick(now: Int64) {
         thread.assertIsCurrent()
-        releaseEndedRooms()
+        if drainState != nil { closeIdle() } else { releaseEndedRooms() }
         flow.excuseStalled(now: now, among: home.remoteConnections)  // other nodes' clients count too
     }
 
@@ -200,6 +210,11 @@ final class ClusterRouter: Router {
     }
 
     func stop() {
+        thread.assertIsCurrent()
+        // The last node of a cluster (or a drain that timed out): what changed
+        // since the last save is saved before the node leaves.
+        states.saveChanged()
+        states.writer.flush()
         jobs.stop()
         cluster.stop()
     }
@@ -209,11 +224,19 @@ final class ClusterRouter: Router {
     private func handle(_ event: ClusterEvent) {
         switch event {
         case .message(let bytes): received(bytes)
-        case .request(let bytes, let reply): rest.answer(bytes, reply: reply)
+        case .request(let bytes, let reply):
+            if drainState != nil {
+                // Draining: the room is (being) handed over; the node that asked answers 503 and the caller retries.
+                cluster.reply(to: reply, ForwardedHTTP.encode(Self.draining))
+            } else {
+                rest.answer(bytes, reply: reply)
+            }
         case .resolved(let room, let claim, let found, let snapshot):
             if found == .here, let snapshot { restore(room, from: snapshot) }
             edge.resolved(room, claim: claim, found)
             if claim { home.claimSettled(room) }
+            closeIdle()
+        case .handedOver(let moved, let kept): handedOver(moved: moved, kept: kept)
         case .leaseLost(let room): leaseLost(room)
         case .restAnswer(let serial, let response): rest.finish(serial, response)
         case .restLocal(let serial): rest.answerHere(serial)

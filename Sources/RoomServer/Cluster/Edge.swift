@@ -33,6 +33,11 @@ final class Edge {
     private let registry: RoomRegistry
     private let metrics: ServerMetrics
     private let logger: Logger
+    /// This node drains (Drain.swift): a room it cannot hand over closes its
+    /// clients with 1012, never 5003; `stopReading`: its connections read no
+    /// more (they close with 1012 once their calls are answered).
+    var draining = false
+    var stopReading = false
     /// Lookups under way (`lookupKey`), with the connections waiting for them.
     private var resolving: [String: [Connection]] = [:]
     /// This node's clients whose room lives on another node, by connection id.
@@ -125,9 +130,15 @@ final class Edge {
         }
     }
 
+    /// Reads from `connection` again, unless this node's drain stopped reading.
+    private func resume(_ connection: Connection) {
+        if !stopReading { connection.resumeReading() }
+    }
+
     private func hold(_ message: [UInt8], on connection: Connection) {
         let route = connection.route
-        if route.awaitingRoute.count >= Self.maxAwaiting {
+        // A client whose room moves keeps what its old home did not answer (up to the window), and a few more.
+        if route.awaitingRoute.count >= Self.maxAwaiting + (route.takingOver ? Self.maxUnacked : 0) {
             logger.info("too many messages before the room was found, closing", metadata: connection.logMetadata)
             connection.close(1008)
             return
@@ -144,6 +155,7 @@ final class Edge {
             resolving[key]!.append(connection)
         } else {
             resolving[key] = [connection]
+            logger.debug("cluster: looking a room up", metadata: ["room": "\(room)", "claim": "\(claim)"])
             jobs.resolve(room, claim: claim)
         }
     }
@@ -156,7 +168,7 @@ final class Edge {
         for connection in waiting where connection.route.resolvingRoom == room && !connection.isClosing {
             let route = connection.route
             route.resolvingRoom = nil
-            connection.resumeReading()
+            resume(connection)
             if route.takingOver {
                 route.takingOver = false
                 takeOver(connection, room: room, found)
@@ -252,7 +264,7 @@ final class Edge {
             route.unacked.bytes <= Self.maxUnackedBytes / 2
         {
             route.pausedForHome = false
-            connection.resumeReading()
+            resume(connection)
         }
     }
 
@@ -297,7 +309,7 @@ final class Edge {
             let unanswered = route.unacked.takeAll()
             if route.pausedForHome {
                 route.pausedForHome = false
-                connection.resumeReading()
+                resume(connection)
             }
             if connection.isClosing { continue }
             guard connection.hasJoined else {
@@ -310,6 +322,84 @@ final class Edge {
             route.resolvingRoom = room
             lookUp(room, claim: true, for: connection)
         }
+    }
+
+    // MARK: a drain
+
+    /// The home `old` drains and handed `room` over (a `moved` record): its
+    /// clients here are attached to their peers at the room's new home, and
+    /// what `old` did not acknowledge — it answered none of it — goes there,
+    /// in order, before anything they send next. `adopt`: claim the room
+    /// even with no client here (the old home chose this node).
+    func moved(_ room: RoomID, adopt: Bool, from old: NodeID) {
+        thread.assertIsCurrent()
+        let movers = routed.values.filter { $0.edge?.home?.node == old && $0.edge?.home?.room == room }
+        if !movers.isEmpty {
+            logger.info(
+                "cluster: a room's home drained: its clients here follow it to the new home",
+                metadata: [
+                    "room": "\(room)", "node": "\(old)", "connections": "\(movers.count)",
+                    "unanswered": "\(movers.reduce(0) { $0 + $1.route.unacked.count })",
+                ]
+            )
+        }
+        for connection in movers {
+            let route = connection.route
+            routed.removeValue(forKey: UInt64(connection.id))
+            route.home = nil
+            let unanswered = route.unacked.takeAll()
+            route.pausedForHome = false
+            if connection.isClosing { continue }
+            guard connection.hasJoined, route.remotePeerID != nil else {
+                resume(connection)
+                for message in unanswered { inbound(message, on: connection) }  // a join: routed again
+                continue
+            }
+            route.takingOver = true
+            route.resolvingRoom = room
+            route.awaitingRoute = unanswered + route.awaitingRoute
+            if route.awaitingRoute.isEmpty { resume(connection) } else { connection.pauseReading() }
+            lookUp(room, claim: true, for: connection)
+        }
+        let key = Self.lookupKey(room, claim: true)
+        if adopt, !draining, resolving[key] == nil {
+            resolving[key] = []
+            jobs.resolve(room, claim: true)
+        }
+    }
+
+    /// On a draining node: its own client of `room`, which was homed here and
+    /// is being handed over, waits (not read) for the room's new home.
+    func handOver(_ connection: Connection, peer: String, room: RoomID) {
+        thread.assertIsCurrent()
+        let route = connection.route
+        route.remotePeerID = peer
+        route.takingOver = true
+        route.resolvingRoom = room
+        connection.pauseReading()
+    }
+
+    /// `room` is handed over: this node's own clients of it look for its new home.
+    func findNewHome(_ room: RoomID, for connections: [Connection]) {
+        thread.assertIsCurrent()
+        for connection in connections where !connection.isClosing && connection.route.resolvingRoom == room {
+            lookUp(room, claim: true, for: connection)
+        }
+    }
+
+    /// A connection that waited for a room kept by this draining node (its
+    /// state could not be saved): nothing more is sent for it.
+    func abandon(_ connection: Connection) {
+        let route = connection.route
+        route.resolvingRoom = nil
+        route.takingOver = false
+        route.awaitingRoute = []
+    }
+
+    /// Whether `connection` waits for nothing from another node (a drain closes it then).
+    func isIdle(_ connection: Connection) -> Bool {
+        guard let route = connection.edge else { return true }
+        return route.resolvingRoom == nil && route.awaitingRoute.isEmpty && route.unacked.count == 0
     }
 
     /// A joined client whose room's home died: attached to its peer at the new home.
@@ -337,6 +427,12 @@ final class Edge {
     /// answered 5003, then it is closed with 1001 and joins again (a new session).
     private func giveUp(_ connection: Connection) {
         let route = connection.route
+        if draining {
+            // Every node drains (a full stop): the room's state is saved; its client resumes after the restart.
+            route.awaitingRoute = []
+            connection.close(1012)
+            return
+        }
         for message in route.awaitingRoute {
             answerUnavailable(message, on: connection, "the room was lost with its home")
         }

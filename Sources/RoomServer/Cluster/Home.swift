@@ -80,6 +80,14 @@ final class Home {
     }
     /// Whether this node is claiming `room` now (the router's edge knows).
     var isClaiming: (RoomID) -> Bool = { _ in false }
+    /// This node drains (Drain.swift): the rooms being handed over, and those
+    /// handed over. A message of a client it forgot is not answered here (its
+    /// node sends it again to the room's new home); a join of a room being
+    /// handed over waits, then is sent back to be routed to the new home.
+    var draining = false
+    private(set) var handingOver: Set<RoomID> = []
+    private var handedOverRooms: Set<RoomID> = []
+    private var drainParked: [RoomID: [(node: NodeID, conn: UInt64, payload: [UInt8])]] = [:]
 
     init(
         thread: ServiceThread,
@@ -158,6 +166,17 @@ final class Home {
         }
         let known = remotes[node]?[conn]
         let target = known?.connection.hasJoined == true ? nil : JoinTarget.of(payload, verifier: dispatcher.verifier)
+        if draining, known == nil {
+            guard let target else { return }  // a client of a room handed over: unanswered here, sent again there
+            if handingOver.contains(target.room) {
+                drainParked[target.room, default: []].append((node, conn, payload))
+                return
+            }
+            if handedOverRooms.contains(target.room) {
+                outboxes.outbox(node).append(.reroute(conn: conn, bytes: payload))
+                return
+            }
+        }
         if known == nil, target == nil {
             // Not a new client (its first message joins or previews): one this node
             // forgot (it counted the edge out for a while). Its client joins again.
@@ -272,6 +291,31 @@ final class Home {
         registry.reattach(peer)
         for frame in held?.frames ?? [] { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
         logger.info("cluster: peer attached after a takeover", metadata: connection.logMetadata)
+    }
+
+    // MARK: a drain (Drain.swift)
+
+    /// `room` is being handed over: its clients of other nodes are forgotten
+    /// here without a word (their messages not acknowledged yet are sent to
+    /// the new home by their nodes, which the `moved` record tells).
+    func handOver(_ room: RoomID, clients links: [RemoteLink]) {
+        thread.assertIsCurrent()
+        handingOver.insert(room)
+        for link in links {
+            guard let client = remotes[link.node]?.removeValue(forKey: link.conn) else { continue }
+            flow.forget(client.connection)
+        }
+    }
+
+    /// `room` is handed over (or kept: `moved` false): the joins that waited are sent back.
+    func handedOver(_ room: RoomID, moved: Bool) {
+        thread.assertIsCurrent()
+        handingOver.remove(room)
+        guard moved else { return }
+        handedOverRooms.insert(room)
+        for parked in drainParked.removeValue(forKey: room) ?? [] {
+            outboxes.outbox(parked.node).append(.reroute(conn: parked.conn, bytes: parked.payload))
+        }
     }
 
     /// Every client of `node` served here is gone (the node died or restarted):

@@ -17,6 +17,7 @@ extension ClusterRouter {
             home.forgetClients(of: from, reason: "node restarted")
         }
         incarnations[from] = message.incarnation
+        defer { closeIdle() }  // a drain closes a connection once its calls are answered
         for record in message.records {
             switch record {
             // To the home, from a client's node.
@@ -32,6 +33,7 @@ extension ClusterRouter {
             case .replay(let conn, let payload): edge.replay(payload, to: conn, from: from)
             case .ack(let conn, let count): edge.acknowledged(conn, count: count, from: from)
             case .reroute(let conn, let payload): edge.reroute(payload, for: conn, from: from)
+            case .moved(let room, let adopt): edge.moved(RoomID(room), adopt: adopt, from: from)
             }
         }
     }

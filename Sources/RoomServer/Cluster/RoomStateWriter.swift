@@ -57,7 +57,14 @@ final class RoomStateWriter: Sendable {
     }
 
     /// Blocks until every write queued so far is on the bus (a drain's last save).
-    func flush() { queue.sync {} }
+    func flush() {
+        queue.sync {}
+        // A write enqueued while the drain ran may have scheduled one more pass.
+        while state.withLock({ !$0.pending.isEmpty }) { queue.sync {} }
+    }
+
+    /// After `flush()`: whether `room`'s last write reached the bus.
+    func isSaved(_ room: RoomID) -> Bool { state.withLock { !$0.failing.contains(room) } }
 
     private func enqueue(_ room: RoomID, _ write: Write) {
         let schedule = state.withLock { state -> Bool in
@@ -79,7 +86,14 @@ final class RoomStateWriter: Sendable {
     }
 
     private func perform(_ write: Write, of room: RoomID) {
-        guard let states = cluster.states else { return }
+        guard let states = cluster.states else {
+            // The bus is down: not saved (a drain keeps the room's lease then).
+            state.withLock { state in
+                state.saved.removeValue(forKey: room)
+                state.failing.insert(room)
+            }
+            return
+        }
         let previous = state.withLock { $0.saved[room] }
         do throws(ClusterError) {
             switch write {

@@ -31,6 +31,11 @@ protocol Router: AnyObject {
     /// The other service threads of this process (`--threads`), by node id:
     /// a record for one of them is posted to its inbox instead of the bus.
     func link(siblings: [NodeID: @Sendable ([UInt8]) -> Bool])
+    /// SIGTERM/SIGINT on a node of a cluster (PROTOCOL.md section 18, 1.3):
+    /// hand every room homed here to another node, then close this node's
+    /// connections with 1012; `finished` once every one is closing. False:
+    /// nothing to hand over (a single daemon keeps section 0's shutdown).
+    func drain(finished: @escaping () -> Void) -> Bool
     /// The loop ended: background work stops.
     func stop()
 }
@@ -63,5 +68,6 @@ final class LocalRouter: Router {
     func flush() {}
     func tick(now: Int64) {}
     func link(siblings: [NodeID: @Sendable ([UInt8]) -> Bool]) {}
+    func drain(finished: @escaping () -> Void) -> Bool { false }
     func stop() {}
 }
