@@ -274,8 +274,11 @@ public final class RoomClientLoop: @unchecked Sendable {
             guard let wire = wire(for: wsi) else { return 0 }
             if let input, length >= 2 {
                 let bytes = UnsafeRawBufferPointer(start: input, count: length)
-                let code = Int(bytes[0]) << 8 | Int(bytes[1])
+                var code = Int(bytes[0]) << 8 | Int(bytes[1])
                 let reason = String(decoding: bytes[2...], as: UTF8.self)
+                // lws 4.1's client parser rewrites a close code above 1011 to 1002
+                // and keeps the text: roomd's drain closes 1012 "service restart".
+                if code == 1002, reason == "service restart" { code = 1012 }
                 wire.peerClose = (code, reason)
             } else {
                 wire.peerClose = (1005, "")

@@ -79,19 +79,23 @@ import Testing
 
     /// (c) The draining node's own peers are closed with 1012 and resume on
     /// another node, with their state (the room's store, their track). Read
-    /// from a raw socket: roomd's lws-based RoomClient reports a 1012 as 1002
-    /// (Debian's lws 4.1 takes codes above 1011 for protocol errors).
+    /// from a raw socket, and through RoomClient: Debian's lws 4.1 client
+    /// rewrites a code above 1011 to 1002, and RoomClient reads the 1012
+    /// back from its close text, "service restart".
     @Test func theDrainingNodesPeersAreClosed1012AndResumeElsewhere() async throws {
         let cluster = try await Cluster()
         defer { cluster.nats.remove() }
         let (host, joined) = try await Self.rawJoin(cluster.nodes[0], user: "h", role: "host")  // n1: home
         let hostID = try #require(joined["peer"]?["peer_id"]?.stringValue)
         let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 0)
         _ = try await Self.rawCall(host, 1, "track-add", #"{"track_id":"h-cam","type":"video"}"#)
         _ = try await Self.rawCall(host, 2, "set-metadata", #"{"key":"topic","value":"drained"}"#)
         kill(cluster.nodes[0].process.processIdentifier, SIGTERM)
         let closed = await host.readCloseCode()
         #expect(closed == 1012)
+        let (kitCode, kitReason) = try await viewer.closeStatus()
+        #expect(kitCode == 1012, "RoomClient sees the drain's 1012 (\(kitCode) \(kitReason))")
         let again = try await RoomClient.connect(
             to: "ws://127.0.0.1:\(cluster.nodes[2].port)/ws",
             defaultTimeout: Daemon.waitTimeout

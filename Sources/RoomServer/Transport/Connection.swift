@@ -142,6 +142,9 @@ package final class Connection: PeerEndpoint {
 
     /// Closes with `code` once every frame queued so far is written. A peer
     /// that does not take its bytes within `closeGraceSeconds` is cut off.
+    /// The close text of a 1012.
+    static let serviceRestart = "service restart"
+
     func close(_ code: UInt16) {
         guard closeCode == nil else { return }
         closeCode = code
@@ -248,7 +251,17 @@ package final class Connection: PeerEndpoint {
             return 0
         }
         if let code = closeCode {
-            lws_close_reason(wsi, lws_close_status(UInt32(code)), nil, 0)
+            if code == 1012 {
+                // A drain (PROTOCOL.md section 18, 1.3). The text lets a client on
+                // lws 4.1 tell it from a protocol error: its parser rewrites a code
+                // above 1011 to 1002 and keeps the text (RoomClient reads it back).
+                var reason = Array(Self.serviceRestart.utf8)
+                reason.withUnsafeMutableBufferPointer {
+                    lws_close_reason(wsi, lws_close_status(UInt32(code)), $0.baseAddress, $0.count)
+                }
+            } else {
+                lws_close_reason(wsi, lws_close_status(UInt32(code)), nil, 0)
+            }
             return -1
         }
         return 0
