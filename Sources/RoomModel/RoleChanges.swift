@@ -123,7 +123,7 @@ extension RoomRegistry {
         room.changeRole(of: target, to: role)
         record(.roleChanged(room: RoomRef(room), peer: ActorRef(target), oldRole: oldRole.name))
         effects.send(.policyChange(role: role.name), to: [target])
-        effects.deliveries += peerUpdate(target, changed: [.role])
+        effects.deliveries += peerUpdate(target, changed: [.role], wasPublisher: oldRole.publishParams.canPublish)
         // 3. What the target sees now.
         for other in room.others(than: target) {
             let sawBefore = oldRole.subscribes(to: other.role.name)

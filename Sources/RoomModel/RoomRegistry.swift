@@ -85,11 +85,38 @@ public final class RoomRegistry {
         if size > limit { throw RoomError(.tooLarge, "\(field): \(size) bytes is over the limit of \(limit)") }
     }
 
-    /// `on-peer-update` to every peer of the room, the changed one included.
-    func peerUpdate(_ peer: Peer, changed: [PeerField]) -> [Delivery] {
-        splitBySubscription(peer.room.peersInJoinOrder, publisher: peer) {
+    /// `on-peer-update` about `peer`, the changed one included: to every
+    /// peer of the room, except in a large room (section 28, `isQuiet`),
+    /// where it goes only to `peer` and the moderating peers. So no viewer
+    /// makes roomd push to the whole room by updating itself (a rename, its
+    /// data, a hand raise): at most 1 + (moderating peers) pushes, found
+    /// through the room's per-role index, not a scan of the room.
+    /// `wasPublisher`: the peer's role before a role change could publish
+    /// (that change still reaches everyone).
+    func peerUpdate(_ peer: Peer, changed: [PeerField], wasPublisher: Bool = false) -> [Delivery] {
+        let recipients =
+            isQuiet(about: peer, wasPublisher: wasPublisher)
+            ? quietRecipients(of: peer) : peer.room.peersInJoinOrder
+        return splitBySubscription(recipients, publisher: peer) {
             .peerUpdate(peer, changed: changed, withTracks: $0)
         }
+    }
+
+    /// Section 28: in a room above `large_room_threshold`, an update about a
+    /// peer whose role may not publish (and could not before) is quiet.
+    func isQuiet(about peer: Peer, wasPublisher: Bool = false) -> Bool {
+        isLarge(peer.room) && !peer.role.publishParams.canPublish && !wasPublisher
+    }
+
+    /// `peer` and every moderating peer of its room, in join order.
+    func quietRecipients(of peer: Peer) -> [Peer] {
+        var recipients = [peer]
+        for name in template.roleNames {
+            guard let role = template.roles[name], Self.moderates(role) else { continue }
+            recipients += peer.room.peers(withRole: name).lazy.filter { $0 !== peer }
+        }
+        recipients.sort { $0.sequence < $1.sequence }
+        return recipients
     }
 
     /// One delivery for the recipients that see `publisher`'s tracks, one for

@@ -180,4 +180,50 @@ import Testing
         #expect(try await host.next("on-peer-join")["peer"]?["role"] == "guest")
         withExtendedLifetime(guest) {}
     }
+
+    /// Section 28 (issue 32): measured before, 40 renames by one viewer in a
+    /// large room reached every other viewer (440 pushes to 11 viewers). Now
+    /// a viewer's rename, data, hand raise and a role change between two
+    /// roles that may not publish reach only that viewer and the moderating
+    /// peers (the host, a moderator); a change that makes it a publisher
+    /// still reaches everyone.
+    @Test func aViewerUpdatingItselfInALargeRoomReachesOnlyItselfAndTheModerators() async throws {
+        let daemon = try await Daemon.start(settings: #"{"room":{"large_room_threshold":3}}"#)
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (moderator, _) = try await daemon.join("m", as: "moderator")
+        let (mover, moverJoin) = try await daemon.join("v0", as: "viewer")
+        let (bystander, _) = try await daemon.join("v1", as: "viewer")
+        let (other, _) = try await daemon.join("v2", as: "viewer")
+        let moverID = moverJoin["peer"]!["peer_id"]!
+        let aboutMover: @Sendable (JSON) -> Bool = { $0["peer"]?["peer_id"] == moverID }
+
+        _ = try await mover.call("peer-update", ["name": "Ada", "data": "{\"seat\":3}"])
+        _ = try await mover.call("group-join", ["name": "_handraise"])
+        for watcher in [host, moderator, mover] {
+            #expect(try await watcher.next("on-peer-update", where: aboutMover)["peer"]?["info"]?["name"] == "Ada")
+            #expect(try await watcher.next("on-peer-update", where: aboutMover)["changed"] == ["groups"])
+        }
+        _ = try await host.call(
+            "role-change-request",
+            ["requested_for": moverID, "role": "moderator", "force": true]
+        )
+        for watcher in [host, moderator] {
+            #expect(try await watcher.next("on-peer-update", where: aboutMover)["changed"] == ["role"])
+        }
+        // The viewers hear none of it: the marker is the first thing after their joins' room-state.
+        _ = try await host.call("broadcast", ["info": ["message": "marker"]])
+        for viewer in [bystander, other] {
+            _ = try await viewer.next("on-broadcast")
+            let heard = viewer.drain().filter { $0["method"] == "on-peer-update" }
+            #expect(heard.isEmpty, "a viewer's own updates stay quiet: \(heard)")
+        }
+        // Becoming a publisher is loud.
+        _ = try await host.call(
+            "role-change-request",
+            ["requested_for": moverID, "role": "guest", "force": true]
+        )
+        for watcher in [bystander, other] {
+            #expect(try await watcher.next("on-peer-update", where: aboutMover)["peer"]?["role"] == "guest")
+        }
+    }
 }

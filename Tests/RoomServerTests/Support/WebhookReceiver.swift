@@ -45,7 +45,12 @@ final class WebhookReceiver: @unchecked Sendable {
             stdout: .descriptor(stdout.write.fileDescriptor)
         )
         try stdout.write.close()
-        guard let line = readLine(stdout.read.fileDescriptor, timeoutMillis: 10_000),
+        // Only a hang reaches the tests' usual 30 s: a python3 start on a loaded machine took over 10 s.
+        guard
+            let line = readLine(
+                stdout.read.fileDescriptor,
+                timeoutMillis: Int(Daemon.waitTimeout.components.seconds) * 1000
+            ),
             let port = Int(line)
         else {
             process.terminate()
