@@ -46,7 +46,8 @@
 #   THREADS [2] THREAD_RATES [(b)'s rates from 0.5 × its knee]   (h) the fan-out on roomd --threads THREADS
 #   FEED_VIEWERS* [10000] FEED_S* [30] FEED_CONNS* [8,32,128] FEED_PEER_NS* [100,10000]   (m) the audience feed over
 #                               HTTP: viewers every 3 s, the rate held with p99 ≤ 50 ms vs nginx, CPU per request
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,cluster,micro]   the sections to run
+#   CLEAR_MESSAGES [10000] CLEAR_COUNTS* [100000]   (o) one chat-clear: its answer, the worst ping in another room
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
@@ -66,6 +67,7 @@ if [ "$QUICK" = 1 ]; then
     : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
     : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
     : "${FEED_VIEWERS:=2000}" "${FEED_S:=5}" "${FEED_CONNS:=8,32}" "${FEED_PEER_NS:=100,2000}"
+    : "${CLEAR_COUNTS:=20000}"
 fi
 OUT=${OUT:-docs/BENCHMARKS.md}
 RUNS=${RUNS:-3}
@@ -117,7 +119,9 @@ THREADS=${THREADS:-2}
 THREAD_RATES=${THREAD_RATES:-}
 WAITING_ROOMS=${WAITING_ROOMS:-1000}
 WAITING_WINDOW=${WAITING_WINDOW:-10}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,cluster,micro}
+CLEAR_MESSAGES=${CLEAR_MESSAGES:-10000}
+CLEAR_COUNTS=${CLEAR_COUNTS:-100000}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,feed,testmode,waiting,chatclear,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -167,6 +171,7 @@ has audience && section_audience
 has feed && section_feed
 has testmode && section_testmode
 has waiting && section_waiting
+has chatclear && section_chatclear
 has cluster && section_cluster
 stop_servers
 has micro && [ "$MICRO" = 1 ] && section_micro

@@ -76,11 +76,11 @@ import Testing
         // A clear unpins too; without a pin it is one push.
         _ = try registry.pinMessage(try Self.say(registry, guest, "d"), by: .peer(host), in: room)
         #expect(
-            try registry.clearChat(by: .peer(host), in: room).sent.map(\.push) == [
+            try registry.clearChat(by: .peer(host), in: room).deliveries.sent.map(\.push) == [
                 "on-chat-clear", "on-message-pin:null",
             ]
         )
-        #expect(try registry.clearChat(by: .server, in: room).sent.map(\.push) == ["on-chat-clear"])
+        #expect(try registry.clearChat(by: .server, in: room).deliveries.sent.map(\.push) == ["on-chat-clear"])
         #expect(code { _ = try registry.clearChat(by: .peer(guest), in: room) } == .permissionDenied)
     }
 

@@ -164,7 +164,7 @@ import Testing
         _ = try registry.react(guest, target: kept, type: "like")
         _ = try registry.react(guest, target: "stream", type: "clap")
         let cleared = try registry.clearChat(by: .peer(host), in: room)
-        #expect(cleared.sent.map(\.push) == ["on-chat-clear"])
+        #expect(cleared.deliveries.sent.map(\.push) == ["on-chat-clear"])
         #expect(registry.tickReactions().sent.map(\.push) == ["on-reactions:stream/clap=5"], "the taps' change only")
         #expect(registry.allReactions(in: room) == [ReactionCount(target: "stream", type: "clap", total: 5)])
         #expect(room.reactions.userEntries == 1)
@@ -206,6 +206,41 @@ import Testing
         _ = try registry.clearChat(by: .peer(host), in: room)
         #expect(registry.tickReactions().sent.map(\.push) == ["on-reactions:stream/clap=3"])
         #expect(room.reactions.userEntries == 1 && !room.reactions.hasPending)
+    }
+
+    /// The messages' changes and the taps' are kept apart (a clear drops
+    /// the messages' whole, in O(1)), yet pushed in the order they came;
+    /// after a clear the ring and the counts start again from nothing.
+    @Test func changesOfMessagesAndTapsArePushedInTheOrderTheyCameAcrossAClear() throws {
+        let (registry, _) = Self.registry(historySize: 3)
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        let a = try Self.say(registry, host, "a")
+        _ = try registry.react(host, target: "stream", type: "clap")
+        _ = try registry.react(host, target: a, type: "like")
+        _ = try registry.react(host, target: "contestant:x", type: "fire", count: 2)
+        _ = try registry.react(host, target: a, type: "wow")
+        _ = try registry.react(host, target: "stream", type: "clap")  // pending already: keeps its place
+        #expect(
+            registry.tickReactions().sent.map(\.push) == [
+                "on-reactions:stream/clap=2,\(a)/like=1,contestant:x/fire=2,\(a)/wow=1"
+            ]
+        )
+
+        _ = try registry.react(host, target: a, type: "love")
+        _ = try registry.react(host, target: "stream", type: "clap")
+        let cleared = try registry.clearChat(by: .peer(host), in: room)
+        #expect(cleared.deliveries.sent.map(\.push) == ["on-chat-clear"])
+        #expect(room.chat.count == 0 && room.reactions.userEntries == 2 && room.reactions.isPending("stream"))
+        let b = try Self.say(registry, host, "b")
+        _ = try registry.react(host, target: b, type: "like")
+        _ = try registry.react(host, target: "contestant:x", type: "fire")
+        #expect(
+            registry.tickReactions().sent.map(\.push) == ["on-reactions:stream/clap=3,\(b)/like=1,contestant:x/fire=3"]
+        )
+        #expect(try registry.chatHistory(in: room, before: nil, limit: 10).messages.map(\.id) == [b])
+        for n in 0..<4 { _ = try Self.say(registry, host, "m\(n)") }  // the new slots fill and b leaves the ring
+        #expect(room.chat.count == 3 && room.chat.message(b) == nil && room.reactions.total(b, "like") == 0)
     }
 
     /// One push holds at most the budget of encoded counts (at least one),

@@ -36,13 +36,16 @@ import Testing
         return try answers.map { try #require($0["result"]?["message_id"]?.stringValue, "\($0)") }
     }
 
-    /// A reaction of each of `types` on each of `ids`.
-    static func react(_ client: RoomClient, on ids: [String], types: [String]) async throws {
+    /// A reaction of each of `types` on each of `ids`, each making its total `total`.
+    static func react(_ client: RoomClient, on ids: [String], types: [String], total: Int = 1) async throws {
         let calls = ids.flatMap { id in
             types.map { #""method":"react","params":{"target":"\#(id)","type":"\#($0)"}"# }
         }
         let answers = try await batches(client, calls)
-        #expect(answers.allSatisfy { $0["result"]?["total"] == 1 }, "\(answers.first { $0["error"] != nil } ?? nil)")
+        #expect(
+            answers.allSatisfy { $0["result"]?["total"] == .int(total) },
+            "\(answers.first { $0["error"] != nil } ?? nil)"
+        )
     }
 
     /// Runs `operation` while a peer of another room pings in a loop; returns
@@ -125,6 +128,87 @@ import Testing
         _ = try await TestModeTests.advanceAll(daemon, by: 1000)
         let counts = try await moderator.next("on-reactions")["counts"]
         #expect(counts == [["target": "stream", "type": "clap", "total": 3]], "the dropped changes are not pushed")
+    }
+
+    /// `make bench`'s chat-clear row at its size, as behaviour (its time is
+    /// measured there, scripts/bench/chat_clear.py, never here): 10,000
+    /// messages, one pinned, and 100,000 reaction counts, every change still
+    /// to be pushed, with taps pending too. The clear answers, every peer of
+    /// the room gets `on-chat-clear` then the unpin, the node still answers
+    /// another room; then the room goes on from nothing: the 100,000 counts
+    /// no longer bound new reactions, the next push holds the taps' pending
+    /// change and the new ones in the order they came (messages' and taps'
+    /// changes are kept apart, so that a clear drops the messages' whole),
+    /// and a second clear, history and REST lists work.
+    @Test func aClearOfTenThousandMessagesAndAHundredThousandCountsAndTheRoomGoesOn() async throws {
+        let daemon = try await Self.daemon(#"{"chat":{"history_size":10000},\#(Self.fast)}"#)
+        let (moderator, _) = try await daemon.join("m", as: "moderator")
+        let (viewer, _) = try await daemon.join("v", as: "viewer")
+        let (other, _) = try await daemon.join("x", as: "viewer", room: "room-2")
+        let ids = try await Self.fill(moderator, messages: 10_000)
+        _ = try await moderator.call("message-pin", ["message_id": .string(ids[9999])])
+        _ = try await viewer.call("react", ["target": "stream", "type": "clap", "count": 3])
+        try await Self.react(moderator, on: ids, types: ["like", "love", "laugh", "wow", "fire", "clap"])
+        try await Self.react(viewer, on: Array(ids.dropFirst()), types: ["like", "love", "laugh", "wow"], total: 2)
+        try await Self.react(viewer, on: [ids[0]], types: ["like", "love", "laugh"], total: 2)  // 100,000 with the tap
+        #expect(try await viewer.errorCode("react", ["target": "contestant:a", "type": "clap"]) == 40907, "full")
+
+        #expect(try await moderator.call("chat-clear", timeout: .seconds(60)) == [:])
+        for client in [moderator, viewer] {
+            _ = try await client.next("on-chat-clear")
+            #expect(try await client.next("on-message-pin")["message"] == .null)
+        }
+        #expect(try await other.call("ping", ["timestamp": 7])["timestamp"] == 7, "another room is served")
+        let history = try await viewer.call("chat-history")
+        #expect(history["messages"] == [] && history["more"] == false, "\(history)")
+        #expect(try await viewer.errorCode("reactions-get", ["targets": [.string(ids[0])]]) == 40405)
+
+        let new = try #require(try await moderator.call("broadcast", ["info": ["message": "after"]])["message_id"])
+        _ = try await moderator.call("react", ["target": new, "type": "like"])
+        _ = try await viewer.call("react", ["target": "contestant:a", "type": "clap", "count": 2])
+        _ = try await viewer.call("react", ["target": new, "type": "fire"])
+        _ = try await TestModeTests.advanceAll(daemon, by: 1000)
+        let counts = try await viewer.next("on-reactions")["counts"]
+        let expected: JSON = [
+            ["target": "stream", "type": "clap", "total": 3], ["target": new, "type": "like", "total": 1],
+            ["target": "contestant:a", "type": "clap", "total": 2], ["target": new, "type": "fire", "total": 1],
+        ]
+        #expect(counts == expected, "the taps' pending change and the new ones, in order; none of the cleared")
+
+        #expect(try await moderator.call("chat-clear") == [:])
+        _ = try await viewer.next("on-chat-clear")
+        _ = try await moderator.call("broadcast", ["info": ["message": "again"]])
+        let again = try await viewer.call("chat-history")["messages"]?.arrayValue ?? []
+        #expect(again.map { $0["info"]?["message"] } == ["again"])
+        let token = try daemon.managementToken()
+        let rest = try await http("GET", daemon, "/v2/active-rooms/room-1/reactions", token: token)
+        let taps: JSON = [
+            ["target": "stream", "type": "clap", "total": 3], ["target": "contestant:a", "type": "clap", "total": 2],
+        ]
+        #expect(rest.body == ["counts": taps], "the taps stay")
+    }
+
+    /// The feed's `deleted` of a clear larger than a second's list (1,000)
+    /// holds the newest cleared ids — those a viewer still shows — oldest
+    /// first, and the clear never walks the rest of the history for it.
+    /// Before, it listed the oldest 1,000 (and built every id of the
+    /// history first).
+    @Test func theFeedListsTheNewestIdsOfALargeClear() async throws {
+        let daemon = try await Self.daemon(#"{"chat":{"history_size":1500},\#(Self.fast)}"#)
+        let (moderator, _) = try await daemon.join("m", as: "moderator")
+        let ids = try await Self.fill(moderator, messages: 1500)
+        _ = try await TestModeTests.advanceAll(daemon, by: 2000)
+        #expect(try await moderator.call("chat-clear") == [:])
+        _ = try await TestModeTests.advanceAll(daemon, by: 1000)
+        let start = FeedTests.start + 2
+        let token = try daemon.managementToken()
+        let (status, deleted) = try await onThread { () throws -> (Int, [String]) in
+            let answer = try feed(daemon, from: start, to: start + 1, token: token)
+            return (answer.status, answer.json["deleted"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
+        #expect(status == 200)
+        let newest = deleted == Array(ids.suffix(1000))
+        #expect(newest, "\(deleted.count) ids, from message \(deleted.first.flatMap(ids.firstIndex) ?? -1)")
     }
 
     // MARK: on-reactions (item 2)

@@ -54,7 +54,8 @@ async def timed(coroutine):
     return (time.perf_counter() - start) * 1000, result
 
 
-async def measure(binary, history, counts, clear_timeout):
+def config_file(history):
+    """A copy of config/roles.json with `chat.history_size` HISTORY and the chat rate limits out of the way."""
     with open(os.path.join(REPO, "config", "roles.json"), encoding="utf-8") as f:
         template = json.load(f)
     settings = template.setdefault("settings", {})
@@ -63,24 +64,36 @@ async def measure(binary, history, counts, clear_timeout):
     config = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
     json.dump(template, config)
     config.close()
-    daemon = RoomdProcess(binary=binary, config=config.name, clock="manual").start()
+    return config.name
+
+
+async def fill(daemon, history, counts):
+    """A moderator in room-1 fills the ring with HISTORY messages, then viewers react until COUNTS
+    (message, type, user) counts exist; a viewer of room-2 waits. Returns (moderator, other, ids, made)."""
+    moderator = await daemon.join("room-1", "mod", "moderator")
+    other = await daemon.join("room-2", "elsewhere", "viewer")
+    answers = await batches(moderator, [("broadcast", {"info": {"message": f"m{n}"}}) for n in range(history)])
+    ids = [a["result"]["message_id"] for a in answers]
+    per_user = history * len(TYPES)
+    users = (counts + per_user - 1) // per_user
+    made = 0
+    for u in range(users):
+        viewer = await daemon.join("room-1", f"u{u}", "viewer")
+        calls = []
+        for n in range(u * per_user, min(counts, (u + 1) * per_user)):
+            rest = n % per_user
+            calls.append(("react", {"target": ids[rest % history], "type": TYPES[rest // history]}))
+        answers = await batches(viewer, calls)
+        made += sum(1 for a in answers if "result" in a)
+        await viewer.close()
+    return moderator, other, ids, made
+
+
+async def measure(binary, history, counts, clear_timeout):
+    config = config_file(history)
+    daemon = RoomdProcess(binary=binary, config=config, clock="manual").start()
     try:
-        moderator = await daemon.join("room-1", "mod", "moderator")
-        other = await daemon.join("room-2", "elsewhere", "viewer")
-        answers = await batches(moderator, [("broadcast", {"info": {"message": f"m{n}"}}) for n in range(history)])
-        ids = [a["result"]["message_id"] for a in answers]
-        per_user = history * len(TYPES)
-        users = (counts + per_user - 1) // per_user
-        made = 0
-        for u in range(users):
-            viewer = await daemon.join("room-1", f"u{u}", "viewer")
-            calls = []
-            for n in range(u * per_user, min(counts, (u + 1) * per_user)):
-                rest = n % per_user
-                calls.append(("react", {"target": ids[rest % history], "type": TYPES[rest // history]}))
-            answers = await batches(viewer, calls)
-            made += sum(1 for a in answers if "result" in a)
-            await viewer.close()
+        moderator, other, ids, made = await fill(daemon, history, counts)
         evictions = []
         for n in range(5):
             ms, _ = await timed(moderator.call("broadcast", {"info": {"message": f"new{n}"}}))
@@ -107,7 +120,7 @@ async def measure(binary, history, counts, clear_timeout):
                     delete=statistics.median(deletes), delete_max=max(deletes), clear=clear_text, ping=worst)
     finally:
         daemon.stop(timeout=2)
-        os.unlink(config.name)
+        os.unlink(config)
 
 
 async def main():

@@ -564,3 +564,30 @@ section_waiting() {
             <"$WORK/step.jsonl" >>"$RESULTS"
     done
 }
+
+# (o) chat-clear (issue 34): one `chat-clear` over CLEAR_MESSAGES messages and CLEAR_COUNTS reaction
+# counts, every change still to be pushed (test mode, manual clock), while a peer of another room of
+# the node pings in a loop: the clear's answer and the worst ping during it (target ≤ 10 ms each), and
+# the worst ping in the second after (the old history is freed off the service thread then).
+# A fresh server per run (scripts/bench/chat_clear.py, the Python kit).
+section_chatclear() {
+    local py=.venv-test/bin/python run status
+    if [ ! -x "$py" ]; then
+        log "(o) chat-clear: skipped (no .venv-test; make bench creates it)"
+        return
+    fi
+    log "(o) chat-clear over $CLEAR_MESSAGES messages and $CLEAR_COUNTS reaction counts, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        stop_servers
+        : >"$WORK/step.jsonl"
+        status=0
+        timeout 600 "$py" scripts/bench/chat_clear.py "$ROOMD" --runs 1 --messages "$CLEAR_MESSAGES" \
+            --counts "$CLEAR_COUNTS" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+        sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
+        grep -qF "# chat-clear" "$COMMANDS" \
+            || echo "$py scripts/bench/chat_clear.py $ROOMD --runs 1 --messages $CLEAR_MESSAGES --counts $CLEAR_COUNTS --json FILE   # chat-clear" >>"$COMMANDS"
+        python3 "$REPORT_PY" annotate --section chatclear --key "$CLEAR_MESSAGES" --run "$run" --status "$status" \
+            --scenario chat-clear --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+            <"$WORK/step.jsonl" >>"$RESULTS"
+    done
+}

@@ -55,13 +55,18 @@ extension RoomRegistry {
     }
 
     /// `chat-clear` (`moderateChat`): every peer gets `on-chat-clear`, then
-    /// `on-message-pin` with null when something was pinned.
-    public func clearChat(by initiator: Initiator, in room: Room) throws(RoomError) -> [Delivery] {
+    /// `on-message-pin` with null when something was pinned. O(1) in what
+    /// the room held: the history's storage and the messages' reactions are
+    /// taken out whole and returned in `ChatClear.dropped`, which the caller
+    /// frees (RoomServer: off the service thread); the feed lists the newest
+    /// cleared ids, at most its per-second bound.
+    public func clearChat(by initiator: Initiator, in room: Room) throws(RoomError) -> ChatClear {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
-        let cleared = room.chat.messages.map(\.id)  // O(the history): what the clear removes
-        room.feed?.deleted(cleared, at: clock.nowMillis())
-        room.chat.clear()
-        room.reactions.drop(messages: cleared)  // each one's own; taps stay; not pushed: on-chat-clear says it
+        if let feed = room.feed {
+            feed.deleted(room.chat.newestIDs(FeedRecorder.maxItemsPerSecond), at: clock.nowMillis())
+        }
+        let history = room.chat.clear()
+        let reactions = room.reactions.dropMessages()  // taps stay; not pushed: on-chat-clear says it
         let by = ActorRef(initiator)
         let everyone = room.peersInJoinOrder
         var deliveries = [Delivery(.chatClear(clearedBy: by), to: everyone)]
@@ -70,7 +75,10 @@ extension RoomRegistry {
             deliveries.append(Delivery(.messagePin(nil, pinnedBy: by), to: everyone))
         }
         feedState(room)
-        return deliveries.nonEmpty
+        return ChatClear(
+            deliveries: deliveries.nonEmpty,
+            dropped: ChatClear.Dropped(history: history, reactions: reactions)
+        )
     }
 
     /// `message-pin` (`moderateChat`): pins a message of the history (nil
@@ -87,5 +95,36 @@ extension RoomRegistry {
         room.chat.pin(message)
         feedState(room)
         return [Delivery(.messagePin(message, pinnedBy: ActorRef(initiator)), to: room.peersInJoinOrder)].nonEmpty
+    }
+}
+
+/// What `clearChat` did: the pushes to fan out, and what it took out of the
+/// room.
+public struct ChatClear {
+    public var deliveries: [Delivery]
+    /// The cleared history's storage and its messages' reactions, whole:
+    /// about what the room held (10,000 messages with 100,000 reaction
+    /// counts are ~200,000 allocations). Nothing reads it; its owner lets it
+    /// go where freeing it stalls nobody (RoomServer's `Graveyard`: its
+    /// queue, not the service thread).
+    public var dropped: Dropped
+
+    /// Both, taken apart: the caller's `dropped` is then the only reference
+    /// to the storage (to hand over with `consume`).
+    public consuming func parts() -> (deliveries: [Delivery], dropped: Dropped) { (deliveries, dropped) }
+
+    /// Opaque: the storage `ChatHistory.clear` and `Reactions.dropMessages` gave up.
+    public struct Dropped: Sendable {
+        var history: ChatHistory.Dropped
+        var reactions: Reactions.Dropped
+
+        /// Lets go of about `budget` allocations of it (at least one step);
+        /// false once nothing is left. Freed a batch at a time, so that
+        /// whoever frees it can pace the frees: 200,000 small blocks freed
+        /// at once from another thread made the service thread's next large
+        /// `malloc` consolidate them all (glibc's fastbins; ~10 ms).
+        public mutating func release(upTo budget: Int) -> Bool {
+            reactions.release(upTo: budget) || history.release(upTo: budget)
+        }
     }
 }

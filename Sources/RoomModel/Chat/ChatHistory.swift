@@ -10,6 +10,7 @@
 /// it (until unpinned, or another is pinned).
 public struct ChatHistory: Sendable {
     /// Slots, `serial % capacity`; nil: deleted, cleared or never used.
+    /// Empty before the first message and after a clear (made at the next).
     private var slots: [ChatMessage?] = []
     private var capacity = 0
     /// The next message's serial.
@@ -59,11 +60,52 @@ public struct ChatHistory: Sendable {
         return true
     }
 
-    /// Empties the ring (the pin is left to the caller): O(the messages it held).
-    mutating func clear() {
-        for serial in serials.values { slots[serial % capacity] = nil }
-        serials.removeAll()
+    /// What `clear` took out: the ring's slots and index, whole. Opaque; its
+    /// owner frees it (RoomServer: off the service thread, a batch at a
+    /// time: `release(upTo:)`).
+    public struct Dropped: Sendable {
+        fileprivate var slots: [ChatMessage?] = []
+        fileprivate var serials: [String: Int] = [:]
+
+        /// Lets go of about `budget` allocations (a message counts as 2);
+        /// false once nothing is left. The index goes first, whole: its keys
+        /// are the messages' own ids, so that frees one block.
+        mutating func release(upTo budget: Int) -> Bool {
+            if !serials.isEmpty {
+                serials = [:]
+                return !slots.isEmpty
+            }
+            var left = budget
+            Reactions.Dropped.drop(&slots, &left, weight: 2)
+            return !slots.isEmpty
+        }
+    }
+
+    /// Empties the ring (the pin is left to the caller) in O(1): its slots
+    /// and index are taken out whole and returned, for the caller to free
+    /// (10,000 messages are tens of thousands of frees). The next message
+    /// makes new slots.
+    mutating func clear() -> Dropped {
+        var dropped = Dropped()
+        swap(&dropped.slots, &slots)
+        swap(&dropped.serials, &serials)
         start = next
+        return dropped
+    }
+
+    /// The ids of the newest `limit` messages kept, oldest first. Visits
+    /// the slots from the newest down, at most `capacity` of them.
+    func newestIDs(_ limit: Int) -> [String] {
+        guard capacity > 0, !slots.isEmpty else { return [] }
+        var ids: [String] = []
+        ids.reserveCapacity(min(limit, count))
+        var serial = next
+        let low = oldest
+        while serial > low, ids.count < limit {
+            serial -= 1
+            if let message = slots[serial % capacity] { ids.append(message.id) }
+        }
+        return ids.reversed()
     }
 
     mutating func pin(_ message: ChatMessage?) { pinned = message }

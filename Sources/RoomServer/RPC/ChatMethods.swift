@@ -39,9 +39,14 @@ extension Dispatcher {
         return Self.encode { _ in }
     }
 
+    /// The clear takes the room's history and its messages' reactions out
+    /// whole (O(1)); they are freed on the graveyard's queue, not here
+    /// (issue 34: freeing them held every room of the node).
     func chatClear(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        fanOut(try registry.clearChat(by: .peer(peer), in: peer.room))
+        let (deliveries, dropped) = try registry.clearChat(by: .peer(peer), in: peer.room).parts()
+        graveyard.bury(consume dropped)
+        fanOut(deliveries)
         return Self.encode { _ in }
     }
 

@@ -32,6 +32,8 @@ package final class Dispatcher {
     let clock: RoomClock
     let homes: RoomHomes
     let logger: Logger
+    /// Where what a call let go of is freed, off this thread (`chat-clear`).
+    let graveyard = Graveyard()
     private let methods: [String: Method] = Dispatcher.registeredMethods
 
     init(
