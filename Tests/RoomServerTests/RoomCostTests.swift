@@ -139,8 +139,11 @@ import Testing
     /// no longer bound new reactions, the next push holds the taps' pending
     /// change and the new ones in the order they came (messages' and taps'
     /// changes are kept apart, so that a clear drops the messages' whole),
-    /// and a second clear, history and REST lists work.
-    @Test func aClearOfTenThousandMessagesAndAHundredThousandCountsAndTheRoomGoesOn() async throws {
+    /// and a second clear, history and REST lists work. Single daemon only:
+    /// its 110,000 calls took 687 s over 3 nodes (every save of the room
+    /// encodes its whole state); the clear over 3 nodes is ChatHistoryTests'.
+    @Test(.enabled(if: !Daemon.clusterRun))
+    func aClearOfTenThousandMessagesAndAHundredThousandCountsAndTheRoomGoesOn() async throws {
         let daemon = try await Self.daemon(#"{"chat":{"history_size":10000},\#(Self.fast)}"#)
         let (moderator, _) = try await daemon.join("m", as: "moderator")
         let (viewer, _) = try await daemon.join("v", as: "viewer")
