@@ -213,15 +213,15 @@ class Env:
         self.checks = []  # message checks: label, checked, lost, lost around a kill
         self.kept_ids, self.lost_ids, self.lost_kill_ids = set(), set(), set()  # distinct messages, every check
         self.closes = []  # (s since the start, node, code, last kill or drain) of closes other than the usual
-
-    def last_event(self):
-        """'the kill of node3 4 s before' (the latest kill or drain begun), or 'no kill or drain yet'."""
-        last = max(self.kills + self.drains, key=lambda e: e["mono"], default=None)
-        return f"{time.monotonic() - last['mono']:.1f} s after the {last['kind']} of {last['node']} began" \
-            if last else "no kill or drain yet"
         self.expect_5003_until = 0.0  # monotonic; inf while a node is down
         self.settled_from = 0.0  # monotonic; samples before this are not judged
         self.failed = []
+
+    def last_event(self):
+        """'4.0 s after the kill of node3 began' (the latest kill or drain), or 'no kill or drain yet'."""
+        last = max(self.kills + self.drains, key=lambda e: e["mono"], default=None)
+        return f"{time.monotonic() - last['mono']:.1f} s after the {last['kind']} of {last['node']} began" \
+            if last else "no kill or drain yet"
 
     def log_path(self, node):
         return os.path.join(self.directory, f"{node.name}.log")
