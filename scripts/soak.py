@@ -213,6 +213,8 @@ class Env:
         self.checks = []  # message checks: label, checked, lost, lost around a kill
         self.kept_ids, self.lost_ids, self.lost_kill_ids = set(), set(), set()  # distinct messages, every check
         self.closes = []  # (s since the start, node, code, last kill or drain) of closes other than the usual
+        self.started = time.monotonic()  # set again when the load starts
+        self.unexpected_5003_at = {}  # s since the start -> count of 5003 answers not around a kill
         self.expect_5003_until = 0.0  # monotonic; inf while a node is down
         self.settled_from = 0.0  # monotonic; samples before this are not judged
         self.failed = []
@@ -465,6 +467,8 @@ class Session:
                 self.stats.add("5003 around a kill")
             elif code == 5003:
                 self.stats.add("5003 not around a kill")
+                at = round(time.monotonic() - self.env.started)
+                self.env.unexpected_5003_at[at] = self.env.unexpected_5003_at.get(at, 0) + 1
                 drain = self.env.drains[-1] if self.env.drains else None
                 since = f", {time.monotonic() - drain['mono']:.0f} s after the drain of {drain['node']} began" \
                     if drain else ""
@@ -1183,7 +1187,7 @@ async def main():
     os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
     rows = []
     after = None
-    started = time.monotonic()
+    started = env.started = time.monotonic()
     deadline = started + args.minutes * 60
     if env.cluster:
         fields = ["elapsed_s", "load", "settled"] + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run")] \
@@ -1241,6 +1245,9 @@ async def main():
         print(f"soak: messages: {stats.counts.get('messages answered', 0)} answered to everyone, "
               f"{len(env.checks)} checks of every room's history, {len(env.kept_ids)} distinct answered messages "
               f"found, {lost} lost, {lost_kill} lost in a kill's save window")
+        if env.unexpected_5003_at:
+            print("soak: 5003 not around a kill, at (s: count): "
+                  + ", ".join(f"{at}: {n}" for at, n in sorted(env.unexpected_5003_at.items())))
         for close in env.closes[:20]:
             print(f"soak: close: {close}")
         if len(env.closes) > 20:
