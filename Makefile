@@ -160,17 +160,20 @@ test-tsan: deps
 # Churn against one daemon for MINUTES, RSS and open fds sampled every 10 s into
 # .build-soak/soak.csv; fails on more than 10 % growth after the first 5 minutes
 # or a call unanswered. CLUSTER=1: 3 nodes on a nats-server instead, node3
-# killed (-9) and restarted every KILL_EVERY s; samples in soak-cluster.csv.
+# killed (-9) and restarted every KILL_EVERY s, node2 or node3 drained (SIGTERM,
+# exit 0, restarted) every DRAIN_EVERY s between the kills, every room's history
+# checked for the answered messages; samples in soak-cluster.csv.
 # SOAK_ARGS: more scripts/soak.py options (--workers, --seed, …; see its --help).
 MINUTES ?= 30
 SOAK_BIN ?= .build/debug/roomd
 CLUSTER ?= 0
 KILL_EVERY ?= 180
+DRAIN_EVERY ?= 180
 SOAK_ARGS ?=
 soak: deps
 	swift build --product roomd
 	scripts/soak.sh --minutes $(MINUTES) --binary $(SOAK_BIN) \
-	  $(if $(filter-out 0,$(CLUSTER)),--cluster 3 --kill-every $(KILL_EVERY)) $(SOAK_ARGS)
+	  $(if $(filter-out 0,$(CLUSTER)),--cluster 3 --kill-every $(KILL_EVERY) --drain-every $(DRAIN_EVERY)) $(SOAK_ARGS)
 
 clean:
 	rm -rf .build dist $(VENV) .build-fuzz .build-asan .build-tsan .build-soak

@@ -32,6 +32,29 @@ resumes with its `peer_id`, as a real client does; a resume refused with
 have a column per node (RSS, fds, run number), nats-server's RSS and
 JetStream's message and byte counts (the KV buckets), in soak-cluster.csv.
 
+Drains (`--drain-every S`, `make soak CLUSTER=1` passes DRAIN_EVERY=180):
+every S seconds, the first at S/2 so that they fall between kills of the same
+period, a node after the first --drain-steady (node2 or node3 by default; node1
+stays up and is judged for growth) gets SIGTERM: it hands its rooms over and
+closes its clients with 1012. It must exit with status 0 within --drain-wait
+(30 s); it is started again at once and must be counted by every node. Kills
+and drains never overlap (one waits for the other's restart). While a node
+drains, new connections go to the others; a client closed 1012 resumes with
+its `peer_id` on another node like after any resumable close (counted as
+"resumes after 1012"; a 41001 there is unexpected). 5003 is counted apart:
+"5003 around a kill" (while a killed node is down and 30 s after it rejoined)
+or, anywhere else and so around every drain, an unexpected outcome.
+
+No answered message lost (cluster): every `broadcast` to everyone that is
+answered goes in a ledger (room, room session, message_id, timestamp). After
+every kill and drain, and at the end, a checker joins every room as a viewer
+on a live node and reads its whole history (`chat-history`, section 19, the
+ring of 200); every message answered in that room session before the read
+must be in it, except those older than the oldest kept once the ring is full.
+A message answered less than 2 s before a kill -9 may be lost (its home's last
+save, at most 1 s old, came before it): counted apart; any other is lost and
+fails the run.
+
 Verdict (exit 1 on any failure):
 - Flat memory: RSS and open fds are compared between the sample at the end of
   the warm-up (5 minutes; half the run when it is shorter than 10 minutes) and
@@ -46,7 +69,10 @@ Verdict (exit 1 on any failure):
   connection that closes is not unanswered (it is counted, with the close
   code or "node killed"); a 5003 is an answer, but one given when no node
   was killed in the last 30 s (or for one daemon at all) is unexpected.
-- A node that dies without being killed, a restarted node that does not
+- An answered message missing from its room's history (above), a drain
+  that does not end with exit status 0 within --drain-wait, or a 1012 close
+  from a node that was not drained.
+- A node that dies without being killed (or drained), a restarted node that does not
   rejoin (or one of its runs that serves no join), a join or resume with an
   unexpected answer, or a node that does not stop within 10 s of SIGTERM at
   the end fails the run.
@@ -84,9 +110,11 @@ POLL_WRITERS = {"host", "moderator"}  # pollWrite in config/roles.json
 # Close codes after which the peer is still in its reconnect grace (PROTOCOL.md
 # section 1): a real client resumes. None: no close frame (the node died, or
 # the connection broke).
-RESUMABLE = {None, 1001, 1003, 1006, 1007, 1009, 1011, 4008, 4029}
+RESUMABLE = {None, 1001, 1003, 1006, 1007, 1009, 1011, 1012, 4008, 4029}
 SETTLE_S = 20  # a cluster sample counts for the growth verdict this long after a restart
 TAKEOVER_S = 30  # 5003 answers are expected until this long after a restarted node rejoined
+SAVE_WINDOW_S = 2  # a message answered this long before a kill -9 may be lost (the save window is 1 s)
+HISTORY_SIZE = 200  # settings.chat.history_size of config/roles.json (the default)
 
 
 def b64url(data: bytes) -> str:
@@ -128,6 +156,9 @@ class Node:
         self.joins = 0  # joins and resumes on this run
         self.runs = []  # (run, pid, last rss KiB, last fds, joins) of the runs that ended
         self.cwd = None  # the working directory of the current run
+        self.draining = False  # SIGTERM sent, not exited yet
+        self.killed_runs = set()  # runs ended by SIGKILL
+        self.drained_runs = set()  # runs ended by SIGTERM (a drain)
 
     @property
     def url(self):
@@ -177,9 +208,22 @@ class Env:
         self.monitor_port = None
         self.nodes = []
         self.kills = []  # dicts: node, at, down, rejoined (s after the restart) or None
+        self.drains = []  # dicts: node, at, exit status, took (s to exit), rejoined
+        self.ledger = {}  # (room, session_id) -> [(message_id, timestamp ms, answered at monotonic)]
+        self.checks = []  # message checks: label, checked, lost, lost around a kill
+        self.kept_ids, self.lost_ids, self.lost_kill_ids = set(), set(), set()  # distinct messages, every check
+        self.closes = []  # (s since the start, node, code, last kill or drain) of closes other than the usual
+        self.started = time.monotonic()  # set again when the load starts
+        self.unexpected_5003_at = {}  # s since the start -> count of 5003 answers not around a kill
         self.expect_5003_until = 0.0  # monotonic; inf while a node is down
         self.settled_from = 0.0  # monotonic; samples before this are not judged
         self.failed = []
+
+    def last_event(self):
+        """'4.0 s after the kill of node3 began' (the latest kill or drain), or 'no kill or drain yet'."""
+        last = max(self.kills + self.drains, key=lambda e: e["mono"], default=None)
+        return f"{time.monotonic() - last['mono']:.1f} s after the {last['kind']} of {last['node']} began" \
+            if last else "no kill or drain yet"
 
     def log_path(self, node):
         return os.path.join(self.directory, f"{node.name}.log")
@@ -258,10 +302,10 @@ class Env:
         for node in self.nodes:
             if node.up:
                 try:
-                    node.process.wait(10)
+                    node.process.wait(self.args.drain_wait)
                 except subprocess.TimeoutExpired:
                     node.process.kill()
-                    self.failed.append(f"{node.name} did not stop within 10 s of SIGTERM")
+                    self.failed.append(f"{node.name} did not stop within {self.args.drain_wait:g} s of SIGTERM")
                 node.up = False
         if self.nats and self.nats.poll() is None:
             self.nats.terminate()
@@ -328,6 +372,7 @@ class Session:
         self.done = False  # the session is over (e.g. the room was ended)
         self.peer_id = None
         self.room = None
+        self.session_id = None  # the room session's (join result), for the message ledger
         self.user = None
         self.role = None
         self.others = set()
@@ -343,6 +388,7 @@ class Session:
             self.node.joins += 1
         self.room, self.user = room, user
         self.peer_id = result["peer"]["peer_id"]
+        self.session_id = (result.get("room") or {}).get("session_id")
         self.role = result["peer"].get("role")
         self.others = {p["peer_id"] for p in result.get("peers", [])}
 
@@ -417,9 +463,17 @@ class Session:
         if "error" in answer:
             code = answer["error"].get("code")
             self.stats.add(f"error {code}")
-            if code == 5003 and not self.env.expects_5003():
-                self.stats.unexpected.append(f"{method} on {self.node.name} answered 5003 with no node down "
-                                             f"({answer['error'].get('message')})")
+            if code == 5003 and self.env.expects_5003():
+                self.stats.add("5003 around a kill")
+            elif code == 5003:
+                self.stats.add("5003 not around a kill")
+                at = round(time.monotonic() - self.env.started)
+                self.env.unexpected_5003_at[at] = self.env.unexpected_5003_at.get(at, 0) + 1
+                drain = self.env.drains[-1] if self.env.drains else None
+                since = f", {time.monotonic() - drain['mono']:.0f} s after the drain of {drain['node']} began" \
+                    if drain else ""
+                self.stats.unexpected.append(f"{method} on {self.node.name} answered 5003 with no node killed"
+                                             f"{since} ({answer['error'].get('message')})")
         return answer
 
     async def close_reader(self):
@@ -440,7 +494,14 @@ class Unanswered(Exception):
 # --- actions: each gets a joined session; errors the protocol allows are counted, not fatal.
 
 async def action_broadcast(s):
-    await s.call("broadcast", {"info": {"message": "soak " + "x" * random.randint(0, 400)}})
+    """To everyone: kept in the room's history (section 19); an answered one
+    goes in the ledger, which check_messages compares with the history."""
+    answer = await s.call("broadcast", {"info": {"message": "soak " + "x" * random.randint(0, 400)}})
+    result = answer.get("result")
+    if result and result.get("message_id") and s.session_id:
+        s.stats.add("messages answered")
+        s.env.ledger.setdefault((s.room, s.session_id), []).append(
+            (result["message_id"], result.get("timestamp") or 0, time.monotonic()))
 
 
 async def action_direct_message(s):
@@ -588,12 +649,14 @@ ACTIONS = [
 
 
 async def open_session(env, stats, nodes):
-    """A connection to the first of `nodes` that takes it; None if none does."""
-    for node in nodes:
+    """A connection to the first of `nodes` that takes it (a draining node,
+    which refuses upgrades, is tried last); None if none does."""
+    for node in sorted(nodes, key=lambda n: n.draining):
         try:
             ws = await asyncio.wait_for(connect(node.url, max_size=2 ** 22, open_timeout=10, ping_interval=None), 15)
         except Exception:  # noqa: BLE001 - counted; the verdict checks the daemon
-            stats.add("connects refused (node down)" if env.cluster and not node.up else "connect failures")
+            stats.add("connects refused (node down)" if env.cluster and not node.up
+                      else "connects refused (node draining)" if node.draining else "connect failures")
             continue
         return Session(ws, env, stats, node)
     return None
@@ -623,9 +686,14 @@ async def closed_how(old, env, stats):
     killed, or roomd closed it with a code) and returns the code."""
     await asyncio.wait({old.reader}, timeout=5)
     code = old.close_code
-    killed = env.cluster and (not old.node.up or old.node.run != old.run)
+    killed = env.cluster and old.run in old.node.killed_runs
     how = "lost with a killed node" if killed else f"closed by roomd {code or 'without a close frame'}"
+    if code == 1012 and old.run not in old.node.drained_runs:
+        stats.unexpected.append(f"{old.node.name} closed a connection with 1012 without a drain")
     stats.add(f"connections {how}")
+    if not killed and code not in (1000, 1012, 4001, 4002, 4003):
+        env.closes.append(f"{old.node.name} (run {old.run}) closed a connection {code or 'without a close frame'} "
+                          f"{env.last_event()}")
     if old.lost_calls:
         stats.add(f"calls on connections {how}", old.lost_calls)
     return code
@@ -654,11 +722,15 @@ async def after_close(old, env, stats, rng):
             answer = await join(session, {"token": token, "peer_id": old.peer_id})
             if "result" in answer and answer["result"].get("resumed"):
                 stats.add("resumes")
+                if code == 1012:
+                    stats.add("resumes after 1012")
                 session.joined(answer, old.room, old.user)
                 session.adopt(old)
                 return session
             if answer.get("error", {}).get("code") == 41001:
                 stats.add("resumes refused 41001, joined anew")
+                if code == 1012:
+                    stats.unexpected.append(f"resume after a 1012 close refused 41001 on {session.node.name}")
                 answer = await join(session, {"token": token})
                 if "result" in answer:
                     stats.add("joins")
@@ -735,10 +807,11 @@ async def worker(index, env, deadline, stats):
         except (ConnectionClosed, ConnectionError):
             await closed_how(session, env, stats)  # before the join was answered
         except Unanswered as error:
-            since = time.monotonic() - env.kills[-1]["mono"] if env.kills else None
-            stats.unanswered.append(
-                f"worker {index}: {error.method} on {error.session.node.name} got no answer in "
-                f"{args.answer_timeout:g} s" + (f" ({since:.0f} s after the last kill)" if since is not None else ""))
+            last = max(env.kills + env.drains, key=lambda e: e["mono"], default=None)
+            since = f" ({time.monotonic() - last['mono']:.0f} s after the {last['kind']} of {last['node']})" \
+                if last else ""
+            stats.unanswered.append(f"worker {index}: {error.method} on {error.session.node.name} got no answer in "
+                                    f"{args.answer_timeout:g} s{since}")
         finally:
             await end(session)
 
@@ -775,7 +848,7 @@ def take_sample(env, started, stats, load):
                 measured = sample(process.pid)
             except (FileNotFoundError, ProcessLookupError, StopIteration):
                 pass  # gone (or a zombie) since: killed by us just now, or died (below)
-            if process.poll() is not None and node.up and node.process is process:
+            if process.poll() is not None and node.up and not node.draining and node.process is process:
                 raise NodeDied(f"{node.name} exited without being killed ({exit_status(process.returncode)}, "
                                f"log {env.log_path(node)}, working directory {node.cwd})")
         if measured and node.up and node.run == run:
@@ -809,52 +882,196 @@ async def sampler(env, started, deadline, stats, rows, writer, file):
         await asyncio.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
 
 
-async def killer(env, started, deadline, rng):
-    """Every --kill-every s: SIGKILL a victim node, wait, restart it with the
-    same --node-id and port, and wait until every node counts it again."""
+def schedule(env, started, deadline):
+    """The kills (every --kill-every s) and drains (every --drain-every s, the
+    first half a period in, so that they alternate with kills of the same
+    period), in time order, each far enough from the deadline to be over by it."""
     args = env.args
-    victims = env.nodes[args.steady:]
-    low, high = args.down_range
-    n = 0
-    while victims:
-        n += 1
-        at = started + n * args.kill_every
-        if at + high + args.rejoin_timeout > deadline:
-            return
+    events = []
+    for kind, every, first, victims in (("kill", args.kill_every, args.kill_every, env.nodes[args.steady:]),
+                                        ("drain", args.drain_every, args.drain_every / 2,
+                                         env.nodes[args.drain_steady:])):
+        if every <= 0 or not victims:
+            continue
+        at = started + first
+        while at + args.down_range[1] + args.drain_wait + args.rejoin_timeout < deadline:
+            events.append((at, kind, victims))
+            at += every
+    return sorted(events, key=lambda e: e[0])
+
+
+async def disruptor(env, started, deadline, rng, stats):
+    """Kills and drains, one at a time: an event due while the last one is
+    still going on (a node restarting) starts when it is over."""
+    for at, kind, victims in schedule(env, started, deadline):
         await asyncio.sleep(max(0.0, at - time.monotonic()))
         node = rng.choice(victims)
         if node.restarts and node.joins == 0:
             env.failed.append(f"{node.name}'s run {node.run} served no join")
         last = await asyncio.to_thread(sample, node.process.pid)
         node.runs.append((node.run, node.process.pid) + last + (node.joins,))
-        node.up = False  # before the signal: a client that sees its connection go knows why
-        env.expect_5003_until = float("inf")
-        env.settled_from = float("inf")  # until it is counted again (below)
-        kill = {"node": node.name, "at": round(time.monotonic() - started), "mono": time.monotonic(),
-                "pid": node.process.pid}
-        os.kill(node.process.pid, signal.SIGKILL)
-        await asyncio.to_thread(node.process.wait)
-        env.kills.append(kill)
-        kill["down"] = rng.uniform(low, high)
-        await asyncio.sleep(kill["down"])
-        if not await asyncio.to_thread(env.restart, node):
-            env.failed.append(f"{node.name} could not be started again (log {env.log_path(node)})")
-            kill["rejoined"] = None
-            print(f"soak: {kill['at']:5d}s  kill -9 {node.name}: it did not start again", flush=True)
+        ok = await (kill(env, started, node, rng) if kind == "kill" else drain(env, started, node))
+        if not ok:
             return
-        node.restarts += 1
-        kill["rejoined"] = await asyncio.to_thread(env.wait_for_cluster, args.rejoin_timeout)
-        now = time.monotonic()
-        env.expect_5003_until = now + TAKEOVER_S
-        env.settled_from = now + SETTLE_S
-        if kill["rejoined"] is None:
-            counts = {n.name: node_counts(env, n) for n in env.nodes}
-            env.failed.append(f"{node.name} restarted at {kill['at']} s was not counted by every node within "
-                              f"{args.rejoin_timeout:g} s (nodes seen: {counts})")
-        print(f"soak: {kill['at']:5d}s  kill -9 {node.name} (pid {kill['pid']}), down {kill['down']:.1f} s, "
-              f"restarted as pid {node.process.pid} on port {node.port}: "
-              + (f"nodes: {len(env.nodes)} on every node {kill['rejoined']:.1f} s later" if kill["rejoined"] is not None
-                 else "NOT counted by every node"), flush=True)
+        await check_messages(env, stats, f"after the {kind} of {node.name} at {env.kills[-1]['at'] if kind == 'kill' else env.drains[-1]['at']} s")
+
+
+async def restart(env, node, event):
+    """Starts `node` again and waits until every node counts it; False when it does not start."""
+    if not await asyncio.to_thread(env.restart, node):
+        env.failed.append(f"{node.name} could not be started again (log {env.log_path(node)})")
+        event["rejoined"] = None
+        print(f"soak: {event['at']:5d}s  {event['kind']} {node.name}: it did not start again", flush=True)
+        return False
+    node.restarts += 1
+    event["rejoined"] = await asyncio.to_thread(env.wait_for_cluster, env.args.rejoin_timeout)
+    if event["rejoined"] is None:
+        counts = {n.name: node_counts(env, n) for n in env.nodes}
+        env.failed.append(f"{node.name} restarted after the {event['kind']} at {event['at']} s was not counted by "
+                          f"every node within {env.args.rejoin_timeout:g} s (nodes seen: {counts})")
+    return True
+
+
+def rejoined(env, event):
+    return f"nodes: {len(env.nodes)} on every node {event['rejoined']:.1f} s later" \
+        if event["rejoined"] is not None else "NOT counted by every node"
+
+
+async def kill(env, started, node, rng):
+    """SIGKILL `node`, wait a random --down-seconds, restart it with the same
+    --node-id and port, and wait until every node counts it again."""
+    low, high = env.args.down_range
+    node.up = False  # before the signal: a client that sees its connection go knows why
+    node.killed_runs.add(node.run)
+    env.expect_5003_until = float("inf")
+    env.settled_from = float("inf")  # until it is counted again (below)
+    event = {"kind": "kill", "node": node.name, "at": round(time.monotonic() - started), "mono": time.monotonic(),
+             "pid": node.process.pid}
+    os.kill(node.process.pid, signal.SIGKILL)
+    await asyncio.to_thread(node.process.wait)
+    env.kills.append(event)
+    event["down"] = rng.uniform(low, high)
+    await asyncio.sleep(event["down"])
+    if not await restart(env, node, event):
+        return False
+    now = time.monotonic()
+    env.expect_5003_until = now + TAKEOVER_S
+    env.settled_from = now + SETTLE_S
+    print(f"soak: {event['at']:5d}s  kill -9 {node.name} (pid {event['pid']}), down {event['down']:.1f} s, "
+          f"restarted as pid {node.process.pid} on port {node.port}: {rejoined(env, event)}", flush=True)
+    return True
+
+
+async def drain(env, started, node):
+    """SIGTERM `node` (a planned restart: it hands its rooms over and closes
+    its clients with 1012), wait for its exit (status 0 within --drain-wait),
+    start it again at once and wait until every node counts it. 5003 is not
+    expected around a drain."""
+    node.draining = True
+    node.drained_runs.add(node.run)
+    env.settled_from = float("inf")
+    event = {"kind": "drain", "node": node.name, "at": round(time.monotonic() - started), "mono": time.monotonic(),
+             "pid": node.process.pid}
+    env.drains.append(event)
+    os.kill(node.process.pid, signal.SIGTERM)
+    try:
+        status = await asyncio.to_thread(node.process.wait, env.args.drain_wait)
+    except subprocess.TimeoutExpired:
+        node.process.kill()
+        status = await asyncio.to_thread(node.process.wait)
+        env.failed.append(f"{node.name} did not exit within {env.args.drain_wait:g} s of its drain at {event['at']} s")
+    event["took"] = time.monotonic() - event["mono"]
+    event["status"] = status
+    node.up = False
+    node.draining = False
+    if status != 0:
+        env.failed.append(f"{node.name} drained at {event['at']} s ended with {exit_status(status)} "
+                          f"(log {env.log_path(node)})")
+    if not await restart(env, node, event):
+        return False
+    env.settled_from = time.monotonic() + SETTLE_S
+    print(f"soak: {event['at']:5d}s  drain {node.name} (pid {event['pid']}): {exit_status(status)} after "
+          f"{event['took']:.1f} s, restarted as pid {node.process.pid} on port {node.port}: {rejoined(env, event)}",
+          flush=True)
+    return True
+
+
+async def history(session):
+    """The room's whole history ring (chat-history pages, newest first, until
+    HISTORY_SIZE messages or no more): [(message_id, timestamp)]."""
+    messages, before = [], None
+    while len(messages) < HISTORY_SIZE:
+        answer = await session.call("chat-history", {"limit": 200, **({"before": before} if before else {})})
+        if "result" not in answer:
+            raise RuntimeError(f"chat-history answered {answer.get('error')}")
+        page = answer["result"].get("messages") or []
+        messages = [(m["message_id"], m.get("timestamp") or 0) for m in page] + messages
+        if not answer["result"].get("more") or not page:
+            break
+        before = page[0]["message_id"]
+    return messages
+
+
+async def check_messages(env, stats, label):
+    """No answered message lost: a checker joins every room (viewer) on a live
+    node and reads its history; every message answered in that room session
+    before the read must be in it (those older than the oldest one kept when
+    the ring is full excepted). One answered less than SAVE_WINDOW_S before a
+    kill -9 may be lost (its home's last save came before it): counted apart."""
+    checked = lost = lost_kill = 0
+    problems = []
+    env.check_count = getattr(env, "check_count", 0) + 1
+    for r in range(env.args.rooms):
+        room = f"soak-{r}"
+        live = [n for n in env.nodes if n.up and not n.draining]
+        session = await open_session(env, stats, live)
+        if session is None:
+            problems.append(f"{room}: no node took the checker's connection")
+            continue
+        try:
+            user = f"checker-{env.check_count}-{r}"
+            answer = await join(session, {"token": app_token(env.secret, room, user, "viewer")})
+            if "result" not in answer:
+                problems.append(f"{room}: the checker's join answered {answer.get('error')}")
+                continue
+            session.joined(answer, room, user)
+            read_at = time.monotonic()
+            kept = await history(session)
+            await session.call("leave", {"reason": "check"})
+        except (ConnectionClosed, ConnectionError, RuntimeError, Unanswered) as error:
+            problems.append(f"{room}: the check failed ({error!r})")
+            continue
+        finally:
+            await end(session)
+        ids = {m for m, _ in kept}
+        oldest = min((t for _, t in kept), default=0) if len(kept) >= HISTORY_SIZE else None
+        for message_id, timestamp, answered in env.ledger.get((room, session.session_id), []):
+            if answered >= read_at or (oldest is not None and timestamp <= oldest):
+                continue
+            checked += 1
+            if message_id in ids:
+                env.kept_ids.add(message_id)
+                continue
+            if any(0 <= k["mono"] - answered < SAVE_WINDOW_S for k in env.kills):
+                lost_kill += 1
+                env.lost_kill_ids.add(message_id)
+            else:
+                lost += 1
+                env.lost_ids.add(message_id)
+                if len(problems) < 10:
+                    problems.append(f"{room}: message {message_id} (session {session.session_id}) answered "
+                                    f"{read_at - answered:.1f} s before the read is not in the history")
+    env.checks.append({"label": label, "checked": checked, "lost": lost, "lost_kill": lost_kill})
+    stats.add("message checks")
+    if lost:
+        stats.add("messages lost", lost)
+    if lost_kill:
+        stats.add("messages lost in a kill's save window", lost_kill)
+    for problem in problems:
+        stats.unexpected.append(f"message check {label}: {problem}")
+    print(f"soak: message check {label}: {checked} answered messages checked, {lost} lost"
+          + (f", {lost_kill} in the save window before a kill -9" if lost_kill else "")
+          + (f"; {len(problems)} problem(s)" if problems else ""), flush=True)
 
 
 def judge(env, args, rows, after, warmup):
@@ -883,7 +1100,7 @@ def judge(env, args, rows, after, warmup):
             last = [r for r in rows if r.get(f"{node.name}_rss_kib") not in ("", None)][-1:]
             now = f"; run {node.run} at the end {last[0][node.name + '_rss_kib'] / 1024:.1f} MiB " \
                   f"{last[0][node.name + '_fds']} fds, {node.joins} joins" if last else ""
-            print(f"soak: {node.name} (restarted {node.restarts}x, not judged) before each kill: {runs}{now}")
+            print(f"soak: {node.name} (restarted {node.restarts}x, not judged) before each kill or drain: {runs}{now}")
             if node.joins == 0:
                 env.failed.append(f"{node.name}'s last run served no join")
 
@@ -911,6 +1128,13 @@ async def main():
                          help="run N roomd nodes on a nats-server instead of one daemon (N >= 2)")
     cluster.add_argument("--kill-every", type=float, default=180, metavar="S",
                          help="kill -9 a node every S seconds and restart it (0: never; default 180)")
+    cluster.add_argument("--drain-every", type=float, default=0, metavar="S",
+                         help="drain a node every S seconds (SIGTERM, exit 0, restart; 0: never, the default); "
+                              "the first drain comes at S/2, so drains alternate with kills of the same period")
+    cluster.add_argument("--drain-steady", type=int, default=1, metavar="K",
+                         help="nodes 1..K are never drained (default 1: node1 stays up, judged for growth)")
+    cluster.add_argument("--drain-wait", type=float, default=30,
+                         help="a drained node must exit within this (default 30 s; roomd's --drain-timeout is 10)")
     cluster.add_argument("--down-seconds", default="1-8", metavar="MIN-MAX",
                          help="a killed node stays down a random time in this range (default 1-8)")
     cluster.add_argument("--steady", type=int, default=None, metavar="K",
@@ -937,6 +1161,8 @@ async def main():
         args.steady = max(args.cluster - 1, 0)
     if args.cluster and not 0 <= args.steady <= args.cluster:
         sys.exit("soak: --steady must be in 0..N")
+    if args.cluster and not 0 <= args.drain_steady <= args.cluster:
+        sys.exit("soak: --drain-steady must be in 0..N")
     warmup = 300 if args.minutes >= 10 else args.minutes * 30
 
     directory = tempfile.mkdtemp(prefix="roomd-soak-")
@@ -946,6 +1172,8 @@ async def main():
     if env.cluster:
         kills = (f"kill -9 of {', '.join(n.name for n in env.nodes[args.steady:]) or 'no node'} every "
                  f"{args.kill_every:g} s, down {args.down_seconds} s" if args.kill_every > 0 else "no kills")
+        kills += (f"; drain of {', '.join(n.name for n in env.nodes[args.drain_steady:]) or 'no node'} every "
+                  f"{args.drain_every:g} s" if args.drain_every > 0 else "; no drains")
         print(f"soak: nats-server pid {env.nats.pid} on nats://127.0.0.1:{env.nats_port} (JetStream store in "
               f"{directory}/nats-store); " + ", ".join(f"{n.name} pid {n.process.pid} on {n.url}" for n in env.nodes),
               flush=True)
@@ -959,7 +1187,7 @@ async def main():
     os.makedirs(os.path.dirname(args.csv) or ".", exist_ok=True)
     rows = []
     after = None
-    started = time.monotonic()
+    started = env.started = time.monotonic()
     deadline = started + args.minutes * 60
     if env.cluster:
         fields = ["elapsed_s", "load", "settled"] + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run")] \
@@ -975,13 +1203,15 @@ async def main():
         try:
             workers = [asyncio.create_task(worker(i, env, deadline, stats)) for i in range(args.workers)]
             tasks = list(workers)
-            if env.cluster and args.kill_every > 0:
-                tasks.append(asyncio.create_task(killer(env, started, deadline, rng)))
+            if env.cluster and (args.kill_every > 0 or args.drain_every > 0):
+                tasks.append(asyncio.create_task(disruptor(env, started, deadline, rng, stats)))
             await sampler(env, started, deadline, stats, rows, writer, file)
             try:
                 await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 60)
             except TimeoutError:
                 env.failed.append("the clients did not finish within 60 s of the deadline")
+            if env.cluster:
+                await check_messages(env, stats, "at the end")
             await asyncio.sleep(5)
             after = await asyncio.to_thread(take_sample, env, started, stats, False)
             writer.writerow(after)
@@ -1005,6 +1235,25 @@ async def main():
             rejoined = f"counted by every node {kill['rejoined']:.1f} s after its restart" if kill.get("rejoined") is not None \
                 else "not counted by every node"
             print(f"soak: kill -9 {kill['node']} at {kill['at']} s, down {kill.get('down', 0):.1f} s, {rejoined}")
+        for drained in env.drains:
+            rejoined = f"counted by every node {drained['rejoined']:.1f} s after its restart" \
+                if drained.get("rejoined") is not None else "not counted by every node"
+            print(f"soak: drain {drained['node']} at {drained['at']} s: "
+                  f"{exit_status(drained['status']) if 'status' in drained else 'no exit'} after "
+                  f"{drained.get('took', 0):.1f} s, {rejoined}")
+        lost, lost_kill = len(env.lost_ids), len(env.lost_kill_ids)
+        print(f"soak: messages: {stats.counts.get('messages answered', 0)} answered to everyone, "
+              f"{len(env.checks)} checks of every room's history, {len(env.kept_ids)} distinct answered messages "
+              f"found, {lost} lost, {lost_kill} lost in a kill's save window")
+        if env.unexpected_5003_at:
+            print("soak: 5003 not around a kill, at (s: count): "
+                  + ", ".join(f"{at}: {n}" for at, n in sorted(env.unexpected_5003_at.items())))
+        for close in env.closes[:20]:
+            print(f"soak: close: {close}")
+        if len(env.closes) > 20:
+            print(f"soak: … {len(env.closes) - 20} more closes")
+        if lost:
+            env.failed.append(f"{lost} answered message(s) lost")
         if nats_rss is not None:
             print(f"soak: nats-server at the end: rss {nats_rss / 1024:.1f} MiB, JetStream {js_messages} messages, "
                   f"{js_bytes} bytes")
