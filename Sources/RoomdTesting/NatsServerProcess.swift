@@ -23,8 +23,9 @@ public final class NatsServerProcess: Sendable {
     private let binary: String
     private let process = Mutex<ChildProcess?>(nil)
 
-    /// Starts a server and waits until it answers (at most `timeout` s).
-    public static func start(binary: String? = nil, timeout: Double = 10) throws -> NatsServerProcess {
+    /// Starts a server and waits until it answers (at most `timeout` s per try;
+    /// only a hang reaches the default on a loaded machine).
+    public static func start(binary: String? = nil, timeout: Double = 30) throws -> NatsServerProcess {
         let executable = try locateBinary(binary)
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("nats-\(getpid())-\(UUID().uuidString.prefix(8))")
@@ -32,6 +33,8 @@ public final class NatsServerProcess: Sendable {
         // Free ports can be taken between the probe and the bind: a few tries.
         var lastError: Error?
         for _ in 0..<3 {
+            // A failed try's server removes the directory when it goes (deinit).
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let server = NatsServerProcess(
                 binary: executable,
                 port: try freePort(),
