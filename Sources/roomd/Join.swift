@@ -112,18 +112,43 @@ private struct JoinSession {
             emit("! \(error)")
             return 1
         }
-        return await withTaskGroup(of: Int32.self) { group in
-            group.addTask { await Self.printPushes(client, state) }
-            group.addTask { await Self.readCalls(client, state) }
-            let first = await group.next() ?? 0
+        return await withTaskGroup(of: Side.self) { group in
+            group.addTask { .pushes(await Self.printPushes(client, state)) }
+            group.addTask { .calls(await Self.readCalls(client, state)) }
+            let first = await group.next() ?? .calls(0)
+            if case .pushes(.closedAfterLeave(let line)) = first {
+                // The close of our own `leave` can reach the push side before
+                // the call side prints the answer (both end at once): the
+                // answer's line first, then the close's.
+                _ = await group.next()
+                emit(line)
+                return 0
+            }
             group.cancelAll()
-            return first
+            switch first {
+            case .pushes(.ended(let status)), .calls(let status): return status
+            case .pushes(.closedAfterLeave): return 0
+            }
         }
+    }
+
+    /// Which side of the session ended first, and how.
+    private enum Side: Sendable {
+        case pushes(PushesEnd)
+        case calls(Int32)
+    }
+
+    private enum PushesEnd: Sendable {
+        /// The status to exit with (the close's line printed).
+        case ended(Int32)
+        /// Closed after this side asked (`leave`, end of input): the close's
+        /// line, not printed yet.
+        case closedAfterLeave(String)
     }
 
     /// Prints every push until the connection ends; then `# closed CODE
     /// reason`, and 1 when the server closed it (0 after `leave` or end of input).
-    private static func printPushes(_ client: RoomClient, _ state: JoinState) async -> Int32 {
+    private static func printPushes(_ client: RoomClient, _ state: JoinState) async -> PushesEnd {
         while true {
             do {
                 let message = try await client.nextMessage(timeout: .seconds(3600))
@@ -137,12 +162,14 @@ private struct JoinSession {
                 }
                 emit("< \(method) \(Self.abbreviated(params).text)")
             } catch RoomClientError.closed(let code, let reason) {
-                emit("# closed \(code)" + (reason.isEmpty ? "" : " \(reason)"))
-                return state.values.withLock { $0.closing } ? 0 : 1
+                let line = "# closed \(code)" + (reason.isEmpty ? "" : " \(reason)")
+                if state.values.withLock({ $0.closing }) { return .closedAfterLeave(line) }
+                emit(line)
+                return .ended(1)
             } catch RoomClientError.timeout {
                 continue
             } catch {
-                return 0  // cancelled: the stdin side ended the session
+                return .ended(0)  // cancelled: the stdin side ended the session
             }
         }
     }
@@ -180,7 +207,10 @@ private struct JoinSession {
                 // `data` when the error has one: 42901's `{"retry_after_ms":…}` (section 22).
                 emit("! \(code) \(message)" + (data.map { " " + $0.text } ?? ""))
             } catch RoomClientError.closed {
-                return await waitForever()  // the push side reports the close and the status
+                // Our own `leave` (the push side prints the close once this
+                // returns), or the server's close: the push side reports it.
+                if call.method == "leave" { return 0 }
+                return await waitForever()
             } catch {
                 emit("! \(error)")
             }
