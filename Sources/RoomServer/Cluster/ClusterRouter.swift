@@ -143,6 +143,7 @@ final class ClusterRouter: Router {
             writer: RoomStateWriter(
                 cluster: cluster,
                 bytesWritten: parts.dispatcher.metrics.clusterStateBytes,
+                saveTime: parts.dispatcher.metrics.clusterStateSave,
                 logger: parts.logger
             )
         )

@@ -31,6 +31,8 @@ final class ServerMetrics: Sendable {
     let testPushesDropped: Metrics.Counter
     /// Bytes of rooms' saved state written to the bus (chunks and manifests, docs/CLUSTER.md).
     let clusterStateBytes: Metrics.Counter
+    /// From a room's snapshot (taken ≤ 200 ms after its change) to its save on the bus.
+    let clusterStateSave: Metrics.Timer
     /// The audience feed (PROTOCOL.md section 24): bodies built from a room's
     /// record, answers from the cache, and the cache's size.
     let feedBodiesBuilt: Metrics.Counter
@@ -47,6 +49,10 @@ final class ServerMetrics: Sendable {
         factory.durationHistogramBuckets["roomd_join_duration_seconds"] = [
             .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
             .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+        ]
+        factory.durationHistogramBuckets["roomd_cluster_state_save_seconds"] = [
+            .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .milliseconds(800), .seconds(2), .seconds(5),
         ]
         connections = Metrics.Gauge(label: "roomd_connections", factory: factory)
         peers = Metrics.Gauge(label: "roomd_peers", factory: factory)
@@ -71,6 +77,7 @@ final class ServerMetrics: Sendable {
         )
         pushes = Metrics.Counter(label: "roomd_pushes_total", factory: factory)
         clusterStateBytes = Metrics.Counter(label: "roomd_cluster_state_bytes_total", factory: factory)
+        clusterStateSave = Metrics.Timer(label: "roomd_cluster_state_save_seconds", factory: factory)
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
