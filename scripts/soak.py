@@ -17,15 +17,18 @@ A cluster (`--cluster 3`): it starts nats-server with JetStream (a free
 loopback port, its store in the run's temporary directory, deleted at the
 end) and 3 nodes
 (`--cluster nats://… --node-id node1…3`), and waits until every node's
-/healthz counts them all. Worker i connects to node i mod 3 (so rooms, homed
-where their first peer joined, are spread over the nodes; a node that refuses
-the connection is skipped for another). Every --kill-every seconds a node
+/healthz counts them all. Every connection goes where a least-connections
+load balancer would send it: the live node with the fewest of the soak's
+connections (so rooms, homed where their first peer joined, stay spread over
+the nodes however many drains moved clients; a node that refuses the
+connection is skipped for another). Every --kill-every seconds a node
 (one of those after the first --steady; by default the last one) is killed
 with SIGKILL, stays down for a random time in --down-seconds, and is started
 again with the same --node-id and port; it must be counted by every node
 (`/healthz` `nodes: 3`) within --rejoin-timeout. A client whose connection
 ends without a close frame (its node died) or with a code that keeps its peer
-in the reconnect grace (1001, 4008, …) reconnects to another node and
+in the reconnect grace (1001, 4008, …) reconnects to another node (the
+least-connected of the others) and
 resumes with its `peer_id`, as a real client does; a resume refused with
 41001 (the grace is over, or the room was lost) joins anew. A `join` answered
 5003 (the room's home is being replaced) is sent again after 0.5 s. Samples
@@ -159,6 +162,7 @@ class Node:
         self.draining = False  # SIGTERM sent, not exited yet
         self.killed_runs = set()  # runs ended by SIGKILL
         self.drained_runs = set()  # runs ended by SIGTERM (a drain)
+        self.clients = 0  # the soak's connections open to this node now (least-connections balancing)
 
     @property
     def url(self):
@@ -380,6 +384,7 @@ class Session:
         self.role_change_tokens = []
         self.polls = {}  # started polls heard of: poll_id -> questions
         self.own_polls = []  # polls this peer started
+        node.clients += 1
         self.reader = asyncio.create_task(self.read())
 
     def joined(self, answer, room, user):
@@ -427,6 +432,7 @@ class Session:
         except ConnectionClosed:
             pass
         finally:
+            self.node.clients -= 1
             # Iterating ends quietly on 1000, 1001 and no close frame: the code is the frame's.
             rcvd = getattr(self.ws.protocol, "close_rcvd", None)
             self.close_code = rcvd.code if rcvd else None
@@ -648,6 +654,18 @@ ACTIONS = [
 ]
 
 
+def least_connections(nodes, rng):
+    """`nodes` in the order a least-connections load balancer tries them: the
+    live ones with the fewest of the soak's connections first (ties at
+    random), then the down ones. Without it the node that is never drained
+    ends up with every client that a drain sends away, and home of every
+    room (the adopter is the node with most of a room's clients): its RSS
+    grows with what it holds, which the growth rule cannot tell from a leak."""
+    shuffled = list(nodes)
+    rng.shuffle(shuffled)
+    return sorted(shuffled, key=lambda n: (not n.up, n.clients))
+
+
 async def open_session(env, stats, nodes):
     """A connection to the first of `nodes` that takes it (a draining node,
     which refuses upgrades, is tried last); None if none does."""
@@ -706,8 +724,7 @@ async def after_close(old, env, stats, rng):
     code = await closed_how(old, env, stats)
     if code not in RESUMABLE:
         return None  # 4001/4002 removed or room ended, 4003 replaced, 1000 after leave
-    order = [n for n in env.nodes if n is not old.node]
-    rng.shuffle(order)
+    order = least_connections([n for n in env.nodes if n is not old.node], rng)
     order.append(old.node)
     token = app_token(env.secret, old.room, old.user, rng.choice(ROLES))
     give_up = time.monotonic() + env.args.answer_timeout
@@ -757,10 +774,7 @@ async def worker(index, env, deadline, stats):
         room = f"soak-{rng.randrange(args.rooms)}"
         role = rng.choice(ROLES)
         user = f"w{index}-{sessions}"
-        preferred = env.nodes[index % len(env.nodes)]
-        others = [n for n in env.nodes if n is not preferred]
-        rng.shuffle(others)
-        session = await open_session(env, stats, [preferred] + others)
+        session = await open_session(env, stats, least_connections(env.nodes, rng))
         if session is None:
             await asyncio.sleep(1)
             continue
