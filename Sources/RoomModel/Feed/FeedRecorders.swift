@@ -66,9 +66,7 @@ extension RoomRegistry {
     /// The feed of `roomID` over [from, to) in whole seconds; the caller checked
     /// the span's rules (whole seconds, order, not in the future, ≤ 60 s, window).
     public func feed(_ roomID: RoomID, from: Int64, to: Int64) -> FeedLookup {
-        let now = clock.nowMillis()
-        feeds.sweep(now: now)
-        guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return .noSession }
+        guard let (recorder, now) = feedRecorder(roomID, at: to) else { return .noSession }
         guard let span = recorder.span(from: from, to: to, now: now) else { return .gone }
         return .span(span)
     }
@@ -77,11 +75,18 @@ extension RoomRegistry {
     /// assembles a body from (each second encoded once); the same rules as
     /// `feed(_:from:to:)`. O(log seconds + the span's seconds).
     public func feedSeconds(_ roomID: RoomID, from: Int64, to: Int64) -> FeedSecondsLookup {
-        let now = clock.nowMillis()
-        feeds.sweep(now: now)
-        guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return .noSession }
+        guard let (recorder, now) = feedRecorder(roomID, at: to) else { return .noSession }
         guard let stored = recorder.spanSeconds(from: from, to: to, now: now) else { return .gone }
         return .seconds(stored)
+    }
+
+    /// The recorder of `roomID`'s session at second `to` (ended windows swept
+    /// first), and the time now; nil when there was none.
+    private func feedRecorder(_ roomID: RoomID, at to: Int64) -> (FeedRecorder, now: Int64)? {
+        let now = clock.nowMillis()
+        feeds.sweep(now: now)
+        guard let recorder = feeds.recorder(of: roomID, before: to * 1000) else { return nil }
+        return (recorder, now)
     }
 
     /// Drops ended sessions' feeds whose window is over (the server's once-a-second tick).

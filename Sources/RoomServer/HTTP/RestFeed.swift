@@ -285,12 +285,7 @@ final class RestFeed {
         let size = parts.reduce(256) { $0 + $1.buffer.count }
         var w = JSONWriter(reserving: size)
         w.object { w in
-            w.field("room_id", stored.roomID)
-            w.field("from", stored.from)
-            w.field("to", stored.to)
-            w.key("stream")
-            w.feedStream(stored.state.stream, at: stored.to * 1000)
-            w.field("peer_count", stored.state.peerCount)
+            w.feedHead(stored.roomID, from: stored.from, to: stored.to, stored.state)
             w.key("chat")
             w.array { w in for part in parts where !part.chat.isEmpty { w.raw(part.buffer[part.chat]) } }
             w.key("deleted")
@@ -319,12 +314,7 @@ final class RestFeed {
                 w.key("removed")
                 w.strings(merge.questionsRemoved)
             }
-            w.key("chat_state")
-            w.object { w in
-                w.field("paused", stored.state.paused)
-                w.field("slow_mode_s", stored.state.slowModeSeconds)
-            }
-            w.field("ended", stored.ended)
+            w.feedTail(stored.state, ended: stored.ended)
         }
         return w.bytes
     }
@@ -333,12 +323,7 @@ final class RestFeed {
     /// polls, poll_stats, questions:{changed, removed}, chat_state, ended}`.
     static func encode(_ span: FeedSpan) -> [UInt8] {
         Dispatcher.encode { w in
-            w.field("room_id", span.roomID)
-            w.field("from", span.from)
-            w.field("to", span.to)
-            w.key("stream")
-            w.feedStream(span.state.stream, at: span.to * 1000)
-            w.field("peer_count", span.state.peerCount)
+            w.feedHead(span.roomID, from: span.from, to: span.to, span.state)
             w.key("chat")
             w.array { w in for message in span.chat { w.chatMessage(message) } }
             w.key("deleted")
@@ -358,17 +343,33 @@ final class RestFeed {
                 w.key("removed")
                 w.strings(span.questionsRemoved)
             }
-            w.key("chat_state")
-            w.object { w in
-                w.field("paused", span.state.paused)
-                w.field("slow_mode_s", span.state.slowModeSeconds)
-            }
-            w.field("ended", span.ended)
+            w.feedTail(span.state, ended: span.ended)
         }
     }
 }
 
 extension JSONWriter {
+    /// A feed body's first fields, the same in `encode` and `assemble`:
+    /// `room_id`, `from`, `to`, `stream`, `peer_count`.
+    mutating func feedHead(_ roomID: RoomID, from: Int64, to: Int64, _ state: FeedState) {
+        field("room_id", roomID)
+        field("from", from)
+        field("to", to)
+        key("stream")
+        feedStream(state.stream, at: to * 1000)
+        field("peer_count", state.peerCount)
+    }
+
+    /// A feed body's last fields: `chat_state {paused, slow_mode_s}` and `ended`.
+    mutating func feedTail(_ state: FeedState, ended: Bool) {
+        key("chat_state")
+        object { w in
+            w.field("paused", state.paused)
+            w.field("slow_mode_s", state.slowModeSeconds)
+        }
+        field("ended", ended)
+    }
+
     /// The feed's `stream`: the stream object of `room.hls` and
     /// `on-hls-update` (its `state`, `starts_at`, `vod_url` included) as of
     /// `millis`, with the cues live then; null before the room had a stream.
