@@ -58,9 +58,10 @@ public final class RoomStates: @unchecked Sendable {
         let manifest = layout.encoded()
         try put(key, manifest)
         written += manifest.count
-        for slot in layout.surplusSlots { try remove(Self.slotKey(key, slot)) }
+        let surplus = layout.surplusSlots  // O(chunks): once
+        for slot in surplus { try remove(Self.slotKey(key, slot)) }
         var trimmed = layout
-        trimmed.slots = layout.surplusSlots.lowerBound
+        trimmed.slots = surplus.lowerBound
         return (trimmed, written)
     }
 

@@ -171,7 +171,7 @@ import Testing
         #expect(await Self.exitStatus(of: cluster.nodes[0]) == 0)
         let restarted = try await ClusterTests.node(cluster.nats, "n1")
         _ = try await ClusterTests.healthz(restarted, until: ClusterTests.up(nodes: 1))
-        let (_, again) = try await Self.joinResult(restarted, user: "v", role: "viewer")
+        let (_, again) = try await restarted.join("v", as: "viewer")
         #expect(again["room"]?["session_id"]?.stringValue == session)
         let texts = (again["chat"]?["messages"]?.arrayValue ?? []).compactMap { $0["info"]?["message"]?.stringValue }
         #expect(texts == ["before the stop"], "\(again)")
@@ -215,19 +215,5 @@ import Testing
             return try #require(message["result"], "\(message)")
         }
         throw DaemonError(description: "no answer to \(method)")
-    }
-
-    static func joinResult(
-        _ daemon: Daemon,
-        user: String,
-        role: String,
-        room: String = "room-1"
-    ) async throws -> (RoomClient, JSON) {
-        let client = try await RoomClient.connect(
-            to: "ws://127.0.0.1:\(daemon.port)/ws",
-            defaultTimeout: Daemon.waitTimeout
-        )
-        let token = try daemon.token(room: room, user: user, role: role)
-        return (client, try await client.call("join", ["token": .string(token)], timeout: .seconds(20)))
     }
 }
