@@ -54,7 +54,7 @@ every kill and drain, and at the end, a checker joins every room as a viewer
 on a live node and reads its whole history (`chat-history`, section 19, the
 ring of 200); every message answered in that room session before the read
 must be in it, except those older than the oldest kept once the ring is full.
-A message answered less than 2 s before a kill -9 may be lost (its home's last
+A message timestamped (by its home) less than 2 s before a kill -9 may be lost (its home's last
 save, at most 1 s old, came before it): counted apart; any other is lost and
 fails the run.
 
@@ -65,8 +65,12 @@ Verdict (exit 1 on any failure):
   more than --max-growth (10 %) fails. With a cluster this is judged for the
   nodes that are never killed, on settled samples only (every node up, the
   last restart at least 20 s old), since a dead node's clients crowd the
-  others for a while. A sample taken 5 s after the load stops is reported
-  too (fds should fall back to the idle count).
+  others for a while; and from the first settled sample after the warm-up
+  (at least 10 minutes before the end) in which the node was home of as many
+  rooms as at the end (`roomd_rooms`, a column per node): rooms never move
+  back, so over a run of drains the node that stays up becomes home of more
+  of them and holds more. A sample taken 5 s after the load stops is
+  reported too (fds should fall back to the idle count).
 - No unanswered call: every call gets a result or an error within
   --answer-timeout (10 s for one daemon, 30 s for a cluster). A call on a
   connection that closes is not unanswered (it is counted, with the close
@@ -866,13 +870,27 @@ def take_sample(env, started, stats, load):
                 raise NodeDied(f"{node.name} exited without being killed ({exit_status(process.returncode)}, "
                                f"log {env.log_path(node)}, working directory {node.cwd})")
         if measured and node.up and node.run == run:
-            row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run})
+            row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run,
+                        f"{node.name}_rooms": homed_rooms(node)})
         else:
-            row.update({f"{node.name}_rss_kib": "", f"{node.name}_fds": "", f"{node.name}_run": ""})
+            row.update({f"{node.name}_rss_kib": "", f"{node.name}_fds": "", f"{node.name}_run": "",
+                        f"{node.name}_rooms": ""})
     row["settled"] = int(all(n.up for n in env.nodes) and now >= env.settled_from)
     row["nats_rss_kib"] = sample(env.nats.pid)[0]
     row["js_messages"], row["js_bytes"] = env.jetstream()
     return row
+
+
+def homed_rooms(node):
+    """The rooms `node` is home of (`roomd_rooms` on its /metrics), or "" if it cannot tell."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=2) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith("roomd_rooms "):
+                    return int(float(line.split()[1]))
+    except (OSError, ValueError):
+        pass
+    return ""
 
 
 def describe(env, row):
@@ -960,7 +978,7 @@ async def kill(env, started, node, rng):
     env.expect_5003_until = float("inf")
     env.settled_from = float("inf")  # until it is counted again (below)
     event = {"kind": "kill", "node": node.name, "at": round(time.monotonic() - started), "mono": time.monotonic(),
-             "pid": node.process.pid}
+             "wall_ms": time.time() * 1000, "pid": node.process.pid}
     os.kill(node.process.pid, signal.SIGKILL)
     await asyncio.to_thread(node.process.wait)
     env.kills.append(event)
@@ -1066,15 +1084,21 @@ async def check_messages(env, stats, label):
             if message_id in ids:
                 env.kept_ids.add(message_id)
                 continue
-            if any(0 <= k["mono"] - answered < SAVE_WINDOW_S for k in env.kills):
+            # By the message's own timestamp (its home's clock, this machine's):
+            # an answer that reached this client only after the kill signal was
+            # still given before it.
+            if any(0 <= k["wall_ms"] - timestamp < SAVE_WINDOW_S * 1000 for k in env.kills):
                 lost_kill += 1
                 env.lost_kill_ids.add(message_id)
             else:
                 lost += 1
                 env.lost_ids.add(message_id)
                 if len(problems) < 10:
+                    nearest = min(env.kills, key=lambda k: abs(k["wall_ms"] - timestamp), default=None)
+                    near = (f", timestamped {(nearest['wall_ms'] - timestamp) / 1000:+.2f} s before the kill of "
+                            f"{nearest['node']} at {nearest['at']} s" if nearest else "")
                     problems.append(f"{room}: message {message_id} (session {session.session_id}) answered "
-                                    f"{read_at - answered:.1f} s before the read is not in the history")
+                                    f"{read_at - answered:.1f} s before the read{near} is not in the history")
     env.checks.append({"label": label, "checked": checked, "lost": lost, "lost_kill": lost_kill})
     stats.add("message checks")
     if lost:
@@ -1088,6 +1112,38 @@ async def check_messages(env, stats, label):
           + (f"; {len(problems)} problem(s)" if problems else ""), flush=True)
 
 
+JUDGED_SPAN_S = 600  # growth is judged over 10 minutes at least
+
+
+def base_for(env, node, rows, base, tail, warmup):
+    """The sample to judge `node`'s growth from: in a cluster, the first
+    settled one after the warm-up in which it was home of as many rooms as at
+    the end. Rooms do not move back to a node: over a run with drains the
+    node that is never restarted becomes home of more of them, and its RSS
+    grows with what it holds; compared at the same homes, growth is a leak.
+    Falls back to `base` (and says so) when no such sample exists."""
+    if not env.cluster:
+        return base
+    column = f"{node.name}_rooms"
+    homes = [r.get(column) for r in tail if r.get(column) not in ("", None)]
+    if not homes:
+        return base
+    end = int(statistics.median(homes))
+    latest = tail[0]["elapsed_s"] - JUDGED_SPAN_S  # a base this far from the end at least
+    same = next((r for r in rows if warmup <= r["elapsed_s"] <= latest and r["settled"] and r.get(column) == end),
+                None)
+    at_base = base.get(column)
+    if same is None:
+        print(f"soak: {node.name} was home of {end} room(s) at the end and of {at_base} at {base['elapsed_s']} s, "
+              f"never of {end} between the warm-up and {JUDGED_SPAN_S} s before the end: judged from "
+              f"{base['elapsed_s']} s anyway")
+        return base
+    if same is not base:
+        print(f"soak: {node.name} was home of {at_base} room(s) at {base['elapsed_s']} s and of {end} at the end: "
+              f"judged from {same['elapsed_s']} s, the first settled sample with {end}")
+    return same
+
+
 def judge(env, args, rows, after, warmup):
     """The 10 % rule on the nodes that stayed up, from the first settled sample after the warm-up."""
     judged = [n for n in env.nodes if n.restarts == 0]
@@ -1098,12 +1154,13 @@ def judge(env, args, rows, after, warmup):
         return
     tail = loaded[-3:]
     for node in judged:
+        node_base = base_for(env, node, rows, base, tail, warmup)
         for key in ("rss_kib", "fds"):
             column = key if not env.cluster else f"{node.name}_{key}"
-            start, at_base, end = rows[0][column], base[column], statistics.median(r[column] for r in tail)
+            start, at_base, end = rows[0][column], node_base[column], statistics.median(r[column] for r in tail)
             growth = (end - at_base) / at_base
             name = key if not env.cluster else f"{node.name} {key}"
-            print(f"soak: {name}: start {start}, at {base['elapsed_s']} s {at_base}, end (median of last 3 under "
+            print(f"soak: {name}: start {start}, at {node_base['elapsed_s']} s {at_base}, end (median of last 3 under "
                   f"load) {end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[column]}" if after else ""))
             if growth > args.max_growth:
                 env.failed.append(f"{name} grew {growth * 100:.1f} % after the warm-up (limit {args.max_growth * 100:g} %)")
@@ -1204,7 +1261,8 @@ async def main():
     started = env.started = time.monotonic()
     deadline = started + args.minutes * 60
     if env.cluster:
-        fields = ["elapsed_s", "load", "settled"] + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run")] \
+        fields = ["elapsed_s", "load", "settled"] \
+                 + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run", "rooms")] \
                  + ["nats_rss_kib", "js_messages", "js_bytes", "joins", "calls", "pushes"]
     else:
         fields = ["elapsed_s", "rss_kib", "fds", "load", "joins", "calls", "pushes"]
