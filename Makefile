@@ -158,7 +158,7 @@ test-tsan: deps
 	scripts/sanitized-test.sh thread .build-tsan
 
 # Churn against one daemon for MINUTES, RSS and open fds sampled every 10 s into
-# .build-soak/soak.csv; fails on more than 10 % growth after the first 5 minutes
+# .build-soak/soak.csv; fails on more than 10 % growth after the warm-up (half the run, 15 min at most)
 # or a call unanswered. CLUSTER=1: 3 nodes on a nats-server instead, node3
 # killed (-9) and restarted every KILL_EVERY s, node2 or node3 drained (SIGTERM,
 # exit 0, restarted) every DRAIN_EVERY s between the kills, every room's history
