@@ -79,6 +79,17 @@ final class GoldenScene {
         }
     }
 
+    /// A joined peer and its connection hold each other (`Peer.endpoint`,
+    /// `Connection.peer`) until the peer leaves or the connection closes,
+    /// which the scene never does: broken here, or LeakSanitizer reports the
+    /// pair, their room and queued frames (`make test-asan`, 2026-11-29).
+    deinit {
+        for connection in connections {
+            connection.peer?.endpoint = nil
+            connection.peer = nil
+        }
+    }
+
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
