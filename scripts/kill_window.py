@@ -17,34 +17,10 @@ ROUNDS = int(os.environ.get("ROUNDS", "10"))
 DOWN = float(os.environ.get("DOWN", "3"))
 
 
-class Peer:
-    def __init__(self, ws):
-        self.ws, self.n, self.pending = ws, 0, {}
-        self.reader = asyncio.create_task(self.read())
-
-    async def read(self):
-        try:
-            async for text in self.ws:
-                m = json.loads(text)
-                if "id" in m and m["id"] in self.pending:
-                    self.pending.pop(m["id"]).set_result(m)
-        except Exception:
-            pass
-        for f in self.pending.values():
-            if not f.done():
-                f.set_exception(ConnectionError("closed"))
-
-    async def call(self, method, params=None):
-        self.n += 1
-        f = asyncio.get_running_loop().create_future()
-        self.pending[self.n] = f
-        await self.ws.send(json.dumps({"jsonrpc": "2.0", "id": self.n, "method": method, "params": params or {}}))
-        return await asyncio.wait_for(f, 30)
-
-
-async def peer(env, node, room, user, role):
+async def peer(env, stats, node, room, user, role):
+    """A joined `soak.Session` (the soak's client: calls matched by id, pushes read)."""
     ws = await connect(node.url, max_size=2 ** 24)
-    p = Peer(ws)
+    p = soak.Session(ws, env, stats, node)
     a = await p.call("join", {"token": soak.app_token(env.secret, room, user, role)})
     assert "result" in a, a
     return p
@@ -67,16 +43,17 @@ async def history(p):
 async def main():
     d = tempfile.mkdtemp(prefix="killwindow-")
     args = types.SimpleNamespace(binary=BIN, config=os.path.abspath("config/roles.json"), log_level="info",
-                                 cores=False, cluster=3, drain_wait=30)
+                                 cores=False, cluster=3, drain_wait=30, answer_timeout=30)
     env = soak.Env(args, d)
+    stats = soak.Stats()
     env.start()
     n1, n2, n3 = env.nodes
     rng = random.Random(7)
     try:
         for r in range(ROUNDS):
             room = f"kw-{r}"
-            host = await peer(env, n1, room, "h", "host")
-            sender = await peer(env, n2, room, "s", "host")
+            host = await peer(env, stats, n1, room, "h", "host")
+            sender = await peer(env, stats, n2, room, "s", "host")
             answered = []  # (message_id, monotonic answered)
             stop = False
 
@@ -102,7 +79,7 @@ async def main():
             await task
             env.restart(n1)
             env.wait_for_cluster(30)
-            checker = await peer(env, n3, room, "c", "viewer")
+            checker = await peer(env, stats, n3, room, "c", "viewer")
             kept = set(await history(checker))
             lost = [(mid, killed_at - t) for mid, t in answered if t < killed_at and mid not in kept]
             before = [x for x in answered if x[1] < killed_at]
