@@ -153,7 +153,7 @@ extension ClusterCore {
         }
         if let js { jsCtx_Destroy(js) }
         natsConnection_Destroy(connection)
-        report(connected: false, forceNodes: 1)
+        report(connected: false, leaving: true)
         logger.info("cluster: left")
     }
 
@@ -302,7 +302,10 @@ extension ClusterCore {
     }
 
     /// Recounts the nodes alive and calls `onStatus` when the status changed.
-    private func report(connected: Bool, forceNodes: Int? = nil) {
+    /// `leaving`: this node left (stop): it counts only itself, and its bus
+    /// is not "unreachable".
+    private func report(connected: Bool, leaving: Bool = false) {
+        let forceNodes: Int? = leaving ? 1 : nil
         let now = monotonicMillis()
         let (status, previous) = state.withLock { state -> (ClusterStatus, ClusterStatus) in
             state.seen = state.seen.filter { $0.key == config.nodeID || now - $0.value <= config.aliveWindowMillis }
@@ -329,7 +332,7 @@ extension ClusterCore {
         if status.connected != previous.connected {
             if status.connected {
                 logger.notice("cluster: bus connected", metadata: ["nodes": "\(status.nodes)"])
-            } else {
+            } else if !leaving {
                 logger.warning("cluster: bus unreachable", metadata: ["url": "\(config.natsURL)"])
             }
         } else if status.alive != previous.alive {

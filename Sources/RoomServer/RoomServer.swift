@@ -64,6 +64,13 @@ public final class RoomServer: @unchecked Sendable {
     /// loop ends once none is left (at once for a single daemon; after the
     /// handover for a cluster's node).
     private var closingAll: ServiceThreadBound<Bool>
+    /// A node of a cluster accepts no connection until its bus is up (or
+    /// `busWaitMillis` passed): a client of a node that just started waits
+    /// in the kernel's backlog instead of being answered 5003.
+    private var waitingForBus: ServiceThreadBound<Bool>
+    /// How long a starting node of a cluster waits for its bus before it
+    /// accepts connections anyway (joins then answer 5003, /healthz 503).
+    static let busWaitMillis = 2000
 
     public init(options: ServerOptions, logger: Logger) {
         self.options = options
@@ -188,6 +195,7 @@ public final class RoomServer: @unchecked Sendable {
         routing = ServiceThreadBound(LocalRouter(dispatcher: dispatcher, http: http, routes: routes), on: thread)
         stopped = ServiceThreadBound(false, on: thread)
         closingAll = ServiceThreadBound(false, on: thread)
+        waitingForBus = ServiceThreadBound(false, on: thread)
     }
 
     /// Creates the context and binds the listening socket. Returns the port
@@ -234,8 +242,32 @@ public final class RoomServer: @unchecked Sendable {
                 ),
                 post: { [weak self] input in self?.post(.cluster(input)) }
             )
+            waitForBus()
         }
         return port
+    }
+
+    /// Accepts nothing until the bus is up (`busConnected`), at most
+    /// `busWaitMillis`: the connections that come meanwhile wait in the
+    /// kernel's backlog (libev loop; lws' poll loop accepts at once).
+    private func waitForBus() {
+        waitingForBus.value = true
+        loop.pauseListening()
+        schedule.once(afterMillis: Self.busWaitMillis) { [unowned self] in
+            guard waitingForBus.value else { return }
+            waitingForBus.value = false
+            logger.warning(
+                "cluster: the bus is not up 2 s after the start: accepting connections (joins answer 5003 until it is)"
+            )
+            if !sockets.draining { loop.resumeListening() }
+        }
+    }
+
+    /// After a cluster input: the first time the bus is up, connections are accepted.
+    private func busConnected() {
+        guard waitingForBus.value, homes.status?.connected == true else { return }
+        waitingForBus.value = false
+        if !sockets.draining { loop.resumeListening() }
     }
 
     /// This node's cluster id, nil without a cluster (valid after `start()`).
@@ -321,6 +353,7 @@ public final class RoomServer: @unchecked Sendable {
                 }
             case .cluster(let input):
                 router.receive(input)
+                busConnected()
             case .sibling(let bytes):
                 siblingBytesPending.subtract(bytes.count, ordering: .relaxed)
                 router.receive(.event(.message(bytes)))
@@ -368,7 +401,7 @@ public final class RoomServer: @unchecked Sendable {
         let now = monotonicMillis()
         router.tick(now: now)
         if !siblings.isEmpty { routes.recordGauges() }  // what a sibling's scrape reads
-        if !sockets.draining { loop.resumeListening() }
+        if !sockets.draining, !waitingForBus.value { loop.resumeListening() }
         loop.expireRequestHeads(now: now)
         for wsi in http.expiredIdle(now: now) {  // kept HTTP connections idle for 5 s
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC)

@@ -177,6 +177,52 @@ import Testing
         #expect(texts == ["before the stop"], "\(again)")
     }
 
+    /// (f) Joins read during the drain, up to its last turn: clients of the
+    /// draining node send their joins (to a room homed there and to one
+    /// homed elsewhere) one after another, 2 ms apart, from the SIGTERM on.
+    /// Every join read is answered with its result, never 5003 (the bus is
+    /// up until the node exits); one not read gets the 1012 close and is
+    /// sent again elsewhere. The node's log does not call its own leaving
+    /// "bus unreachable".
+    @Test func joinsReadUntilTheDrainsLastTurnAreAnsweredNever5003() async throws {
+        let cluster = try await Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await Self.rawJoin(cluster.nodes[0], user: "h", role: "host")  // room-1's home: n1
+        let (other, _) = try await Self.rawJoin(cluster.nodes[1], user: "o", role: "host", room: "room-2")  // n2
+        defer { _ = (host, other) }
+        var clients: [(RawSocket, String)] = []
+        for n in 0..<80 {
+            let socket = try RawSocket(port: cluster.nodes[0].port, readTimeoutSeconds: 30)
+            let token = try cluster.nodes[0].token(room: n % 2 == 0 ? "room-1" : "room-2", user: "u\(n)", role: "guest")
+            clients.append((socket, #"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#))
+        }
+        kill(cluster.nodes[0].process.processIdentifier, SIGTERM)
+        for (socket, join) in clients {
+            try? socket.sendText(join)
+            usleep(2000)
+        }
+        var answered = 0
+        for (socket, _) in clients {
+            var close: Int?
+            while let frame = await socket.readFrame() {
+                if frame.opcode == 8 {
+                    close = frame.payload.count >= 2 ? Int(frame.payload[0]) << 8 | Int(frame.payload[1]) : 1005
+                    break
+                }
+                guard frame.opcode == 1, let message = try? JSON.parse(frame.payload), message["id"] != nil else {
+                    continue
+                }
+                #expect(message["result"]?["peer"] != nil, "\(message)")
+                answered += 1
+            }
+            #expect(close == 1012)
+        }
+        print("joins answered during the drain: \(answered) of \(clients.count), the others closed 1012")
+        #expect(await Self.exitStatus(of: cluster.nodes[0]) == 0)
+        #expect(cluster.nodes[0].stderr.contains("cluster: left"))
+        #expect(!cluster.nodes[0].stderr.contains("bus unreachable"), "a node that leaves did not lose its bus")
+    }
+
     /// `--threads 2`: both service threads drain; the process exits 0 and
     /// its peers are closed with 1012.
     @Test func everyServiceThreadDrains() async throws {

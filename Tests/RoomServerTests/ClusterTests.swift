@@ -160,6 +160,32 @@ import Testing
         #expect(try await client.errorCode("join", ["token": .string(try node.token(user: "u", role: "guest"))]) == nil)
     }
 
+    /// A node that just started accepts no connection before its bus is up
+    /// (2 s at most): a client that connects at once (a load balancer's
+    /// first pick after a restart) waits in the backlog, and its join is
+    /// answered with a result, not 5003. nats-server is stopped (SIGSTOP)
+    /// for the node's first 500 ms.
+    @Test func aJoinSentAsTheNodeStartsWaitsForTheBusInsteadOf5003() async throws {
+        let nats = try NatsServerProcess.start()
+        defer { nats.remove() }
+        let pid = try #require(nats.pid)
+        kill(pid, SIGSTOP)
+        let node: Daemon
+        do { node = try await Self.node(nats, "fresh") } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
+        let token = try node.token(user: "u", role: "guest")
+        let join = Task { () async throws -> Int? in
+            let client = try await node.client()
+            return try await client.errorCode("join", ["token": .string(token)])
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        kill(pid, SIGCONT)
+        #expect(try await join.value == nil, "the join waited for the bus: \(node.stderr.suffix(1500))")
+        #expect(!node.stderr.contains("accepting connections (joins answer 5003"))
+    }
+
     @Test func theNodeIDDefaultsToHostnameAndPortAndTheTemplateCanNameTheBus() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }

@@ -176,6 +176,13 @@ final class ServiceLoop {
         listener = nil
     }
 
+    /// Stops watching the listening socket (the backlog waits in the kernel)
+    /// until `resumeListening`.
+    func pauseListening() {
+        thread.assertIsCurrent()
+        listener?.pause()
+    }
+
     /// Watches the listening socket again after `acceptPending` paused it.
     func resumeListening() {
         thread.assertIsCurrent()
