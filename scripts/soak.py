@@ -44,7 +44,8 @@ closes its clients with 1012. It must exit with status 0 within --drain-wait
 and drains never overlap (one waits for the other's restart). While a node
 drains, new connections go to the others; a client closed 1012 resumes with
 its `peer_id` on another node like after any resumable close (counted as
-"resumes after 1012"; a 41001 there is unexpected). 5003 is counted apart:
+"resumes after 1012"; a 41001 there is unexpected unless the join anew
+finds a new session of the room: its host ended it meanwhile). 5003 is counted apart:
 "5003 around a kill" (while a killed node is down and 30 s after it rejoined)
 or, anywhere else and so around every drain, an unexpected outcome.
 
@@ -752,13 +753,20 @@ async def after_close(old, env, stats, rng):
                 return session
             if answer.get("error", {}).get("code") == 41001:
                 stats.add("resumes refused 41001, joined anew")
-                if code == 1012:
-                    stats.unexpected.append(f"resume after a 1012 close refused 41001 on {session.node.name}")
                 answer = await join(session, {"token": token})
                 if "result" in answer:
                     stats.add("joins")
                     session.joined(answer, old.room, old.user)
+                    if code == 1012 and session.session_id == old.session_id:
+                        stats.unexpected.append(
+                            f"resume of {old.peer_id} in {old.room} after a 1012 close refused 41001 on "
+                            f"{session.node.name}, the room's session unchanged ({env.last_event()})")
+                    elif code == 1012:
+                        stats.add("resumes after 1012 refused 41001: the room ended meanwhile")
                     return session
+                if code == 1012:
+                    stats.unexpected.append(f"resume after a 1012 close refused 41001 on {session.node.name}, "
+                                            f"then the join answered {answer.get('error')}")
             stats.unexpected.append(f"resume on {session.node.name} answered {answer.get('error') or answer}")
         except (ConnectionClosed, ConnectionError):
             await closed_how(session, env, stats)
@@ -1118,32 +1126,52 @@ JUDGED_SPAN_S = 600  # growth is judged over 10 minutes at least
 
 
 def base_for(env, node, rows, base, tail, warmup):
-    """The sample to judge `node`'s growth from: in a cluster, the first
-    settled one after the warm-up in which it was home of as many rooms as at
-    the end. Rooms do not move back to a node: over a run with drains the
-    node that is never restarted becomes home of more of them, and its RSS
-    grows with what it holds; compared at the same homes, growth is a leak.
-    Falls back to `base` (and says so) when no such sample exists."""
+    """The samples to judge `node`'s growth by, (first, last 3): in a cluster,
+    the first settled one after the warm-up in which it was home of as many
+    rooms as at the end, and the end. Rooms do not move back to a node: over
+    a run with drains the node that is never restarted becomes home of more
+    of them, and its RSS grows with what it holds; compared at the same
+    homes, growth is a leak. When it reached its last count of homes too late
+    (less than JUDGED_SPAN_S before the end), the longest stretch of settled
+    samples after the warm-up at one count of homes, if it spans
+    JUDGED_SPAN_S: its first sample and its last 3. Else `base` and the end
+    (and says so)."""
     if not env.cluster:
-        return base
+        return base, tail
     column = f"{node.name}_rooms"
     homes = [r.get(column) for r in tail if r.get(column) not in ("", None)]
     if not homes:
-        return base
+        return base, tail
     end = int(statistics.median(homes))
     latest = tail[0]["elapsed_s"] - JUDGED_SPAN_S  # a base this far from the end at least
     same = next((r for r in rows if warmup <= r["elapsed_s"] <= latest and r["settled"] and r.get(column) == end),
                 None)
     at_base = base.get(column)
-    if same is None:
-        print(f"soak: {node.name} was home of {end} room(s) at the end and of {at_base} at {base['elapsed_s']} s, "
-              f"never of {end} between the warm-up and {JUDGED_SPAN_S} s before the end: judged from "
-              f"{base['elapsed_s']} s anyway")
-        return base
-    if same is not base:
-        print(f"soak: {node.name} was home of {at_base} room(s) at {base['elapsed_s']} s and of {end} at the end: "
-              f"judged from {same['elapsed_s']} s, the first settled sample with {end}")
-    return same
+    if same is not None:
+        if same is not base:
+            print(f"soak: {node.name} was home of {at_base} room(s) at {base['elapsed_s']} s and of {end} at the end: "
+                  f"judged from {same['elapsed_s']} s, the first settled sample with {end}")
+        return same, tail
+    stretches, current = [], []
+    for r in rows:
+        if r["elapsed_s"] < warmup or not r["settled"] or not r["load"] or r.get(column) in ("", None):
+            continue
+        if current and current[-1].get(column) != r.get(column):
+            stretches.append(current)
+            current = []
+        current.append(r)
+    if current:
+        stretches.append(current)
+    longest = max(stretches, key=lambda st: st[-1]["elapsed_s"] - st[0]["elapsed_s"], default=[])
+    if len(longest) >= 4 and longest[-1]["elapsed_s"] - longest[0]["elapsed_s"] >= JUDGED_SPAN_S:
+        print(f"soak: {node.name} was home of {end} room(s) only from less than {JUDGED_SPAN_S} s before the end: "
+              f"judged over its longest stretch at equal homes after the warm-up, {longest[0][column]} room(s) from "
+              f"{longest[0]['elapsed_s']} to {longest[-1]['elapsed_s']} s")
+        return longest[0], longest[-3:]
+    print(f"soak: {node.name} was home of {end} room(s) at the end and of {at_base} at {base['elapsed_s']} s, "
+          f"never of {end} between the warm-up and {JUDGED_SPAN_S} s before the end, and no stretch at equal homes "
+          f"spans {JUDGED_SPAN_S} s: judged from {base['elapsed_s']} s anyway")
+    return base, tail
 
 
 def judge(env, args, rows, after, warmup):
@@ -1156,14 +1184,14 @@ def judge(env, args, rows, after, warmup):
         return
     tail = loaded[-3:]
     for node in judged:
-        node_base = base_for(env, node, rows, base, tail, warmup)
+        node_base, node_tail = base_for(env, node, rows, base, tail, warmup)
         for key in ("rss_kib", "fds"):
             column = key if not env.cluster else f"{node.name}_{key}"
-            start, at_base, end = rows[0][column], node_base[column], statistics.median(r[column] for r in tail)
+            start, at_base, end = rows[0][column], node_base[column], statistics.median(r[column] for r in node_tail)
             growth = (end - at_base) / at_base
             name = key if not env.cluster else f"{node.name} {key}"
-            print(f"soak: {name}: start {start}, at {node_base['elapsed_s']} s {at_base}, end (median of last 3 under "
-                  f"load) {end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[column]}" if after else ""))
+            print(f"soak: {name}: start {start}, at {node_base['elapsed_s']} s {at_base}, at "
+                  f"{node_tail[-1]['elapsed_s']} s (median of last 3 under load) {end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[column]}" if after else ""))
             if growth > args.max_growth:
                 env.failed.append(f"{name} grew {growth * 100:.1f} % after the warm-up (limit {args.max_growth * 100:g} %)")
     for node in env.nodes:

@@ -360,11 +360,27 @@ section_audience() {
     done
 }
 
+# python_step SECTION KEY RUN SCENARIO TIMEOUT [VAR=VALUE...] SCRIPT ARGS...: one run of a Python
+# bench script (the Python kit, .venv-test) on a fresh server it starts itself: its rows (JSON
+# lines, --json) annotated into $RESULTS, its command noted once in $COMMANDS, its last lines shown.
+python_step() {
+    local section=$1 key=$2 run=$3 scenario=$4 limit=$5 status=0
+    shift 5
+    stop_servers
+    : >"$WORK/step.jsonl"
+    timeout "$limit" env "$@" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+    sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
+    grep -qF "# $section $key" "$COMMANDS" || echo "$* --json FILE   # $section $key" >>"$COMMANDS"
+    python3 "$REPORT_PY" annotate --section "$section" --key "$key" --run "$run" --status "$status" \
+        --scenario "$scenario" --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+        <"$WORK/step.jsonl" >>"$RESULTS"
+}
+
 # (l) test mode (issue 24): the timing rules of a guest call-in (60-s invitation
 # expiry, 20-s grace, 30-s quiz) on the manual clock (RUNS runs) and in real time
 # (one run: ~110 s), by scripts/bench/timing_scenario.py with the Python kit.
 section_testmode() {
-    local py=.venv-test/bin/python mode runs run status
+    local py=.venv-test/bin/python mode runs run
     if [ ! -x "$py" ]; then
         log "(l) test mode: skipped (no .venv-test; make bench creates it)"
         return
@@ -374,17 +390,8 @@ section_testmode() {
         [ "$mode" = real ] && runs=${TIMING_REAL_RUNS:-1}
         log "(l) test mode: the timing scenario on the $mode clock, $runs run(s)"
         for run in $(seq "$runs"); do
-            stop_servers
-            : >"$WORK/step.jsonl"
-            status=0
-            ROOMD_BIN="$ROOMD" timeout 300 "$py" scripts/bench/timing_scenario.py --clock "$mode" \
-                --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
-            sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
-            grep -qF "# testmode $mode" "$COMMANDS" \
-                || echo "ROOMD_BIN=$ROOMD $py scripts/bench/timing_scenario.py --clock $mode --json FILE   # testmode $mode" >>"$COMMANDS"
-            python3 "$REPORT_PY" annotate --section testmode --key "$mode" --run "$run" --status "$status" \
-                --scenario timing --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
-                <"$WORK/step.jsonl" >>"$RESULTS"
+            python_step testmode "$mode" "$run" timing 300 ROOMD_BIN="$ROOMD" "$py" scripts/bench/timing_scenario.py \
+                --clock "$mode"
         done
     done
 }
@@ -544,24 +551,15 @@ section_feed() {
 # empty_timeout_s: memory per room (against the same rooms ending at once) and idle CPU,
 # then one manual-clock advance ends them all (scripts/bench/waiting_rooms.py, the Python kit).
 section_waiting() {
-    local py=.venv-test/bin/python run status
+    local py=.venv-test/bin/python run
     if [ ! -x "$py" ]; then
         log "(n) rooms that wait: skipped (no .venv-test; make bench creates it)"
         return
     fi
     log "(n) rooms that wait: $WAITING_ROOMS empty rooms, ${WAITING_WINDOW}-s idle window, $RUNS run(s)"
     for run in $(seq "$RUNS"); do
-        stop_servers
-        : >"$WORK/step.jsonl"
-        status=0
-        ROOMD_BIN="$ROOMD" timeout 600 "$py" scripts/bench/waiting_rooms.py --rooms "$WAITING_ROOMS" \
-            --window "$WAITING_WINDOW" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
-        sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
-        grep -qF "# waiting rooms" "$COMMANDS" \
-            || echo "ROOMD_BIN=$ROOMD $py scripts/bench/waiting_rooms.py --rooms $WAITING_ROOMS --window $WAITING_WINDOW --json FILE   # waiting rooms" >>"$COMMANDS"
-        python3 "$REPORT_PY" annotate --section waiting --key rooms --run "$run" --status "$status" \
-            --scenario waiting --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
-            <"$WORK/step.jsonl" >>"$RESULTS"
+        python_step waiting rooms "$run" waiting 600 ROOMD_BIN="$ROOMD" "$py" scripts/bench/waiting_rooms.py \
+            --rooms "$WAITING_ROOMS" --window "$WAITING_WINDOW"
     done
 }
 
@@ -571,23 +569,14 @@ section_waiting() {
 # the worst ping in the second after (the old history is freed off the service thread then).
 # A fresh server per run (scripts/bench/chat_clear.py, the Python kit).
 section_chatclear() {
-    local py=.venv-test/bin/python run status
+    local py=.venv-test/bin/python run
     if [ ! -x "$py" ]; then
         log "(o) chat-clear: skipped (no .venv-test; make bench creates it)"
         return
     fi
     log "(o) chat-clear over $CLEAR_MESSAGES messages and $CLEAR_COUNTS reaction counts, $RUNS run(s)"
     for run in $(seq "$RUNS"); do
-        stop_servers
-        : >"$WORK/step.jsonl"
-        status=0
-        timeout 600 "$py" scripts/bench/chat_clear.py "$ROOMD" --runs 1 --messages "$CLEAR_MESSAGES" \
-            --counts "$CLEAR_COUNTS" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
-        sed 's/^/    /' "$WORK/last.out" | tail -2 >&2
-        grep -qF "# chat-clear" "$COMMANDS" \
-            || echo "$py scripts/bench/chat_clear.py $ROOMD --runs 1 --messages $CLEAR_MESSAGES --counts $CLEAR_COUNTS --json FILE   # chat-clear" >>"$COMMANDS"
-        python3 "$REPORT_PY" annotate --section chatclear --key "$CLEAR_MESSAGES" --run "$run" --status "$status" \
-            --scenario chat-clear --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
-            <"$WORK/step.jsonl" >>"$RESULTS"
+        python_step chatclear "$CLEAR_MESSAGES" "$run" chat-clear 600 "$py" scripts/bench/chat_clear.py "$ROOMD" \
+            --runs 1 --messages "$CLEAR_MESSAGES" --counts "$CLEAR_COUNTS"
     done
 }
