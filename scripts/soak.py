@@ -880,27 +880,36 @@ def take_sample(env, started, stats, load):
                 raise NodeDied(f"{node.name} exited without being killed ({exit_status(process.returncode)}, "
                                f"log {env.log_path(node)}, working directory {node.cwd})")
         if measured and node.up and node.run == run:
-            row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run,
-                        f"{node.name}_rooms": homed_rooms(node)})
+            row.update({f"{node.name}_rss_kib": measured[0], f"{node.name}_fds": measured[1], f"{node.name}_run": run})
+            row.update({f"{node.name}_{key}": value for key, value in held(node).items()})
         else:
-            row.update({f"{node.name}_rss_kib": "", f"{node.name}_fds": "", f"{node.name}_run": "",
-                        f"{node.name}_rooms": ""})
+            row.update({f"{node.name}_{key}": "" for key in ("rss_kib", "fds", "run") + HELD})
     row["settled"] = int(all(n.up for n in env.nodes) and now >= env.settled_from)
     row["nats_rss_kib"] = sample(env.nats.pid)[0]
     row["js_messages"], row["js_bytes"] = env.jetstream()
     return row
 
 
-def homed_rooms(node):
-    """The rooms `node` is home of (`roomd_rooms` on its /metrics), or "" if it cannot tell."""
+# What a node holds, from its /metrics: the rooms it is home of, the encoded
+# size of their saved state (KiB), the pushes held for peers in their grace (KiB).
+HELD = ("rooms", "state_kib", "grace_kib")
+HELD_SERIES = {"roomd_rooms": ("rooms", 1), "roomd_cluster_room_state_bytes": ("state_kib", 1024),
+               "roomd_resume_buffer_bytes": ("grace_kib", 1024)}
+
+
+def held(node):
+    """HELD of `node` ("" for what it cannot tell)."""
+    found = dict.fromkeys(HELD, "")
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{node.port}/metrics", timeout=2) as response:
             for line in response.read().decode().splitlines():
-                if line.startswith("roomd_rooms "):
-                    return int(float(line.split()[1]))
+                name, _, value = line.partition(" ")
+                if name in HELD_SERIES:
+                    key, unit = HELD_SERIES[name]
+                    found[key] = int(float(value) / unit)
     except (OSError, ValueError):
         pass
-    return ""
+    return found
 
 
 def describe(env, row):
@@ -1194,6 +1203,16 @@ def judge(env, args, rows, after, warmup):
                   f"{node_tail[-1]['elapsed_s']} s (median of last 3 under load) {end:g}, growth {growth * 100:+.1f} %" + (f", after the load {after[column]}" if after else ""))
             if growth > args.max_growth:
                 env.failed.append(f"{name} grew {growth * 100:.1f} % after the warm-up (limit {args.max_growth * 100:g} %)")
+        if env.cluster:
+            # What it held then and at the end, to set the RSS against (not judged).
+            parts = []
+            for key in HELD[1:]:
+                column = f"{node.name}_{key}"
+                ends = [r[column] for r in node_tail if r.get(column) not in ("", None)]
+                if node_base.get(column) not in ("", None) and ends:
+                    parts.append(f"{key} {node_base[column]} -> {statistics.median(ends):g}")
+            if parts:
+                print(f"soak: {node.name} held at {node_base['elapsed_s']} s and at the end: {', '.join(parts)}")
     for node in env.nodes:
         if node.restarts:
             runs = ", ".join(f"run {run} (pid {pid}) {rss / 1024:.1f} MiB {fds} fds, {joins} joins"
@@ -1292,7 +1311,7 @@ async def main():
     deadline = started + args.minutes * 60
     if env.cluster:
         fields = ["elapsed_s", "load", "settled"] \
-                 + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run", "rooms")] \
+                 + [f"{n.name}_{k}" for n in env.nodes for k in ("rss_kib", "fds", "run") + HELD] \
                  + ["nats_rss_kib", "js_messages", "js_bytes", "joins", "calls", "pushes"]
     else:
         fields = ["elapsed_s", "rss_kib", "fds", "load", "joins", "calls", "pushes"]

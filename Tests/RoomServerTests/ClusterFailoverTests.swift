@@ -171,6 +171,36 @@ import Testing
         #expect(late != nil && all != nil && late! < all!, "the late save is above the 0.8-s bucket")
     }
 
+    /// What a node holds of its rooms' saved state is on `/metrics`
+    /// (`roomd_cluster_room_state_bytes`, to set its RSS against): the
+    /// home counts the room's 50 KB of chat, the other nodes nothing; after
+    /// a `kill -9` of the home, the node that took the room over counts
+    /// what it restored.
+    @Test func theRoomStateANodeHoldsIsAGauge() async throws {
+        let cluster = try await Cluster(
+            settings: #"{"limits":{"messages_per_second":1000000,"message_burst":1000000}}"#
+        )
+        defer { cluster.nats.remove() }
+        let series = "roomd_cluster_room_state_bytes"
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        defer { _ = host }
+        let text = String(repeating: "y", count: 1000)
+        for n in 0..<50 { _ = try await host.call("broadcast", ["info": ["message": .string("\(n) \(text)")]]) }
+        try await cluster.waitUntilSaved(containing: "49 yyy")
+        let onHome = try #require(try ResourceLimitTests.metric(series, port: cluster.nodes[0].port))
+        #expect(onHome > 50_000 && onHome < 200_000, "\(onHome)")
+        #expect(try ResourceLimitTests.metric(series, port: cluster.nodes[2].port) == 0)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
+        _ = try await ClusterRoutingTests.eventually(viewer, "chat-history", ["limit": 1], within: 15)
+        let taken = [
+            try ResourceLimitTests.metric(series, port: cluster.nodes[1].port) ?? 0,
+            try ResourceLimitTests.metric(series, port: cluster.nodes[2].port) ?? 0,
+        ]
+        #expect(taken.filter { $0 > 50_000 }.count == 1, "the new home holds the room: \(taken)")
+        #expect(taken.filter { $0 == 0 }.count == 1, "the other holds nothing: \(taken)")
+    }
+
     /// 1.2, section 19: the chat history and the pin belong to the room
     /// session and survive a takeover; 1.3: whole — 1,200 messages of 4 KiB
     /// (4.8 MB, before 1.3 the newest 512 KiB were kept: ~130).

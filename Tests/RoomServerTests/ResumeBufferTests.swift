@@ -293,6 +293,30 @@ import Testing
         #expect(try await late.errorCode("join", ["token": .string(token), "peer_id": viewerID]) == 41001)
     }
 
+    /// `roomd_resume_buffer_bytes` counts what the node holds for peers in
+    /// their grace (to set its RSS against): 0 with nobody away, the bytes
+    /// of the held chat while a viewer is away, 0 again once it resumed.
+    @Test func theHeldBytesAreAGaugeThatFallsBackWhenTheGraceEnds() async throws {
+        let daemon = try await TestModeTests.manualEverywhere(settings: Self.busy)
+        let series = "roomd_resume_buffer_bytes"
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (viewer, joined) = try await daemon.join("v", as: "viewer")
+        let viewerID = try #require(joined["peer"]?["peer_id"])
+        #expect(try ResourceLimitTests.metric(series, port: daemon.port) == 0)
+        await viewer.abort()
+        try await daemon.waitForGraces()
+        let text = String(repeating: "x", count: 1000)
+        for index in 0..<10 { _ = try await host.call("broadcast", ["info": ["message": .string("\(index)\(text)")]]) }
+        let held = try #require(try ResourceLimitTests.metric(series, port: daemon.port))
+        #expect(
+            held > 10 * 1000 && held < 10 * 1500,
+            "10 pushes of ~1.3 KB (a 1,000-byte message, its ids and sender) held: \(held)"
+        )
+        let (_, resumed) = try await Self.resume(daemon, user: "v", role: "viewer", peerID: viewerID)
+        #expect(resumed["resumed"] == true)
+        #expect(try ResourceLimitTests.metric(series, port: daemon.port) == 0)
+    }
+
     /// `resume_buffer_bytes` out of 64 KiB..64 MiB stops roomd before it
     /// listens: exit 2 and the template error's line.
     @Test func aResumeBufferOutOfRangeStopsTheDaemon() throws {

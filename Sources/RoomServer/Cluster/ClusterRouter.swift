@@ -55,6 +55,7 @@ final class ClusterRouter: Router {
     let flow: FlowControl
     let schedule: Schedule
     let logger: Logger
+    let metrics: ServerMetrics
     private let http: HTTPExchange
     private let routes: HTTPRoutes
     let sockets: Sockets
@@ -109,6 +110,7 @@ final class ClusterRouter: Router {
         flow = parts.flow
         schedule = parts.schedule
         logger = parts.logger
+        metrics = parts.dispatcher.metrics
         http = parts.http
         routes = parts.routes
         sockets = parts.sockets
@@ -144,6 +146,7 @@ final class ClusterRouter: Router {
                 cluster: cluster,
                 bytesWritten: parts.dispatcher.metrics.clusterStateBytes,
                 saveTime: parts.dispatcher.metrics.clusterStateSave,
+                heldBytes: parts.dispatcher.metrics.clusterRoomStateBytes,
                 logger: parts.logger
             )
         )

@@ -34,8 +34,19 @@ final class RoomStateWriter: Sendable {
         var pending: [RoomID: (write: Write, since: UInt64)] = [:]
         /// The layout of what was saved last, by room (nil: the state on the bus is unknown).
         var saved: [RoomID: StateLayout] = [:]
+        /// The encoded size of each room's state as last saved or restored here, and their sum.
+        var sizes: [RoomID: Int] = [:]
+        var heldBytes = 0
         /// Rooms whose last save failed (logged once until one succeeds).
         var failing: Set<RoomID> = []
+
+        /// `room`'s size is `bytes` now (nil: none held); the new sum.
+        mutating func size(_ room: RoomID, _ bytes: Int?) -> Int {
+            let old: Int? =
+                if let bytes { sizes.updateValue(bytes, forKey: room) } else { sizes.removeValue(forKey: room) }
+            heldBytes += (bytes ?? 0) - (old ?? 0)
+            return heldBytes
+        }
         /// Uptime (ns) of the last "late" warning, and late saves since.
         var lateLogged: UInt64 = 0
         var lateSince = 0
@@ -52,11 +63,20 @@ final class RoomStateWriter: Sendable {
     private let bytesWritten: Metrics.Counter
     /// From a write's queueing to its save on the bus: `roomd_cluster_state_save_seconds`.
     private let saveTime: Metrics.Timer
+    /// The sum of the rooms' sizes: `roomd_cluster_room_state_bytes`.
+    private let heldBytes: Metrics.Gauge
 
-    init(cluster: RoomCluster, bytesWritten: Metrics.Counter, saveTime: Metrics.Timer, logger: Logger) {
+    init(
+        cluster: RoomCluster,
+        bytesWritten: Metrics.Counter,
+        saveTime: Metrics.Timer,
+        heldBytes: Metrics.Gauge,
+        logger: Logger
+    ) {
         self.cluster = cluster
         self.bytesWritten = bytesWritten
         self.saveTime = saveTime
+        self.heldBytes = heldBytes
         self.logger = logger
     }
 
@@ -68,7 +88,21 @@ final class RoomStateWriter: Sendable {
 
     /// `room` was restored here from `saved`: the next save goes over its layout.
     func restored(_ room: RoomID, from saved: SavedState) {
-        state.withLock { $0.saved[room] = saved.layout }
+        let held = state.withLock { state in
+            state.saved[room] = saved.layout
+            return state.size(room, saved.bytes.count)
+        }
+        heldBytes.record(held)
+    }
+
+    /// `room` is saved by another node now (this one lost its lease): what
+    /// was known of it here is forgotten.
+    func released(_ room: RoomID) {
+        let held = state.withLock { state in
+            state.saved.removeValue(forKey: room)
+            return state.size(room, nil)
+        }
+        heldBytes.record(held)
     }
 
     /// Blocks until every write queued so far is on the bus (a drain's last save).
@@ -114,17 +148,22 @@ final class RoomStateWriter: Sendable {
         do throws(ClusterError) {
             switch write {
             case .delete:
-                state.withLock { _ = $0.saved.removeValue(forKey: room) }
+                let held = state.withLock { state in
+                    state.saved.removeValue(forKey: room)
+                    return state.size(room, nil)
+                }
+                heldBytes.record(held)
                 try states.delete(room.rawValue, layout: previous)
             case .save(let snapshot):
                 let bytes = snapshot.encodeJSON()
                 let (layout, written) = try states.save(room.rawValue, bytes, over: previous)
                 bytesWritten.increment(by: written)
                 saved(room, queuedAt: queuedAt)
-                let recovered = state.withLock { state in
+                let (recovered, held) = state.withLock { state in
                     state.saved[room] = layout
-                    return state.failing.remove(room) != nil
+                    return (state.failing.remove(room) != nil, state.size(room, bytes.count))
                 }
+                heldBytes.record(held)
                 if recovered {
                     logger.info(
                         "cluster: room state saved again",

@@ -48,7 +48,9 @@ extension ClusterRouter {
         // What the peers were shown of the speakers is not saved: an empty
         // list ending a grace goes to them (speakersShown).
         let budget = registry.settings.room.resumeBufferBytes
-        for peer in room.peersInJoinOrder { peer.endpoint = HeldPushes(budget: budget, speakersShown: true) }
+        for peer in room.peersInJoinOrder {
+            peer.endpoint = HeldPushes(budget: budget, speakersShown: true, metrics: metrics)
+        }
         states.restored(roomID, from: saved)
         logger.notice(
             "cluster: room taken over from its saved state",
@@ -61,6 +63,7 @@ extension ClusterRouter {
 
     func leaseLost(_ room: RoomID) {
         guard homes.released(room) else { return }
+        states.writer.released(room)  // another node saves it now
         logger.error(
             "cluster: lost the lease of a room homed here: closing its clients (1001)",
             metadata: ["room": "\(room)"]

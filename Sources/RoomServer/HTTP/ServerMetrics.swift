@@ -1,6 +1,7 @@
 import Metrics
 import Prometheus
 import RoomModel
+import Synchronization
 
 /// The daemon's metrics: swift-metrics instruments backed by a Prometheus
 /// registry the server owns (no process-global bootstrap, so embedders and
@@ -33,6 +34,15 @@ final class ServerMetrics: Sendable {
     let clusterStateBytes: Metrics.Counter
     /// From a room's snapshot (taken ≤ 200 ms after its change) to its save on the bus.
     let clusterStateSave: Metrics.Timer
+    /// The encoded size of the saved state of the rooms homed here, as last
+    /// saved: what a node holds for its rooms, to set its RSS against.
+    let clusterRoomStateBytes: Metrics.Gauge
+    /// Bytes of pushes held for peers in their reconnect grace
+    /// (`HeldPushes`, PROTOCOL.md section 29): kept up to date by them on
+    /// the service thread, recorded to `roomd_resume_buffer_bytes` with the
+    /// other gauges.
+    let resumeBufferBytesHeld = Atomic<Int>(0)
+    private let resumeBufferBytes: Metrics.Gauge
     /// The audience feed (PROTOCOL.md section 24): bodies built from a room's
     /// record, answers from the cache, and the cache's size.
     let feedBodiesBuilt: Metrics.Counter
@@ -78,6 +88,8 @@ final class ServerMetrics: Sendable {
         pushes = Metrics.Counter(label: "roomd_pushes_total", factory: factory)
         clusterStateBytes = Metrics.Counter(label: "roomd_cluster_state_bytes_total", factory: factory)
         clusterStateSave = Metrics.Timer(label: "roomd_cluster_state_save_seconds", factory: factory)
+        clusterRoomStateBytes = Metrics.Gauge(label: "roomd_cluster_room_state_bytes", factory: factory)
+        resumeBufferBytes = Metrics.Gauge(label: "roomd_resume_buffer_bytes", factory: factory)
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
@@ -135,6 +147,7 @@ final class ServerMetrics: Sendable {
         self.connections.record(connections)
         self.peers.record(peers)
         self.rooms.record(rooms)
+        resumeBufferBytes.record(resumeBufferBytesHeld.load(ordering: .relaxed))
     }
 
     /// The Prometheus text exposition. With sibling service threads

@@ -194,7 +194,8 @@ package final class FanOut {
         if registry.startGrace(peer) {
             peer.endpoint = HeldPushes(
                 budget: registry.settings.room.resumeBufferBytes,
-                speakersShown: registry.speakersShown(to: peer)
+                speakersShown: registry.speakersShown(to: peer),
+                metrics: metrics
             )
             logger.info(
                 "peer disconnected, in reconnect grace",

@@ -15,7 +15,11 @@ final class HeldPushes: PeerEndpoint {
     /// Bytes of encoded pushes held at most.
     let budget: Int
     /// Bytes of encoded pushes held now (frames as they go on the wire).
-    private(set) var byteCount = 0
+    private(set) var byteCount = 0 {
+        didSet { metrics?.resumeBufferBytesHeld.add(byteCount - oldValue, ordering: .relaxed) }
+    }
+    /// Where the node's total of held bytes is kept (`roomd_resume_buffer_bytes`).
+    private let metrics: ServerMetrics?
     /// What is held, in order; nil: a hole left by a push merged on.
     private var items: [Item?] = []
     private var holes = 0
@@ -37,11 +41,15 @@ final class HeldPushes: PeerEndpoint {
         }
     }
 
-    init(budget: Int, speakersShown: Bool = true) {
+    init(budget: Int, speakersShown: Bool = true, metrics: ServerMetrics? = nil) {
         self.budget = budget
         self.speakersShown = speakersShown
+        self.metrics = metrics
         super.init(kind: .held)
     }
+
+    /// The grace ended (resumed, left, over budget): its bytes are no longer held.
+    deinit { metrics?.resumeBufferBytesHeld.subtract(byteCount, ordering: .relaxed) }
 
     /// The held pushes as frames, in order (a merged push is one frame, or a
     /// few in a row where its kind bounds a push's entries).
