@@ -35,7 +35,7 @@ public func fuzzTemplate(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let registry = RoomRegistry(template: template)
     for (index, role) in template.roleNames.prefix(8).enumerated() {
         _ = try? registry.join(
-            JoinRequest(roomID: "fuzz", userID: "user-\(index)", roleName: role, name: "peer \(index)")
+            JoinRequest(roomID: RoomID("fuzz"), userID: UserID("user-\(index)"), roleName: role, name: "peer \(index)")
         )
     }
     return 0
