@@ -156,7 +156,7 @@ private final class Script {
     func settle() {
         for (slot, connection) in connections.enumerated() {
             for frame in connection.queuedFrames { check(frame) }
-            if let peer = connection.peer, !peerIDs.contains(peer.id) { peerIDs.append(peer.id) }
+            if let peer = connection.peer, !peerIDs.contains(peer.id.rawValue) { peerIDs.append(peer.id.rawValue) }
             if slot != 3 { connection.discardQueuedForBenchmark() }
             if connection.isClosing {
                 dispatcher.outbound.connectionLost(connection)
