@@ -1,0 +1,231 @@
+import Foundation
+import RoomClient
+import RoomWire
+import Testing
+
+/// The call-in queue over real sockets (PROTOCOL.md section 26), on test
+/// mode's manual clock wherever a timer decides (the queue push's interval,
+/// an invitation's expiry, a block's end, a reconnect grace). Shipped roles:
+/// host and moderator moderate, `guest` is `guest_role`, viewers ask.
+@Suite struct StageQueueServerTests {
+    static func manualStage(settings: String? = nil) async throws -> Stage {
+        try await Stage(daemon: await TestModeTests.manualEverywhere(settings: settings))
+    }
+
+    static func ask(_ client: RoomClient, _ note: String? = nil) async throws -> JSON {
+        let params: JSON = note.map { ["note": .string($0)] } ?? [:]
+        return try #require(try await client.call("stage-request", params)["request"])
+    }
+
+    /// The error of a call that must fail, with its `data`.
+    static func rpcError(_ client: RoomClient, _ method: String, _ params: JSON) async throws -> (Int, String, JSON?) {
+        do {
+            let result = try await client.call(method, params)
+            throw DaemonError(description: "\(method) succeeded unexpectedly: \(result)")
+        } catch RoomClientError.rpc(let code, let message, let data) {
+            return (code, message, data)
+        }
+    }
+
+    /// A viewer asks, the moderating peers see it on the next interval (not
+    /// a millisecond before), a host invites (a polite role change), the
+    /// viewer accepts and is live; every status change reaches the viewer.
+    @Test func aCallerAsksIsInvitedAcceptsAndIsLive() async throws {
+        let stage = try await Self.manualStage()
+        let asked = try await Self.ask(stage.viewer, "about the budget")
+        #expect(asked["status"] == "waiting" && asked["position"] == 1 && asked["note"] == "about the budget")
+        #expect(asked["peer"]?["peer_id"] == stage.id("viewer") && asked["user_id"] == "v")
+        #expect(asked["invited_by"] == .null && asked["role"] == .null)
+        let id = try #require(asked["request_id"])
+        let status = try await stage.viewer.next("on-stage-status")
+        #expect(status["request"]?["status"] == "waiting")
+
+        try await TestModeTests.advanceAll(stage.daemon, by: 999)
+        #expect(await Stage.methods(stage.host).isEmpty, "not a millisecond before interval_ms")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
+        for moderating in [stage.host, stage.moderator] {
+            let queue = try await moderating.next("on-stage-queue")
+            #expect(queue["waiting"] == 1 && queue["removed"] == [])
+            #expect(queue["changed"]?.arrayValue?.map { $0["request_id"] } == [id])
+        }
+        #expect(await Stage.methods(stage.guest).isEmpty, "nobody else learns of the queue")
+
+        let listed = try await stage.moderator.call("stage-list", [:])
+        #expect(listed["total"] == 1 && listed["requests"]?[0]?["request_id"] == id)
+
+        let invited = try await stage.host.call("stage-invite", ["request_id": id])
+        #expect(invited["request"]?["status"] == "invited" && invited["request"]?["role"] == "guest")
+        #expect(invited["request"]?["invited_by"]?["peer_id"] == stage.id("host"))
+        let token = try #require(invited["token"])
+        let request = try await stage.viewer.next("on-role-change-request")
+        #expect(request["token"] == token && request["role"] == "guest")
+        #expect(try await stage.viewer.next("on-stage-status")["request"]?["status"] == "invited")
+
+        _ = try await stage.viewer.call("role-change", ["token": token])
+        let live = try await stage.viewer.next("on-stage-status")
+        #expect(live["request"]?["status"] == "live" && live["request"]?["peer"]?["role"] == "guest")
+        let lives = try await stage.host.call("stage-list", ["status": "live"])
+        #expect(lives["total"] == 1 && lives["requests"]?[0]?["position"] == .null)
+
+        let (_, joined) = try await stage.daemon.join("h2", as: "host")
+        #expect(joined["stage"] == ["waiting": 0], "a moderating peer's join carries the count")
+        let (_, other) = try await stage.daemon.join("v2", as: "viewer")
+        #expect(other["stage"] == nil, "left out for a peer without a request")
+    }
+
+    /// The invitation's expiry (`request_ttl_s`, 60 s) puts the request back
+    /// at its old place; a rejection declines it.
+    @Test func anExpiredInvitationWaitsAgainAtItsPlaceAndARejectionDeclines() async throws {
+        let stage = try await Self.manualStage()
+        let (second, _) = try await stage.daemon.join("v2", as: "viewer")
+        let first = try #require(try await Self.ask(stage.viewer)["request_id"])
+        _ = try await stage.viewer.next("on-stage-status")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
+        let later = try #require(try await Self.ask(second)["request_id"])
+        _ = try await second.next("on-stage-status")
+        let invited = try await stage.host.call("stage-invite", ["request_id": first])
+        _ = try await stage.viewer.next("on-role-change-request")
+        _ = try await stage.viewer.next("on-stage-status")
+        let waiting = try await stage.host.call("stage-list", [:])
+        #expect(waiting["requests"]?.arrayValue?.map { $0["request_id"] } == [later])
+        #expect(waiting["requests"]?[0]?["position"] == 1)
+
+        _ = stage.viewer.drain()  // v2's join
+        try await TestModeTests.advanceAll(stage.daemon, by: 59_999)
+        #expect(await Stage.methods(stage.viewer).isEmpty, "not a millisecond early")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
+        let back = try await stage.viewer.next("on-stage-status")
+        #expect(back["request"]?["status"] == "waiting" && back["request"]?["position"] == 1)
+        #expect(try await stage.viewer.errorCode("role-change", ["token": invited["token"]!]) == 40403)
+        let order = try await stage.host.call("stage-list", [:])
+        #expect(order["requests"]?.arrayValue?.map { $0["request_id"] } == [first, later], "at its old place")
+
+        let again = try await stage.host.call("stage-invite", ["request_id": first])
+        _ = try await stage.viewer.next("on-role-change-request")
+        _ = try await stage.viewer.next("on-stage-status")
+        _ = try await stage.viewer.call("role-change-reject", ["token": again["token"]!])
+        #expect(try await stage.viewer.next("on-stage-status")["request"]?["status"] == "declined")
+        let declined = try await stage.host.call("stage-list", ["status": "declined"])
+        #expect(declined["total"] == 1)
+    }
+
+    @Test func badCallsGetTheDocumentedCodeWithTheFieldNamed() async throws {
+        let stage = try await Stage(
+            daemon: await Daemon.start(settings: #"{"stage":{"note_bytes":10,"max_waiting":1}}"#)
+        )
+        let (restricted, _) = try await stage.daemon.join("r", as: "viewer", restrictions: "view_and_polls_only")
+        let (other, _) = try await stage.daemon.join("o", as: "viewer")
+        let cases: [(RoomClient, String, JSON, Int, String)] = [
+            (stage.host, "stage-request", [:], 40300, "moderating"),
+            (stage.guest, "stage-request", [:], 40300, "guest_role"),
+            (stage.viewer, "stage-request", ["note": "01234567890"], 41300, "note"),
+            (stage.viewer, "stage-request", ["note": 5], -32602, "note"),
+            (stage.viewer, "stage-withdraw", [:], 40407, "stage request"),
+            (stage.viewer, "stage-list", [:], 40300, "stage-list"),
+            (stage.host, "stage-list", ["status": "gone"], -32602, "status"),
+            (stage.host, "stage-list", ["limit": 101], -32602, "limit"),
+            (stage.host, "stage-invite", [:], -32602, "request_id"),
+            (stage.host, "stage-invite", ["request_id": "nope"], 40407, "request_id"),
+            (stage.host, "stage-decline", ["request_id": "nope"], 40407, "request_id"),
+            (stage.host, "stage-block", [:], -32602, "user_id"),
+            (stage.host, "stage-block", ["user_id": "v", "duration_s": 0], -32602, "duration_s"),
+            (stage.host, "stage-unblock", [:], -32602, "user_id"),
+            (stage.viewer, "stage-block", ["user_id": "o"], 40300, "stage-block"),
+        ]
+        for (client, method, params, code, field) in cases {
+            let failure = try await client.failure(method, params)
+            #expect(failure.code == code && failure.message.contains(field), "\(method) \(params): \(failure)")
+        }
+        let asked = try await Self.ask(restricted)
+        #expect(asked["status"] == "waiting", "a view_and_polls_only peer may ask")
+        #expect(try await restricted.errorCode("stage-list", [:]) == 40300)
+        let full = try await other.failure("stage-request", [:])
+        #expect(full.code == 40907 && full.message.contains("max_waiting"), "\(full)")
+        #expect(try await restricted.call("stage-withdraw", [:]) == [:])
+
+        let id = try #require(try await Self.ask(stage.viewer)["request_id"])
+        let same = try await stage.host.failure("stage-invite", ["request_id": id, "role": "viewer"])
+        #expect(same.code == -32602 && same.message.contains("role"), "\(same)")
+        #expect(try await stage.host.errorCode("stage-invite", ["request_id": id, "role": "nope"]) == 40402)
+        #expect(try await stage.host.call("stage-decline", ["request_id": id, "reason": "later"]) == [:])
+        let (code, message, data) = try await Self.rpcError(stage.host, "stage-invite", ["request_id": id])
+        #expect(code == 40407 && message.contains("request_id") && data == ["status": "declined"])
+
+        #expect(try await stage.host.call("stage-block", ["user_id": "v"]) == [:])
+        let blocked = try await stage.viewer.failure("stage-request", [:])
+        #expect(blocked.code == 40303 && blocked.message.contains("user_id"), "\(blocked)")
+        #expect(try await stage.moderator.call("stage-unblock", ["user_id": "v"]) == [:])
+        #expect(try await stage.viewer.errorCode("stage-request", [:]) == nil)
+    }
+
+    @Test func aTimedBlockDeclinesAndEndsOnTheClock() async throws {
+        let stage = try await Self.manualStage()
+        let id = try #require(try await Self.ask(stage.viewer)["request_id"])
+        _ = try await stage.viewer.next("on-stage-status")
+        _ = try await stage.host.call("stage-block", ["user_id": "v", "duration_s": 60])
+        let declined = try await stage.viewer.next("on-stage-status")
+        #expect(declined["request"]?["request_id"] == id && declined["request"]?["status"] == "declined")
+        try await TestModeTests.advanceAll(stage.daemon, by: 59_999)
+        #expect(try await stage.viewer.errorCode("stage-request", [:]) == 40303, "1 ms before its end")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1)
+        let again = try await Self.ask(stage.viewer)
+        #expect(again["status"] == "waiting" && again["request_id"] != id)
+    }
+
+    /// The request's peer leaving withdraws it, whatever other peers the
+    /// user has; a peer that resumes keeps its request and its join says so.
+    @Test func aLeaveWithdrawsAndAResumeKeepsTheRequest() async throws {
+        let stage = try await Self.manualStage()
+        let (twin, _) = try await stage.daemon.join("v", as: "viewer")
+        let first = try #require(try await Self.ask(stage.viewer)["request_id"])
+        _ = try await twin.next("on-stage-status")
+        _ = try await stage.viewer.call("leave", [:])
+        let withdrawn = try await twin.next("on-stage-status")
+        #expect(withdrawn["request"]?["request_id"] == first && withdrawn["request"]?["status"] == "withdrawn")
+
+        let (caller, joined) = try await stage.daemon.join("c", as: "viewer")
+        let id = try #require(try await Self.ask(caller, "hi")["request_id"])
+        await caller.abort()
+        try await stage.daemon.waitForGraces()
+        let again = try await stage.daemon.client()
+        let resumed = try await again.call(
+            "join",
+            [
+                "token": .string(try stage.daemon.token(user: "c", role: "viewer")),
+                "peer_id": joined["peer"]!["peer_id"]!,
+            ]
+        )
+        #expect(resumed["stage"]?["request"]?["request_id"] == .string(id.stringValue ?? ""))
+        #expect(resumed["stage"]?["request"]?["status"] == "waiting")
+        await again.abort()
+        try await stage.daemon.waitForGraces(2)
+        try await TestModeTests.advanceAll(stage.daemon, by: 20_000)  // the grace ends
+        let ended = try await stage.host.call("stage-list", ["status": "withdrawn"])
+        #expect(ended["requests"]?.arrayValue?.map { $0["request_id"] } == [id, first])
+    }
+
+    /// Ten 4,000-byte notes at once: each `on-stage-queue` carries at most
+    /// 16 KiB of requests, the rest follows on the next intervals, none lost.
+    @Test func aQueuePushCarriesAtMostSixteenKiB() async throws {
+        let stage = try await Self.manualStage(settings: #"{"stage":{"note_bytes":4096}}"#)
+        let note = String(repeating: "n", count: 4000)
+        var asked: Set<String> = []
+        for n in 0..<10 {
+            let (client, _) = try await stage.daemon.join("w\(n)", as: "viewer")
+            asked.insert(try #require(try await Self.ask(client, note)["request_id"]?.stringValue))
+        }
+        var seen: Set<String> = []
+        var pushes = 0
+        while seen != asked, pushes < 10 {
+            try await TestModeTests.advanceAll(stage.daemon, by: 1000)
+            let push = try await stage.moderator.next("on-stage-queue")
+            let changed = push["changed"]?.arrayValue ?? []
+            #expect(changed.count <= 4, "\(changed.count) requests of 4,000 bytes in one push")
+            #expect(push.text.utf8.count <= 16 * 1024 + 1024)
+            #expect(push["waiting"] == 10)
+            seen.formUnion(changed.compactMap { $0["request_id"]?.stringValue })
+            pushes += 1
+        }
+        #expect(seen == asked && pushes >= 3, "\(pushes) pushes")
+    }
+}
