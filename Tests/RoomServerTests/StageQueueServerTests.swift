@@ -229,3 +229,38 @@ import Testing
         #expect(seen == asked && pushes >= 3, "\(pushes) pushes")
     }
 }
+
+/// 1.3: the call-in queue and its blocks are room state — they survive a
+/// SIGKILL of the room's home (n1) whole. Three nodes on a real nats-server.
+@Suite(.serialized) struct StageClusterTests {
+    @Test func theQueueAndItsBlocksSurviveAKillOfTheHome() async throws {
+        let cluster = try await ClusterRoutingTests.Cluster()
+        defer { cluster.nats.remove() }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (moderator, _) = try await cluster.join("m", as: "moderator", on: 1)
+        let (first, _) = try await cluster.join("v1", as: "viewer", on: 2)
+        let (second, _) = try await cluster.join("v2", as: "viewer", on: 1)
+        let (third, _) = try await cluster.join("v3", as: "viewer", on: 2)
+        defer { _ = host }
+        let invited = try #require(try await StageQueueServerTests.ask(first, "first")["request_id"])
+        let waiting = try #require(try await StageQueueServerTests.ask(second, "second")["request_id"])
+        let gone = try #require(try await StageQueueServerTests.ask(third, "third")["request_id"])
+        _ = try await host.call("stage-invite", ["request_id": invited])
+        _ = try await host.call("stage-block", ["user_id": "blocked"])
+        _ = try await third.call("stage-withdraw", [:])
+        try await cluster.waitUntilSaved(containing: #""status":"withdrawn""#)
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
+
+        let queue = try await ClusterRoutingTests.eventually(moderator, "stage-list", [:], within: 15)
+        #expect(queue["requests"]?.arrayValue?.map { $0["request_id"] } == [waiting])
+        #expect(queue["requests"]?[0]?["note"] == "second" && queue["requests"]?[0]?["position"] == 1)
+        let open = try await moderator.call("stage-list", ["status": "invited"])
+        #expect(open["requests"]?.arrayValue?.map { $0["request_id"] } == [invited])
+        let ended = try await moderator.call("stage-list", ["status": "withdrawn"])
+        #expect(ended["requests"]?.arrayValue?.map { $0["request_id"] } == [gone])
+        let again = try await second.call("stage-request", [:])
+        #expect(again["request"]?["request_id"] == waiting, "one request per user, still")
+        let (blocked, _) = try await cluster.join("blocked", as: "viewer", on: 1)
+        #expect(try await blocked.errorCode("stage-request", [:]) == 40303, "the block is kept")
+    }
+}
