@@ -204,6 +204,60 @@ import Testing
         #expect(ended["requests"]?.arrayValue?.map { $0["request_id"] } == [id, first])
     }
 
+    /// REST (management token): list with the blocks, invite as the server
+    /// (no token in the answer, `invited_by` null; the peer gets it with the
+    /// server PeerRef), decline, block, unblock; 40407 is 404 for an unknown
+    /// id and 409 for a request in another state.
+    @Test func theOperatorListsInvitesDeclinesAndBlocksOverREST() async throws {
+        let stage = try await Stage()
+        let admin = try stage.daemon.managementToken()
+        let base = "/v2/active-rooms/room-1/stage"
+        let (other, _) = try await stage.daemon.join("o", as: "viewer")
+        let id = try #require(try await Self.ask(stage.viewer, "rest")["request_id"]?.stringValue)
+        let otherID = try #require(try await Self.ask(other)["request_id"]?.stringValue)
+        let blocked = try await http(
+            "POST",
+            stage.daemon,
+            base + "/block",
+            token: admin,
+            body: #"{"user_id":"x","duration_s":60}"#
+        )
+        #expect(blocked.status == 200 && blocked.body == [:])
+        let listed = try await http("GET", stage.daemon, base, token: admin)
+        #expect(listed.status == 200 && listed.body["total"] == 2)
+        #expect(listed.body["requests"]?.arrayValue?.map { $0["request_id"]?.stringValue } == [id, otherID])
+        #expect(listed.body["blocked"]?[0]?["user_id"] == "x" && listed.body["blocked"]?[0]?["until"]?.intValue != nil)
+
+        let invited = try await http("POST", stage.daemon, base + "/\(id)/invite", token: admin, body: "{}")
+        #expect(invited.status == 200 && invited.body["token"] == nil)
+        #expect(invited.body["request"]?["status"] == "invited" && invited.body["request"]?["invited_by"] == .null)
+        let asked = try await stage.viewer.next("on-role-change-request")
+        #expect(asked["requested_by"]?["info"]?["name"] == "server" && asked["role"] == "guest")
+        _ = try await stage.viewer.call("role-change", ["token": asked["token"]!])
+        let live = try await http("GET", stage.daemon, base + "?status=live", token: admin)
+        #expect(live.body["requests"]?[0]?["request_id"]?.stringValue == id)
+
+        let again = try await http("POST", stage.daemon, base + "/\(id)/invite", token: admin, body: "{}")
+        #expect(again.status == 409 && again.body["code"] == 40407, "\(again)")
+        let unknown = try await http("POST", stage.daemon, base + "/nope/decline", token: admin, body: "{}")
+        #expect(unknown.status == 404 && unknown.body["code"] == 40407, "\(unknown)")
+        let declined = try await http(
+            "POST",
+            stage.daemon,
+            base + "/\(otherID)/decline",
+            token: admin,
+            body: #"{"reason":"no"}"#
+        )
+        #expect(declined.status == 200)
+        _ = try await other.next("on-stage-status", where: { $0["request"]?["status"] == "declined" })
+        let unblocked = try await http("POST", stage.daemon, base + "/unblock", token: admin, body: #"{"user_id":"x"}"#)
+        #expect(unblocked.status == 200)
+        #expect(try await http("GET", stage.daemon, base, token: admin).body["blocked"] == [])
+        let bad = try await http("GET", stage.daemon, base + "?status=gone", token: admin)
+        #expect(bad.status == 400 && bad.body["code"] == -32602, "\(bad)")
+        #expect(try await http("GET", stage.daemon, base).status == 401, "the management token is required")
+    }
+
     /// Ten 4,000-byte notes at once: each `on-stage-queue` carries at most
     /// 16 KiB of requests, the rest follows on the next intervals, none lost.
     @Test func aQueuePushCarriesAtMostSixteenKiB() async throws {
