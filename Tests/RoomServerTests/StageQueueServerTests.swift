@@ -258,6 +258,33 @@ import Testing
         #expect(try await http("GET", stage.daemon, base).status == 401, "the management token is required")
     }
 
+    /// `stage.*` webhooks, in order with the room's other events; an
+    /// invitation's role change sends its `role.change.success` too.
+    @Test func stageWebhooksTellEachStatusChange() async throws {
+        let receiver = try WebhookReceiver()
+        let daemon = try await Daemon.start(webhooksTo: receiver.url)
+        let (host, _) = try await daemon.join("h", as: "host", room: "show")
+        let (viewer, viewerJoin) = try await daemon.join("v", as: "viewer", room: "show")
+        defer { _ = host }
+        let id = try #require(try await Self.ask(viewer, "hello")["request_id"])
+        let token = try await host.call("stage-invite", ["request_id": id])["token"]!
+        _ = try await viewer.call("role-change", ["token": token])
+        _ = try await viewer.call("leave", [:])
+        let expected = [
+            "session.open.success", "peer.join.success", "peer.join.success", "stage.requested", "stage.invited",
+            "role.change.success", "stage.live", "stage.done", "peer.leave.success",
+        ]
+        #expect(try await receiver.deliveredTypes(count: expected.count) == expected)
+        let events = receiver.delivered.map { $0["data"] ?? .null }
+        let viewerID = try #require(viewerJoin["peer"]?["peer_id"])
+        #expect(events[3]["request_id"] == id && events[3]["note"] == "hello" && events[3]["status"] == "waiting")
+        #expect(events[3]["peer_id"] == viewerID && events[3]["role"] == "viewer" && events[3]["invited_role"] == .null)
+        #expect(events[3]["room_id"] == "show" && events[3]["session_id"]?.stringValue != nil)
+        #expect(events[4]["status"] == "invited" && events[4]["invited_role"] == "guest")
+        #expect(events[6]["status"] == "live" && events[6]["role"] == "guest", "the peer's role now")
+        #expect(events[7]["status"] == "done")
+    }
+
     /// Ten 4,000-byte notes at once: each `on-stage-queue` carries at most
     /// 16 KiB of requests, the rest follows on the next intervals, none lost.
     @Test func aQueuePushCarriesAtMostSixteenKiB() async throws {

@@ -306,7 +306,7 @@ extension RoomRegistry {
         cancel(room.stage.request(id)?.invitationEntry)
         room.stage.putBack(id, at: clock.nowMillis())
         stageSchedule.changed(room)
-        return stageStatus(room.stage.request(id)!, in: room)
+        return stageStatus(room.stage.request(id)!, in: room, webhook: false)
     }
 
     /// The session ended: its timed blocks' and restored invitations'
@@ -365,9 +365,15 @@ extension RoomRegistry {
         return stageStatus(room.stage.request(id)!, in: room)
     }
 
-    /// `on-stage-status {request}` to the requester's user's peers.
-    private func stageStatus(_ request: StageRequest, in room: Room) -> [Delivery] {
-        [Delivery(.stageStatus(request), to: room.peers(ofUser: request.userID))].nonEmpty
+    /// `on-stage-status {request}` to the requester's user's peers, and the
+    /// operator's `stage.*` webhook (none for an invitation's expiry: the
+    /// request waits again, as it was requested).
+    private func stageStatus(_ request: StageRequest, in room: Room, webhook: Bool = true) -> [Delivery] {
+        if webhook {
+            let peer = room.peer(request.peerID).map { ActorRef($0) } ?? request.peer
+            record(.stage(room: RoomRef(room), peer: peer, request: request))
+        }
+        return [Delivery(.stageStatus(request), to: room.peers(ofUser: request.userID))].nonEmpty
     }
 }
 
