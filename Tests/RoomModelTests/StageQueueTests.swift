@@ -411,3 +411,28 @@ extension RoomRegistry.StageJoinInfo: Equatable {
         #expect(!restored.stage.isBlocked("timed", at: otherClock.now) && restored.stage.blocks["timed"] == nil)
     }
 }
+
+extension StageQueueTests {
+    @Test func blocksAndReasonsAreBounded() throws {
+        let (registry, _) = Fixtures.registry()
+        let host = try registry.join(Fixtures.request("h", role: "host")).peer
+        let room = host.room
+        for n in 0..<RoomRegistry.maxStageBlocks {
+            _ = try registry.blockFromStage(by: .peer(host), in: room, userID: UserID("u\(n)"), durationS: nil)
+        }
+        #expect(
+            code { _ = try registry.blockFromStage(by: .peer(host), in: room, userID: "one-more", durationS: nil) }
+                == .tooMany
+        )
+        #expect(
+            code { _ = try registry.blockFromStage(by: .peer(host), in: room, userID: "u7", durationS: 60) } == nil,
+            "a blocked user's block may change"
+        )
+        let viewer = try registry.join(Fixtures.request("v", role: "viewer")).peer
+        let id = try registry.requestStage(by: viewer, note: nil).0.id
+        let long = String(repeating: "r", count: RoomRegistry.maxStageReasonBytes + 1)
+        #expect(
+            code { _ = try registry.declineStage(by: .peer(host), in: room, requestID: id, reason: long) } == .tooLarge
+        )
+    }
+}

@@ -285,6 +285,26 @@ import Testing
         #expect(events[7]["status"] == "done")
     }
 
+    /// A `stage-list` page holds at most a quarter of `max_outbound_bytes`
+    /// of encoded requests (at least one), then `more: true`.
+    @Test func stageListIsCutAtItsBudget() async throws {
+        let stage = try await Stage(
+            daemon: await Daemon.start(
+                settings: #"{"stage":{"note_bytes":4096},"limits":{"max_outbound_bytes":65536}}"#
+            )
+        )
+        let note = String(repeating: "n", count: 4000)
+        for n in 0..<10 {
+            let (client, _) = try await stage.daemon.join("w\(n)", as: "viewer")
+            _ = try await Self.ask(client, note)
+        }
+        let page = try await stage.host.call("stage-list", ["limit": 100])
+        let count = page["requests"]?.arrayValue?.count ?? 0
+        #expect(count >= 1 && count <= 4 && page["more"] == true && page["total"] == 10, "\(count) of 10")
+        let rest = try await stage.host.call("stage-list", ["offset": .number("\(count)"), "limit": 100])
+        #expect(rest["requests"]?[0]?["position"] == .number("\(count + 1)"))
+    }
+
     /// Ten 4,000-byte notes at once: each `on-stage-queue` carries at most
     /// 16 KiB of requests, the rest follows on the next intervals, none lost.
     @Test func aQueuePushCarriesAtMostSixteenKiB() async throws {
