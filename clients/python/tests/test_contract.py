@@ -50,6 +50,9 @@ MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", 
 MODERATION_PUSHES = {"on-chat-state", "on-report"}
 LIFECYCLE = {"rtmp-start", "rtmp-stop", "recording-start", "recording-stop", "token-refresh"}
 LIFECYCLE_PUSHES = {"on-rtmp-update", "on-record-update", "on-token-expiring"}
+STAGE = {"stage-request", "stage-withdraw", "stage-list", "stage-invite", "stage-decline", "stage-block",
+         "stage-unblock"}
+STAGE_PUSHES = {"on-stage-queue", "on-stage-status"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -377,10 +380,11 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE}
+    core = {name for name in METHODS
+            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE}
     assert core - c.calls == set(), "every core method was called"
     missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
-               - LIFECYCLE_PUSHES - {"room-state"} - c.pushes)
+               - LIFECYCLE_PUSHES - STAGE_PUSHES - {"room-state"} - c.pushes)
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -672,6 +676,65 @@ def test_moderation_answers_and_pushes_match_the_contract(roomd):
     asyncio.run(scenario())
     assert MODERATION - c.calls == set()
     assert MODERATION_PUSHES - c.pushes == set()
+
+
+def test_stage_answers_and_pushes_match_the_contract(roomd):
+    """The call-in queue (1.3, section 26): every stage call, its pushes, 40303 and 40407 (with data.status)."""
+    c = Contract()
+
+    async def scenario():
+        host = await roomd.join("queue", "ada", "host")
+        guest = await roomd.join("queue", "cy", "guest")
+        viewer = await roomd.join("queue", "bob", "viewer")
+        fan = await roomd.join("queue", "eve", "viewer")
+        await c.fail(guest, "stage-request", {}, 40300)  # already guest_role
+        await c.fail(viewer, "stage-withdraw", {}, 40407)
+        request = (await c.call(viewer, "stage-request", {"note": "a question"}))["request"]
+        assert request["status"] == "waiting" and request["position"] == 1
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "waiting"
+        queue = await c.next(host, "on-stage-queue")
+        assert [r["request_id"] for r in queue["changed"]] == [request["request_id"]] and queue["waiting"] == 1
+        page = await c.call(host, "stage-list", {})
+        assert page["total"] == 1 and page["requests"][0]["request_id"] == request["request_id"]
+        await c.call(host, "stage-list", {"status": "declined", "offset": 0, "limit": 10})
+        await c.fail(viewer, "stage-list", {}, 40300)
+        await c.fail(host, "stage-list", {"status": "gone"}, -32602)
+        await c.fail(host, "stage-invite", {"request_id": "nope"}, 40407)
+        await c.fail(host, "stage-invite", {"request_id": request["request_id"], "role": "king"}, 40402)
+        invited = await c.call(host, "stage-invite", {"request_id": request["request_id"]})
+        assert invited["request"]["status"] == "invited" and invited["request"]["role"] == "guest"
+        assert (await c.next(viewer, "on-role-change-request"))["token"] == invited["token"]
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "invited"
+        with pytest.raises(RpcError) as again:
+            await host.call("stage-invite", {"request_id": request["request_id"]})
+        assert again.value.code == 40407 and again.value.data == {"status": "invited"}
+        await c.fail(host, "stage-invite", {"request_id": request["request_id"]}, 40407)
+        await c.call(viewer, "role-change", {"token": invited["token"]})
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "live"
+
+        second = (await c.call(fan, "stage-request", {}))["request"]
+        await c.fail(host, "stage-decline", {"request_id": second["request_id"], "reason": "x" * 300}, 41300)
+        await c.call(host, "stage-decline", {"request_id": second["request_id"], "reason": "off topic"})
+        await c.fail(host, "stage-decline", {"request_id": second["request_id"]}, 40407)
+        statuses = [(await c.next(fan, "on-stage-status"))["request"]["status"] for _ in range(2)]
+        assert statuses == ["waiting", "declined"]
+        await c.fail(fan, "stage-block", {"user_id": "bob"}, 40300)
+        await c.call(host, "stage-block", {"user_id": "eve", "duration_s": 600})
+        await c.fail(fan, "stage-request", {}, 40303)
+        await c.call(host, "stage-unblock", {"user_id": "eve"})
+        await c.call(fan, "stage-request", {"note": "again"})
+        await c.call(fan, "stage-withdraw", {})
+        statuses = [(await c.next(fan, "on-stage-status"))["request"]["status"] for _ in range(2)]
+        assert statuses == ["waiting", "withdrawn"]
+        await c.next(host, "on-stage-queue", timeout=5)
+        c.sweep(host, guest, viewer, fan)
+        for client in (host, guest, viewer, fan):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert STAGE - c.calls == set()
+    assert STAGE_PUSHES - c.pushes == set()
+    assert {code for _, code in c.errors} >= {40303, 40407}
 
 
 # ---------------------------------------------------------------- REST against docs/openapi.yaml
