@@ -845,6 +845,54 @@ def test_rest_answers_match_the_openapi_document(roomd):
     asyncio.run(scenario())
 
 
+def test_rest_stage_answers_match_the_openapi_document(roomd):
+    """The call-in queue's REST routes (1.3, section 26), every status they can answer here."""
+    rest = Rest(roomd)
+
+    async def scenario():
+        host = await roomd.join("queue", "ada", "host")
+        viewer = await roomd.join("queue", "bob", "viewer")
+        fan = await roomd.join("queue", "eve", "viewer")
+        first = (await viewer.call("stage-request", {"note": "hi"}))["request"]["request_id"]
+        second = (await fan.call("stage-request", {}))["request"]["request_id"]
+        loop = asyncio.get_running_loop()
+        base = "/v2/active-rooms/queue/stage"
+
+        def calls():
+            status, page = rest("GET", base)
+            assert status == 200 and page["total"] == 2 and page["blocked"] == []
+            assert rest("GET", base + "?status=declined&offset=0&limit=10")[0] == 200
+            assert rest("GET", base + "?status=gone")[0] == 400
+            assert rest("GET", base + "?limit=0")[0] == 400
+            assert rest("GET", "/v2/active-rooms/nowhere/stage")[0] == 404
+            assert rest("GET", base, token=roomd.token("queue", "u", "host"))[0] == 403
+            assert rest("GET", base, token=None)[0] == 401
+            status, invited = rest("POST", f"{base}/{first}/invite")
+            assert status == 200 and invited["request"]["status"] == "invited" and invited["request"]["invited_by"] is None
+            assert rest("POST", f"{base}/{first}/invite", {})[0] == 409
+            assert rest("POST", f"{base}/nope/invite", {})[0] == 404
+            assert rest("POST", f"{base}/{second}/invite", {"role": "king"})[0] == 400
+            assert rest("POST", f"{base}/{second}/decline", {"reason": "x" * 300})[0] == 413
+            assert rest("POST", f"{base}/{second}/decline", {"reason": "off topic"})[0] == 200
+            assert rest("POST", f"{base}/{second}/decline", {})[0] == 409
+            assert rest("POST", f"{base}/nope/decline", {})[0] == 404
+            assert rest("POST", f"{base}/block", {"user_id": "eve", "duration_s": 600})[0] == 200
+            assert rest("POST", f"{base}/block", {"duration_s": 600})[0] == 400
+            assert rest("POST", f"{base}/block", {"user_id": "x" * 300})[0] == 413
+            status, page = rest("GET", base + "?status=declined")
+            assert status == 200 and [b["user_id"] for b in page["blocked"]] == ["eve"]
+            assert page["blocked"][0]["until"] is not None
+            assert rest("POST", f"{base}/unblock", {"user_id": "eve"})[0] == 200
+            assert rest("POST", f"{base}/unblock", {})[0] == 400
+            assert rest("POST", "/v2/active-rooms/nowhere/stage/unblock", {"user_id": "eve"})[0] == 404
+
+        await loop.run_in_executor(None, calls)
+        for client in (host, viewer, fan):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
 def test_rest_1_1_answers_match_the_openapi_document(roomd):
     """GET /v2/active-rooms, one peer, send-message's receipt, HLS and the session store (when served)."""
     rest = Rest(roomd)
