@@ -27,6 +27,36 @@ import Testing
         }
     }
 
+    /// The Swift kit's typed calls (RoomClient's StageMethods.swift), as a
+    /// harness scripts a call-in: ask with a note, the queue, invite,
+    /// accept, live; a declined troll, blocked, cannot ask again.
+    @Test func theSwiftKitScriptsACallIn() async throws {
+        let stage = try await Self.manualStage()
+        let asked = try await stage.viewer.askToJoinStage(note: "a question about the tour")
+        #expect(asked.status == .waiting && asked.position == 1 && asked.note == "a question about the tour")
+        #expect(asked.peer.peerID == stage.ids["viewer"] && asked.userID == "v" && asked.invitedBy == nil)
+        let (queue, total) = try await stage.host.stageQueue()
+        #expect(total == 1 && queue == [asked])
+        let (invited, token) = try await stage.host.invite(queue[0])
+        #expect(invited.status == .invited && invited.role == "guest" && invited.position == nil)
+        #expect(invited.invitedBy?.peerID == stage.ids["host"])
+        _ = try await stage.viewer.acceptRoleChange(token: token)
+        let (live, _) = try await stage.moderator.stageQueue(status: .live)
+        #expect(live.map(\.requestID) == [asked.requestID] && live[0].status == .live)
+
+        let troll = try await stage.daemon.join("t", as: "viewer").client
+        let trolling = try await troll.askToJoinStage()
+        #expect(trolling.note == "" && trolling.position == 1)
+        try await stage.host.declineStageRequest(trolling.requestID, reason: "not today")
+        try await stage.host.blockFromStage("t")
+        #expect(try await troll.errorCode("stage-request", [:]) == 40303)
+        try await stage.host.unblockFromStage("t")
+        _ = try await troll.askToJoinStage(note: "sorry")
+        try await troll.withdrawStageRequest()
+        let (withdrawn, _) = try await stage.host.stageQueue(status: .withdrawn)
+        #expect(withdrawn.map(\.userID) == ["t"])
+    }
+
     /// A viewer asks, the moderating peers see it on the next interval (not
     /// a millisecond before), a host invites (a polite role change), the
     /// viewer accepts and is live; every status change reaches the viewer.
