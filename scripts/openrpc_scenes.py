@@ -8,11 +8,11 @@ later one needs and is not an example. Params may hold placeholders, filled in e
 - "{peer:ACTOR}"          the actor's peer id;
 - "{token:ACTOR}"         a fresh app token of the actor (its user, role and room);
 - "{id:KEY}"              a value an earlier result of the scene gave under KEY (poll_id, message_id,
-                          question_id, iterator);
+                          question_id, iterator; request_id from a result's `request`);
 - "{push:ACTOR:METHOD:FIELD}"  FIELD of the next METHOD push the actor gets (a role-change token).
 
-`show` is the document's order of the 1.1/1.2 calls with a host and a viewer; `stage` and the
-scenes after it hold the calls that join, leave, remove or end (which would stop the others).
+`show` is the document's order of the 1.1/1.2 calls with a host and a viewer; `stage` holds the calls
+that join, leave, remove or end (which would stop the others); `callin` the call-in queue (1.3).
 """
 
 Q = [{"question": {"text": "Capital of France?", "type": "single-choice"},
@@ -112,13 +112,31 @@ STAGE = [
     ("host", "end-room", {"reason": "show over"}, "the show ends"),
 ]
 
+# The call-in queue (1.3, section 26): three viewers ask, the host lists, invites one (who accepts),
+# declines one; one withdraws; a block and its end.
+CALLIN_ACTORS = {"host": ("host-3", "host", "Kim"), "caller": ("v-7", "viewer", "Lou"),
+                 "caller2": ("v-8", "viewer", "Max"), "caller3": ("v-9", "viewer", "Nia")}
+CALLIN = [
+    ("caller2", "stage-request", {}, None),
+    ("caller", "stage-request", {"note": "A question about the tour dates"}, "asking to come on stage"),
+    ("host", "stage-list", {}, "the waiting callers"),
+    ("host", "stage-invite", {"request_id": "{id:request_id}"}, "inviting a caller on stage as a guest"),
+    ("caller", "role-change", {"token": "{push:caller:on-role-change-request:token}"}, None),
+    ("caller3", "stage-request", {"note": "hi!"}, None),
+    ("host", "stage-decline", {"request_id": "{id:request_id}", "reason": "off topic"}, "declining a request"),
+    ("caller2", "stage-withdraw", {}, "withdrawing one's request"),
+    ("host", "stage-block", {"user_id": "v-9", "duration_s": 600}, "keeping a user out of the queue for 10 minutes"),
+    ("host", "stage-unblock", {"user_id": "v-9"}, "lifting it"),
+]
+
 ID_KEYS = ("poll_id", "message_id", "question_id", "iterator")
 
 
 def scenes(order):
     """[(room, actors, unjoined, steps)]: the first scene in the document's `order` of methods."""
     show = [(SHOW[m][0], m, SHOW[m][1], SHOW[m][2]) for m in order if m in SHOW]
-    return [("show", SHOW_ACTORS, set(), show), ("stage", STAGE_ACTORS, STAGE_UNJOINED, STAGE)]
+    return [("show", SHOW_ACTORS, set(), show), ("stage", STAGE_ACTORS, STAGE_UNJOINED, STAGE),
+            ("callin", CALLIN_ACTORS, set(), CALLIN)]
 
 
 async def play(roomd, order, on_step):
@@ -160,6 +178,8 @@ async def play(roomd, order, on_step):
                     ids[key] = result[key]
             if method == "broadcast":
                 ids["message_id"] = result["message_id"]
+            if isinstance(result, dict) and isinstance(result.get("request"), dict):
+                ids["request_id"] = result["request"]["request_id"]  # stage-request, stage-invite
             if method == "join":
                 peers[actor] = result["peer"]["peer_id"]
             on_step(method, name, actor, filled, result, room)

@@ -30,12 +30,22 @@ extension RoleTemplate {
             c.report(c.path("roles"), "at least one role is required")
         }
         let settings = try c.object("settings", Settings.init) ?? Settings()
+        if root["settings"]?["stage"]?["guest_role"] != nil { checkGuestRole(settings.stage, roles: roles, c) }
         let warnings = c.finish().sorted()
         if var first = c.problems.errors.first {
             first.more = Array(c.problems.errors.dropFirst())
             throw first
         }
         return (RoleTemplate(name: name, roles: roles, settings: settings), warnings)
+    }
+
+    /// A `settings.stage.guest_role` the template gives must name one of its
+    /// roles. A template that gives none (the default `"guest"`) and has no
+    /// role `guest` runs with the call-in queue off (RoomModel's
+    /// `stageIsOn`): a template of before 1.3 starts as it did.
+    private static func checkGuestRole(_ stage: StageSettings, roles: [Role], _ c: TemplateCursor) {
+        guard stage.enabled, !roles.contains(where: { $0.name == stage.guestRole }) else { return }
+        c.report("settings.stage.guest_role", "no role named \"\(stage.guestRole)\" in roles")
     }
 
     /// `decode` of the file at `path`.

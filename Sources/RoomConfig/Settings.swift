@@ -16,6 +16,8 @@ public struct Settings: Sendable, Equatable {
     public var qa = QASettings()
     /// `reactions` (1.2, ReactionSettings.swift)
     public var reactions = ReactionSettings()
+    /// `stage` (1.3, StageSettings.swift)
+    public var stage = StageSettings()
     /// `feed` (1.2, FeedSettings.swift)
     public var feed = FeedSettings()
     /// `hls` (1.1, HLSSettings.swift)
@@ -54,6 +56,7 @@ extension Settings {
         chat = try c.object("chat", ChatSettings.init) ?? chat
         qa = try c.object("qa", QASettings.init) ?? qa
         reactions = try c.object("reactions", ReactionSettings.init) ?? reactions
+        stage = try c.object("stage", StageSettings.init) ?? stage
         feed = try c.object("feed", FeedSettings.init) ?? feed
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)

@@ -28,4 +28,11 @@ public enum WebhookEventKind: String, Sendable, CaseIterable {
     case rtmpStopped = "rtmp.stopped.success"
     case recordingStarted = "recording.started.success"
     case recordingStopped = "recording.stopped.success"
+    /// 1.3, section 26: a stage request's status changes.
+    case stageRequested = "stage.requested"
+    case stageInvited = "stage.invited"
+    case stageLive = "stage.live"
+    case stageDeclined = "stage.declined"
+    case stageWithdrawn = "stage.withdrawn"
+    case stageDone = "stage.done"
 }

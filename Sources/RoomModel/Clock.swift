@@ -38,6 +38,7 @@ public enum IDKind: String, Sendable {
     case iterator = "it"
     case poll, cue
     case question = "question"
+    case stage
     case webhook
     case report
 }

@@ -66,6 +66,7 @@ extension RoomRegistry {
         endEmptyWait(room)
         cancel(room.chatBanEntry)  // the room's other deadlines go with it
         room.chatBanEntry = nil
+        endStageDeadlines(room)
         rooms.removeValue(forKey: room.id)
         endLiveStream(room, by: nil, reason: "room ended")
         stopBroadcasts(room)

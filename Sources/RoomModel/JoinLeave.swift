@@ -88,6 +88,7 @@ extension RoomRegistry {
         let quietly = isLarge(room) && !peer.role.publishParams.canPublish
         room.remove(peer)
         forget(peer)
+        let stage = stagePeerLeft(peer)  // its user's other peers hear of its request
         record(.peerLeft(room: RoomRef(room), peer: ActorRef(peer), reason: reason.rawValue))
         feedState(room)
         if room.peerCount == 0 {
@@ -99,10 +100,10 @@ extension RoomRegistry {
         if quietly {
             room.roomState.leftQuietly(peer.id, joinWasPending: wasPending)
             roomStates.schedule(room)
-            return []
+            return stage
         }
         room.roomState.announced(room.peerCount)  // everyone sees this leave
-        return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)]
+        return [Delivery(.peerLeave(peerID: peer.id, reason: reason), to: room.peersInJoinOrder)] + stage
     }
 
     /// What the features keep for a peer that is gone: its pending role

@@ -46,6 +46,8 @@ public enum OperatorEvent: Sendable, Equatable {
     case rtmpStopped(room: RoomRef, by: ActorRef?, reason: String)
     case recordingStarted(room: RoomRef, by: ActorRef)
     case recordingStopped(room: RoomRef, by: ActorRef?, reason: String)
+    /// 1.3, section 26: a stage request's new status; `peer` is its peer as it is now.
+    case stage(room: RoomRef, peer: ActorRef, request: StageRequest)
 
     public var kind: WebhookEventKind {
         switch self {
@@ -75,6 +77,15 @@ public enum OperatorEvent: Sendable, Equatable {
         case .rtmpStopped: .rtmpStopped
         case .recordingStarted: .recordingStarted
         case .recordingStopped: .recordingStopped
+        case .stage(_, _, let request):
+            switch request.status {
+            case .waiting: .stageRequested
+            case .invited: .stageInvited
+            case .live: .stageLive
+            case .declined: .stageDeclined
+            case .withdrawn: .stageWithdrawn
+            case .done: .stageDone
+            }
         }
     }
 
@@ -90,6 +101,7 @@ public enum OperatorEvent: Sendable, Equatable {
         case .streamChanged(let room, _, _, _, _): room
         case .rtmpStarted(let room, _, _), .rtmpStopped(let room, _, _): room
         case .recordingStarted(let room, _), .recordingStopped(let room, _, _): room
+        case .stage(let room, _, _): room
         }
     }
 }

@@ -69,6 +69,11 @@ public enum Push {
     case recordingUpdate(RecordingRun)
     /// `on-token-expiring {expires_at}` (1.2, section 23, TokenExpiry.swift).
     case tokenExpiring(expiresAt: Int64)
+    /// `on-stage-status {request}` to the requester's user's peers (1.3, section 26).
+    case stageStatus(StageRequest)
+    /// `on-stage-queue {changed, removed, waiting}` to the moderating peers
+    /// (1.3, section 26), coalesced per `settings.stage.interval_ms`.
+    case stageQueue(changed: [StageRequest], removed: [String], waiting: Int)
 }
 
 public enum LeaveReason: String, Sendable {

@@ -7,6 +7,8 @@ public struct RoleChangeRequest {
     public var expiresAt: Int64
     /// Its `RoleChangeExpiry` in the registry's deadlines while it is pending.
     var entry: DeadlineID?
+    /// The stage request it invites (`stage-invite`, section 26), if any.
+    var stageRequestID: String?
 }
 
 /// Polite role-change requests by token (PROTOCOL.md section 6): each waits
@@ -56,6 +58,8 @@ struct RoleChangeExpiry: ModelDeadline {
 
     func expire(in registry: RoomRegistry, at now: Int64) -> Expired {
         guard let request = registry.roleChanges.remove(token) else { return Expired() }
-        return Expired(effects: registry.rejected(request, reason: .expired))
+        var effects = registry.rejected(request, reason: .expired)
+        effects.deliveries += registry.stageInvitationAnswered(request, rejected: false)
+        return Expired(effects: effects)
     }
 }

@@ -63,14 +63,16 @@ extension RoomRegistry {
             roleChanges.add(request)  // still answerable (e.g. with role-change-reject)
             throw error
         }
-        return applyRole(role, to: peer)
+        return applyRole(role, to: peer, accepting: request.stageRequestID)
     }
 
     /// `role-change-reject` by the target: the requester is told.
     public func rejectRoleChange(_ peer: Peer, token: String) throws(RoomError) -> Effects {
         let request = try roleChanges.take(token, for: peer, now: clock.nowMillis())
         cancel(request.entry)
-        return rejected(request, reason: .rejected)
+        var effects = rejected(request, reason: .rejected)
+        effects.deliveries += stageInvitationAnswered(request, rejected: true)
+        return effects
     }
 
     /// Bulk `role-change-request` (`roles` + `role`): every peer whose role is
@@ -107,8 +109,10 @@ extension RoomRegistry {
     // MARK: applying
 
     /// Moves `target` to `role`: drops tracks it may no longer publish, sends
-    /// its new policy, tells everyone, then fixes track visibility both ways.
-    func applyRole(_ role: Role, to target: Peer) -> Effects {
+    /// its new policy, tells everyone, then fixes track visibility both ways;
+    /// its stage requests end as `done`, but the one whose invitation it
+    /// accepts (`accepting`), which goes `live` (Stage/StageActions.swift).
+    func applyRole(_ role: Role, to target: Peer, accepting stageRequestID: String? = nil) -> Effects {
         let room = target.room
         var effects = Effects()
         let oldRole = target.role
@@ -151,6 +155,8 @@ extension RoomRegistry {
                 effects.send(.trackRemove(peerID: target.id, track), to: lost)
             }
         }
+        // 5. The call-in queue.
+        effects.deliveries += stageRoleChanged(target, accepting: stageRequestID)
         return effects
     }
 

@@ -10,6 +10,8 @@ public final class Room {
     public private(set) var peers: [PeerID: Peer] = [:]
     private var order = JoinOrder()
     private var byRole: [String: JoinOrder] = [:]
+    /// Each user's peers in this room (a user has few).
+    private var byUser: [UserID: [Peer]] = [:]
     private var nextSequence = 0
     /// Track ids are unique within the room.
     private(set) var trackOwners: [String: Peer] = [:]
@@ -25,6 +27,8 @@ public final class Room {
     public internal(set) var chat = ChatHistory()
     /// Audience questions (1.2, QA/QuestionBoard.swift).
     public internal(set) var questions = QuestionBoard()
+    /// The call-in queue and its blocks (1.3, Stage/StageQueue.swift).
+    public internal(set) var stage = StageQueue()
     /// Reactions and tap votes (1.2, Reactions/Reactions.swift).
     public internal(set) var reactions = Reactions()
     /// Bans of this session by user id (1.2, Moderation/RoomBans.swift).
@@ -68,6 +72,9 @@ public final class Room {
     /// The peers of one role, in join order.
     public func peers(withRole role: String) -> [Peer] { byRole[role]?.peers ?? [] }
 
+    /// The peers of one user: O(its peers).
+    public func peers(ofUser user: UserID) -> [Peer] { byUser[user] ?? [] }
+
     /// Every peer but `excluded`, in join order.
     public func others(than excluded: Peer) -> [Peer] { peersInJoinOrder.filter { $0 !== excluded } }
 
@@ -86,6 +93,7 @@ public final class Room {
         peers[peer.id] = peer
         order.append(peer)
         byRole[peer.role.name, default: JoinOrder()].append(peer)
+        byUser[peer.userID, default: []].append(peer)
     }
 
     func remove(_ peer: Peer) {
@@ -93,6 +101,8 @@ public final class Room {
         peer.hasLeft = true
         order.remove(peer)
         byRole[peer.role.name]?.remove(peer)
+        byUser[peer.userID]?.removeAll { $0 === peer }
+        if byUser[peer.userID]?.isEmpty == true { byUser[peer.userID] = nil }
         for track in peer.tracks { trackOwners.removeValue(forKey: track.trackID) }
         speakers.forget(peer)
     }

@@ -45,6 +45,10 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case alreadyAnswered = 40906
     /// 1.1: too many (polls, questions, options, session-store keys, live cues).
     case tooMany = 40907
+    /// 1.3: stage request not found, or not in a state that allows the call (`data.status`).
+    case stageRequestNotFound = 40407
+    /// 1.3: blocked from the call-in queue (`stage-request`, section 26).
+    case stageBlocked = 40303
     /// 1.2: banned from this room (`join`, `preview`; section 22).
     case banned = 40301
     /// 1.2: chat is closed to the caller: chat-banned, chat paused, or the word filter.
@@ -59,6 +63,8 @@ public struct RoomError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// `data.retry_after_ms` of the error object (42901).
     public var retryAfterMs: Int64?
+    /// `data.status` of the error object (40407: the stage request's status).
+    public var status: String?
 
     public init(_ code: ErrorCode, _ message: String) {
         self.code = code

@@ -31,6 +31,8 @@ public final class RoomRegistry {
     var pollSchedule = PollSchedule()
     /// Rooms with Q&A changes to push (QA/QuestionActions.swift).
     var qaSchedule = QuestionSchedule()
+    /// Rooms with call-in queue changes to push (Stage/StageActions.swift).
+    var stageSchedule = StageSchedule()
     /// Rooms with reaction totals to push (Reactions/ReactionSchedule.swift).
     var reactionSchedule = ReactionSchedule()
     /// The audience feed's recorders, by room id (Feed/FeedRecorders.swift).
@@ -70,6 +72,7 @@ public final class RoomRegistry {
     /// skipped as clean (Schedule.advance).
     public var hasPendingPollStats: Bool { pollSchedule.hasPendingStats }
     public var hasPendingQuestionPushes: Bool { !qaSchedule.isEmpty }
+    public var hasPendingStagePushes: Bool { !stageSchedule.isEmpty }
     public var hasPendingReactionPushes: Bool { !reactionSchedule.roomIDs.isEmpty }
     public var hasPendingRoomStates: Bool { !roomStates.roomIDs.isEmpty }
 

@@ -387,6 +387,7 @@ public final class RoomServer: @unchecked Sendable {
         case .roomState: fanOut.fanOut(registry.tickRoomState())
         case .pollStats: fanOut.fanOut(registry.tickPollStats())
         case .questions: fanOut.fanOut(registry.tickQuestions())
+        case .stage: fanOut.fanOut(registry.tickStage())
         case .reactions:
             let deliveries = registry.tickReactions()
             // What the peers last heard is saved for a takeover (Reactions/ReactionSnapshot.swift).

@@ -47,6 +47,8 @@ final class Schedule {
         case questions
         /// `on-reactions` (settings.reactions.interval_ms).
         case reactions
+        /// Coalesced `on-stage-queue` (settings.stage.interval_ms).
+        case stage
         /// Pings, idle connections, request heads, heap trimming (1 s).
         case keepalive
     }
@@ -92,7 +94,7 @@ final class Schedule {
 
     static func followsManualClock(_ tick: Tick) -> Bool {
         switch tick {
-        case .activeSpeakers, .roomState, .pollStats, .questions, .reactions: true
+        case .activeSpeakers, .roomState, .pollStats, .questions, .reactions, .stage: true
         case .keepalive: false
         }
     }
@@ -105,6 +107,7 @@ final class Schedule {
         case .pollStats: registry.pollStatsTickMs
         case .questions: registry.settings.qa.intervalMs
         case .reactions: registry.settings.reactions.intervalMs
+        case .stage: registry.settings.stage.intervalMs
         case .keepalive: 1000
         }
     }
@@ -229,6 +232,7 @@ final class Schedule {
         case .pollStats: registry.hasPendingPollStats
         case .questions: registry.hasPendingQuestionPushes
         case .reactions: registry.hasPendingReactionPushes
+        case .stage: registry.hasPendingStagePushes
         case .roomState: registry.hasPendingRoomStates
         case .activeSpeakers, .keepalive: false
         }

@@ -269,6 +269,41 @@ enum JoinMethods {
             usage: "token-refresh {token}",
             summary: "Swap in a new token of the same user and room"
         ),
+        Entry(
+            method: "stage-request",
+            usage: "stage-request {note?}",
+            summary: "Ask to come on stage, with a short note (1.3)"
+        ),
+        Entry(
+            method: "stage-withdraw",
+            usage: "stage-withdraw",
+            summary: "Withdraw one's own waiting or invited stage request (1.3)"
+        ),
+        Entry(
+            method: "stage-list",
+            usage: "stage-list {status?, offset?, limit?}",
+            summary: "A page of the call-in queue (moderating peers)"
+        ),
+        Entry(
+            method: "stage-invite",
+            usage: "stage-invite {request_id, role?}",
+            summary: "Invite a waiting caller on stage: a polite role change (moderating with changeRole)"
+        ),
+        Entry(
+            method: "stage-decline",
+            usage: "stage-decline {request_id, reason?}",
+            summary: "Decline a waiting or invited stage request (moderating)"
+        ),
+        Entry(
+            method: "stage-block",
+            usage: "stage-block {user_id, duration_s?}",
+            summary: "Keep a user out of the call-in queue (moderating)"
+        ),
+        Entry(
+            method: "stage-unblock",
+            usage: "stage-unblock {user_id}",
+            summary: "Lift a user's stage block (moderating; a user without one is fine too)"
+        ),
     ]
 
     /// The shorthands: what they are short for, in the same one-line form.

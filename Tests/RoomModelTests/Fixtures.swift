@@ -118,6 +118,9 @@ extension Push {
         case .messageDelete(let id, _): "on-message-delete:\(id)"
         case .chatClear: "on-chat-clear"
         case .messagePin(let message, _): "on-message-pin:\(message?.id ?? "null")"
+        case .stageStatus(let request): "on-stage-status:\(request.id):\(request.status.rawValue)"
+        case .stageQueue(let changed, let removed, let waiting):
+            "on-stage-queue:\(changed.map(\.id))-\(removed)=\(waiting)"
         case .reactions(let counts):
             "on-reactions:" + counts.map { "\($0.target)/\($0.type)=\($0.total)" }.joined(separator: ",")
         }

@@ -16,14 +16,15 @@ import RoomWire
 ///
 ///     {"format":2, "id", "session_id", "started_at", "next_sequence", "locked",
 ///      "peers", "session_store", "poll_serial", "polls", "live_stream", "chat",
-///      "qa", "reactions", "moderation", "rtmp", "recording"}
+///      "qa", "reactions", "moderation", "rtmp", "recording", "stage"?}
 ///
 /// Each feature owns its section: its shape, encoder and decoder
 /// live with its state type — `PeerSnapshot.swift`, `SessionStoreSnapshot.swift`,
 /// `Polls/PollSnapshot.swift`, `LiveStreamSnapshot.swift`,
 /// `Chat/ChatSnapshot.swift`, `QA/QuestionSnapshot.swift`,
-/// `Reactions/ReactionSnapshot.swift`, `Moderation/ModerationSnapshot.swift`
-/// and `RecordingSnapshot.swift` (`rtmp`, `recording`); what they share is
+/// `Reactions/ReactionSnapshot.swift`, `Moderation/ModerationSnapshot.swift`,
+/// `RecordingSnapshot.swift` (`rtmp`, `recording`) and
+/// `Stage/StageSnapshot.swift` (`stage`, only when the queue was used); what they share is
 /// in `SnapshotWriting.swift` and `SnapshotReader.swift`. A section is one
 /// key and its JSON value. Nothing is cut (1.3): every section is written
 /// whole, bounded by the room's settings; the bus keeps a large state in
@@ -62,6 +63,9 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// RTMP out and recording (1.2, section 23; absent in older snapshots).
     public var rtmp: RTMPRun?
     public var recording: RecordingRun?
+    /// The call-in queue and its blocks (1.3, section 26; Stage/StageSnapshot.swift):
+    /// absent when the session never used the queue.
+    public var stage = StageSnapshot()
 
     /// The format this build writes and reads (`"format"`).
     public static let format = 2
@@ -126,6 +130,10 @@ extension RoomSnapshot {
         w.rtmpSection(rtmp)
         w.key("recording")
         w.recordingSection(recording)
+        if !stage.isEmpty {
+            w.key("stage")
+            w.stageSection(stage)
+        }
         w.endObject()
         return w.bytes
     }
@@ -156,7 +164,7 @@ extension RoomSnapshot {
             // Format 2 as saved before moderation (1.2, section 22) has no bans.
             let moderation =
                 try r.has("moderation") ? r.object("moderation", ModerationSnapshot.init) : ModerationSnapshot()
-            let snapshot = try RoomSnapshot(
+            var snapshot = try RoomSnapshot(
                 id: r.id("id"),
                 sessionID: r.string("session_id"),
                 startedAt: r.int64("started_at"),
@@ -181,6 +189,8 @@ extension RoomSnapshot {
                     ? r.nullable("recording") { k throws(RoomSnapshotError) in try r.object(k, RecordingRun.init) }
                     : nil
             )
+            // Absent when the session never used the call-in queue (and before 1.3).
+            if r.has("stage") { snapshot.stage = try r.object("stage", StageSnapshot.init) }
             try PeerSnapshot.check(snapshot.peers, nextSequence: snapshot.nextSequence)
             try PollSnapshot.check(snapshot.polls)
             try ReactionTargetSnapshot.check(snapshot.reactions)

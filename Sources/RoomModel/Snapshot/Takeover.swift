@@ -5,7 +5,7 @@ extension RoomRegistry {
     /// `room` as a value; `locked` when the room id is locked (a locked room
     /// that ended is `locked` with no peers).
     public func snapshot(of room: Room) -> RoomSnapshot {
-        RoomSnapshot(
+        var snapshot = RoomSnapshot(
             id: room.id,
             sessionID: room.sessionID,
             startedAt: room.startedAt,
@@ -27,6 +27,8 @@ extension RoomRegistry {
             rtmp: room.rtmp,
             recording: room.recording
         )
+        snapshot.stage = room.stage.snapshot
+        return snapshot
     }
 
     /// Takes over a room from a snapshot. Every peer starts in its reconnect
@@ -90,6 +92,7 @@ extension RoomRegistry {
             chatBans: snapshot.moderation.chatBans
         )
         timeChatBans(room)
+        restoreStage(snapshot.stage, in: room)
         room.roomState.announced(room.peerCount)
         rooms[room.id] = room
         openFeed(room, at: clock.nowMillis())  // the feed goes on from here (what the old home recorded is not carried)

@@ -159,6 +159,13 @@ export class RoomClient {
   recordingStart(): Promise<any>;
   recordingStop(): Promise<any>;
   tokenRefresh(token: any): Promise<any>;
+  stageRequest(options?: { note?: any }): Promise<any>;
+  stageWithdraw(): Promise<any>;
+  stageList(options?: { status?: any; offset?: any; limit?: any }): Promise<any>;
+  stageInvite(requestId: any, options?: { role?: any }): Promise<any>;
+  stageDecline(requestId: any, options?: { reason?: any }): Promise<any>;
+  stageBlock(userId: any, options?: { durationS?: any }): Promise<any>;
+  stageUnblock(userId: any): Promise<any>;
 }
 
 export default RoomClient;

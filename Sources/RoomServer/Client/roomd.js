@@ -437,6 +437,20 @@ export class RoomClient {
   recordingStop() { return this.call("recording-stop", {}); }
   /** `token-refresh`: Swap in a new token of the same user and room. */
   tokenRefresh(token) { return this.call("token-refresh", { token }); }
+  /** `stage-request`: Ask to come on stage, with a short note (1.3). */
+  stageRequest({ note } = {}) { return this.call("stage-request", { ...params({ note }) }); }
+  /** `stage-withdraw`: Withdraw one's own waiting or invited stage request (1.3). */
+  stageWithdraw() { return this.call("stage-withdraw", {}); }
+  /** `stage-list`: A page of the call-in queue (moderating peers). */
+  stageList({ status, offset, limit } = {}) { return this.call("stage-list", { ...params({ status, offset, limit }) }); }
+  /** `stage-invite`: Invite a waiting caller on stage: a polite role change (moderating with changeRole). */
+  stageInvite(requestId, { role } = {}) { return this.call("stage-invite", { request_id: requestId, ...params({ role }) }); }
+  /** `stage-decline`: Decline a waiting or invited stage request (moderating). */
+  stageDecline(requestId, { reason } = {}) { return this.call("stage-decline", { request_id: requestId, ...params({ reason }) }); }
+  /** `stage-block`: Keep a user out of the call-in queue (moderating). */
+  stageBlock(userId, { durationS } = {}) { return this.call("stage-block", { user_id: userId, ...params({ duration_s: durationS }) }); }
+  /** `stage-unblock`: Lift a user's stage block (moderating; a user without one is fine too). */
+  stageUnblock(userId) { return this.call("stage-unblock", { user_id: userId }); }
   // ---- end of generated ----
 
   // ---- internals -------------------------------------------------------

@@ -92,6 +92,9 @@ final class RestAPI {
             case (.post, "ban", 2): return try ban(room, try body(request))  // RestBans.swift
             case (.post, "unban", 2): return try unban(room, try body(request))
             case (.get, "bans", 2): return try listBans(room)
+            case (_, "stage", 2...):  // RestStage.swift
+                if let response = try stage(room, parts.dropFirst(2), request) { return response }
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
             case (.post, "unlock", 2):
                 registry.unlock(room)
                 logger.info("room unlocked", metadata: ["room": "\(room)", "by": "rest"])
@@ -101,15 +104,17 @@ final class RestAPI {
             }
         } catch {
             metrics.failed(error.code)
-            return .error(Self.status(for: error.code), code: error.code.rawValue, error.message)
+            // 40407: 404 for an unknown stage request, 409 for one in another state (`status`).
+            let status = error.code == .stageRequestNotFound && error.status != nil ? 409 : Self.status(for: error.code)
+            return .error(status, code: error.code.rawValue, error.message)
         }
     }
 
     static func status(for code: ErrorCode) -> Int {
         switch code {
         case .tokenInvalid, .notAJWT, .badJWT: 401
-        case .permissionDenied, .banned, .chatClosed, .roomLocked: 403
-        case .roomNotFound, .peerNotFound: 404
+        case .permissionDenied, .banned, .chatClosed, .roomLocked, .stageBlocked: 403
+        case .roomNotFound, .peerNotFound, .stageRequestNotFound: 404
         case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413
         case .rateLimited, .slowMode: 429

@@ -76,6 +76,7 @@ package final class Dispatcher {
             joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
             questionMethods,
+            stageMethods,
             reactionMethods,
             chatModerationMethods,
             recordingMethods,
@@ -232,10 +233,7 @@ package final class Dispatcher {
                         w.field("code", error.code.rawValue)
                         w.field("message", error.message)
                         w.field("method", methodName ?? "")
-                        if let retry = error.retryAfterMs {  // 42901 (section 22)
-                            w.key("data")
-                            w.object { w in w.field("retry_after_ms", retry) }
-                        }
+                        error.encodeData(into: &w)  // 42901 (section 22), 40407 (section 26)
                     }
                 )
                 return false

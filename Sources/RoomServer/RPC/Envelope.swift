@@ -47,10 +47,7 @@ package enum Envelope {
             w.object { w in
                 w.field("code", error.code.rawValue)
                 w.field("message", error.message)
-                if let retry = error.retryAfterMs {
-                    w.key("data")
-                    w.object { w in w.field("retry_after_ms", retry) }
-                }
+                error.encodeData(into: &w)
             }
         }
     }
@@ -89,5 +86,18 @@ extension Envelope {
         for id in responses { response(id: id, into: &out, error: error) }
         if batch != nil { out.endArray() }
         return [Frame(payload: out)] + frames
+    }
+}
+
+extension RoomError {
+    /// The error object's `data`, when it has one: 42901's
+    /// `{"retry_after_ms":…}` (section 22), 40407's `{"status":…}` (section 26).
+    func encodeData(into w: inout JSONWriter) {
+        guard retryAfterMs != nil || status != nil else { return }
+        w.key("data")
+        w.object { w in
+            if let retry = retryAfterMs { w.field("retry_after_ms", retry) }
+            if let status { w.field("status", status) }
+        }
     }
 }

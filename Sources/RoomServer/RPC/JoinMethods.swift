@@ -77,6 +77,7 @@ extension Dispatcher {
                 state: registry.chatState(for: peer),
                 within: chatAnswerBudget
             )
+            w.stageOnJoin(registry.stageJoinInfo(for: peer))
         }
     }
 

@@ -165,6 +165,19 @@ extension Envelope {
             return notification("on-record-update", params: w.bytes)
         case .tokenExpiring(let expiresAt):
             return notification("on-token-expiring") { w in w.field("expires_at", expiresAt) }
+        case .stageStatus(let request):
+            return notification("on-stage-status") { w in
+                w.key("request")
+                request.encode(into: &w)
+            }
+        case .stageQueue(let changed, let removed, let waiting):
+            return notification("on-stage-queue") { w in
+                w.key("changed")
+                w.array { w in for request in changed { request.encode(into: &w) } }
+                w.key("removed")
+                w.strings(removed)
+                w.field("waiting", waiting)
+            }
         }
     }
 

@@ -83,6 +83,12 @@ struct WebhookEvent: Sendable {
                 case .rtmpStopped(_, let by, let reason), .recordingStopped(_, let by, let reason):
                     if let by { w.peerFields(by) }
                     w.field("reason", reason)
+                case .stage(_, let peer, let request):
+                    w.peerFields(peer)
+                    w.field("request_id", request.id)
+                    w.field("note", request.note)
+                    w.field("status", request.status.rawValue)
+                    w.optionalField("invited_role", request.role)
                 }
             }
         }

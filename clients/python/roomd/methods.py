@@ -171,3 +171,43 @@ class ProtocolMethods:
         """``token-refresh``: Swap in a new token of the same user and room."""
         params = {"token": token}
         return await self.call("token-refresh", params, timeout)
+
+    async def stage_request(self, note: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-request``: Ask to come on stage, with a short note (1.3)."""
+        optional = {"note": note}
+        params = {**{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("stage-request", params, timeout)
+
+    async def stage_withdraw(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-withdraw``: Withdraw one's own waiting or invited stage request (1.3)."""
+        params = {}
+        return await self.call("stage-withdraw", params, timeout)
+
+    async def stage_list(self, status: Any = None, offset: Any = None, limit: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-list``: A page of the call-in queue (moderating peers)."""
+        optional = {"status": status, "offset": offset, "limit": limit}
+        params = {**{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("stage-list", params, timeout)
+
+    async def stage_invite(self, request_id: Any, role: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-invite``: Invite a waiting caller on stage: a polite role change (moderating with changeRole)."""
+        optional = {"role": role}
+        params = {"request_id": request_id, **{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("stage-invite", params, timeout)
+
+    async def stage_decline(self, request_id: Any, reason: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-decline``: Decline a waiting or invited stage request (moderating)."""
+        optional = {"reason": reason}
+        params = {"request_id": request_id, **{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("stage-decline", params, timeout)
+
+    async def stage_block(self, user_id: Any, duration_s: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-block``: Keep a user out of the call-in queue (moderating)."""
+        optional = {"duration_s": duration_s}
+        params = {"user_id": user_id, **{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("stage-block", params, timeout)
+
+    async def stage_unblock(self, user_id: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``stage-unblock``: Lift a user's stage block (moderating; a user without one is fine too)."""
+        params = {"user_id": user_id}
+        return await self.call("stage-unblock", params, timeout)

@@ -50,6 +50,9 @@ MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", 
 MODERATION_PUSHES = {"on-chat-state", "on-report"}
 LIFECYCLE = {"rtmp-start", "rtmp-stop", "recording-start", "recording-stop", "token-refresh"}
 LIFECYCLE_PUSHES = {"on-rtmp-update", "on-record-update", "on-token-expiring"}
+STAGE = {"stage-request", "stage-withdraw", "stage-list", "stage-invite", "stage-decline", "stage-block",
+         "stage-unblock"}
+STAGE_PUSHES = {"on-stage-queue", "on-stage-status"}
 PENDING_ERROR_CODES = {40404, 40904, 40906, 40907}  # the 1.1 codes those branches add
 
 
@@ -377,10 +380,11 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         c.sweep(*everyone)
 
     asyncio.run(scenario())
-    core = {name for name in METHODS if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE}
+    core = {name for name in METHODS
+            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE}
     assert core - c.calls == set(), "every core method was called"
     missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
-               - LIFECYCLE_PUSHES - {"room-state"} - c.pushes)
+               - LIFECYCLE_PUSHES - STAGE_PUSHES - {"room-state"} - c.pushes)
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -674,6 +678,65 @@ def test_moderation_answers_and_pushes_match_the_contract(roomd):
     assert MODERATION_PUSHES - c.pushes == set()
 
 
+def test_stage_answers_and_pushes_match_the_contract(roomd):
+    """The call-in queue (1.3, section 26): every stage call, its pushes, 40303 and 40407 (with data.status)."""
+    c = Contract()
+
+    async def scenario():
+        host = await roomd.join("queue", "ada", "host")
+        guest = await roomd.join("queue", "cy", "guest")
+        viewer = await roomd.join("queue", "bob", "viewer")
+        fan = await roomd.join("queue", "eve", "viewer")
+        await c.fail(guest, "stage-request", {}, 40300)  # already guest_role
+        await c.fail(viewer, "stage-withdraw", {}, 40407)
+        request = (await c.call(viewer, "stage-request", {"note": "a question"}))["request"]
+        assert request["status"] == "waiting" and request["position"] == 1
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "waiting"
+        queue = await c.next(host, "on-stage-queue")
+        assert [r["request_id"] for r in queue["changed"]] == [request["request_id"]] and queue["waiting"] == 1
+        page = await c.call(host, "stage-list", {})
+        assert page["total"] == 1 and page["requests"][0]["request_id"] == request["request_id"]
+        await c.call(host, "stage-list", {"status": "declined", "offset": 0, "limit": 10})
+        await c.fail(viewer, "stage-list", {}, 40300)
+        await c.fail(host, "stage-list", {"status": "gone"}, -32602)
+        await c.fail(host, "stage-invite", {"request_id": "nope"}, 40407)
+        await c.fail(host, "stage-invite", {"request_id": request["request_id"], "role": "king"}, 40402)
+        invited = await c.call(host, "stage-invite", {"request_id": request["request_id"]})
+        assert invited["request"]["status"] == "invited" and invited["request"]["role"] == "guest"
+        assert (await c.next(viewer, "on-role-change-request"))["token"] == invited["token"]
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "invited"
+        with pytest.raises(RpcError) as again:
+            await host.call("stage-invite", {"request_id": request["request_id"]})
+        assert again.value.code == 40407 and again.value.data == {"status": "invited"}
+        await c.fail(host, "stage-invite", {"request_id": request["request_id"]}, 40407)
+        await c.call(viewer, "role-change", {"token": invited["token"]})
+        assert (await c.next(viewer, "on-stage-status"))["request"]["status"] == "live"
+
+        second = (await c.call(fan, "stage-request", {}))["request"]
+        await c.fail(host, "stage-decline", {"request_id": second["request_id"], "reason": "x" * 300}, 41300)
+        await c.call(host, "stage-decline", {"request_id": second["request_id"], "reason": "off topic"})
+        await c.fail(host, "stage-decline", {"request_id": second["request_id"]}, 40407)
+        statuses = [(await c.next(fan, "on-stage-status"))["request"]["status"] for _ in range(2)]
+        assert statuses == ["waiting", "declined"]
+        await c.fail(fan, "stage-block", {"user_id": "bob"}, 40300)
+        await c.call(host, "stage-block", {"user_id": "eve", "duration_s": 600})
+        await c.fail(fan, "stage-request", {}, 40303)
+        await c.call(host, "stage-unblock", {"user_id": "eve"})
+        await c.call(fan, "stage-request", {"note": "again"})
+        await c.call(fan, "stage-withdraw", {})
+        statuses = [(await c.next(fan, "on-stage-status"))["request"]["status"] for _ in range(2)]
+        assert statuses == ["waiting", "withdrawn"]
+        await c.next(host, "on-stage-queue", timeout=5)
+        c.sweep(host, guest, viewer, fan)
+        for client in (host, guest, viewer, fan):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert STAGE - c.calls == set()
+    assert STAGE_PUSHES - c.pushes == set()
+    assert {code for _, code in c.errors} >= {40303, 40407}
+
+
 # ---------------------------------------------------------------- REST against docs/openapi.yaml
 
 class Rest:
@@ -777,6 +840,54 @@ def test_rest_answers_match_the_openapi_document(roomd):
 
         await loop.run_in_executor(None, calls)
         for client in (host, guest, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_rest_stage_answers_match_the_openapi_document(roomd):
+    """The call-in queue's REST routes (1.3, section 26), every status they can answer here."""
+    rest = Rest(roomd)
+
+    async def scenario():
+        host = await roomd.join("queue", "ada", "host")
+        viewer = await roomd.join("queue", "bob", "viewer")
+        fan = await roomd.join("queue", "eve", "viewer")
+        first = (await viewer.call("stage-request", {"note": "hi"}))["request"]["request_id"]
+        second = (await fan.call("stage-request", {}))["request"]["request_id"]
+        loop = asyncio.get_running_loop()
+        base = "/v2/active-rooms/queue/stage"
+
+        def calls():
+            status, page = rest("GET", base)
+            assert status == 200 and page["total"] == 2 and page["blocked"] == []
+            assert rest("GET", base + "?status=declined&offset=0&limit=10")[0] == 200
+            assert rest("GET", base + "?status=gone")[0] == 400
+            assert rest("GET", base + "?limit=0")[0] == 400
+            assert rest("GET", "/v2/active-rooms/nowhere/stage")[0] == 404
+            assert rest("GET", base, token=roomd.token("queue", "u", "host"))[0] == 403
+            assert rest("GET", base, token=None)[0] == 401
+            status, invited = rest("POST", f"{base}/{first}/invite")
+            assert status == 200 and invited["request"]["status"] == "invited" and invited["request"]["invited_by"] is None
+            assert rest("POST", f"{base}/{first}/invite", {})[0] == 409
+            assert rest("POST", f"{base}/nope/invite", {})[0] == 404
+            assert rest("POST", f"{base}/{second}/invite", {"role": "king"})[0] == 400
+            assert rest("POST", f"{base}/{second}/decline", {"reason": "x" * 300})[0] == 413
+            assert rest("POST", f"{base}/{second}/decline", {"reason": "off topic"})[0] == 200
+            assert rest("POST", f"{base}/{second}/decline", {})[0] == 409
+            assert rest("POST", f"{base}/nope/decline", {})[0] == 404
+            assert rest("POST", f"{base}/block", {"user_id": "eve", "duration_s": 600})[0] == 200
+            assert rest("POST", f"{base}/block", {"duration_s": 600})[0] == 400
+            assert rest("POST", f"{base}/block", {"user_id": "x" * 300})[0] == 413
+            status, page = rest("GET", base + "?status=declined")
+            assert status == 200 and [b["user_id"] for b in page["blocked"]] == ["eve"]
+            assert page["blocked"][0]["until"] is not None
+            assert rest("POST", f"{base}/unblock", {"user_id": "eve"})[0] == 200
+            assert rest("POST", f"{base}/unblock", {})[0] == 400
+            assert rest("POST", "/v2/active-rooms/nowhere/stage/unblock", {"user_id": "eve"})[0] == 404
+
+        await loop.run_in_executor(None, calls)
+        for client in (host, viewer, fan):
             await client.close()
 
     asyncio.run(scenario())
