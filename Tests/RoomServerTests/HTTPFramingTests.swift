@@ -83,6 +83,28 @@ import Testing
         #expect(over.head.hasPrefix("http/1.1 431"), "\(over.head)")
     }
 
+    /// Found by `make fuzz` (issue 33's proof run): a kept connection whose
+    /// next request line lws cannot parse goes on as a raw socket (400,
+    /// closed) and never reports an HTTP close, so the keep-alive idle list
+    /// kept its freed pointer and the sweep 5 s later crashed roomd
+    /// (SIGSEGV). A second kept connection, idle from the same moment,
+    /// shows when that sweep has run; the daemon must still answer.
+    @Test func aKeptConnectionThatTurnsRawDoesNotCrashTheIdleSweep() async throws {
+        let daemon = try await Daemon.start()
+        let turning = try RawHTTPConnection(port: daemon.port)
+        let witness = try RawHTTPConnection(port: daemon.port)
+        for connection in [turning, witness] {
+            connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await connection.answer()?.head.hasPrefix("http/1.1 200") == true)
+        }
+        turning.send("FOO /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await turning.answer()?.head.hasPrefix("http/1.1 400") == true)
+        #expect(turning.closes(within: 2))
+        #expect(await witness.closes(within: 30), "the idle sweep ran")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await healthStatusLine(port: daemon.port) == "HTTP/1.1 200 OK", "\(daemon.stderr.suffix(800))")
+    }
+
     /// `Connection: close` on a GET, or HTTP/1.0 without keep-alive: closed after the answer.
     @Test(arguments: ["GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /healthz HTTP/1.0\r\n\r\n"])
     func aClientThatAsksToCloseIsClosed(request: String) async throws {

@@ -36,6 +36,12 @@ func roomdCallback(
 
     case LWS_CALLBACK_WSI_DESTROY:
         server.sockets.destroyed(wsi)
+        // Whatever closed it: a kept HTTP connection whose next request lws
+        // could not parse goes on as a raw socket (RAW_ADOPT below) and
+        // closes without LWS_CALLBACK_CLOSED_HTTP; nothing may keep its
+        // pointer (the idle keep-alive list would time out a freed wsi).
+        server.http.closed(wsi)
+        server.router.httpClosed(wsi)
         return 0
 
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
