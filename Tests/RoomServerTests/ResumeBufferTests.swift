@@ -298,23 +298,28 @@ import Testing
     /// of the held chat while a viewer is away, 0 again once it resumed.
     @Test func theHeldBytesAreAGaugeThatFallsBackWhenTheGraceEnds() async throws {
         let daemon = try await TestModeTests.manualEverywhere(settings: Self.busy)
-        let series = "roomd_resume_buffer_bytes"
+        // Over 3 nodes (ROOMD_TEST_CLUSTER) the grace is held by the room's home: the nodes' sum.
+        func held() throws -> Double {
+            try (daemon.nodes.isEmpty ? [daemon] : daemon.nodes).reduce(0) {
+                $0 + (try ResourceLimitTests.metric("roomd_resume_buffer_bytes", port: $1.port) ?? -1_000_000)
+            }
+        }
         let (host, _) = try await daemon.join("h", as: "host")
         let (viewer, joined) = try await daemon.join("v", as: "viewer")
         let viewerID = try #require(joined["peer"]?["peer_id"])
-        #expect(try ResourceLimitTests.metric(series, port: daemon.port) == 0)
+        #expect(try held() == 0)
         await viewer.abort()
         try await daemon.waitForGraces()
         let text = String(repeating: "x", count: 1000)
         for index in 0..<10 { _ = try await host.call("broadcast", ["info": ["message": .string("\(index)\(text)")]]) }
-        let held = try #require(try ResourceLimitTests.metric(series, port: daemon.port))
+        let bytes = try held()
         #expect(
-            held > 10 * 1000 && held < 10 * 1500,
-            "10 pushes of ~1.3 KB (a 1,000-byte message, its ids and sender) held: \(held)"
+            bytes > 10 * 1000 && bytes < 10 * 1500,
+            "10 pushes of ~1.3 KB (a 1,000-byte message, its ids and sender) held: \(bytes)"
         )
         let (_, resumed) = try await Self.resume(daemon, user: "v", role: "viewer", peerID: viewerID)
         #expect(resumed["resumed"] == true)
-        #expect(try ResourceLimitTests.metric(series, port: daemon.port) == 0)
+        #expect(try held() == 0)
     }
 
     /// `resume_buffer_bytes` out of 64 KiB..64 MiB stops roomd before it
