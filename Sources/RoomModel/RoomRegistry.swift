@@ -30,9 +30,9 @@ public final class RoomRegistry {
     /// Timed polls and polls with stats to send (Polls/PollSchedule.swift).
     var pollSchedule = PollSchedule()
     /// Rooms with Q&A changes to push (QA/QuestionActions.swift).
-    var qaSchedule = QuestionSchedule()
+    var qaSchedule = ChangedRooms()
     /// Rooms with call-in queue changes to push (Stage/StageActions.swift).
-    var stageSchedule = StageSchedule()
+    var stageSchedule = ChangedRooms()
     /// Rooms with reaction totals to push (Reactions/ReactionSchedule.swift).
     var reactionSchedule = ReactionSchedule()
     /// The audience feed's recorders, by room id (Feed/FeedRecorders.swift).

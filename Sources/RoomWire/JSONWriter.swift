@@ -178,4 +178,28 @@ extension JSONWriter {
         }
         return kept.reversed()
     }
+
+    /// An array of the first of `items` whose encodings (one comma each)
+    /// fit in `budget` bytes, and always the first one; true when some were
+    /// left out (a page's `more`). What `stage-list`, `question-list` and
+    /// REST's pages hold.
+    public mutating func leadingArray<T>(
+        _ items: [T],
+        within budget: Int,
+        size: (T) -> Int,
+        _ encode: (inout JSONWriter, T) -> Void
+    ) -> Bool {
+        var used = 2
+        var kept = 0
+        beginArray()
+        for item in items {
+            let itemSize = size(item) + 1
+            if kept > 0, used + itemSize > budget { break }
+            used += itemSize
+            kept += 1
+            encode(&self, item)
+        }
+        endArray()
+        return kept < items.count
+    }
 }

@@ -288,6 +288,30 @@ import Testing
         #expect(try await http("GET", stage.daemon, base).status == 401, "the management token is required")
     }
 
+    /// REST lists the blocks a page at a time, by user id: 150 blocks give
+    /// 100, then 50 from `blocked_offset=100`, each page with
+    /// `blocked_total`; a limit over 1,000 is -32602 naming it.
+    @Test func theBlocksComeAPageAtATimeOverREST() async throws {
+        let stage = try await Stage()
+        let admin = try stage.daemon.managementToken()
+        let base = "/v2/active-rooms/room-1/stage"
+        let users = (0..<150).map { String(format: "user-%03d", 149 - $0) }
+        for user in users { _ = try await stage.host.call("stage-block", ["user_id": .string(user)]) }
+        let first = try await http("GET", stage.daemon, base, token: admin)
+        #expect(first.status == 200 && first.body["blocked_total"] == 150)
+        let sorted = users.sorted()
+        #expect(first.body["blocked"]?.arrayValue?.compactMap { $0["user_id"]?.stringValue } == Array(sorted[..<100]))
+        let second = try await http("GET", stage.daemon, base + "?blocked_offset=100&blocked_limit=1000", token: admin)
+        #expect(second.body["blocked"]?.arrayValue?.compactMap { $0["user_id"]?.stringValue } == Array(sorted[100...]))
+        #expect(second.body["blocked_total"] == 150)
+        _ = try await stage.host.call("stage-unblock", ["user_id": "user-000"])
+        let after = try await http("GET", stage.daemon, base + "?blocked_limit=1", token: admin)
+        #expect(after.body["blocked"]?[0]?["user_id"] == "user-001" && after.body["blocked_total"] == 149)
+        let over = try await http("GET", stage.daemon, base + "?blocked_limit=1001", token: admin)
+        #expect(over.status == 400 && over.body["code"] == -32602, "\(over)")
+        #expect(over.body["message"]?.stringValue?.contains("blocked_limit") == true, "\(over)")
+    }
+
     /// `stage.*` webhooks, in order with the room's other events; an
     /// invitation's role change sends its `role.change.success` too.
     @Test func stageWebhooksTellEachStatusChange() async throws {

@@ -66,4 +66,22 @@ import Testing
         #expect(JSON.obj(["a": 1]) != JSON.obj(["a": 1, "b": 2]))
         #expect(JSON.number("1.0") == JSON.number("1"))
     }
+
+    /// A page holds the leading items that fit in its byte budget (each
+    /// with its comma, the brackets counted), never fewer than one, and
+    /// says when it left some out: `stage-list`'s and `question-list`'s
+    /// `more`.
+    @Test func aPageHoldsTheLeadingItemsThatFitAndAtLeastOne() throws {
+        func page(_ items: [String], _ budget: Int) throws -> (JSON, Bool) {
+            let size: (String) -> Int = { $0.utf8.count + 2 }
+            var w = JSONWriter()
+            let cut = w.leadingArray(items, within: budget, size: size) { $0.string($1) }
+            return (try JSON.parse(w.bytes), cut)
+        }
+        let items = ["aaaa", "bbbb", "cccc"]  // 6 bytes each, 7 with a comma
+        #expect(try page(items, 23) == (["aaaa", "bbbb", "cccc"], false))  // 2 + 3 × 7
+        #expect(try page(items, 22) == (["aaaa", "bbbb"], true))
+        #expect(try page(items, 1) == (["aaaa"], true))
+        #expect(try page([], 1) == ([], false))
+    }
 }

@@ -149,7 +149,7 @@ extension RoomRegistry {
     public func tickQuestions() -> [Delivery] {
         var deliveries: [Delivery] = []
         let budget = questionPushBudget
-        for room in qaSchedule.takeRooms(from: rooms) {
+        for room in qaSchedule.takeRooms(from: rooms, where: { $0.questions.hasChanges }) {
             let (changed, removed) = room.questions.takeChanges(budget: budget)
             if room.questions.hasChanges { qaSchedule.changed(room) }  // the rest, next tick
             var moderators: [Peer] = []
@@ -175,26 +175,5 @@ extension RoomRegistry {
 
     private static func noQuestion(_ id: String) -> RoomError {
         RoomError(.questionNotFound, "question_id: no question \"\(id)\"")
-    }
-}
-
-/// Rooms whose questions changed since their last `on-questions`.
-struct QuestionSchedule {
-    private var pending: [RoomID] = []
-    private var pendingIDs: Set<RoomID> = []
-
-    var isEmpty: Bool { pending.isEmpty }
-
-    mutating func changed(_ room: Room) {
-        if pendingIDs.insert(room.id).inserted { pending.append(room.id) }
-    }
-
-    /// The rooms (still live, with changes) due a push, and forgets them.
-    mutating func takeRooms(from rooms: [RoomID: Room]) -> [Room] {
-        defer {
-            pending.removeAll()
-            pendingIDs.removeAll()
-        }
-        return pending.compactMap { rooms[$0] }.filter { $0.questions.hasChanges }
     }
 }

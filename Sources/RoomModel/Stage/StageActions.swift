@@ -215,11 +215,15 @@ extension RoomRegistry {
         if let old = room.stage.unblock(userID) { cancel(old.entry) }
     }
 
-    /// The blocks in force, by user id (REST).
-    public func stageBlocks(in room: Room) -> [(userID: UserID, until: Int64?)] {
-        let now = clock.nowMillis()
-        return room.stage.blocks.filter { $0.value.until.map { $0 > now } ?? true }
-            .map { ($0.key, $0.value.until) }.sorted { $0.userID < $1.userID }
+    /// A page of the blocks, by user id, and how many there are (REST). A
+    /// timed block leaves with its deadline, so every block listed is in
+    /// force; the page costs its own entries, not the room's blocks.
+    public func stageBlocks(
+        in room: Room,
+        offset: Int,
+        limit: Int
+    ) -> (blocks: [(userID: UserID, until: Int64?)], total: Int) {
+        (room.stage.blocks(from: offset, limit: limit), room.stage.blocks.count)
     }
 
     // MARK: the push
@@ -235,7 +239,7 @@ extension RoomRegistry {
     public func tickStage() -> [Delivery] {
         var deliveries: [Delivery] = []
         let budget = stagePushBudget
-        for room in stageSchedule.takeRooms(from: rooms) {
+        for room in stageSchedule.takeRooms(from: rooms, where: { $0.stage.hasChanges }) {
             let (changed, removed) = room.stage.takeChanges(budget: budget)
             if room.stage.hasChanges { stageSchedule.changed(room) }  // the rest, next tick
             let push = Push.stageQueue(changed: changed, removed: removed, waiting: room.stage.waitingCount)
@@ -374,27 +378,6 @@ extension RoomRegistry {
             record(.stage(room: RoomRef(room), peer: peer, request: request))
         }
         return [Delivery(.stageStatus(request), to: room.peers(ofUser: request.userID))].nonEmpty
-    }
-}
-
-/// Rooms whose call-in queue changed since their last `on-stage-queue`.
-struct StageSchedule {
-    private var pending: [RoomID] = []
-    private var pendingIDs: Set<RoomID> = []
-
-    var isEmpty: Bool { pending.isEmpty }
-
-    mutating func changed(_ room: Room) {
-        if pendingIDs.insert(room.id).inserted { pending.append(room.id) }
-    }
-
-    /// The rooms (still live, with changes) due a push, and forgets them.
-    mutating func takeRooms(from rooms: [RoomID: Room]) -> [Room] {
-        defer {
-            pending.removeAll()
-            pendingIDs.removeAll()
-        }
-        return pending.compactMap { rooms[$0] }.filter { $0.stage.hasChanges }
     }
 }
 

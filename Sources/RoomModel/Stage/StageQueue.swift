@@ -37,6 +37,9 @@ public struct StageQueue: Sendable {
     /// Blocked users: when the block ends (nil: until unblocked or the
     /// session's end) and its deadline.
     private(set) var blocks: [UserID: StageBlock] = [:]
+    /// The blocked users by id: a page of blocks is a slice, never a sort
+    /// (at most `maxStageBlocks`, so an insertion moves that many at most).
+    private var blockOrder: [UserID] = []
 
     public init() {}
 
@@ -280,12 +283,34 @@ public struct StageQueue: Sendable {
     /// Sets `user`'s block; returns the one it replaces (its deadline to cancel).
     @discardableResult
     mutating func block(_ user: UserID, _ block: StageBlock) -> StageBlock? {
-        blocks.updateValue(block, forKey: user)
+        let old = blocks.updateValue(block, forKey: user)
+        if old == nil { blockOrder.insert(user, at: blockIndex(user)) }
+        return old
     }
 
     @discardableResult
     mutating func unblock(_ user: UserID) -> StageBlock? {
-        blocks.removeValue(forKey: user)
+        guard let old = blocks.removeValue(forKey: user) else { return nil }
+        blockOrder.remove(at: blockIndex(user))
+        return old
+    }
+
+    /// The blocks from `offset` (by user id), at most `limit` of them.
+    func blocks(from offset: Int, limit: Int) -> [(userID: UserID, until: Int64?)] {
+        let start = min(max(0, offset), blockOrder.count)
+        let end = start + min(max(0, limit), blockOrder.count - start)
+        return blockOrder[start..<end].map { ($0, blocks[$0]?.until) }
+    }
+
+    /// Where `user` is or would go in `blockOrder` (binary search).
+    private func blockIndex(_ user: UserID) -> Int {
+        var low = 0
+        var high = blockOrder.count
+        while low < high {
+            let mid = (low + high) / 2
+            if blockOrder[mid] < user { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     // MARK: saved state
@@ -315,6 +340,7 @@ public struct StageQueue: Sendable {
         }
         self.made = max(made, requests.map(\.sequence).max() ?? 0)
         self.blocks = blocks
+        blockOrder = blocks.keys.sorted()
     }
 
     /// A restored invited request's end (its token is gone) and its deadline.

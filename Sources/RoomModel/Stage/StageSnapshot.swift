@@ -41,7 +41,7 @@ extension StageQueue {
         var saved = StageSnapshot()
         saved.made = made
         saved.requests = savedRequests
-        saved.blocks = blocks.map { ($0.key, $0.value.until) }.sorted { $0.userID < $1.userID }
+        saved.blocks = Array(blocks(from: 0, limit: blocks.count))
         return saved
     }
 }

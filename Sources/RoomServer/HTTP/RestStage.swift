@@ -22,8 +22,10 @@ extension RestAPI {
         }
     }
 
-    /// `{requests, total, blocked:[{user_id, until|null}]}`; `more` when the
-    /// page was cut at a quarter of `max_outbound_bytes`.
+    /// `{requests, total, blocked:[{user_id, until|null}], blocked_total}`;
+    /// `more` when the requests were cut at a quarter of
+    /// `max_outbound_bytes`. The blocks are a page of their own, by user id:
+    /// `blocked_offset` (0) and `blocked_limit` (100, at most 1,000).
     private func listStage(_ roomID: RoomID, _ request: HTTPRequest) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let query = Params(.object(request.query.map { JSON.Member($0.key, .string($0.value)) }))
@@ -31,7 +33,11 @@ extension RestAPI {
         let offset = try Self.queryInt(request, "offset", in: 0...Int.max) ?? 0
         let limit = try Self.queryInt(request, "limit", in: 1...100) ?? 50
         let page = try registry.listStage(by: .server, in: room, status: status, offset: offset, limit: limit)
-        let blocked = registry.stageBlocks(in: room)
+        let blocked = registry.stageBlocks(
+            in: room,
+            offset: try Self.queryInt(request, "blocked_offset", in: 0...Int.max) ?? 0,
+            limit: try Self.queryInt(request, "blocked_limit", in: 1...1000) ?? 100
+        )
         let budget = max(1, registry.settings.limits.maxOutboundBytes / 4)
         return .json(
             200,
@@ -42,13 +48,14 @@ extension RestAPI {
                 if cut { w.field("more", true) }
                 w.key("blocked")
                 w.array { w in
-                    for block in blocked {
+                    for block in blocked.blocks {
                         w.object { w in
                             w.field("user_id", block.userID)
                             w.optionalField("until", block.until)
                         }
                     }
                 }
+                w.field("blocked_total", blocked.total)
             }
         )
     }

@@ -71,21 +71,9 @@ extension JSONWriter {
         question.encode(into: &self)
     }
 
-    /// An array of the first of `questions` whose encodings (and commas) fit
-    /// in `budget` bytes, and always the first one; true when some were left
-    /// out (`question-list`'s `more`).
+    /// The first of `questions` that fit in `budget` bytes, at least one;
+    /// true when some were left out (`question-list`'s `more`).
     mutating func questions(_ questions: [Question], within budget: Int) -> Bool {
-        var used = 2
-        var kept = 0
-        beginArray()
-        for question in questions {
-            let size = question.encodedSize + 1
-            if kept > 0, used + size > budget { break }
-            used += size
-            kept += 1
-            self.question(question)
-        }
-        endArray()
-        return kept < questions.count
+        leadingArray(questions, within: budget, size: \.encodedSize) { $0.question($1) }
     }
 }

@@ -96,22 +96,10 @@ extension Dispatcher {
 }
 
 extension JSONWriter {
-    /// An array of the first of `requests` whose encodings (and commas) fit
-    /// in `budget` bytes, and always the first one; true when some were left
-    /// out (`stage-list`'s `more`).
+    /// The first of `requests` that fit in `budget` bytes, at least one;
+    /// true when some were left out (`stage-list`'s `more`).
     mutating func stageRequests(_ requests: [StageRequest], within budget: Int) -> Bool {
-        var used = 2
-        var kept = 0
-        beginArray()
-        for request in requests {
-            let size = request.encodedSize + 1
-            if kept > 0, used + size > budget { break }
-            used += size
-            kept += 1
-            request.encode(into: &self)
-        }
-        endArray()
-        return kept < requests.count
+        leadingArray(requests, within: budget, size: \.encodedSize) { $1.encode(into: &$0) }
     }
 
     /// `join`'s `stage`: `{waiting}` for a moderating peer, `{request}` for
