@@ -858,6 +858,34 @@ class Doc:
                          f" | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
             self.add()
 
+    def stage(self):
+        runs_by_peers = self.g("stage", "stage")
+        if not runs_by_peers:
+            return
+        self.add("## (p) A large audience that stays quiet (issue 32)")
+        self.add()
+        self.add("One room of N viewers (above `large_room_threshold`, 1,000), a host and a moderator; the host"
+                 " broadcasts 100-byte messages to everyone 2 times a second in each of three 10-s windows, and every"
+                 " viewer's delivery latency is measured (*host p99*). *Base*: nothing else. *Renaming*: one viewer"
+                 " calls `peer-update {name}` 100 times a second (the template's `messages_per_second`): the"
+                 " `on-peer-update` pushes every other viewer got (target 0, PROTOCOL.md section 28; the viewer"
+                 " itself and the two moderating peers get theirs). *Asking*: 1,000 viewers call `stage-request`"
+                 " with a note of about 65 bytes, spread over the window: the `on-stage-queue` bytes each moderating peer got"
+                 " a second (coalesced each `interval_ms`, 1,000, at most 16 KiB a push). Targets: host p99 ≤ 20 ms"
+                 " and no worse than the base window.")
+        self.add()
+        self.add("| viewers | host p99 base | renames answered | pushes to other viewers | host p99 renaming"
+                 " | asked | on-stage-queue per moderator | host p99 asking | server CPU |")
+        self.add("|---|---|---|---|---|---|---|---|---|")
+        for key, runs in runs_by_peers.items():
+            self.add(f"| {fint(median(runs, 'peers'))} | {spread(runs, 'base_p99_ms', fms)}"
+                     f" | {spread(runs, 'renames_acked')} | {spread(runs, 'rename_pushes_to_others')}"
+                     f" | {spread(runs, 'rename_p99_ms', fms)}"
+                     f" | {spread(runs, 'asks_acked')} / {fint(median(runs, 'askers'))}"
+                     f" | {spread(runs, 'stage_queue_bytes_per_moderator_per_s', lambda v: f'{v / 1024:.1f} KiB/s')}"
+                     f" | {spread(runs, 'ask_p99_ms', fms)} | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
+        self.add()
+
     def feed(self):
         feed = self.g("feed", "feed-wrk")
         room = self.g("feed-room", "fanout")
@@ -1266,6 +1294,7 @@ class Doc:
         self.speakers()
         self.poll()
         self.audience()
+        self.stage()
         self.feed()
         self.testmode()
         self.waiting()

@@ -360,6 +360,19 @@ section_audience() {
     done
 }
 
+# (p) a large audience that stays quiet (issue 32, PROTOCOL.md sections 26 and 28): STAGE_PEERS viewers,
+# a host broadcasting STAGE_HOST_RATE msg/s throughout; one viewer renaming itself at the rate limit
+# (100 calls/s), then STAGE_ASKERS viewers asking to come on stage, each for STAGE_WINDOW s.
+section_stage() {
+    local run
+    log "(p) stage: $STAGE_PEERS viewers, one renaming at 100/s, then $STAGE_ASKERS asking, ${STAGE_WINDOW}-s windows, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        start_roomd "stage-$run"
+        step stage "$STAGE_PEERS" "$run" $((3 * STAGE_WINDOW + 200)) stage $(roomd_args) --peers "$STAGE_PEERS" \
+            --askers "$STAGE_ASKERS" --window "$STAGE_WINDOW" --host-rate "$STAGE_HOST_RATE" --join-timeout 60
+    done
+}
+
 # python_step SECTION KEY RUN SCENARIO TIMEOUT [VAR=VALUE...] SCRIPT ARGS...: one run of a Python
 # bench script (the Python kit, .venv-test) on a fresh server it starts itself: its rows (JSON
 # lines, --json) annotated into $RESULTS, its command noted once in $COMMANDS, its last lines shown.
