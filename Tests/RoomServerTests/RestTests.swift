@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// Section 9: the REST API, and that its changes reach peers like a peer's own.
@@ -273,6 +274,28 @@ import Testing
         }
         #expect(!text.contains(stage.ids["host"]!), "no per-peer labels")
         #expect(!text.contains("room-1"), "no per-room labels")
+    }
+
+    /// Every family has a `# HELP` line (Prometheus's own checker,
+    /// `promtool check metrics`, fails without one) before its `# TYPE`;
+    /// and when promtool is installed (Debian's `prometheus` package), it
+    /// finds nothing to say.
+    @Test func everyFamilyHasItsHelpAndPromtoolIsContent() async throws {
+        let stage = try await Stage()
+        _ = try await stage.host.call("broadcast", ["info": ["message": "hi"]])
+        let text = try await stage.daemon.metricsText()
+        let lines = text.split(separator: "\n").map(String.init)
+        let types = lines.filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        let helps = Set(lines.filter { $0.hasPrefix("# HELP ") }.map { $0.split(separator: " ")[2] })
+        #expect(types.count >= 26, "\(types)")
+        for family in types { #expect(helps.contains(family), "no # HELP for \(family)") }
+        for path in ["/usr/bin/promtool", "/usr/local/bin/promtool"] where FileManager.default.fileExists(atPath: path)
+        {
+            let checked = try runTool(path, ["check", "metrics"], input: Data(text.utf8))
+            let said = String(decoding: checked.stdout + checked.stderr, as: UTF8.self)
+            #expect(checked.status == 0 && said.isEmpty, "promtool check metrics: \(said)")
+            break
+        }
     }
 }
 

@@ -55,12 +55,12 @@ final class ServerMetrics: Sendable {
     private let feedCacheBytes: Metrics.Gauge
 
     init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["roomd_join_duration_seconds"] = [
+        var factory = DescribedMetricsFactory(registry: registry)
+        factory.durationBuckets["roomd_join_duration_seconds"] = [
             .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
             .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
         ]
-        factory.durationHistogramBuckets["roomd_cluster_state_save_seconds"] = [
+        factory.durationBuckets["roomd_cluster_state_save_seconds"] = [
             .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),
             .milliseconds(800), .seconds(2), .seconds(5),
         ]

@@ -31,7 +31,7 @@ final class WebhookRelay {
         self.registry = registry
         self.ids = ids
         // The counters exist (at 0) without webhooks too: /metrics always lists them.
-        let factory = PrometheusMetricsFactory(registry: metrics.registry)
+        let factory = DescribedMetricsFactory(registry: metrics.registry)
         let label = "roomd_webhook_deliveries_total"
         let webhookMetrics = WebhookMetrics(
             delivered: Metrics.Counter(label: label, dimensions: [("result", "delivered")], factory: factory),
