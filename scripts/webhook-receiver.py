@@ -26,6 +26,7 @@ parser.add_argument("--delay-ms", type=int, default=0)
 parser.add_argument("--release", default="")
 parser.add_argument("--drip-count", type=int, default=8)
 parser.add_argument("--drip-prefix", type=int, default=0)
+parser.add_argument("--port", type=int, default=0, help="0: a free port (printed)")
 args = parser.parse_args()
 # The secret roomd signs with: RECEIVER_SECRET, else ROOMD_WEBHOOK_SECRET, else ROOMD_SECRET.
 secret = next((os.environ[k] for k in ("RECEIVER_SECRET", "ROOMD_WEBHOOK_SECRET", "ROOMD_SECRET") if os.environ.get(k)), "").encode()
@@ -119,6 +120,6 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
 
 
-server = Server(("127.0.0.1", 0), Handler)
+server = Server(("127.0.0.1", args.port), Handler)
 print(server.server_address[1], flush=True)
 server.serve_forever()

@@ -60,6 +60,11 @@ import Testing
             for method in ["GET", "POST", "DELETE"] {
                 let answer = try await http(method, daemon, path, token: admin, body: method == "POST" ? "{}" : nil)
                 #expect(answer.status == 404, "\(method) \(path): \(answer.status)")
+                // A harness that forgot the flag is told so (issue 38: it used to read only "no route").
+                #expect(
+                    answer.body["message"]?.stringValue?.contains("not started with --test-mode") == true,
+                    "\(method) \(path): \(answer.body)"
+                )
             }
         }
         #expect(try await http("GET", daemon, "/healthz").body["test_mode"] == nil)

@@ -92,16 +92,61 @@ import Testing
         try Data(body + Array(" ".utf8)).write(to: bodyFile)
         let tampered = try await runCommand(Daemon.binary, arguments, environment: environment)
         #expect(tampered.status == 1 && tampered.out.hasPrefix("invalid: the signature does not match"), "\(tampered)")
+        // A refusal names the secret it checked with (issue 38: it used to say only "does not match").
+        #expect(
+            tampered.out.hasSuffix(
+                "(checked with the secret of $ROOMD_SECRET_FILE \(environment["ROOMD_SECRET_FILE"]!))\n"
+            ),
+            "\(tampered)"
+        )
         try Data(body).write(to: bodyFile)
+
+        // A receiver's log line (scripts/webhook-receiver.py's) carries the body and both headers; the last line counts.
+        let logged: JSON = [
+            "raw_body": .string(String(decoding: body, as: UTF8.self)),
+            "timestamp_header": .string(headers["x-roomd-timestamp"]!),
+            "signature_header": .string(headers["X-Roomd-Signature"]!),
+        ]
+        let log = directory.appendingPathComponent("hooks.jsonl")
+        try (#"{"raw_body":"{}","timestamp_header":"1","signature_header":"sha256=00"}"# + "\n" + logged.text + "\n")
+            .write(to: log, atomically: true, encoding: .utf8)
+        let fromLog = try await runCommand(
+            Daemon.binary,
+            ["webhooks", "verify", "--record", log.path],
+            environment: environment
+        )
+        #expect(fromLog.status == 0 && fromLog.out.hasPrefix("valid: peer.join.success id "), "\(fromLog)")
+        let both = try await runCommand(
+            Daemon.binary,
+            ["webhooks", "verify", "--record", log.path, "--body", bodyFile.path],
+            environment: environment
+        )
+        #expect(both.status == 64 && both.err.contains("--record carries the body and headers"), "\(both)")
 
         environment["ROOMD_WEBHOOK_SECRET"] = String(repeating: "z", count: 40)
         let otherSecret = try await runCommand(Daemon.binary, arguments, environment: environment)
         #expect(otherSecret.status == 1, "ROOMD_WEBHOOK_SECRET is the signing secret when set")
+        #expect(otherSecret.out.hasSuffix("(checked with the secret of $ROOMD_WEBHOOK_SECRET)\n"), "\(otherSecret)")
         let usage = try await runCommand(
             Daemon.binary,
             ["webhooks", "verify", "--body", bodyFile.path],
             environment: environment
         )
         #expect(usage.status == 64 && usage.err.contains("pass --headers FILE, or --timestamp and --signature"))
+    }
+
+    /// The example webhooks config README's "watch webhooks" recipe serves
+    /// with (issue 38: the recipe named a file that did not exist): the
+    /// shipped roles, plus `settings.webhooks` pointing at the receiver's
+    /// `--port 8088`; `check-config` takes it.
+    @Test func theExampleWebhooksConfigIsTheShippedRolesWithAReceiver() throws {
+        let example = URL(fileURLWithPath: Daemon.shippedConfig).deletingLastPathComponent()
+            .appendingPathComponent("roles-with-webhooks.json").path
+        let run = try runCommand(Daemon.binary, ["check-config", example])
+        #expect(run.status == 0, "\(run)")
+        let config = try JSON.parse(Array(try Data(contentsOf: URL(fileURLWithPath: example))))
+        let shipped = try JSON.parse(Array(try Data(contentsOf: URL(fileURLWithPath: Daemon.shippedConfig))))
+        #expect(config["roles"] == shipped["roles"], "the example keeps the shipped roles")
+        #expect(config["settings"]?["webhooks"]?["url"] == "http://127.0.0.1:8088/hooks")
     }
 }

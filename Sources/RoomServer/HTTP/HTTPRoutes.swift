@@ -81,7 +81,15 @@ final class HTTPRoutes {
         default:
             if RestAPI.handles(request.path) { return rest.handle(request) }
             if RestFeed.handles(request.path) { return feed.handle(request) }
-            if let test, request.path.hasPrefix(TestRoutes.prefix) { return test.handle(request) }
+            if request.path.hasPrefix(TestRoutes.prefix) {
+                if let test { return test.handle(request) }
+                // A harness that forgot the flag learns why, not just that the route is missing.
+                return .error(
+                    404,
+                    code: 404,
+                    "no route for \(request.path): this daemon was not started with --test-mode (PROTOCOL.md section 25)"
+                )
+            }
             return .error(404, code: 404, "no route for \(request.path)")
         }
     }
