@@ -9,8 +9,8 @@ struct Roomd: ParsableCommand {
         abstract: "A real-time room signalling daemon (JSON-RPC over WebSocket).",
         version: roomdVersion,
         subcommands: [
-            Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self, Rooms.self, Peers.self, Send.self,
-            Webhooks.self,
+            Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self, Rooms.self, Peers.self, Stage.self,
+            Send.self, Webhooks.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -86,12 +86,16 @@ func roomPath(_ room: String) throws -> String {
 }
 
 /// A peer id as a path segment (roomd's ids are 32 hex digits).
-func peerPath(_ peer: String) throws -> String {
-    guard !peer.isEmpty, peer.count <= 64, peer.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+func peerPath(_ peer: String) throws -> String { try pathSegment(peer, "peer") }
+
+/// One of roomd's ids (a peer's, a stage request's) as a path segment: up
+/// to 64 letters, digits, `-` and `_`, so nothing needs escaping.
+func pathSegment(_ id: String, _ kind: String) throws -> String {
+    guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
     else {
-        throw ValidationError("\"\(peer)\" is not a peer id")
+        throw ValidationError("\"\(id)\" is not a \(kind) id")
     }
-    return peer
+    return id
 }
 
 /// `demo  3 peers  session 8bab…  started 1795312616898` (`locked` when it is).

@@ -89,6 +89,51 @@ import Testing
         #expect(gone.status == 1 && gone.err.hasPrefix("roomd: 404 40400 "), "\(gone)")
     }
 
+    /// `roomd stage`: a producer runs the call-in queue from a shell
+    /// (issue 36's operator CLI): the queue with notes and positions,
+    /// invite (the caller gets the token), decline, block (40303), unblock.
+    @Test func stageListInviteDeclineBlockAndUnblock() async throws {
+        let daemon = try await Daemon.start()
+        let env = environment(daemon)
+        _ = try await daemon.join("ada", as: "host", room: "show", name: "Ada")
+        let (bob, _) = try await daemon.join("bob", as: "viewer", room: "show", name: "Bob")
+        let (eve, _) = try await daemon.join("eve", as: "viewer", room: "show", name: "Eve")
+        let asked = try #require(try await bob.call("stage-request", ["note": "about the tour"])["request"])
+        let bobRequest = try #require(asked["request_id"]?.stringValue)
+        let eveRequest = try #require(try await eve.call("stage-request", [:])["request"]?["request_id"]?.stringValue)
+
+        let list = try roomd(["stage", "list", "show"], env)
+        #expect(list.status == 0, "\(list)")
+        #expect(
+            list.out == "2 waiting\n  \(bobRequest)  waiting  #1  Bob (user bob)  \"about the tour\"\n"
+                + "  \(eveRequest)  waiting  #2  Eve (user eve)\n",
+            "\(list)"
+        )
+        #expect(try roomd(["stage", "show"], env).out == list.out, "list is the default: roomd stage ROOM")
+        let invited = try roomd(["stage", "invite", "show", bobRequest], env)
+        #expect(invited.status == 0 && invited.out.hasPrefix("invited:   \(bobRequest)  invited  "), "\(invited)")
+        #expect(try await bob.next("on-role-change-request")["role"] == "guest")
+
+        let declined = try roomd(["stage", "decline", "show", eveRequest, "--reason", "full"], env)
+        #expect(declined.status == 0 && declined.out == "declined \(eveRequest)\n", "\(declined)")
+        _ = try await eve.next("on-stage-status", where: { $0["request"]?["status"] == "declined" })
+
+        #expect(
+            try roomd(["stage", "block", "show", "eve", "--duration", "600"], env).out == "blocked eve for 600 s\n"
+        )
+        #expect(try await eve.errorCode("stage-request", [:]) == 40303)
+        let blocked = try roomd(["stage", "list", "show", "--status", "declined"], env).out
+        #expect(blocked.contains("blocked (1):\n  eve until "), "\(blocked)")
+        #expect(try roomd(["stage", "unblock", "show", "eve"], env).out == "unblocked eve\n")
+        _ = try await eve.call("stage-request", [:])
+
+        let json = try JSON.parse(Array(try roomd(["stage", "list", "show", "--json"], env).out.utf8))
+        #expect(json["total"] == 1 && json["blocked_total"] == 0)
+        let unknown = try roomd(["stage", "decline", "show", "nope"], env)
+        #expect(unknown.status == 1 && unknown.err.hasPrefix("roomd: 404 40407 "), "\(unknown)")
+        #expect(try roomd(["stage", "invite", "show", "no/such"], env).status == 64)
+    }
+
     @Test func aWrongSecretOrUrlSaysWhichOneWasUsed() async throws {
         let daemon = try await Daemon.start()
         var env = environment(daemon)
