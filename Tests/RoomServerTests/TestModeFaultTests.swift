@@ -123,6 +123,56 @@ import Testing
         #expect(try await guest.next("on-broadcast")["info"]?["message"] == "held")
     }
 
+    /// Test mode II (section 33): the next `count` calls of a method by a
+    /// peer answer a scripted error and change nothing; another peer's
+    /// calls go through; `GET /v2/test/faults` lists what is left; the
+    /// faults metric counts them; an unknown method or code is -32602.
+    @Test func aMethodFaultAnswersTheScriptedErrorAndChangesNothing() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        let body =
+            #"{"method":"broadcast","peer_id":"\#(guestID)","error":{"code":40302,"message":"chat closed"},"count":2}"#
+        let (status, answer) = try await Self.fault(daemon, body)
+        #expect(status == 200 && answer == ["method": "broadcast", "left": 2], "\(answer)")
+        for _ in 0..<2 {
+            let error = try await StageQueueServerTests.rpcError(guest, "broadcast", ["info": ["message": "x"]])
+            #expect(error.0 == 40302 && error.1 == "chat closed")
+        }
+        let (_, listed) = try await Self.fault(daemon, "", method: "GET")
+        #expect(listed == ["faults": []], "used up: \(listed)")
+        _ = try await host.call("broadcast", ["info": ["message": "from the host"]])
+        _ = try await guest.call("broadcast", ["info": ["message": "third time"]])
+        let heard = try await host.next("on-broadcast")
+        #expect(heard["info"]?["message"] == "third time", "the scripted calls broadcast nothing")
+
+        _ = try await Self.fault(daemon, #"{"method":"role-change-request","error":{"code":40900}}"#)
+        _ = try await Self.fault(daemon, #"{"peer_id":"\#(guestID)","action":"drop","count":3}"#)
+        let (_, inForce) = try await Self.fault(daemon, "", method: "GET")
+        #expect(
+            inForce["faults"]
+                == [
+                    ["method": "role-change-request", "error": ["code": 40900], "left": 1],
+                    ["peer_id": .string(guestID), "action": "drop", "left": 3],
+                ],
+            "\(inForce)"
+        )
+        let error = try await StageQueueServerTests.rpcError(
+            host,
+            "role-change-request",
+            ["peer_id": .string(guestID), "role": "viewer"]
+        )
+        #expect(error == (40900, "role-change-request: a scripted error (test mode)", nil))
+        let metrics = try await daemon.metricsText()
+        #expect(metrics.contains(#"roomd_test_faults_total{action="error"} 3"#), "\(metrics)")
+
+        let (unknown, why) = try await Self.fault(daemon, #"{"method":"nope","error":{"code":40900}}"#)
+        #expect(unknown == 400 && why["message"]?.stringValue?.hasPrefix("method: ") == true, "\(why)")
+        let (badCode, whyCode) = try await Self.fault(daemon, #"{"method":"broadcast","error":{"code":12345}}"#)
+        #expect(badCode == 400 && whyCode["message"]?.stringValue?.hasPrefix("error.code: ") == true, "\(whyCode)")
+        #expect(try await Self.fault(daemon, #"{"method":"broadcast"}"#).0 == 400, "error is required")
+        _ = try await Self.fault(daemon, "", method: "DELETE")
+        #expect(try await Self.fault(daemon, "", method: "GET").1 == ["faults": []])
+    }
+
     @Test func badFaultsGetTheDocumentedAnswer() async throws {
         let (daemon, _, guest, guestID) = try await Self.stage()
         let cases: [(String, Int, String)] = [

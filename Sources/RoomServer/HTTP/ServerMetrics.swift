@@ -30,6 +30,11 @@ final class ServerMetrics: Sendable {
     let pollVotes: Metrics.Counter
     /// Pushes discarded by test mode's `drop` fault (PROTOCOL.md section 25).
     let testPushesDropped: Metrics.Counter
+    /// Test mode's faults applied (section 33's `roomd_test_faults_total{action}`):
+    /// calls answered by a method fault, pushes dropped, pushes delayed.
+    let testFaultErrors: Metrics.Counter
+    let testFaultDrops: Metrics.Counter
+    let testFaultDelays: Metrics.Counter
     /// Bytes of rooms' saved state written to the bus (chunks and manifests, docs/CLUSTER.md).
     let clusterStateBytes: Metrics.Counter
     /// From a room's snapshot (taken ≤ 200 ms after its change) to its save on the bus.
@@ -107,6 +112,10 @@ final class ServerMetrics: Sendable {
         )
         pollVotes = Metrics.Counter(label: "roomd_poll_votes_total", factory: factory)
         testPushesDropped = Metrics.Counter(label: "roomd_test_pushes_dropped_total", factory: factory)
+        let faults = "roomd_test_faults_total"
+        testFaultErrors = Metrics.Counter(label: faults, dimensions: [("action", "error")], factory: factory)
+        testFaultDrops = Metrics.Counter(label: faults, dimensions: [("action", "drop")], factory: factory)
+        testFaultDelays = Metrics.Counter(label: faults, dimensions: [("action", "delay")], factory: factory)
         feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
         feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
         feedBuildsRefused = Metrics.Counter(label: "roomd_feed_builds_refused_total", factory: factory)

@@ -188,6 +188,13 @@ package final class Dispatcher {
             guard let method = methods[methodName] else {
                 throw RoomError(.methodNotFound, "method not found: \(methodName)")
             }
+            // Test mode II: a scripted error answers the call, which changes nothing.
+            if let faults = outbound.testFaults, !faults.methods.isEmpty,
+                let scripted = faults.methods.take(methodName, by: connection.peer?.id)
+            {
+                metrics.testFaultErrors.increment()
+                throw scripted
+            }
             // The join state, then the params object, then the handler: in this
             // order (`preview` checks that it has not joined itself, after params).
             switch method {

@@ -166,7 +166,10 @@ package final class FanOut {
                 switch connection.fault == nil
                     ? (connection.enqueue(frame) ? .queued : .refused) : connection.faultedPush(frame)
                 {
-                case .dropped: metrics.testPushesDropped.increment()
+                case .dropped:
+                    metrics.testPushesDropped.increment()
+                    metrics.testFaultDrops.increment()
+                case .held: metrics.testFaultDelays.increment()
                 case .refused where connection.isDroppedAsSlow: dropped.append(connection)
                 default: break
                 }

@@ -1,4 +1,5 @@
 import RoomModel
+import RoomWire
 
 /// Test mode's faults (PROTOCOL.md section 25): the connections that carry
 /// one, and when the next timed one (a stall, a delay) ends — a deadline of
@@ -7,6 +8,8 @@ import RoomModel
 /// faults it tracks too.
 final class TestFaults {
     private var faulted: [ObjectIdentifier: Connection] = [:]
+    /// Scripted errors of methods (section 33).
+    var methods = MethodFaults()
     private let clock: RoomClock
     private let thread: ServiceThread
 
@@ -35,6 +38,25 @@ final class TestFaults {
         return !faulted.isEmpty
     }
 
+    /// The connection faults in force, one entry per peer and action:
+    /// `{peer_id, action:"drop", left}`, `{peer_id, action:"stall"|"delay", until}`.
+    var connectionFaults: [JSON] {
+        var listed: [JSON] = []
+        for connection in faulted.values where !connection.isClosing {
+            guard let fault = connection.fault, let peer = connection.peer?.id.rawValue else { continue }
+            if fault.dropNext > 0 {
+                listed.append(["peer_id": .string(peer), "action": "drop", "left": .int(fault.dropNext)])
+            }
+            if let until = fault.stalledUntil {
+                listed.append(["peer_id": .string(peer), "action": "stall", "until": .int(Int(until))])
+            }
+            if let until = fault.delayedUntil {
+                listed.append(["peer_id": .string(peer), "action": "delay", "until": .int(Int(until))])
+            }
+        }
+        return listed.sorted { ($0["peer_id"]?.stringValue ?? "") < ($1["peer_id"]?.stringValue ?? "") }
+    }
+
     /// Ends what is due (the `.faultEnd` deadline).
     func expire() {
         thread.assertIsCurrent()
@@ -48,6 +70,7 @@ final class TestFaults {
     /// `DELETE /v2/test/faults`: every fault ends now; returns how many connections had one.
     func clear() -> Int {
         thread.assertIsCurrent()
+        methods.removeAll()
         let count = faulted.count
         for connection in faulted.values { connection.endFault(now: clock.nowMillis(), all: true) }
         faulted.removeAll()

@@ -50,6 +50,10 @@ final class TestRoutes {
                 guard let clock = schedule.manual else { throw Self.noManualClock }
                 return .json(200, ["now": .int(clock.now)])
             case (.post, Self.prefix + "faults"): return try addFault(try rest.body(request))
+            case (.get, Self.prefix + "faults"):
+                let faults = schedule.faults
+                let listed = (faults?.methods.listed ?? []) + (faults?.connectionFaults ?? [])
+                return .json(200, ["faults": .array(listed)])
             case (.get, Self.prefix + "journal"):
                 guard let roomID = request.query["room_id"], !roomID.isEmpty else {
                     throw .invalidParams("room_id: required (?room_id=ROOM)")
@@ -76,6 +80,7 @@ final class TestRoutes {
     /// `{peer_id | user_id, action, code? | ms? | count?}` or `{webhooks:
     /// {fail_next, status}}` → `{peers: [peer_id…]}` / `{webhooks: {fail_next}}`.
     private func addFault(_ body: Params) throws(RoomError) -> HTTPResponse {
+        if let method = try body.string("method") { return try addMethodFault(method, body) }
         if let hooks = try body.object("webhooks") {
             let count = try hooks.int("fail_next", in: 0...1000) ?? 1
             var status: Int?
@@ -155,6 +160,35 @@ final class TestRoutes {
             )
         }
         return .json(200, ["peers": .array(ids.map { .string($0.rawValue) })])
+    }
+
+    /// `{method, peer_id?, error:{code, message?}, count?}` → `{method, left}`
+    /// (section 33): the next `count` calls answered with `error`.
+    private func addMethodFault(_ method: String, _ body: Params) throws(RoomError) -> HTTPResponse {
+        guard Dispatcher.methodNames.contains(method) else {
+            throw .invalidParams("method: not a method roomd serves, got \"\(method.prefix(64))\"")
+        }
+        guard let error = try body.object("error") else { throw .invalidParams("error: required, {code, message?}") }
+        let number = try error.int("code", in: Int(Int32.min)...Int(Int32.max))
+        guard let number, let code = ErrorCode(rawValue: number) else {
+            throw .invalidParams(
+                "error.code: one of the codes of PROTOCOL.md section 8, got \(number.map(String.init) ?? "none")"
+            )
+        }
+        let message = try error.string("message")
+        if let message, message.utf8.count > 1024 { throw .invalidParams("error.message: at most 1024 bytes") }
+        let count = try body.int("count", in: 1...1_000_000) ?? 1
+        guard let faults = schedule.faults else { throw RoomError(.internalError, "test mode without its faults") }
+        let peerID = try body.peerID("peer_id")
+        try faults.methods.add(.init(method: method, peerID: peerID, code: code, message: message, left: count))
+        logger.info(
+            "test fault: method error",
+            metadata: [
+                "method": "\(method)", "code": "\(number)", "count": "\(count)",
+                "peer": "\(peerID.map(\.rawValue) ?? "any")",
+            ]
+        )
+        return .json(200, ["method": .string(method), "left": .int(count)])
     }
 
     static let noManualClock = RoomError(
