@@ -43,6 +43,11 @@ enum JoinMethods {
         ("accept", "accept the last invitation: role-change {\\"token\\":<the last on-role-change-request's>}"),
         ("reject", "reject it: role-change-reject {\\"token\\":…}"),
         ("chat TEXT", "send TEXT to the room: broadcast {\\"info\\":{\\"message\\":TEXT,\\"type\\":\\"chat\\"}}"),
+        ("ask NOTE", "ask to come on stage (NOTE may be left out): stage-request {\\"note\\":NOTE}"),
+        ("queue", "the call-in queue (moderating): stage-list {}"),
+        ("invite-req ID", "invite a waiting caller on stage: stage-invite {\\"request_id\\":ID}"),
+        ("decline ID", "decline a stage request: stage-decline {\\"request_id\\":ID}"),
+        ("block USER", "keep a user out of the call-in queue: stage-block {\\"user_id\\":USER}"),
         ("me", "print one's own peer id, role and room"),
         ("help", "this list"),
     ]

@@ -106,6 +106,16 @@ public enum RoomEvent: Sendable, Equatable {
     /// `settings.room.token_refresh_s`; answer with ``RoomClient/refreshToken(_:timeout:)``
     /// (``RoomClient/refreshTokens(using:)`` does it by itself) (1.2, section 23).
     case tokenExpiring(expiresAt: Int64)
+    /// `on-stage-queue {changed, removed, waiting}`: the call-in queue
+    /// changed, to moderating peers, at most once per
+    /// `settings.stage.interval_ms`: the waiting, invited or live requests
+    /// that changed, the ids of those that ended (declined, withdrawn,
+    /// done), and how many wait now (1.3, section 26).
+    case stageQueue(changed: [CallInRequest], removed: [String], waiting: Int)
+    /// `on-stage-status {request}`: this user's request changed status
+    /// (asked, invited, live, declined, withdrawn, done; not a new
+    /// position) (1.3, section 26).
+    case stageStatus(CallInRequest)
 
     /// The push method this event came from, e.g. `"on-peer-join"`.
     public var method: String {
@@ -144,6 +154,8 @@ public enum RoomEvent: Sendable, Equatable {
         case .rtmpUpdate: "on-rtmp-update"
         case .recordingUpdate: "on-record-update"
         case .tokenExpiring: "on-token-expiring"
+        case .stageQueue: "on-stage-queue"
+        case .stageStatus: "on-stage-status"
         }
     }
 
@@ -267,6 +279,14 @@ public enum RoomEvent: Sendable, Equatable {
             return .chatState(try ChatState(p))
         case "on-report":
             return .report(try ChatReport(p))
+        case "on-stage-queue":
+            return .stageQueue(
+                changed: try p.elements("changed").map { try CallInRequest($0) },
+                removed: try p.strings("removed"),
+                waiting: try p.int("waiting")
+            )
+        case "on-stage-status":
+            return .stageStatus(try CallInRequest(p.child("request")))
         default:
             return nil
         }

@@ -34,6 +34,17 @@ enum JoinInput: Equatable {
                 "role-change-request",
                 ["requested_for": .string(arguments[0]), "role": .string(arguments[1])]
             )
+        case "ask":
+            return .call("stage-request", rest.isEmpty ? [:] : ["note": .string(rest)])
+        case "queue":
+            guard rest.isEmpty else { return .problem("usage: queue") }
+            return .call("stage-list", [:])
+        case "invite-req", "decline":
+            guard arguments.count == 1 else { return .problem("usage: \(word) ID") }
+            return .call(word == "decline" ? "stage-decline" : "stage-invite", ["request_id": .string(arguments[0])])
+        case "block":
+            guard arguments.count == 1 else { return .problem("usage: block USER") }
+            return .call("stage-block", ["user_id": .string(arguments[0])])
         case "accept", "reject":
             guard let invitation else { return .problem("no invitation to \(word): no on-role-change-request yet") }
             return .call(word == "accept" ? "role-change" : "role-change-reject", ["token": .string(invitation)])

@@ -99,6 +99,66 @@ import Testing
         #expect(bot.finalStatus() == 1, "a close the server chose is a failure, without waiting for stdin")
     }
 
+    /// The call-in queue's shorthands (1.3, section 26): a viewer bot asks
+    /// with a note, a host bot reads the queue, invites one caller, declines
+    /// another and blocks a third user, whose next ask is 40303.
+    @Test func stageShorthandsAskQueueInviteDeclineAndBlock() async throws {
+        let daemon = try await Daemon.start()
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        func bot(_ user: String, _ role: String) throws -> Bot {
+            try Bot.start([
+                "--room", "room-1", "--role", role, "--user", user, "--url", daemon.url, "--secret-file", secret,
+            ])
+        }
+        func answer(_ bot: Bot) throws -> JSON {
+            let line = try #require(bot.next(startingWith: "= "))
+            return try JSON.parse(Array(line.dropFirst(2).utf8))
+        }
+        let host = try bot("h", "host")
+        #expect(host.line()?.hasPrefix("= {\"peer\":") == true)
+        let viewer = try bot("v1", "viewer")
+        #expect(viewer.line()?.hasPrefix("= {\"peer\":") == true)
+        let (second, _) = try await daemon.join("v2", as: "viewer")
+        let (troll, _) = try await daemon.join("t", as: "viewer")
+
+        viewer.type("ask I have a question about the tour")
+        let asked = try answer(viewer)["request"]
+        #expect(asked?["note"] == "I have a question about the tour" && asked?["status"] == "waiting")
+        let first = try #require(asked?["request_id"]?.stringValue)
+        let other = try #require(try await second.call("stage-request", [:])["request"]?["request_id"]?.stringValue)
+        _ = try await troll.call("stage-request", ["note": "let me on"])
+
+        host.type("queue")
+        let queue = try answer(host)
+        #expect(queue["total"] == 3 && queue["requests"]?[0]?["request_id"]?.stringValue == first)
+        host.type("invite-req \(first)")
+        let invited = try answer(host)
+        #expect(invited["request"]?["status"] == "invited" && invited["request"]?["role"] == "guest")
+        #expect(viewer.next(startingWith: "< on-role-change-request")?.hasPrefix("< on-role-change-request {") == true)
+        viewer.type("accept")
+        #expect(try answer(viewer)["peer"]?["role"] == "guest")
+        host.type("decline \(other)")
+        #expect(try answer(host) == [:])
+        _ = try await second.next("on-stage-status", where: { $0["request"]?["status"] == "declined" })
+        host.type("block t")
+        #expect(try answer(host) == [:])
+        #expect(try await troll.errorCode("stage-request", [:]) == 40303)
+        host.type("queue")
+        #expect(try answer(host)["total"] == 0)
+
+        host.type("invite-req")
+        #expect(host.next(startingWith: "! ") == "! usage: invite-req ID")
+        host.type("decline a b")
+        #expect(host.next(startingWith: "! ") == "! usage: decline ID")
+        host.type("block")
+        #expect(host.next(startingWith: "! ") == "! usage: block USER")
+        for bot in [host, viewer] {
+            try bot.input.close()
+            #expect(bot.next(startingWith: "# end of input")?.hasPrefix("# end of input") == true)
+            #expect(bot.finalStatus() == 0)
+        }
+    }
+
     @Test func aDaemonThatStopsEndsTheSessionWithItsCode() async throws {
         let daemon = try await Daemon.start(singleProcess: true)  // a cluster's node drains (1012: ClusterDrainTests)
         let secret = daemon.directory.appendingPathComponent("secret").path
@@ -168,7 +228,10 @@ import Testing
                 #expect(line?.contains(param) == true, "\(name)'s usage lacks its param \(param)")
             }
         }
-        for shorthand in ["hand", "invite PEER ROLE", "accept", "chat TEXT", "me"] {
+        for shorthand in [
+            "hand", "invite PEER ROLE", "accept", "chat TEXT", "me", "ask NOTE", "queue", "invite-req ID", "decline ID",
+            "block USER",
+        ] {
             #expect(help.out.contains("\n  \(shorthand)\n"), "--help lacks the shorthand \(shorthand)")
         }
     }

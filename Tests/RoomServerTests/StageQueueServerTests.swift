@@ -57,6 +57,49 @@ import Testing
         #expect(withdrawn.map(\.userID) == ["t"])
     }
 
+    /// The kit decodes the queue's pushes: moderating peers get
+    /// `.stageQueue(changed:removed:waiting:)`, the caller `.stageStatus`
+    /// at each status change, both as typed ``CallInRequest``s.
+    @Test func theSwiftKitDecodesTheQueuePushes() async throws {
+        let stage = try await Self.manualStage()
+        let asked = try await stage.viewer.askToJoinStage(note: "about the tour")
+        let mine = try await stage.viewer.next { if case .stageStatus(let request) = $0 { request } else { nil } }
+        #expect(mine == asked && mine.status == .waiting)
+        try await TestModeTests.advanceAll(stage.daemon, by: 1000)
+        for moderating in [stage.host, stage.moderator] {
+            let queue = try await moderating.next { event in
+                if case .stageQueue(let changed, let removed, let waiting) = event {
+                    (changed, removed, waiting)
+                } else {
+                    nil
+                }
+            }
+            #expect(queue.0 == [asked] && queue.1 == [] && queue.2 == 1)
+        }
+
+        let (_, token) = try await stage.host.invite(asked)
+        let invited = try await stage.viewer.next { if case .stageStatus(let request) = $0 { request } else { nil } }
+        #expect(invited.status == .invited && invited.invitedBy?.peerID == stage.ids["host"] && invited.role == "guest")
+        _ = try await stage.viewer.acceptRoleChange(token: token)
+        let live = try await stage.viewer.next { if case .stageStatus(let request) = $0 { request } else { nil } }
+        #expect(live.status == .live && live.peer.role == "guest")
+        try await TestModeTests.advanceAll(stage.daemon, by: 1000)
+        let onStage = try await stage.moderator.next { event in
+            if case .stageQueue(let changed, _, let waiting) = event { (changed, waiting) } else { nil }
+        }
+        #expect(onStage.0.map(\.status) == [.live] && onStage.1 == 0)
+        #expect(RoomEvent.stageStatus(live).method == "on-stage-status")
+
+        _ = try await stage.host.requestRoleChange(for: try #require(asked.peer.peerID), to: "viewer", force: true)
+        let done = try await stage.viewer.next { if case .stageStatus(let request) = $0 { request } else { nil } }
+        #expect(done.status == .done && done.requestID == asked.requestID)
+        try await TestModeTests.advanceAll(stage.daemon, by: 1000)
+        let removed = try await stage.host.next { event in
+            if case .stageQueue(let changed, let removed, _) = event, changed.isEmpty { removed } else { nil }
+        }
+        #expect(removed == [asked.requestID])
+    }
+
     /// A viewer asks, the moderating peers see it on the next interval (not
     /// a millisecond before), a host invites (a polite role change), the
     /// viewer accepts and is live; every status change reaches the viewer.

@@ -142,3 +142,47 @@ def test_the_types_declare_every_export_and_method_and_npm_packs_them():
         check = subprocess.run([tsc, "--noEmit", "--strict", str(MODULE.parent / "roomd.d.ts")],
                                capture_output=True, text=True)
         assert check.returncode == 0, check.stdout
+
+
+STAGE_SCRIPT = """
+const { RoomClient, RoomError } = await import(process.argv[1]);
+const [url, viewerToken, producerToken, trollToken] = process.argv.slice(2);
+const out = {};
+const connect = async (token) => { const c = await RoomClient.connect(url); await c.join({ token }); return c; };
+const [viewer, producer, troll] = [await connect(viewerToken), await connect(producerToken), await connect(trollToken)];
+const asked = await viewer.askToJoinStage("from node");
+out.asked = [asked.status, asked.position, asked.note];
+out.created = (await viewer.nextStageStatus()).status;
+const queue = await producer.nextStageQueue({ where: (p) => p.waiting === 1, timeout: 10000 });
+out.queue = [queue.changed.map((r) => r.note), queue.removed, queue.waiting];
+const listed = await producer.stageQueue();
+out.total = listed.total;
+const invited = await producer.invite(listed.requests[0]);
+const offer = await viewer.next("on-role-change-request", { timeout: 10000 });
+out.sameToken = offer.token === invited.token;
+out.invited = (await viewer.nextStageStatus("invited")).invited_by.role;
+await viewer.roleChange(offer.token);
+out.live = (await viewer.nextStageStatus("live")).peer.role;
+await producer.stageBlock("t-1");
+try { await troll.askToJoinStage(); } catch (e) { out.blocked = e instanceof RoomError ? e.code : String(e); }
+try { await viewer.nextStageStatus("done", { timeout: 100 }); } catch (e) { out.waitedFor = e.waitedFor; }
+for (const client of [viewer, producer, troll]) await client.close();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(node_command() is None, reason="no Node with a global WebSocket")
+def test_roomd_js_scripts_a_call_in_through_the_queue(roomd):
+    async def scenario():
+        node = await asyncio.create_subprocess_exec(
+            *node_command(), "--input-type=module", "-e", STAGE_SCRIPT, MODULE.as_uri(), roomd.url,
+            roomd.token("show", "v-1", "viewer"), roomd.token("show", "mod-1", "moderator"),
+            roomd.token("show", "t-1", "viewer"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(node.communicate(), 30)
+        assert node.returncode == 0, stderr.decode()
+        return json.loads(stdout)
+
+    assert asyncio.run(scenario()) == {
+        "asked": ["waiting", 1, "from node"], "created": "waiting", "queue": [["from node"], [], 1], "total": 1,
+        "sameToken": True, "invited": "moderator", "live": "guest", "blocked": 40303,
+        "waitedFor": 'on-stage-status where status == "done"'}

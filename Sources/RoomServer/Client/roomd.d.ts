@@ -128,6 +128,11 @@ export class RoomClient {
   groupLeave(name: any): Promise<any>;
   raiseHand(): Promise<any>;
   lowerHand(): Promise<any>;
+  askToJoinStage(note?: any): Promise<any>;
+  stageQueue(options?: { status?: any; offset?: any; limit?: any }): Promise<any>;
+  invite(request: any, options?: { role?: any }): Promise<any>;
+  nextStageQueue(options?: { where?: any; timeout?: any }): Promise<any>;
+  nextStageStatus(status?: any, options?: { timeout?: any }): Promise<any>;
   findPeer(options?: { role?: any; group?: any; limit?: any }): Promise<any>;
   ping(timestamp?: any): Promise<any>;
   changeTrackMuteStateRequest(value: any, options?: { roles?: any; type?: any; source?: any }): Promise<any>;

@@ -373,6 +373,31 @@ export class RoomClient {
   raiseHand() { return this.groupJoin(HAND_RAISE_GROUP); }
   lowerHand() { return this.groupLeave(HAND_RAISE_GROUP); }
 
+  // The call-in queue (PROTOCOL.md section 26), as a harness scripts a call-in (Swift's askToJoinStage(note:),
+  // stageQueue(), invite(_:); Python's ask_to_join_stage ...); stageRequest ... stageUnblock below send the calls as is.
+
+  /** `stage-request`: asks to come on stage; resolves with the StageRequest (`status` "waiting", `position`, …). */
+  async askToJoinStage(note = null) { return (await this.call("stage-request", params({ note }))).request; }
+
+  /** `stage-list` (moderating): `{requests, total}`, the waiting requests by position. */
+  stageQueue({ status, offset, limit } = {}) { return this.call("stage-list", params({ status, offset, limit })); }
+
+  /** `stage-invite` (moderating) of a StageRequest or its id: a polite role change; resolves with `{request, token}`. */
+  invite(request, { role } = {}) {
+    const requestId = typeof request === "string" ? request : request.request_id;
+    return this.call("stage-invite", params({ request_id: requestId, role }));
+  }
+
+  /** The next `on-stage-queue` (moderating peers, coalesced) whose params pass `where`: `{changed, removed, waiting}`. */
+  nextStageQueue({ where, timeout } = {}) { return this.next("on-stage-queue", params({ where, timeout })); }
+
+  /** The StageRequest of the next `on-stage-status` (this user's request changed status), in `status` if given. */
+  async nextStageStatus(status = null, { timeout } = {}) {
+    const inStatus = (p) => status === null || p.request.status === status;
+    const description = "on-stage-status" + (status === null ? "" : ` where status == "${status}"`);
+    return (await this.next("on-stage-status", params({ where: inStatus, timeout, description }))).request;
+  }
+
   findPeer({ role, group, limit } = {}) { return this.call("find-peer", params({ role, group, limit })); }
   ping(timestamp) { return this.call("ping", params({ timestamp })); }
 

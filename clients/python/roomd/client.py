@@ -510,6 +510,44 @@ class RoomClient(ProtocolMethods):
     async def lower_hand(self, timeout: float = DEFAULT_TIMEOUT) -> List[str]:
         return await self.group_leave(HAND_RAISE_GROUP, timeout)
 
+    # -- the call-in queue (PROTOCOL.md section 26) ------------------------
+    # The generated stage_request ... stage_unblock send the calls as they are; these read as a
+    # harness scripts a call-in (Swift's askToJoinStage(note:), stageQueue(), invite(_:)).
+
+    async def ask_to_join_stage(self, note: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``stage-request``: asks to come on stage; returns the StageRequest (``request_id``,
+        ``status`` ``"waiting"``, ``position`` ...). A second ask of the same user returns the
+        same request (its note replaced). Moderating peers see it in the next ``on-stage-queue``;
+        this user's peers get ``on-stage-status`` (:meth:`next_stage_status`)."""
+        return (await self.call("stage-request", _params(note=note), timeout))["request"]
+
+    async def stage_queue(self, status: Optional[str] = None, offset: Optional[int] = None,
+                          limit: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``stage-list`` (moderating): ``{requests, total}``, the waiting requests by position
+        (another ``status``: newest first)."""
+        return await self.call("stage-list", _params(status=status, offset=offset, limit=limit), timeout)
+
+    async def invite(self, request: Union[dict, str], role: Optional[str] = None,
+                     timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``stage-invite`` (moderating) of a StageRequest (or its ``request_id``): a polite role
+        change to ``role`` (the guest role by default); returns ``{request, token}``. The caller
+        gets ``on-role-change-request`` and accepts with :meth:`role_change`; the request is then live."""
+        request_id = request["request_id"] if isinstance(request, dict) else request
+        return await self.call("stage-invite", _params(request_id=request_id, role=role), timeout)
+
+    async def next_stage_queue(self, where: Optional[Predicate] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """The next ``on-stage-queue`` (moderating peers, coalesced every ``settings.stage.interval_ms``)
+        whose params pass ``where``: ``{changed: [StageRequest...], removed: [request_id...], waiting}``."""
+        return await self.next("on-stage-queue", timeout, where=where)
+
+    async def next_stage_status(self, status: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """The StageRequest of the next ``on-stage-status`` (this user's request changed status),
+        with ``status`` given the next one in that status (``"invited"``, ``"live"``, ``"done"`` ...)."""
+        def has_status(params: Dict[str, Any]) -> bool:
+            return status is None or params["request"]["status"] == status
+        has_status.__name__ = f"status == {status!r}" if status else "any status"
+        return (await self.next("on-stage-status", timeout, where=has_status))["request"]
+
     async def find_peer(self, role: Optional[str] = None, group: Optional[str] = None,
                         limit: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> dict:
         return await self.call("find-peer", _params(role=role, group=group, limit=limit), timeout)
