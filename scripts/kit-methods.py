@@ -37,7 +37,7 @@ END = "  // ---- end of generated ----"
 
 # The Swift RoomClient's method for each call (its base name; the test finds `public func NAME(`).
 SWIFT_NAMES = {
-    "join": "join", "leave": "leave", "peer-update": "updatePeer", "broadcast": "broadcast (sendDirect, sendToRoles)",
+    "join": "join", "leave": "leave", "peer-update": "updatePeer", "peer-attributes-set": "setAttributes", "broadcast": "broadcast (sendDirect, sendToRoles)",
     "ping": "ping", "track-add": "addTrack", "track-update": "updateTrack", "track-remove": "removeTrack",
     "role-change-request": "requestRoleChange (changeRoles)", "role-change": "acceptRoleChange",
     "role-change-reject": "rejectRoleChange", "track-update-request": "requestTrackUpdate",

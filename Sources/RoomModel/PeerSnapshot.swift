@@ -80,7 +80,10 @@ extension PeerSnapshot {
         var attributes: [String: String] = [:]
         for member in members {
             guard case .string(let text) = member.value else {
-                throw r.failure("attributes", "expected string values, got \(member.value.typeName) at \"\(member.key)\"")
+                throw r.failure(
+                    "attributes",
+                    "expected string values, got \(member.value.typeName) at \"\(member.key)\""
+                )
             }
             attributes[member.key] = text
         }

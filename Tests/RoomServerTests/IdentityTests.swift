@@ -52,11 +52,17 @@ import Testing
         let (ada, joined) = try await Self.join(daemon, "ada", as: "guest", name: " \t Ada Lovelace\n ")
         #expect(joined["peer"]?["info"]?["name"] == "Ada Lovelace")
         let client = try await daemon.client()
-        let blank = try await client.failure("join", ["token": try Self.token(daemon, user: "b", role: "guest"), "name": "  \n "])
+        let blank = try await client.failure(
+            "join",
+            ["token": try Self.token(daemon, user: "b", role: "guest"), "name": "  \n "]
+        )
         #expect(blank.code == -32602 && blank.message.hasPrefix("name:"), "\(blank)")
         let long = try await client.failure(
             "join",
-            ["token": try Self.token(daemon, user: "b", role: "guest"), "name": .string(String(repeating: "é", count: 33))]
+            [
+                "token": try Self.token(daemon, user: "b", role: "guest"),
+                "name": .string(String(repeating: "é", count: 33)),
+            ]
         )
         #expect(long.code == 41300 && long.message == "name: 66 bytes is over the limit of 64", "\(long)")
         let (_, atLimit) = try await Self.join(daemon, "c", as: "guest", name: String(repeating: "n", count: 64) + "  ")
@@ -65,7 +71,9 @@ import Testing
         let renamed = try await ada.call("peer-update", ["name": "  Ada  "])
         #expect(renamed["peer"]?["info"]?["name"] == "Ada")
         #expect(try await ada.failure("peer-update", ["name": " "]).code == -32602)
-        #expect(try await ada.failure("peer-update", ["name": .string(String(repeating: "n", count: 65))]).code == 41300)
+        #expect(
+            try await ada.failure("peer-update", ["name": .string(String(repeating: "n", count: 65))]).code == 41300
+        )
         // The user_id default is trimmed too.
         let (_, byID) = try await Self.join(daemon, " zed ", as: "guest")
         #expect(byID["peer"]?["info"]?["name"] == "zed")
@@ -92,7 +100,9 @@ import Testing
             ["token": try Self.token(daemon, user: "c", role: "viewer", name: "Ada"), "name": "Ada"]
         )
         #expect(claimed["peer"]?["info"]?["name"] == "Ada")
-        let viewerID = try #require(try await viewer.call("peer-update", ["name": "Bo"])["peer"]?["peer_id"]?.stringValue)
+        let viewerID = try #require(
+            try await viewer.call("peer-update", ["name": "Bo"])["peer"]?["peer_id"]?.stringValue
+        )
         let rest = try await http(
             "POST",
             daemon,
@@ -107,7 +117,12 @@ import Testing
         let daemon = try await Daemon.start(settings: #"{"chat":{"blocked_words":["darn"]}}"#)
         _ = try await Self.join(daemon, "h", as: "host", name: "Host")
         let client = try await daemon.client()
-        #expect(try await client.errorCode("join", ["token": try Self.token(daemon, user: "x", role: "viewer"), "name": "darn it"]) == 40302)
+        #expect(
+            try await client.errorCode(
+                "join",
+                ["token": try Self.token(daemon, user: "x", role: "viewer"), "name": "darn it"]
+            ) == 40302
+        )
         for param in ["darn it", "host", "  "] {
             let token = try Self.token(daemon, user: "u-\(param.count)", role: "viewer", name: "  Claimed  ")
             let joined = try await (try await daemon.client()).call("join", ["token": token, "name": .string(param)])
@@ -153,7 +168,9 @@ import Testing
         }
         let atLimits: [String: Any?] = [
             "avatar": String(repeating: "a", count: 512),
-            "attributes": Dictionary(uniqueKeysWithValues: (0..<16).map { ("k\($0)", String(repeating: "v", count: 256)) }),
+            "attributes": Dictionary(
+                uniqueKeysWithValues: (0..<16).map { ("k\($0)", String(repeating: "v", count: 256)) }
+            ),
         ]
         let full = try await fresh.call("join", ["token": Self.rawToken(daemon, atLimits)])
         #expect(full["peer"]?["attributes"]?.objectValue?.count == 16)
@@ -236,6 +253,18 @@ import Testing
         #expect(try await restricted.errorCode("peer-attributes-set", ["set": ["k": "v"]]) == 40300)
     }
 
+    /// The Swift kit's typed call and its decoded Peer.
+    @Test func theSwiftKitSetsAttributes() async throws {
+        let daemon = try await Daemon.start()
+        let (host, _) = try await daemon.join("h", as: "host")
+        let (guest, guestJoin) = try await daemon.join("g", as: "guest")
+        let guestID = try #require(guestJoin["peer"]?["peer_id"]?.stringValue)
+        let mine = try await guest.setAttributes(["seat": "12", "team": "red"])
+        #expect(mine.attributes == ["seat": "12", "team": "red"] && mine.info.avatar == nil)
+        let theirs = try await host.setAttributes(["seat": nil], delete: ["team"], for: guestID)
+        #expect(theirs.peerID == guestID && theirs.attributes == [:])
+    }
+
     /// Section 28: a viewer's attributes in a large room reach itself and the moderating peers only.
     @Test func aViewersAttributesInALargeRoomReachOnlyItselfAndTheModerators() async throws {
         let daemon = try await Daemon.start(settings: #"{"room":{"large_room_threshold":3}}"#)
@@ -285,7 +314,10 @@ import Testing
         let blank = try await http("POST", daemon, path, token: token, body: #"{"name":"  "}"#)
         #expect(blank.status == 400, "\(blank)")
         let after = try await http("GET", daemon, path, token: token)
-        #expect(after.body["attributes"] == ["b": "2", "c": "3"] && after.body["info"]?["name"] == "g", "all or nothing")
+        #expect(
+            after.body["attributes"] == ["b": "2", "c": "3"] && after.body["info"]?["name"] == "g",
+            "all or nothing"
+        )
     }
 }
 
@@ -299,8 +331,17 @@ import Testing
         let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
         defer { _ = host }
         let node = cluster.nodes[1]
-        let client = try await RoomClient.connect(to: "ws://127.0.0.1:\(node.port)/ws", defaultTimeout: Daemon.waitTimeout)
-        let token = try IdentityTests.token(node, user: "g", role: "guest", avatar: "https://example.com/g.png", attributes: ["seat": "3"])
+        let client = try await RoomClient.connect(
+            to: "ws://127.0.0.1:\(node.port)/ws",
+            defaultTimeout: Daemon.waitTimeout
+        )
+        let token = try IdentityTests.token(
+            node,
+            user: "g",
+            role: "guest",
+            avatar: "https://example.com/g.png",
+            attributes: ["seat": "3"]
+        )
         let joined = try await client.call("join", ["token": token])
         let guestID = try #require(joined["peer"]?["peer_id"])
         _ = try await client.call("peer-attributes-set", ["set": ["team": "red-marker"]])
