@@ -76,7 +76,15 @@ def snake(method):
 def camel(name):
     name = RENAMED.get(name, name)
     parts = re.split(r"[-_]", name)
-    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    name = parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    return name + "_" if name in JS_RESERVED else name  # as py_param does for Python's keywords
+
+
+# JavaScript's reserved words a wire param may be named after (`peer-attributes-set`'s `delete`).
+JS_RESERVED = {"delete", "new", "default", "class", "function", "in", "var", "this", "void", "with", "switch",
+               "case", "return", "typeof", "instanceof", "export", "import", "extends", "super", "const",
+               "let", "static", "yield", "await", "enum", "null", "true", "false", "if", "else", "for", "while",
+               "do", "break", "continue", "throw", "try", "catch", "finally", "debugger"}
 
 
 # Params whose wire name cannot (or should not) be an argument's: `self` is Swift's `own:` too.

@@ -130,7 +130,7 @@ export class RoomClient {
   lowerHand(): Promise<any>;
   findPeer(options?: { role?: any; group?: any; limit?: any }): Promise<any>;
   ping(timestamp?: any): Promise<any>;
-  peerAttributesSet(options?: { peerId?: any; set?: any; delete?: any }): Promise<any>;
+  peerAttributesSet(options?: { peerId?: any; set?: any; delete_?: any }): Promise<any>;
   changeTrackMuteStateRequest(value: any, options?: { roles?: any; type?: any; source?: any }): Promise<any>;
   groupAdd(name: any, peerId: any): Promise<any>;
   groupRemove(name: any, peerId: any): Promise<any>;
