@@ -37,7 +37,7 @@ END = "  // ---- end of generated ----"
 
 # The Swift RoomClient's method for each call (its base name; the test finds `public func NAME(`).
 SWIFT_NAMES = {
-    "join": "join", "leave": "leave", "peer-update": "updatePeer", "broadcast": "broadcast (sendDirect, sendToRoles)",
+    "join": "join", "leave": "leave", "peer-update": "updatePeer", "peer-attributes-set": "setAttributes", "broadcast": "broadcast (sendDirect, sendToRoles)",
     "ping": "ping", "track-add": "addTrack", "track-update": "updateTrack", "track-remove": "removeTrack",
     "role-change-request": "requestRoleChange (changeRoles)", "role-change": "acceptRoleChange",
     "role-change-reject": "rejectRoleChange", "track-update-request": "requestTrackUpdate",
@@ -76,7 +76,15 @@ def snake(method):
 def camel(name):
     name = RENAMED.get(name, name)
     parts = re.split(r"[-_]", name)
-    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    name = parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+    return name + "_" if name in JS_RESERVED else name  # as py_param does for Python's keywords
+
+
+# JavaScript's reserved words a wire param may be named after (`peer-attributes-set`'s `delete`).
+JS_RESERVED = {"delete", "new", "default", "class", "function", "in", "var", "this", "void", "with", "switch",
+               "case", "return", "typeof", "instanceof", "export", "import", "extends", "super", "const",
+               "let", "static", "yield", "await", "enum", "null", "true", "false", "if", "else", "for", "while",
+               "do", "break", "continue", "throw", "try", "catch", "finally", "debugger"}
 
 
 # Params whose wire name cannot (or should not) be an argument's: `self` is Swift's `own:` too.

@@ -23,6 +23,7 @@ SHOW_ACTORS = {"host": ("host-1", "host", "Ada"), "viewer": ("v-1", "viewer", "B
 # The first scene: method -> (actor, params, example name), run in the document's order.
 SHOW = {
     "peer-update": ("viewer", {"name": "Bob B."}, "a new display name"),
+    "peer-attributes-set": ("viewer", {"set": {"seat": "12", "lang": "en"}}, "a seat and a language"),
     "broadcast": ("viewer", {"info": {"message": "hello", "type": "chat"}}, "a chat message to the room"),
     "ping": ("viewer", {"timestamp": 42}, "a ping with the caller's clock"),
     "track-add": ("host", {"track_id": "mic", "type": "audio"}, "a microphone"),

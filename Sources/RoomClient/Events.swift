@@ -19,7 +19,8 @@ public enum RoomEvent: Sendable, Equatable {
     /// `"peer kicked"`, `"server removed peer"`, `"websocket closed"`, `"peer banned"` (1.2).
     case peerLeave(peerID: String, reason: String)
     /// `on-peer-update {peer, changed}`, sent to every peer, the changed one
-    /// included. `changed` lists some of `"name"`, `"data"`, `"role"`, `"groups"`.
+    /// included. `changed` lists some of `"name"`, `"data"`, `"role"`, `"groups"`,
+    /// `"attributes"` (1.3).
     case peerUpdate(Peer, changed: [String])
     /// `on-broadcast`: a chat message for this peer.
     case broadcast(Message)

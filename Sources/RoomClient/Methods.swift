@@ -94,6 +94,41 @@ extension RoomClient {
         return try decode("peer-update", result) { try Peer(WireReader($0["peer"], path: "peer")) }
     }
 
+    /// Sets and deletes attributes (`peer-attributes-set {peer_id?, set?,
+    /// delete?}`, 1.3): of this peer (the role's `updateOwnMetadata`), or
+    /// with `peerID` of another one (a moderating role). Keys not named
+    /// keep their values; a `nil` value in `set` deletes its key.
+    ///
+    /// The room gets `on-peer-update {peer, changed:["attributes"]}` (in a
+    /// large room, about a peer that may not publish: that peer and the
+    /// moderating peers); a call that changes nothing pushes nothing.
+    ///
+    /// - Returns: The peer as it is now.
+    /// - Throws: `rpc` with 40300, 40400 (no such peer), 41300 (a value over
+    ///   256 bytes), -32602 (a bad key, a 17th key, a key both set and deleted).
+    @discardableResult
+    public func setAttributes(
+        _ set: [String: String?] = [:],
+        delete: [String] = [],
+        for peerID: String? = nil,
+        timeout: Duration? = nil
+    ) async throws
+        -> Peer
+    {
+        var values: [JSON.Member] = []
+        for key in set.keys.sorted() { values.append(JSON.Member(key, set[key]!.map(JSON.string) ?? .null)) }
+        let result = try await call(
+            "peer-attributes-set",
+            params([
+                "peer_id": peerID.map(JSON.string),
+                "set": set.isEmpty ? nil : .object(values),
+                "delete": delete.isEmpty ? nil : .array(delete.map(JSON.string)),
+            ]),
+            timeout: timeout
+        )
+        return try decode("peer-attributes-set", result) { try Peer(WireReader($0["peer"], path: "peer")) }
+    }
+
     // MARK: - Tracks
 
     /// Publishes a track (`track-add {track_id?, type, source?, mute?, description?}`).

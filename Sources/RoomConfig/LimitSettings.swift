@@ -14,8 +14,8 @@ public struct LimitSettings: Sendable, Equatable {
     public var messagesPerSecond: Int = 100
     /// `message_burst`
     public var messageBurst: Int = 200
-    /// `max_name_bytes` (roomd extension: a peer's name)
-    public var maxNameBytes: Int = 256
+    /// `max_name_bytes` (roomd extension: an operator bound on a peer's name; section 27 says 64)
+    public var maxNameBytes: Int = 64
     /// `max_metadata_bytes` (roomd extension: a peer's `data` string)
     public var maxMetadataBytes: Int = 4096
     /// `join_timeout_s` (1.1): a connection that has not joined by then is closed with 1008.
@@ -36,7 +36,7 @@ public struct LimitSettings: Sendable, Equatable {
         maxChatBytes: Int = 4096,
         messagesPerSecond: Int = 100,
         messageBurst: Int = 200,
-        maxNameBytes: Int = 256,
+        maxNameBytes: Int = 64,
         maxMetadataBytes: Int = 4096,
         maxSessionValueBytes: Int = 4096,
         maxSessionKeys: Int = 256

@@ -1,10 +1,14 @@
-/// `permissions` of a role, with the template's names. Absent means false.
+/// `permissions` of a role, with the template's names. Absent means false,
+/// except `updateOwnMetadata` (absent means true).
 public struct Permissions: Sendable, Equatable {
     public var endRoom, removeOthers, mute, unmute, changeRole: Bool
     public var hlsStreaming, rtmpStreaming, browserRecording, pollRead, pollWrite: Bool
     /// 1.2: delete others' messages, clear and pin the chat, and (with the
     /// sections to come) chat bans, pause, slow mode, Q&A moderation, reports.
     public var moderateChat: Bool
+    /// 1.3 (section 27): change one's own peer (`peer-update`,
+    /// `peer-attributes-set`; not groups). True when the template omits it.
+    public var updateOwnMetadata: Bool
 
     public init(
         endRoom: Bool = false,
@@ -17,7 +21,8 @@ public struct Permissions: Sendable, Equatable {
         browserRecording: Bool = false,
         pollRead: Bool = false,
         pollWrite: Bool = false,
-        moderateChat: Bool = false
+        moderateChat: Bool = false,
+        updateOwnMetadata: Bool = true
     ) {
         self.endRoom = endRoom
         self.removeOthers = removeOthers
@@ -30,6 +35,7 @@ public struct Permissions: Sendable, Equatable {
         self.pollRead = pollRead
         self.pollWrite = pollWrite
         self.moderateChat = moderateChat
+        self.updateOwnMetadata = updateOwnMetadata
     }
 
     /// Every permission granted.
@@ -44,7 +50,8 @@ public struct Permissions: Sendable, Equatable {
         browserRecording: true,
         pollRead: true,
         pollWrite: true,
-        moderateChat: true
+        moderateChat: true,
+        updateOwnMetadata: true
     )
 
     /// The JSON names, in declaration order.
@@ -59,8 +66,11 @@ public struct Permissions: Sendable, Equatable {
         ("endRoom", \.endRoom), ("removeOthers", \.removeOthers), ("mute", \.mute), ("unmute", \.unmute),
         ("changeRole", \.changeRole), ("hlsStreaming", \.hlsStreaming), ("rtmpStreaming", \.rtmpStreaming),
         ("browserRecording", \.browserRecording), ("pollRead", \.pollRead), ("pollWrite", \.pollWrite),
-        ("moderateChat", \.moderateChat),
+        ("moderateChat", \.moderateChat), ("updateOwnMetadata", \.updateOwnMetadata),
     ]
+
+    /// The permissions a template that omits them grants.
+    static let grantedByDefault: Set<String> = ["updateOwnMetadata"]
 }
 
 extension Permissions {
@@ -68,7 +78,7 @@ extension Permissions {
     init(_ c: TemplateCursor) throws(TemplateError) {
         self.init()
         for (name, key) in Self.fields {
-            self[keyPath: key] = try c.bool(name, default: false)
+            self[keyPath: key] = try c.bool(name, default: Self.grantedByDefault.contains(name))
         }
     }
 }

@@ -9,6 +9,7 @@ extension RoomRegistry {
         }
         if request.tokenExpired { throw RoomError(.badJWT, "token expired") }
         let (role, existing) = try admit(request, for: .join)
+        if request.nameIsParam, let existing { try checkReserved(request.name, in: existing, role: role) }
         let now = clock.nowMillis()
         let room = existing ?? makeRoom(request.roomID, at: now)
         endEmptyWait(room)  // a session waiting for a join has one
@@ -21,6 +22,8 @@ extension RoomRegistry {
             role: role,
             name: request.name,
             data: request.data,
+            avatar: request.avatar,
+            attributes: request.attributes,
             viewOnly: request.viewOnly,
             room: room
         )

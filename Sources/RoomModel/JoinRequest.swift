@@ -6,8 +6,14 @@ public struct JoinRequest: Sendable {
     public var requestedRoomID: RoomID?
     public var userID: UserID
     public var roleName: String
-    /// `name` param, else the token's `name` claim, else the user id.
+    /// The token's `name` claim, else the `name` param, else the user id; trimmed (section 27).
     public var name: String
+    /// The name is the `name` param (the user's word): 40908 when a moderating peer in the room has it.
+    public var nameIsParam: Bool
+    /// The token's `avatar` claim.
+    public var avatar: String?
+    /// The token's `attributes` claim.
+    public var attributes: [String: String]
     public var data: String
     public var viewOnly: Bool
     /// `peer_id` param: resume that peer.
@@ -23,6 +29,9 @@ public struct JoinRequest: Sendable {
         userID: UserID,
         roleName: String,
         name: String,
+        nameIsParam: Bool = false,
+        avatar: String? = nil,
+        attributes: [String: String] = [:],
         data: String = "",
         viewOnly: Bool = false,
         resumePeerID: PeerID? = nil,
@@ -34,6 +43,9 @@ public struct JoinRequest: Sendable {
         self.userID = userID
         self.roleName = roleName
         self.name = name
+        self.nameIsParam = nameIsParam
+        self.avatar = avatar
+        self.attributes = attributes
         self.data = data
         self.viewOnly = viewOnly
         self.resumePeerID = resumePeerID

@@ -12,6 +12,10 @@ public final class Peer {
     public internal(set) var role: Role
     public internal(set) var name: String
     public internal(set) var data: String
+    /// `info.avatar`: the token's `avatar` claim (section 27), nil when none.
+    public internal(set) var avatar: String?
+    /// `attributes` (section 27): the token's claim, then `peer-attributes-set`.
+    public internal(set) var attributes: [String: String] = [:]
     public internal(set) var groups: [String] = []
     public internal(set) var tracks: [Track] = []
     /// `user_restrictions: "view_and_polls_only"` from the token.
@@ -52,6 +56,8 @@ public final class Peer {
         role: Role,
         name: String,
         data: String,
+        avatar: String? = nil,
+        attributes: [String: String] = [:],
         viewOnly: Bool,
         room: Room
     ) {
@@ -62,6 +68,8 @@ public final class Peer {
         self.role = role
         self.name = name
         self.data = data
+        self.avatar = avatar
+        self.attributes = attributes
         self.viewOnly = viewOnly
         self.room = room
     }

@@ -4,6 +4,8 @@ import RoomWire
 /// A peer as a `RoomSnapshot` saves it (the `peers` section, in join order):
 ///
 ///     {"id", "user_id", "joined_at", "sequence", "role", "name", "data",
+///      "avatar": string or null, "attributes": {key: value} (section 27;
+///      absent in older saved states: null and {}),
 ///      "groups":[…], "view_only", "metadata_listening": "*" or [keys],
 ///      "tracks":[{"id", "kind", "source", "mute", "description"}]}
 ///
@@ -16,6 +18,8 @@ public struct PeerSnapshot: Sendable, Equatable {
     public var role: String
     public var name: String
     public var data: String
+    public var avatar: String? = nil
+    public var attributes: [String: String] = [:]
     public var groups: [String]
     public var tracks: [Track]
     public var viewOnly: Bool
@@ -32,6 +36,8 @@ extension PeerSnapshot {
             role: peer.role.name,
             name: peer.name,
             data: peer.data,
+            avatar: peer.avatar,
+            attributes: peer.attributes,
             groups: peer.groups,
             tracks: peer.tracks,
             viewOnly: peer.viewOnly,
@@ -48,6 +54,8 @@ extension PeerSnapshot {
             role: r.string("role"),
             name: r.string("name"),
             data: r.string("data"),
+            avatar: r.has("avatar") ? r.nullable("avatar", r.string) : nil,
+            attributes: r.has("attributes") ? Self.attributes(r) : [:],
             groups: r.strings("groups"),
             tracks: r.objects("tracks") { t throws(RoomSnapshotError) in
                 try Track(
@@ -61,6 +69,25 @@ extension PeerSnapshot {
             viewOnly: r.bool("view_only"),
             metadataListening: MetadataListening(r, "metadata_listening")
         )
+    }
+
+    /// The `attributes` object: string values.
+    private static func attributes(_ r: SnapshotReader) throws(RoomSnapshotError) -> [String: String] {
+        let value = try r.value("attributes")
+        guard case .object(let members) = value else {
+            throw r.failure("attributes", "expected object, got \(value.typeName)")
+        }
+        var attributes: [String: String] = [:]
+        for member in members {
+            guard case .string(let text) = member.value else {
+                throw r.failure(
+                    "attributes",
+                    "expected string values, got \(member.value.typeName) at \"\(member.key)\""
+                )
+            }
+            attributes[member.key] = text
+        }
+        return attributes
     }
 
     /// What restoring relies on: peers in join order with unique ids, none
@@ -113,6 +140,12 @@ extension JSONWriter {
         field("role", peer.role)
         field("name", peer.name)
         field("data", peer.data)
+        key("avatar")
+        if let avatar = peer.avatar { string(avatar) } else { null() }
+        key("attributes")
+        beginObject()
+        for name in peer.attributes.keys.sorted() { field(name, peer.attributes[name]!) }
+        endObject()
         key("groups")
         strings(peer.groups)
         key("tracks")

@@ -90,5 +90,5 @@ public enum RejectReason: String, Sendable {
 }
 
 public enum PeerField: String, Sendable {
-    case name, data, role, groups
+    case name, data, role, groups, attributes
 }

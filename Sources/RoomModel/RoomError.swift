@@ -45,6 +45,8 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case alreadyAnswered = 40906
     /// 1.1: too many (polls, questions, options, session-store keys, live cues).
     case tooMany = 40907
+    /// 1.3: that name is reserved: a peer of a moderating role in this room uses it (section 27).
+    case nameReserved = 40908
     /// 1.3: stage request not found, or not in a state that allows the call (`data.status`).
     case stageRequestNotFound = 40407
     /// 1.3: blocked from the call-in queue (`stage-request`, section 26).

@@ -5,7 +5,7 @@ import RoomWire
 // its own `Peer` and `Room` classes (live objects), hence the `Wire` prefix;
 // RoomClient calls them `Peer` and `Room`.
 
-/// A peer's `info`: `{"name","data","user_id","type"}`.
+/// A peer's `info`: `{"name","data","user_id","type","avatar"}`.
 public struct PeerInfo: Sendable, Equatable, Hashable {
     /// The display name (defaults to the token's `name` claim, else its `user_id`).
     public var name: String
@@ -15,13 +15,16 @@ public struct PeerInfo: Sendable, Equatable, Hashable {
     public var userID: String
     /// Always `"regular"` in protocol version 1.
     public var type: String
+    /// 1.3 (section 27): the token's `avatar` claim, nil when none.
+    public var avatar: String?
 
     /// Builds a peer's info.
-    public init(name: String, data: String = "", userID: String, type: String = "regular") {
+    public init(name: String, data: String = "", userID: String, type: String = "regular", avatar: String? = nil) {
         self.name = name
         self.data = data
         self.userID = userID
         self.type = type
+        self.avatar = avatar
     }
 
     package init(_ r: WireReader) throws {
@@ -30,10 +33,11 @@ public struct PeerInfo: Sendable, Equatable, Hashable {
         data = try r.string("data")
         userID = try r.string("user_id")
         type = try r.string("type")
+        avatar = try r.optionalString("avatar")
     }
 }
 
-/// A peer in the room: `{"peer_id","role","joined_at","groups","tracks","info"}`.
+/// A peer in the room: `{"peer_id","role","joined_at","groups","tracks","info","attributes"}`.
 ///
 /// `tracks` holds only the tracks the receiver's role subscribes to (a
 /// peer's own Peer always lists all of its tracks).
@@ -48,8 +52,10 @@ public struct WirePeer: Sendable, Equatable, Hashable {
     public var groups: [String]
     /// Tracks by `track_id`.
     public var tracks: [String: Track]
-    /// Name, metadata and user id.
+    /// Name, metadata, user id and avatar.
     public var info: PeerInfo
+    /// 1.3 (section 27): the app's and the peer's key-value strings (`{}` when none).
+    public var attributes: [String: String]
 
     /// Builds a peer, e.g. an expected value in a test.
     public init(
@@ -58,7 +64,8 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         joinedAt: Int64,
         groups: [String] = [],
         tracks: [String: Track] = [:],
-        info: PeerInfo
+        info: PeerInfo,
+        attributes: [String: String] = [:]
     ) {
         self.peerID = peerID
         self.role = role
@@ -66,6 +73,7 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         self.groups = groups
         self.tracks = tracks
         self.info = info
+        self.attributes = attributes
     }
 
     /// Decodes a Peer object. Throws ``WireError``.
@@ -83,6 +91,14 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         for (key, track) in try r.members("tracks") { tracks[key] = try Track(track) }
         self.tracks = tracks
         info = try PeerInfo(r.child("info"))
+        var attributes: [String: String] = [:]
+        if r.has("attributes") {
+            for (key, value) in try r.members("attributes") {
+                guard let text = value.json?.stringValue else { throw value.fail("expected a string") }
+                attributes[key] = text
+            }
+        }
+        self.attributes = attributes
     }
 
     /// The Peer object from plain values: the server writes it straight from
@@ -99,7 +115,9 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         name: String,
         data: String,
         userID: String,
-        type: String = "regular"
+        type: String = "regular",
+        avatar: String? = nil,
+        attributes: [String: String] = [:]
     ) {
         w.beginObject()
         w.field("peer_id", peerID)
@@ -120,6 +138,12 @@ public struct WirePeer: Sendable, Equatable, Hashable {
         w.field("data", data)
         w.field("user_id", userID)
         w.field("type", type)
+        w.key("avatar")
+        if let avatar { w.string(avatar) } else { w.null() }
+        w.endObject()
+        w.key("attributes")
+        w.beginObject()
+        for key in attributes.keys.sorted() { w.field(key, attributes[key]!) }  // sorted: deterministic bytes
         w.endObject()
         w.endObject()
     }

@@ -39,6 +39,8 @@ public struct TokenMinter: Sendable {
         user: String,
         role: String,
         name: String? = nil,
+        avatar: String? = nil,
+        attributes: [String: String]? = nil,
         ttl: TimeInterval = 24 * 3600,
         restrictions: String? = nil,
         accessKey: String? = nil,
@@ -53,6 +55,8 @@ public struct TokenMinter: Sendable {
                 user_id: user,
                 role: role,
                 name: name,
+                avatar: avatar,
+                attributes: attributes,
                 user_restrictions: restrictions,
                 access_key: accessKey,
                 iat: IssuedAtClaim(value: now),
@@ -104,6 +108,10 @@ struct MintedClaims: JWTPayload {
     var user_id: String?
     var role: String?
     var name: String?
+    /// Section 27: a URL or any string of at most 512 bytes.
+    var avatar: String? = nil
+    /// Section 27: at most 16 string values.
+    var attributes: [String: String]? = nil
     var user_restrictions: String?
     var access_key: String?
     var iat: IssuedAtClaim

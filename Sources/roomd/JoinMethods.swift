@@ -25,6 +25,12 @@ enum JoinMethods {
         ),
         Entry(method: "peer-update", usage: "peer-update {name?, data?}", summary: "Change one's name and/or metadata"),
         Entry(
+            method: "peer-attributes-set",
+            usage: "peer-attributes-set {peer_id?, set?, delete?}",
+            summary:
+                "Set or delete attributes of one's own peer (updateOwnMetadata) or, with a moderating role, another's"
+        ),
+        Entry(
             method: "broadcast",
             usage: "broadcast {info, peer_id?, roles?}",
             summary: "Send a chat message to the room, one peer, or roles"

@@ -10,6 +10,9 @@ struct Token: ParsableCommand {
     @Option(help: "User id (app token).") var user: String?
     @Option(help: "Role name (app token).") var role: String?
     @Option(help: "Display name claim.") var name: String?
+    @Option(help: "avatar claim (a URL or any string of at most 512 bytes).") var avatar: String?
+    @Option(name: .customLong("attribute"), help: "attributes claim entry key=value (repeatable, at most 16).")
+    var attributes: [String] = []
     @Option(help: "Lifetime: 3600, 90s, 30m, 24h or 7d.") var ttl: String = "24h"
     @Option(help: "user_restrictions claim, e.g. view_and_polls_only.") var restrictions: String?
     @Option(help: "access_key claim.") var accessKey: String?
@@ -24,6 +27,9 @@ struct Token: ParsableCommand {
     func validate() throws {
         try validatePort(port, name: "--port", range: 1...65535)
         if !management { try validateIDs(room: room, user: user) }
+        for entry in attributes where !entry.contains("=") {
+            throw ValidationError("--attribute: expected key=value, got \(entry)")
+        }
         if Self.parseTTL(ttl) == nil {
             throw ValidationError(
                 "--ttl: expected a duration from 1s to 3650d like 3600, 90s, 30m, 24h or 7d, got \(ttl)"
@@ -45,11 +51,23 @@ struct Token: ParsableCommand {
                 user: user,
                 role: role,
                 name: name,
+                avatar: avatar,
+                attributes: attributes.isEmpty ? nil : Self.attributeClaim(attributes),
                 ttl: seconds,
                 restrictions: restrictions,
                 accessKey: accessKey
             )
         )
+    }
+
+    /// `--attribute key=value` entries as the claim (the last of a repeated key wins).
+    static func attributeClaim(_ entries: [String]) -> [String: String] {
+        var claim: [String: String] = [:]
+        for entry in entries {
+            let parts = entry.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            claim[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        return claim
     }
 
     /// Longest token lifetime: ten years (a longer one is a typo, and an

@@ -108,7 +108,8 @@ private func settings(_ section: String, _ body: String) -> String {
                 == VideoParams(bitRate: 1000, codec: "vp8", frameRate: 10, width: 1920, height: 1080)
         )
         #expect(role.subscribeParams == SubscribeParams(subscribeToRoles: [], maxSubsBitRate: 3200))
-        #expect(Permissions.names.allSatisfy { role.permissions[$0] == false })
+        // Absent permissions are false, but updateOwnMetadata (section 27) is true.
+        #expect(Permissions.names.allSatisfy { role.permissions[$0] == ($0 == "updateOwnMetadata") })
 
         let s = t.settings
         #expect(s == Settings())
@@ -136,7 +137,7 @@ private func settings(_ section: String, _ body: String) -> String {
                     maxChatBytes: 4096,
                     messagesPerSecond: 100,
                     messageBurst: 200,
-                    maxNameBytes: 256,
+                    maxNameBytes: 64,
                     maxMetadataBytes: 4096
                 )
         )
@@ -514,14 +515,15 @@ private func settings(_ section: String, _ body: String) -> String {
         #expect(
             Permissions.names == [
                 "endRoom", "removeOthers", "mute", "unmute", "changeRole", "hlsStreaming",
-                "rtmpStreaming", "browserRecording", "pollRead", "pollWrite", "moderateChat",
+                "rtmpStreaming", "browserRecording", "pollRead", "pollWrite", "moderateChat", "updateOwnMetadata",
             ]
         )
         #expect(Permissions()["sendRoomState"] == nil)
         #expect(Permissions.all["pollWrite"] == true)
         // Each JSON name sets exactly its own property.
         for name in Permissions.names {
-            let (t, warnings) = try decode(#"{"roles":{"r":{"permissions":{"\#(name)":true}}}}"#)
+            let others = name == "updateOwnMetadata" ? "" : #","updateOwnMetadata":false"#
+            let (t, warnings) = try decode(#"{"roles":{"r":{"permissions":{"\#(name)":true\#(others)}}}}"#)
             #expect(warnings == [])
             let p = try #require(t.role("r")).permissions
             #expect(Permissions.names.filter { p[$0] == true } == [name])

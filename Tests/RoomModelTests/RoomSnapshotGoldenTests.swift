@@ -11,10 +11,17 @@ import Testing
 /// features (RoomSnapshotGoldens.swift).
 @Suite struct RoomSnapshotGoldenTests {
     /// `RoomSnapshotTests.everythingRoom` with every other section filled:
-    /// RTMP out and a recording, bans, chat bans, paused chat and slow mode.
+    /// RTMP out and a recording, bans, chat bans, paused chat and slow mode,
+    /// a guest's attributes (section 27).
     static func fullRoom() throws -> (RoomRegistry, Room) {
         let (registry, room) = try RoomSnapshotTests.everythingRoom()
         let host = room.peersInJoinOrder[0]
+        _ = try registry.setAttributes(
+            of: room.peersInJoinOrder[1],
+            set: [("seat", "4"), ("a.b", "é \"x\"")],
+            delete: [],
+            by: .server
+        )
         _ = try registry.startRTMP(
             by: .peer(host),
             in: room,

@@ -154,15 +154,21 @@ import Testing
         env["ROOMD_SECRET"] = "a-different-environment-secret-32-bytes-long"
         let minted = try await runCommand(
             Daemon.binary,
-            ["token", "--room", "r", "--user", "u", "--role", "host", "--secret-file", file.path],
+            [
+                "token", "--room", "r", "--user", "u", "--role", "host", "--secret-file", file.path,
+                "--avatar", "https://example.com/u.png", "--attribute", "seat=12", "--attribute", "team=a=b",
+            ],
             environment: env
         )
         #expect(minted.status == 0)
-        // The daemon gets the same secret without the newline.
+        // The daemon gets the same secret without the newline; section 27's claims come along.
         let daemon = try await Daemon.start(secret: Array(secret.utf8))
         let client = try await daemon.client()
         let token = minted.out.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try await client.call("join", ["token": .string(token)])["room"]?["room_id"] == "r")
+        let joined = try await client.call("join", ["token": .string(token)])
+        #expect(joined["room"]?["room_id"] == "r")
+        #expect(joined["peer"]?["info"]?["avatar"] == "https://example.com/u.png")
+        #expect(joined["peer"]?["attributes"] == ["seat": "12", "team": "a=b"])
         let management = try await runCommand(
             Daemon.binary,
             ["token", "--management", "--secret-file", file.path],

@@ -62,34 +62,42 @@ import Testing
 
     /// The claims that are in every push about the peer are bounded (issue
     /// 20): a 40,000-byte `user_id` used to make each of them 40 KB. Both are
-    /// refused at `preview` and `join` alike, whatever the `name` param.
-    @Test func userIDAndNameClaimsOverTheirLimitsAre41300AtPreviewAndJoin() async throws {
+    /// refused at `preview` and `join` alike, whatever the `name` param: the
+    /// `user_id` with 41300, a `name` claim (section 27: a bad claim) with 40100.
+    @Test func userIDAndNameClaimsOverTheirLimitsAreRefusedAtPreviewAndJoin() async throws {
         let daemon = try await Daemon.start(settings: #"{"limits":{"max_name_bytes":100}}"#)
         let secret = daemon.secret
         func token(_ overrides: [String: Any?]) -> JSON {
             .string(Tokens.make(claims: Tokens.appClaims(overrides), secret: secret))
         }
-        let cases: [(JSON, String)] = [
+        let cases: [(JSON, Int, String)] = [
             (
                 token(["user_id": String(repeating: "u", count: 40_000)]),
+                41300,
                 "user_id claim: 40000 bytes is over the limit of 256"
             ),
             (
                 token(["user_id": String(repeating: "é", count: 129)]),
+                41300,
                 "user_id claim: 258 bytes is over the limit of 256"
             ),
-            (token(["name": String(repeating: "n", count: 101)]), "name claim: 101 bytes is over the limit of 100"),
+            (
+                token(["name": String(repeating: "n", count: 101)]),
+                40100,
+                "name claim: 101 bytes is over the limit of 100"
+            ),
             (
                 token(["name": String(repeating: "n", count: 40_000)]),
+                40100,
                 "name claim: 40000 bytes is over the limit of 100"
             ),
         ]
         let client = try await daemon.client()
-        for (token, message) in cases {
+        for (token, code, message) in cases {
             let preview = try await client.failure("preview", ["token": token])
-            #expect(preview.code == 41300 && preview.message == message, "preview: \(preview.message)")
+            #expect(preview.code == code && preview.message == message, "preview: \(preview.message)")
             let join = try await client.failure("join", ["token": token, "name": "Ada"])
-            #expect(join.code == 41300 && join.message == message, "join: \(join.message)")
+            #expect(join.code == code && join.message == message, "join: \(join.message)")
         }
         // At the limits: previewed and joined, and the peer carries both whole.
         let userID = String(repeating: "é", count: 128)

@@ -54,6 +54,8 @@ extension RoomRegistry {
                 role: role,
                 name: saved.name,
                 data: saved.data,
+                avatar: saved.avatar,
+                attributes: saved.attributes,
                 viewOnly: saved.viewOnly,
                 room: room
             )

@@ -19,6 +19,8 @@ struct TokenClaims: JWTPayload {
     var userID: Claim<String> = .missing
     var role: Claim<String> = .missing
     var name: Claim<String> = .missing
+    var avatar: Claim<String> = .missing
+    var attributes: Claim<[String: String]> = .missing
     var accessKey: Claim<String> = .missing
     var userRestrictions: Claim<String> = .missing
     var exp: Claim<ExpirationClaim> = .missing
@@ -46,6 +48,8 @@ struct TokenClaims: JWTPayload {
         userID = claim("user_id")
         role = claim("role")
         name = claim("name")
+        avatar = claim("avatar")
+        attributes = claim("attributes")
         accessKey = claim("access_key")
         userRestrictions = claim("user_restrictions")
         exp = claim("exp")

@@ -9,7 +9,11 @@ struct AppGrant: Sendable {
     var roomID: RoomID
     var userID: UserID
     var role: String
+    /// The `name` claim, trimmed (section 27: it wins over the `name` param).
     var name: String?
+    /// The `avatar` and `attributes` claims (section 27).
+    var avatar: String?
+    var attributes: [String: String] = [:]
     var viewOnly: Bool
     /// The token's `exp` (ms since 1970).
     var expiresAt: Int64
@@ -23,7 +27,7 @@ struct AppGrant: Sendable {
 struct TokenVerifier: Sendable {
     private let key: SymmetricKey
     private let accessKey: String?
-    /// The bound of a `name` claim: `limits.max_name_bytes`, as for the `name` param.
+    /// The bound of a `name` claim: `limits.max_name_bytes` (64), as for the `name` param.
     private let maxNameBytes: Int
     private let parser = DefaultJWTParser()
     private let now: @Sendable () -> Date
@@ -80,16 +84,65 @@ struct TokenVerifier: Sendable {
             throw RoomError(.roleClaimInvalid, "role claim missing or not a string")
         }
         try Self.checkSize(userID, claim: "user_id", limit: TokenMinter.maxUserIDBytes)
-        if let name = claims.name.value { try Self.checkSize(name, claim: "name", limit: maxNameBytes) }
+        let identity = try identityClaims(claims)
         return AppGrant(
             roomID: RoomID(roomID),
             userID: UserID(userID),
             role: role,
-            name: claims.name.value,
+            name: identity.name,
+            avatar: identity.avatar,
+            attributes: identity.attributes,
             viewOnly: claims.userRestrictions.value == "view_and_polls_only",
             expiresAt: Self.millis(claims.exp.value!.value),
             expired: expired
         )
+    }
+
+    /// Section 27's claims, all optional: `name` (trimmed, not empty, at
+    /// most `max_name_bytes`), `avatar` (≤ 512 bytes), `attributes` (as
+    /// `peer-attributes-set` takes them). A bad one is 40100, whatever the call.
+    private func identityClaims(
+        _ claims: TokenClaims
+    ) throws(RoomError) -> (name: String?, avatar: String?, attributes: [String: String]) {
+        var name: String?
+        switch claims.name {
+        case .missing: break
+        case .invalid: throw RoomError(.tokenInvalid, "name claim: not a string")
+        case .value(let raw):
+            let trimmed = raw.trimmedOfWhiteSpace
+            if trimmed.isEmpty { throw RoomError(.tokenInvalid, "name claim: empty after trimming white space") }
+            if trimmed.utf8.count > maxNameBytes {
+                throw RoomError(
+                    .tokenInvalid,
+                    "name claim: \(trimmed.utf8.count) bytes is over the limit of \(maxNameBytes)"
+                )
+            }
+            name = trimmed
+        }
+        var avatar: String?
+        switch claims.avatar {
+        case .missing: break
+        case .invalid: throw RoomError(.tokenInvalid, "avatar claim: not a string")
+        case .value(let value):
+            if value.utf8.count > PeerAttributes.maxAvatarBytes {
+                throw RoomError(
+                    .tokenInvalid,
+                    "avatar claim: \(value.utf8.count) bytes is over the limit of \(PeerAttributes.maxAvatarBytes)"
+                )
+            }
+            avatar = value
+        }
+        var attributes: [String: String] = [:]
+        switch claims.attributes {
+        case .missing: break
+        case .invalid: throw RoomError(.tokenInvalid, "attributes claim: not an object of string values")
+        case .value(let values):
+            do { try PeerAttributes.check(values, field: "attributes claim") } catch {
+                throw RoomError(.tokenInvalid, error.message)
+            }
+            attributes = values
+        }
+        return (name, avatar, attributes)
     }
 
     /// A token for the REST API. A valid app token is 40300 (authenticated,

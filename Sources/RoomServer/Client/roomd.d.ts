@@ -135,6 +135,7 @@ export class RoomClient {
   nextStageStatus(status?: any, options?: { timeout?: any }): Promise<any>;
   findPeer(options?: { role?: any; group?: any; limit?: any }): Promise<any>;
   ping(timestamp?: any): Promise<any>;
+  peerAttributesSet(options?: { peerId?: any; set?: any; delete_?: any }): Promise<any>;
   changeTrackMuteStateRequest(value: any, options?: { roles?: any; type?: any; source?: any }): Promise<any>;
   groupAdd(name: any, peerId: any): Promise<any>;
   groupRemove(name: any, peerId: any): Promise<any>;

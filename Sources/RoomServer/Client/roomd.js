@@ -404,6 +404,8 @@ export class RoomClient {
   // ---- generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----
   // Calls without a hand-written helper: required params positional, the others in an options
   // object (camelCase); each resolves with the call's result as the server sent it.
+  /** `peer-attributes-set`: Set or delete attributes of one's own peer (updateOwnMetadata) or, with a moderating role, another's. */
+  peerAttributesSet({ peerId, set, delete_ } = {}) { return this.call("peer-attributes-set", { ...params({ peer_id: peerId, set, delete: delete_ }) }); }
   /** `change-track-mute-state-request`: Mute, or ask to unmute, the matching tracks of every other peer. */
   changeTrackMuteStateRequest(value, { roles, type, source } = {}) { return this.call("change-track-mute-state-request", { value, ...params({ roles, type, source }) }); }
   /** `group-add`: Add a peer to a group (changeRole unless peer_id is one's own). */

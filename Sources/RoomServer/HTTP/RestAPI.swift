@@ -182,9 +182,13 @@ final class RestAPI {
             throw RoomError(.peerNotFound, "peer \"\(peerID)\" is not in the room")
         }
         let role = try params.string("role")
-        let name = try params.string("name")
+        var name = try params.string("name")
+        if let given = name { name = try RoomRegistry.trimmedName(given) }  // section 27: trimmed, not filtered
         let data = try params.string("data")
         try registry.checkMetadata(name: name, data: data)  // all or nothing: validate before the role changes
+        // `attributes` ({key: string or null}): the same merge as `peer-attributes-set` (section 27).
+        let attributes = try params.attributeSet("attributes")
+        if !attributes.isEmpty { _ = try registry.mergedAttributes(of: peer, set: attributes, delete: []) }
         if let role {
             let (_, effects) = try registry.requestRoleChange(
                 by: .server,
@@ -196,6 +200,9 @@ final class RestAPI {
             fanOut.apply(effects)
         }
         fanOut.fanOut(try registry.updatePeer(peer, name: name, data: data, by: .server))
+        if !attributes.isEmpty {
+            fanOut.fanOut(try registry.setAttributes(of: peer, set: attributes, delete: [], by: .server))
+        }
         logger.info("peer updated", metadata: ["room": "\(roomID)", "peer": "\(peerID)", "by": "rest"])
         var w = JSONWriter()
         w.peer(peer, withTracks: true)

@@ -73,7 +73,8 @@ package final class Dispatcher {
     /// cannot disagree. docs/openrpc.json documents each of them.
     static var registeredMethods: [String: Method] {
         let tables = [
-            joinMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods, groupMethods,
+            joinMethods, identityMethods, messageMethods, trackMethods, roleChangeMethods, moderationMethods,
+            groupMethods,
             searchMethods, previewMethods, sessionStoreMethods, pollMethods, hlsMethods, chatMethods,
             questionMethods,
             stageMethods,

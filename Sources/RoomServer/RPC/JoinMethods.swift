@@ -25,14 +25,27 @@ extension Dispatcher {
         let grace = peerID == nil ? 0 : Double(registry.settings.room.reconnectGraceS)
         let grant = try verifier.verifyApp(token, expiredGrace: grace)
         try homes.admitJoin(grant.roomID)  // a cluster serves a room on its home node only
-        if let name { try registry.checkName(name) }  // the name param is the user's word: filtered (40302)
+        // Section 27: a `name` claim is the app's word and wins (the param is then ignored); the
+        // param is the user's: trimmed, filtered (40302), and 40908 when a moderating peer has it.
+        var joinName = grant.name ?? grant.userID.rawValue
+        var nameIsParam = false
+        if grant.name == nil, let name {
+            joinName = try RoomRegistry.trimmedName(name)
+            try registry.checkName(joinName)
+            nameIsParam = true
+        } else if grant.name == nil, !joinName.trimmedOfWhiteSpace.isEmpty {
+            joinName = joinName.trimmedOfWhiteSpace  // the user_id default: trimmed only
+        }
         let outcome = try registry.join(
             JoinRequest(
                 roomID: grant.roomID,
                 requestedRoomID: roomID,
                 userID: grant.userID,
                 roleName: grant.role,
-                name: name ?? grant.name ?? grant.userID.rawValue,
+                name: joinName,
+                nameIsParam: nameIsParam,
+                avatar: grant.avatar,
+                attributes: grant.attributes,
                 data: data ?? "",
                 viewOnly: grant.viewOnly,
                 resumePeerID: peerID,

@@ -16,7 +16,9 @@ extension JSONWriter {
             tracks: withTracks ? peer.tracks : [],
             name: peer.name,
             data: peer.data,
-            userID: peer.userID.rawValue
+            userID: peer.userID.rawValue,
+            avatar: peer.avatar,
+            attributes: peer.attributes
         )
     }
 

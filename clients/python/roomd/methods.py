@@ -16,6 +16,12 @@ class ProtocolMethods:
     async def call(self, method: str, params: Optional[dict] = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
         raise NotImplementedError
 
+    async def peer_attributes_set(self, peer_id: Any = None, set: Any = None, delete: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``peer-attributes-set``: Set or delete attributes of one's own peer (updateOwnMetadata) or, with a moderating role, another's."""
+        optional = {"peer_id": peer_id, "set": set, "delete": delete}
+        params = {**{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("peer-attributes-set", params, timeout)
+
     async def change_track_mute_state_request(self, value: Any, roles: Any = None, type: Any = None, source: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
         """``change-track-mute-state-request``: Mute, or ask to unmute, the matching tracks of every other peer."""
         optional = {"roles": roles, "type": type, "source": source}
