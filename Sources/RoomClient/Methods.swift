@@ -76,8 +76,10 @@ extension RoomClient {
     /// Every peer, this one included, gets `on-peer-update {peer, changed}`.
     ///
     /// - Returns: This peer as it is now.
-    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token), 41300 (too
-    ///   long), -32602.
+    /// - Throws: `rpc` with 40300 (`view_and_polls_only` token, or a role
+    ///   without `updateOwnMetadata`), 40302 (a blocked word in the name),
+    ///   40908 (the name of a moderating peer in the room), 41300 (too
+    ///   long), -32602 (a name empty once trimmed).
     @discardableResult
     public func updatePeer(
         name: String? = nil,

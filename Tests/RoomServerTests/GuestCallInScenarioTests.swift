@@ -103,7 +103,10 @@ import Testing
         #expect(try await status(troll).status == .declined)
         await #expect(throws: RoomClientError.self) { try await troll.askToJoinStage(note: "please") }
         #expect(try await troll.errorCode("stage-request", ["note": "please"]) == 40303)
-        // 40908: a viewer cannot take the host's name — added with section 27
+        // The troll cannot pose as the host either: a moderating peer's name is reserved (40908),
+        // whatever its case and surrounding spaces; the host's peer keeps the name alone.
+        #expect(try await troll.errorCode("peer-update", ["name": " host "]) == 40908)
+        #expect(try await troll.errorCode("peer-update", ["name": "HOST"]) == 40908)
 
         // 6. The producer invites the first caller; it accepts and is live, a guest.
         let (invited, token) = try await moderator.invite(waiting[0])
