@@ -307,6 +307,10 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
         await c.call(host, "ping", {"timestamp": {"any": [1]}})
         await c.call(guest, "peer-update", {"name": "Cyd", "data": "{\"hand\":false}"})
         await c.next(guest, "on-peer-update")
+        await c.call(guest, "peer-attributes-set", {"set": {"city": "Lyon", "pronouns": "she/her"}})
+        await c.next(guest, "on-peer-update")
+        await c.call(mod, "peer-attributes-set", {"peer_id": guest_id, "set": {"city": None}, "delete": ["pronouns"]})
+        await c.next(guest, "on-peer-update")
 
         await c.call(guest, "track-add", {"track_id": "cy-mic", "type": "audio", "description": "lav"})
         await c.call(guest, "track-add", {"type": "video", "source": "regular", "mute": True})

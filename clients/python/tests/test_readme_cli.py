@@ -1,5 +1,6 @@
 """The README's operator CLI block ("The same from `roomd` itself"), run verbatim with bash against a
-live daemon: a host and a viewer in room "show", PORT, SECRET and PEER_ID set as the README assumes."""
+live daemon: a host and a viewer in room "show", the viewer asking to come on stage, PORT, SECRET,
+PEER_ID and REQUEST_ID set as the README assumes."""
 import asyncio
 import os
 import re
@@ -24,7 +25,9 @@ def test_readme_operator_cli_block_runs(roomd, tmp_path):
     async def scenario():
         host = await roomd.join("show", "host-1", "host")
         viewer = await roomd.join("show", "fan-1", "viewer")
+        request = await viewer.ask_to_join_stage("a question about the tour")
         env = dict(os.environ, PORT=str(roomd.port), SECRET=str(secret), PEER_ID=viewer.peer_id,
+                   REQUEST_ID=request["request_id"],
                    PATH=f"{Path(roomd.binary).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         run = await asyncio.create_subprocess_exec(
             "bash", "-euo", "pipefail", "-c", cli_block(), env=env,
