@@ -117,3 +117,33 @@ extension WaitTimeoutTests {
         }
     }
 }
+
+extension WaitTimeoutTests {
+    /// A misspelled push name fails at once, naming the close ones, instead
+    /// of waiting out the timeout (issue 38).
+    @Test func aMisspelledPushFailsAtOnceNamingTheCloseOnes() async throws {
+        let (roomd, host, _, _) = try await room()
+        defer { _ = roomd.stop() }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: RoomClientError.self) {
+            try await host.next("on-role-change-requested", timeout: .seconds(30))
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(
+            error
+                == .unknownPush(
+                    "on-role-change-requested",
+                    suggestions: ["on-role-change-request", "on-role-change-rejected"]
+                )
+        )
+        #expect(
+            error?.description
+                == "unknown push \"on-role-change-requested\": did you mean on-role-change-request, on-role-change-rejected?"
+        )
+        await #expect(throws: RoomClientError.unknownPush("peer-join", suggestions: ["on-peer-join"])) {
+            try await host.next("peer-join", where: { _ in true }, timeout: .seconds(30))
+        }
+        // The known names still wait: the guest's join is queued.
+        #expect(try await host.next("on-peer-join")["peer"] != nil)
+    }
+}
