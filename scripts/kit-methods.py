@@ -11,10 +11,14 @@ This script writes what follows from that list:
 - the block of roomd.js between the "generated" markers: the same for JS
   (required params positional, the others in an options object, camelCase);
 - Sources/RoomServer/Client/roomd.d.ts: the module's types;
-- docs/KITS.md: the table method -> Swift / Python / JS.
+- docs/KITS.md: the table method -> Swift / Python / JS;
+- the push names (the entries marked `x-roomd-push`), with which each kit's
+  `next(method)` refuses an unknown push at once and names the close ones:
+  clients/python/roomd/pushes.py, the block of roomd.js between the "push
+  names" markers, and Sources/RoomClient/PushNames.swift.
 
 `scripts/kit-methods.py --check` writes nothing and exits 1 when a file is
-not what it would write, or when a call has no Swift name (the contract test,
+not what it would write (a stale push list too), or when a call has no Swift name (the contract test,
 clients/python/tests/test_kit_api.py, runs it). After adding a method to
 docs/openrpc.json: add its Swift method to RoomClient and to SWIFT_NAMES, and
 run this script.
@@ -32,6 +36,10 @@ PY_METHODS = ROOT / "clients" / "python" / "roomd" / "methods.py"
 JS = ROOT / "Sources" / "RoomServer" / "Client" / "roomd.js"
 DTS = ROOT / "Sources" / "RoomServer" / "Client" / "roomd.d.ts"
 TABLE = ROOT / "docs" / "KITS.md"
+PY_PUSHES = ROOT / "clients" / "python" / "roomd" / "pushes.py"
+SWIFT_PUSHES = ROOT / "Sources" / "RoomClient" / "PushNames.swift"
+PUSH_BEGIN = "// ---- push names, generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----"
+PUSH_END = "// ---- end of push names ----"
 BEGIN = "  // ---- generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----"
 END = "  // ---- end of generated ----"
 
@@ -67,6 +75,49 @@ SWIFT_NAMES = {
 def calls():
     document = json.loads(OPENRPC.read_text())
     return [m for m in document["methods"] if not m.get("x-roomd-push")]
+
+
+def pushes():
+    document = json.loads(OPENRPC.read_text())
+    return [m["name"] for m in document["methods"] if m.get("x-roomd-push")]
+
+
+def python_pushes(names):
+    lines = ['"""Generated from docs/openrpc.json by scripts/kit-methods.py: do not edit.',
+             "",
+             "Every push roomd sends (the methods marked ``x-roomd-push``): ``RoomClient.next`` refuses any",
+             "other name at once.",
+             '"""',
+             "PUSHES = frozenset({"]
+    lines += [f'    "{name}",' for name in sorted(names)]
+    lines.append("})")
+    return "\n".join(lines) + "\n"
+
+
+def js_pushes(names, source):
+    lines = [PUSH_BEGIN,
+             "// Every push roomd sends (the methods marked x-roomd-push): next(method) refuses any other name.",
+             "export const PUSH_NAMES = Object.freeze(["]
+    lines += [f'  "{name}",' for name in sorted(names)]
+    lines += ["]);", PUSH_END]
+    block = "\n".join(lines)
+    if PUSH_BEGIN in source:
+        return source[:source.index(PUSH_BEGIN)] + block + source[source.index(PUSH_END) + len(PUSH_END):]
+    anchor = "/** A JSON-RPC error answer"
+    return source.replace(anchor, block + "\n\n" + anchor, 1)
+
+
+def swift_pushes(names):
+    lines = ["// Generated from docs/openrpc.json by scripts/kit-methods.py: do not edit.",
+             "",
+             "/// Every push roomd sends (the methods of docs/openrpc.json marked",
+             "/// `x-roomd-push`): `next(_:)` refuses any other name at once",
+             "/// (``RoomClientError/unknownPush(_:suggestions:)``).",
+             "extension RoomClient {",
+             "    public static let pushNames: Set<String> = ["]
+    lines += [f'        "{name}",' for name in sorted(names)]
+    lines += ["    ]", "}"]
+    return "\n".join(lines) + "\n"
 
 
 def snake(method):
@@ -220,6 +271,19 @@ export interface Push { jsonrpc: "2.0"; method: string; params?: Record<string, 
 /** The hand-raise group, `"_handraise"`. */
 export const HAND_RAISE_GROUP: string;
 
+/** Every push roomd sends (docs/openrpc.json's methods marked x-roomd-push). */
+export const PUSH_NAMES: readonly string[];
+
+/** next(method) with a method that is not a push: `push` is the name, `suggestions` the close ones (at most 3). */
+export class UnknownPushError extends Error {
+  constructor(push: string, suggestions?: string[]);
+  push: string;
+  suggestions: string[];
+}
+
+/** The push names close to `name` (edit distance <= 3, or one ends or starts the other), closest first, at most 3. */
+export function closePushes(name: string): string[];
+
 /** A JSON-RPC error answer: `code` is the protocol code (e.g. 40300, -32602). */
 export class RoomError extends Error {
   constructor(code: number, message: string, data?: any, method?: string);
@@ -319,6 +383,12 @@ def table(methods, py_source, js_source):
             "Waiting for pushes is the same in the three: a method name and a predicate over the push's",
             "params (Swift `next(_:where:)`, Python `next(method, where=…)`, roomd.js",
             "`next(method, {where})`); a wait that times out says what it waited for and what was queued.",
+            "A name that is not a push of docs/openrpc.json (`x-roomd-push`) fails at once, naming the close",
+            "ones (edit distance at most 3, or one name ends or starts the other; at most 3): Swift",
+            "`RoomClientError.unknownPush`, Python `UnknownPush` (a `ValueError`), roomd.js `UnknownPushError`.",
+            "The push names are generated too: `RoomClient.pushNames` (Sources/RoomClient/PushNames.swift),",
+            "`roomd.PUSHES` (clients/python/roomd/pushes.py), roomd.js `PUSH_NAMES`; the contract test fails",
+            "when one is stale.",
             "",
             "| method | Swift (RoomClient) | Python (roomd.RoomClient) | JS (roomd.js RoomClient) |",
             "|---|---|---|---|"]
@@ -333,9 +403,10 @@ def main():
     check = "--check" in sys.argv
     methods = calls()
     missing_swift = [m["name"] for m in methods if m["name"] not in SWIFT_NAMES]
-    js_source = js_block(methods, JS.read_text())
+    js_source = js_pushes(pushes(), js_block(methods, JS.read_text()))
     outputs = {PY_METHODS: python_methods(methods), JS: js_source, DTS: dts(js_source),
-               TABLE: table(methods, PY_CLIENT.read_text(), js_source)}
+               TABLE: table(methods, PY_CLIENT.read_text(), js_source),
+               PY_PUSHES: python_pushes(pushes()), SWIFT_PUSHES: swift_pushes(pushes())}
     stale = [str(path.relative_to(ROOT)) for path, text in outputs.items()
              if not path.exists() or path.read_text() != text]
     if check:

@@ -226,7 +226,10 @@ public final class RoomClient: Sendable {
     /// The `params` of the next push `{"method": method, ...}`, removed from
     /// the inbox; entries before it stay where they are.
     ///
-    /// - Throws: ``RoomClientError/timeout(_:)`` naming `method`, the
+    /// - Throws: ``RoomClientError/unknownPush(_:suggestions:)`` at once
+    ///   when `method` is not a push roomd sends (``pushNames``, from
+    ///   docs/openrpc.json), naming the close ones;
+    ///   ``RoomClientError/timeout(_:)`` naming `method`, the
     ///   timeout, the caller's line and the pushes queued instead;
     ///   ``RoomClientError/closed(code:reason:)`` once the connection is
     ///   closed and no such push is left.
@@ -238,6 +241,7 @@ public final class RoomClient: Sendable {
         line: Int = #line,
         column: Int = #column
     ) async throws -> JSON {
+        try Self.checkPush(method)
         let site = WaitSite(method, fileID: fileID, filePath: filePath, line: line, column: column)
         return try await nextPush(method, site: site, timeout: timeout) { _ in true }
     }
@@ -268,6 +272,7 @@ public final class RoomClient: Sendable {
         line: Int = #line,
         column: Int = #column
     ) async throws -> JSON {
+        try Self.checkPush(method)
         let what = "\(method) where \(description ?? "<predicate>")"
         let site = WaitSite(what, fileID: fileID, filePath: filePath, line: line, column: column)
         return try await nextPush(method, site: site, timeout: timeout, where: predicate)

@@ -97,7 +97,7 @@ public struct WaitTimeout: Sendable, Equatable, CustomStringConvertible {
     /// Installs a function that sees every ``WaitTimeout`` just before it is
     /// thrown, on the task that waited (its task-local values, such as Swift
     /// Testing's current test, are those of the waiting task). RoomdTesting
-    /// installs one that records a Swift Testing issue at the waiting line
+    /// installs one that records a Swift Testing warning at the waiting line
     /// (``fileID``/``line``); nil removes it.
     public static func setReporter(_ reporter: (@Sendable (WaitTimeout) -> Void)?) {
         self.reporter.withLock { $0 = reporter }

@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomdTesting
+import Synchronization
 import Testing
 
 /// A wait that runs out of time says what it waited for, for how long, from
@@ -116,4 +117,59 @@ extension WaitTimeoutTests {
             }
         }
     }
+}
+
+extension WaitTimeoutTests {
+    /// A misspelled push name fails at once, naming the close ones, instead
+    /// of waiting out the timeout (issue 38).
+    @Test func aMisspelledPushFailsAtOnceNamingTheCloseOnes() async throws {
+        let (roomd, host, _, _) = try await room()
+        defer { _ = roomd.stop() }
+        let started = ContinuousClock.now
+        let error = await #expect(throws: RoomClientError.self) {
+            try await host.next("on-role-change-requested", timeout: .seconds(30))
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(
+            error
+                == .unknownPush(
+                    "on-role-change-requested",
+                    suggestions: ["on-role-change-request", "on-role-change-rejected"]
+                )
+        )
+        #expect(
+            error?.description
+                == "unknown push \"on-role-change-requested\": did you mean on-role-change-request, on-role-change-rejected?"
+        )
+        await #expect(throws: RoomClientError.unknownPush("peer-join", suggestions: ["on-peer-join"])) {
+            try await host.next("peer-join", where: { _ in true }, timeout: .seconds(30))
+        }
+        // The known names still wait: the guest's join is queued.
+        #expect(try await host.next("on-peer-join")["peer"] != nil)
+    }
+}
+
+extension WaitTimeoutTests {
+    /// A wait that times out and is not caught fails the test once: the
+    /// error it throws, which names the line that waited (issue 38).
+    @Test func anUncaughtTimeoutIsRecordedOnce() async throws {
+        let (roomd, host, _, _) = try await room()
+        defer { _ = roomd.stop() }
+        let line = #line + 3  // the line of the `next` call below
+        let issues = IssueLog()
+        try await withKnownIssue {
+            _ = try await host.next("on-role-change-request", timeout: .milliseconds(200))
+        } matching: { issue in
+            issues.issues.withLock { $0.append(issue) }
+            return true
+        }
+        let failures = issues.issues.withLock { $0 }.filter(\.isFailure)
+        #expect(failures.count == 1, "\(failures)")
+        #expect(failures.first?.description.contains("WaitTimeoutTests.swift:\(line): timed out") == true)
+    }
+}
+
+/// The issues a `withKnownIssue` matcher saw.
+private final class IssueLog: Sendable {
+    let issues = Mutex<[Issue]>([])
 }

@@ -186,3 +186,40 @@ def test_roomd_js_scripts_a_call_in_through_the_queue(roomd):
         "asked": ["waiting", 1, "from node"], "created": "waiting", "queue": [["from node"], [], 1], "total": 1,
         "sameToken": True, "invited": "moderator", "live": "guest", "blocked": 40303,
         "waitedFor": 'on-stage-status where status == "done"'}
+
+
+UNKNOWN_PUSH_SCRIPT = """
+const { RoomClient, UnknownPushError } = await import(process.argv[1]);
+const [url, token] = process.argv.slice(2);
+const out = {};
+const client = await RoomClient.connect(url);
+await client.join({ token });
+const started = Date.now();
+try { await client.next("on-role-change-requested", { timeout: 30000 }); } catch (e) {
+  out.isUnknown = e instanceof UnknownPushError;
+  out.message = e.message;
+  out.suggestions = e.suggestions;
+}
+out.elapsedMs = Date.now() - started;
+try { await client.next("peer-join", { where: () => true, timeout: 30000 }); } catch (e) { out.suffix = e.suggestions; }
+await client.close();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(node_command() is None, reason="no Node with a global WebSocket")
+def test_roomd_js_refuses_a_misspelled_push_at_once_naming_the_close_ones(roomd):
+    async def scenario():
+        node = await asyncio.create_subprocess_exec(
+            *node_command(), "--input-type=module", "-e", UNKNOWN_PUSH_SCRIPT, MODULE.as_uri(), roomd.url,
+            roomd.token("show", "host-1", "host"), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(node.communicate(), 20)
+        assert node.returncode == 0, stderr.decode()
+        return json.loads(stdout)
+
+    out = asyncio.run(scenario())
+    assert out["isUnknown"] and out["elapsedMs"] < 1000, out
+    assert out["message"] == ('unknown push "on-role-change-requested": did you mean on-role-change-request, '
+                              'on-role-change-rejected?')
+    assert out["suggestions"] == ["on-role-change-request", "on-role-change-rejected"]
+    assert out["suffix"] == ["on-peer-join"]

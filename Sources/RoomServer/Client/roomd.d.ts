@@ -7,6 +7,19 @@ export interface Push { jsonrpc: "2.0"; method: string; params?: Record<string, 
 /** The hand-raise group, `"_handraise"`. */
 export const HAND_RAISE_GROUP: string;
 
+/** Every push roomd sends (docs/openrpc.json's methods marked x-roomd-push). */
+export const PUSH_NAMES: readonly string[];
+
+/** next(method) with a method that is not a push: `push` is the name, `suggestions` the close ones (at most 3). */
+export class UnknownPushError extends Error {
+  constructor(push: string, suggestions?: string[]);
+  push: string;
+  suggestions: string[];
+}
+
+/** The push names close to `name` (edit distance <= 3, or one ends or starts the other), closest first, at most 3. */
+export function closePushes(name: string): string[];
+
 /** A JSON-RPC error answer: `code` is the protocol code (e.g. 40300, -32602). */
 export class RoomError extends Error {
   constructor(code: number, message: string, data?: any, method?: string);

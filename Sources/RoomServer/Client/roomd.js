@@ -16,6 +16,82 @@
 export const HAND_RAISE_GROUP = "_handraise";
 const DEFAULT_TIMEOUT_MS = 5000;
 
+/** next(method) with a method that is not a push (PUSH_NAMES): names the close ones, at most 3. */
+export class UnknownPushError extends Error {
+  constructor(push, suggestions = []) {
+    super(`unknown push "${push}"` + (suggestions.length ? `: did you mean ${suggestions.join(", ")}?`
+                                                         : " (docs/openrpc.json lists every push)"));
+    this.name = "UnknownPushError";
+    this.push = push;
+    this.suggestions = suggestions;
+  }
+}
+
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** The push names close to `name` (edit distance <= 3, or one ends or starts the other), closest first, at most 3. */
+export function closePushes(name) {
+  const close = [];
+  for (const push of PUSH_NAMES) {
+    const distance = editDistance(name, push);
+    const affix = push.startsWith(name) || name.startsWith(push) || push.endsWith(name) || name.endsWith(push);
+    if (distance <= 3 || affix) close.push([affix ? 0 : 1, distance, push]);
+  }
+  close.sort((a, b) => a[0] - b[0] || a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
+  return close.slice(0, 3).map((entry) => entry[2]);
+}
+
+// ---- push names, generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----
+// Every push roomd sends (the methods marked x-roomd-push): next(method) refuses any other name.
+export const PUSH_NAMES = Object.freeze([
+  "active-speakers",
+  "on-broadcast",
+  "on-change-track-mute-state-request",
+  "on-chat-clear",
+  "on-chat-state",
+  "on-error",
+  "on-hls-timed-metadata",
+  "on-hls-update",
+  "on-message-delete",
+  "on-message-pin",
+  "on-metadata-change",
+  "on-peer-join",
+  "on-peer-leave",
+  "on-peer-leave-request",
+  "on-peer-update",
+  "on-policy-change",
+  "on-poll-answer",
+  "on-poll-start",
+  "on-poll-stats",
+  "on-poll-stop",
+  "on-questions",
+  "on-reactions",
+  "on-record-update",
+  "on-report",
+  "on-role-change-rejected",
+  "on-role-change-request",
+  "on-rtmp-update",
+  "on-stage-queue",
+  "on-stage-status",
+  "on-token-expiring",
+  "on-track-add",
+  "on-track-remove",
+  "on-track-update",
+  "on-track-update-request",
+  "room-state",
+]);
+// ---- end of push names ----
+
 /** A JSON-RPC error answer: `code` is the protocol code (e.g. 40300, -32602). */
 export class RoomError extends Error {
   constructor(code, message, data, method) {
@@ -147,7 +223,9 @@ export class RoomClient {
    *   await client.next("on-peer-join");
    *   await client.next("on-peer-update", { where: (p) => p.changed.includes("role"), timeout: 10000 });
    *
-   * Rejects with a TimeoutError saying what it waited for (`description`, else the method and
+   * Rejects at once with an UnknownPushError when `method` is not a push roomd sends (PUSH_NAMES, from
+   * docs/openrpc.json), naming the close ones: `unknown push "on-role-change-requested": did you mean
+   * on-role-change-request, …?`. Rejects with a TimeoutError saying what it waited for (`description`, else the method and
    * `where <the predicate's name>`), the timeout and the pushes queued instead; with ClosedError once the
    * connection has ended and no such push is left.
    *
@@ -175,6 +253,9 @@ export class RoomClient {
       return this._take(matcher, timeout, description ?? "a push the predicate takes");
     }
     const method = what ?? null;
+    if (method !== null && !PUSH_NAMES.includes(method)) {   // a misspelled push: at once, not after the timeout
+      return Promise.reject(new UnknownPushError(method, closePushes(method)));
+    }
     const matcher = (entry) => {
       if (!isPush(entry) || (method !== null && entry.method !== method)) return undefined;
       const params = entry.params ?? {};

@@ -27,9 +27,10 @@ from typing import Any, Callable, Dict, List, Optional, Union
 import websockets
 
 from .methods import ProtocolMethods
+from .pushes import PUSHES
 
-__all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "WaitTimeout", "HAND_RAISE_GROUP",
-           "connect", "push_summary"]
+__all__ = ["RoomClient", "RoomdError", "RpcError", "ConnectionClosed", "WaitTimeout", "UnknownPush", "PUSHES",
+           "HAND_RAISE_GROUP", "connect", "push_summary", "close_pushes"]
 
 HAND_RAISE_GROUP = "_handraise"
 DEFAULT_TIMEOUT = 5.0
@@ -37,6 +38,43 @@ DEFAULT_TIMEOUT = 5.0
 
 class RoomdError(Exception):
     """Base class of everything the client raises (its timeouts are :class:`WaitTimeout`)."""
+
+
+class UnknownPush(RoomdError, ValueError):
+    """``next(method)`` with a method that is not a push roomd sends (:data:`PUSHES`, from
+    docs/openrpc.json), raised at once: ``push`` is the name, ``suggestions`` the close ones
+    (:func:`close_pushes`)."""
+
+    def __init__(self, push: str, suggestions: List[str]):
+        self.push = push
+        self.suggestions = suggestions
+        if suggestions:
+            text = f'unknown push "{push}": did you mean {", ".join(suggestions)}?'
+        else:
+            text = f'unknown push "{push}" (docs/openrpc.json lists every push)'
+        super().__init__(text)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        next_row = [i]
+        for j in range(1, len(b) + 1):
+            next_row.append(min(row[j] + 1, next_row[j - 1] + 1, row[j - 1] + (a[i - 1] != b[j - 1])))
+        row = next_row
+    return row[len(b)]
+
+
+def close_pushes(name: str) -> List[str]:
+    """The push names close to ``name`` (edit distance <= 3, or one ends or starts the other),
+    closest first, at most 3."""
+    close = []
+    for push in PUSHES:
+        distance = _edit_distance(name, push)
+        affix = push.startswith(name) or name.startswith(push) or push.endswith(name) or name.endswith(push)
+        if distance <= 3 or affix:
+            close.append((0 if affix else 1, distance, push))
+    return [push for _, _, push in sorted(close)[:3]]
 
 
 class WaitTimeout(RoomdError, asyncio.TimeoutError):
@@ -205,6 +243,11 @@ class RoomClient(ProtocolMethods):
 
             update = await host.next("on-peer-update", where=lambda p: p["peer"]["peer_id"] == guest_id)
 
+        Raises :class:`UnknownPush` (a ValueError) at once when ``method`` is not a push roomd
+        sends (:data:`PUSHES`, from docs/openrpc.json), naming the close ones::
+
+            unknown push "on-role-change-requested": did you mean on-role-change-request, on-role-change-rejected?
+
         Raises :class:`WaitTimeout` (it names ``description``, else the
         method and the predicate's name, and lists the pushes queued) or
         :class:`ConnectionClosed` once the connection has ended and no such
@@ -219,6 +262,8 @@ class RoomClient(ProtocolMethods):
                           DeprecationWarning, stacklevel=2)
             return await self._next_whole_push(method, timeout, description or "a push the predicate takes")
         name, test = method, where
+        if name is not None and name not in PUSHES:  # a misspelled push: at once, not after the timeout
+            raise UnknownPush(name, close_pushes(name))
 
         def matcher(entry: Any) -> Any:
             if not (isinstance(entry, dict) and isinstance(entry.get("method"), str) and "id" not in entry):

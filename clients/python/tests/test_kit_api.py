@@ -89,3 +89,21 @@ def test_generated_python_helpers_send_their_params(roomd):
         await viewer.close()
 
     asyncio.run(scenario())
+
+
+def test_every_kit_lists_the_pushes_of_openrpc():
+    """The push names with which next(method) refuses a misspelled push (issue 38) are docs/openrpc.json's."""
+    import roomd
+    pushes = set(kit_methods.pushes())
+    assert len(pushes) >= 30
+    assert set(roomd.PUSHES) == pushes, "clients/python/roomd/pushes.py is stale: run scripts/kit-methods.py"
+    swift = (REPO / "Sources" / "RoomClient" / "PushNames.swift").read_text()
+    assert set(re.findall(r'^ +"([a-z-]+)",$', swift, re.M)) == pushes, \
+        "Sources/RoomClient/PushNames.swift is stale: run scripts/kit-methods.py"
+    if shutil.which("node"):
+        module = REPO / "Sources" / "RoomServer" / "Client" / "roomd.js"
+        listing = subprocess.run(["node", "--input-type=module", "-e",
+                                  f"const m = await import({json.dumps(module.as_uri())});"
+                                  "console.log(JSON.stringify(m.PUSH_NAMES))"],
+                                 capture_output=True, text=True, check=True)
+        assert set(json.loads(listing.stdout)) == pushes, "roomd.js's PUSH_NAMES is stale: run scripts/kit-methods.py"

@@ -1,0 +1,42 @@
+"""Generated from docs/openrpc.json by scripts/kit-methods.py: do not edit.
+
+Every push roomd sends (the methods marked ``x-roomd-push``): ``RoomClient.next`` refuses any
+other name at once.
+"""
+PUSHES = frozenset({
+    "active-speakers",
+    "on-broadcast",
+    "on-change-track-mute-state-request",
+    "on-chat-clear",
+    "on-chat-state",
+    "on-error",
+    "on-hls-timed-metadata",
+    "on-hls-update",
+    "on-message-delete",
+    "on-message-pin",
+    "on-metadata-change",
+    "on-peer-join",
+    "on-peer-leave",
+    "on-peer-leave-request",
+    "on-peer-update",
+    "on-policy-change",
+    "on-poll-answer",
+    "on-poll-start",
+    "on-poll-stats",
+    "on-poll-stop",
+    "on-questions",
+    "on-reactions",
+    "on-record-update",
+    "on-report",
+    "on-role-change-rejected",
+    "on-role-change-request",
+    "on-rtmp-update",
+    "on-stage-queue",
+    "on-stage-status",
+    "on-token-expiring",
+    "on-track-add",
+    "on-track-remove",
+    "on-track-update",
+    "on-track-update-request",
+    "room-state",
+})
