@@ -91,6 +91,8 @@ extension Bench {
             var p99Ms = 0.0
             var delivered = 0
             var broadcasts = CallCounts()
+            /// The host's `broadcast` answers (its call's round trip), µs.
+            var answers = Histogram()
             var calls = CallCounts()
             var watched = 0
             var watchedBytes = 0
@@ -108,13 +110,25 @@ extension Bench {
         ) -> Window {
             var result = Window()
             let broadcasts = CallCounts()
+            final class Sent {
+                var at: [Int: UInt64] = [:]
+                var answers = Histogram()
+            }
+            let sent = Sent()
             let others = CallCounts()
             loop.step = step
             if let method { loop.watch(method, on: watchers) } else { loop.resetCounters() }
             defer { loop.watchedMethod = nil }
             loop.onResponse = { conn, id, error in
                 guard id >= 2 else { return }
-                if conn === host { broadcasts.answered(error: error) } else { others.answered(error: error) }
+                if conn === host {
+                    broadcasts.answered(error: error)
+                    if error == nil, let at = sent.at.removeValue(forKey: id) {
+                        sent.answers.record((monoNanos() - at) / 1000)
+                    }
+                } else {
+                    others.answered(error: error)
+                }
             }
             let server0 = serverSample()
             let start = monoNanos()
@@ -129,6 +143,7 @@ extension Bench {
                         sender: host.index,
                         size: messageBytes
                     )
+                    sent.at[host.nextCallID] = monoNanos()  // the id sendMessage gives the call
                     loop.sendMessage(body, from: host, raw: raw)
                     broadcasts.sent += 1
                 }
@@ -150,6 +165,7 @@ extension Bench {
             result.p99Ms = Double(loop.latency.value(atQuantile: 0.99)) / 1000
             result.delivered = loop.counters.deliveries
             result.broadcasts = broadcasts
+            result.answers = sent.answers
             result.calls = others
             result.watched = watchers.reduce(0) { $0 + $1.watchedIn }  // at the watchers only
             result.watchedBytes = loop.counters.watchedBytes
@@ -191,6 +207,7 @@ extension Bench {
             record.set("\(name)_p99_ms", w.p99Ms, digits: 2)
             record.set("\(name)_delivered", w.delivered)
             record.set("\(name)_broadcasts_acked", w.broadcasts.acked)
+            record.set("\(name)_answer_p99_ms", Double(w.answers.value(atQuantile: 0.99)) / 1000, digits: 2)
             if let cpu = w.serverCPU { record.set("\(name)_server_cpu_pct", cpu, digits: 1) }
         }
         record.set("rename_rate", renameRate)

@@ -866,7 +866,8 @@ class Doc:
         self.add()
         self.add("One room of N viewers (above `large_room_threshold`, 1,000), a host and a moderator; the host"
                  " broadcasts 100-byte messages to everyone 2 times a second in each of three 10-s windows, and every"
-                 " viewer's delivery latency is measured (*host p99*). *Base*: nothing else. *Renaming*: one viewer"
+                 " viewer's delivery latency is measured (*host p99*: the deliveries' p99 / the p99 of the host's"
+                 " `broadcast` answer, its own call's round trip). *Base*: nothing else. *Renaming*: one viewer"
                  " calls `peer-update {name}` 100 times a second (the template's `messages_per_second`): the"
                  " `on-peer-update` pushes every other viewer got (target 0, PROTOCOL.md section 28; the viewer"
                  " itself and the two moderating peers get theirs). *Asking*: 1,000 viewers call `stage-request`"
@@ -878,12 +879,12 @@ class Doc:
                  " | asked | on-stage-queue per moderator | host p99 asking | server CPU |")
         self.add("|---|---|---|---|---|---|---|---|---|")
         for key, runs in runs_by_peers.items():
-            self.add(f"| {fint(median(runs, 'peers'))} | {spread(runs, 'base_p99_ms', fms)}"
+            self.add(f"| {fint(median(runs, 'peers'))} | {spread(runs, 'base_p99_ms', fms)} / {spread(runs, 'base_answer_p99_ms', fms)}"
                      f" | {spread(runs, 'renames_acked')} | {spread(runs, 'rename_pushes_to_others')}"
-                     f" | {spread(runs, 'rename_p99_ms', fms)}"
+                     f" | {spread(runs, 'rename_p99_ms', fms)} / {spread(runs, 'rename_answer_p99_ms', fms)}"
                      f" | {spread(runs, 'asks_acked')} / {fint(median(runs, 'askers'))}"
                      f" | {spread(runs, 'stage_queue_bytes_per_moderator_per_s', lambda v: f'{v / 1024:.1f} KiB/s')}"
-                     f" | {spread(runs, 'ask_p99_ms', fms)} | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
+                     f" | {spread(runs, 'ask_p99_ms', fms)} / {spread(runs, 'ask_answer_p99_ms', fms)} | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
         self.add()
 
     def feed(self):
