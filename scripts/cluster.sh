@@ -22,6 +22,16 @@ nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$roomd" ] || { echo "no roomd at $roomd: run make build (or set ROOMD_BIN)" >&2; exit 1; }
 [ -x "$nats" ] || { echo "no nats-server: run make deps (apt-get install nats-server)" >&2; exit 1; }
 
+# Fail fast on a taken port (e.g. `make run` holds 7880), naming it and its holder.
+for p in "$nats_port" "$port" $((port + 1)) $((port + 2)); do
+  if command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$p" 2>/dev/null)" ]; then
+    holder=$(ss -Hltnp "sport = :$p" 2>/dev/null | sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1, pid \2/p' | head -n 1)
+    echo "port $p is taken${holder:+ (by $holder)}: stop it (make run holds 7880), or pick free ones:" \
+      "PORT=7890 NATS_PORT=4333 make cluster (the nodes take PORT..PORT+2, nats-server NATS_PORT)" >&2
+    exit 1
+  fi
+done
+
 work=$(mktemp -d "${TMPDIR:-/tmp}/roomd-cluster.XXXXXX")
 pids=""
 nodes=""
@@ -59,6 +69,21 @@ for _ in $(seq $(( ${READY_TIMEOUT:-15} * 10 ))); do
     fi
   done
   [ "$ready" -eq 3 ] && break
+  # A node or the bus that exited will not come up: say which, at once.
+  for i in 1 2 3; do
+    if ! kill -0 "$(cat "$work/node$i.pid")" 2>/dev/null; then
+      echo "node$i exited before the cluster came up; its log:" >&2
+      tail -n 5 "$work/node$i.log" >&2
+      exit 1
+    fi
+  done
+  for pid in $pids; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "nats-server exited before the cluster came up; its log:" >&2
+      tail -n 5 "$work/nats.log" >&2
+      exit 1
+    fi
+  done
   sleep 0.1
 done
 if [ "$ready" -ne 3 ]; then

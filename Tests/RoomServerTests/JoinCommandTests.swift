@@ -288,6 +288,39 @@ import Testing
         #expect(bot.finalStatus() == 0)
     }
 
+    /// `make cluster` while something holds one of its ports (`make run` on
+    /// 7880) fails at once and names the port and its holder (issue 36: it
+    /// waited 15 s, then said only "the cluster did not come up").
+    @Test func theClusterScriptFailsFastOnATakenPort() throws {
+        let (port, natsPort) = try #require(Self.fixedPorts(), "no 4 free ports below the ephemeral range")
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port + 1).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(bound == 0 && listen(holder, 1) == 0)
+        var environment = ProcessInfo.processInfo.environment
+        environment["ROOMD_BIN"] = Daemon.binary
+        environment["PORT"] = "\(port)"
+        environment["NATS_PORT"] = "\(natsPort)"
+        let run = try runTool(
+            "/bin/sh",
+            [Daemon.packageRoot.appendingPathComponent("scripts/cluster.sh").path],
+            environment: environment,
+            timeout: 30
+        )
+        let said = String(decoding: run.stderr, as: UTF8.self)
+        #expect(run.status == 1, "\(said)")
+        #expect(said.hasPrefix("port \(port + 1) is taken"), "\(said)")
+        #expect(said.contains("PORT=7890 NATS_PORT=4333 make cluster"), "\(said)")
+    }
+
     /// cluster.sh's nodes take PORT, PORT+1, PORT+2: fixed ports, so ones below the
     /// ephemeral range (32768 and up), where the other tests' port-0 daemons never
     /// land; each checked free by binding it. And one more for nats-server.
