@@ -75,6 +75,33 @@ extension RoomdProcess {
         return answer["peers"]?.arrayValue?.compactMap(\.stringValue) ?? []
     }
 
+    /// The next `count` calls of `method` (by `peerID`, or by anyone) are
+    /// answered with error `code` (`message`, else roomd's "a scripted
+    /// error") and change nothing: an app's error path without contriving
+    /// the state (`POST /v2/test/faults {method, error}`, PROTOCOL.md §33).
+    /// `try await roomd.failNext("role-change", code: 40900)`.
+    public func failNext(
+        _ method: String,
+        code: Int,
+        message: String? = nil,
+        count: Int = 1,
+        peerID: String? = nil
+    ) async throws {
+        var error: [JSON.Member] = [.init("code", .int(code))]
+        if let message { error.append(.init("message", .string(message))) }
+        var members: [JSON.Member] = [
+            .init("method", .string(method)), .init("error", .object(error)), .init("count", .int(count)),
+        ]
+        if let peerID { members.append(.init("peer_id", .string(peerID))) }
+        _ = try await testRoute("POST", "faults", body: JSON.object(members).text)
+    }
+
+    /// Every fault in force (`GET /v2/test/faults`): the method faults as
+    /// posted with `left`, then each connection's.
+    public func faults() async throws -> [JSON] {
+        try await testRoute("GET", "faults", body: nil)["faults"]?.arrayValue ?? []
+    }
+
     /// The next `count` webhook attempts fail with `status` (nil: a timeout)
     /// without reaching the receiver; roomd retries them as it would real failures.
     public func failWebhooks(next count: Int, status: Int? = 500) async throws {

@@ -56,6 +56,33 @@ import Testing
         )
     }
 
+    /// Test mode II through the kit (section 33): a scripted error on the
+    /// next call of a method, listed while in force, and the call changes
+    /// nothing.
+    @Test func aScriptedErrorAnswersTheNextCallAndChangesNothing() async throws {
+        let roomd = try RoomdProcess.start(
+            binary: Daemon.binary,
+            template: Daemon.patientTemplate(),
+            testMode: TestModeOptions()
+        )
+        defer { _ = roomd.stop() }
+        let host = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
+        _ = try await host.join(token: try roomd.tokens.appToken(room: "show", user: "host-1", role: "host"))
+        let viewer = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
+        let joined = try await viewer.join(token: try roomd.tokens.appToken(room: "show", user: "v-1", role: "viewer"))
+        try await roomd.failNext("stage-request", code: 40907, message: "the queue is full", peerID: joined.peer.peerID)
+        #expect(try await roomd.faults().first?["left"] == 1)
+        do {
+            _ = try await viewer.askToJoinStage(note: "hello")
+            Issue.record("the scripted error did not answer")
+        } catch RoomClientError.rpc(let code, let message, _) {
+            #expect(code == 40907 && message == "the queue is full")
+        }
+        #expect(try await host.stageQueue().total == 0, "the scripted call changed nothing")
+        #expect(try await roomd.faults().isEmpty)
+        #expect(try await viewer.askToJoinStage(note: "hello").status == .waiting)
+    }
+
     @Test func aGivenSecretHostEnvironmentAndLimitsAndAStopThatReports() async throws {
         // roomd drops one trailing newline of a secret file: this secret keeps its own.
         let secret = Array("a-harness-secret-of-at-least-32-bytes\n".utf8)

@@ -261,6 +261,24 @@ class RoomdProcess:
             body["user_id"] = user_id
         return self._test_route("POST", "faults", body, "peers")
 
+    def fail_next(self, method: str, code: int, message: Optional[str] = None, count: int = 1,
+                  peer_id: Optional[str] = None) -> None:
+        """The next ``count`` calls of ``method`` (by ``peer_id``, or by anyone) are answered with
+        error ``code`` (``message``, else roomd's "a scripted error") and change nothing: an app's
+        error path without contriving the state (PROTOCOL.md section 33).
+        ``roomd.fail_next("role-change", 40900)``."""
+        error: dict = {"code": code}
+        if message is not None:
+            error["message"] = message
+        body: dict = {"method": method, "error": error, "count": count}
+        if peer_id is not None:
+            body["peer_id"] = peer_id
+        self._test_route("POST", "faults", body, "left")
+
+    def faults(self) -> List[dict]:
+        """Every fault in force: the method faults as posted with ``left``, then each connection's."""
+        return self._test_route("GET", "faults", None, "faults")
+
     def fail_webhooks(self, next: int = 1, status: Union[int, str] = 500) -> None:
         """The next ``next`` webhook attempts fail with ``status`` (or ``"timeout"``) without
         reaching the receiver; roomd retries them as real failures."""

@@ -86,6 +86,29 @@ def test_faults_drop_close_and_stall_like_the_real_thing(roomd_factory):
     asyncio.run(scenario())
 
 
+def test_a_scripted_error_answers_the_next_call_and_changes_nothing(roomd_factory):
+    """Test mode II (section 33): the app's error path without contriving the state."""
+    roomd = roomd_factory(clock="manual")
+
+    async def scenario():
+        from roomd import RpcError
+        host = await roomd.join("show", "host-1", "host")
+        viewer = await roomd.join("show", "viewer-1", "viewer")
+        roomd.fail_next("stage-request", 40907, message="the queue is full", peer_id=viewer.peer_id)
+        assert roomd.faults() == [{"method": "stage-request", "peer_id": viewer.peer_id,
+                                   "error": {"code": 40907, "message": "the queue is full"}, "left": 1}]
+        with pytest.raises(RpcError) as refused:
+            await viewer.ask_to_join_stage("hello")
+        assert refused.value.code == 40907 and "the queue is full" in str(refused.value)
+        assert (await host.stage_queue())["total"] == 0, "the scripted call changed nothing"
+        assert roomd.faults() == []
+        assert (await viewer.ask_to_join_stage("hello"))["status"] == "waiting"
+        for client in (host, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
 def test_the_journal_lists_the_session(roomd_factory):
     roomd = roomd_factory(clock="manual", seed=5)
 
