@@ -29,15 +29,25 @@ def main():
                                 "result": {"name": "result", "value": result}, "x-roomd-caller": actor,
                                 "x-roomd-scene": room}
 
+    pushes = {m["name"] for m in document["methods"] if m.get("x-roomd-push")}
+
+    def record_push(method, params, actor, room):
+        # The first push of each kind an actor of the scenes got, as it arrived (a notification: no result).
+        if method in pushes and method not in examples:
+            examples[method] = {"name": f"as {actor} got it", "params": [{"name": k, "value": v} for k, v in (params or {}).items()],
+                                "x-roomd-recipient": actor, "x-roomd-scene": room}
+
     with RoomdProcess() as roomd:
-        asyncio.run(play(roomd, order, record))
+        asyncio.run(play(roomd, order, record, record_push))
     for method in document["methods"]:
         method.pop("examples", None)
         if method["name"] in examples:
             method["examples"] = [examples[method["name"]]]
     missing = [name for name in order if name not in examples]
+    unseen = sorted(pushes - examples.keys())
     open(path, "w").write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    print(len(examples), "examples", f"(no example: {missing})" if missing else "")
+    print(len(examples), "examples", f"(no example: {missing})" if missing else "",
+          f"(pushes the scenes never saw: {unseen})" if unseen else "")
     return 1 if missing else 0
 
 

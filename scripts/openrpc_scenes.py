@@ -14,6 +14,7 @@ later one needs and is not an example. Params may hold placeholders, filled in e
 `show` is the document's order of the 1.1/1.2 calls with a host and a viewer; `stage` holds the calls
 that join, leave, remove or end (which would stop the others); `callin` the call-in queue (1.3).
 """
+import asyncio
 
 Q = [{"question": {"text": "Capital of France?", "type": "single-choice"},
       "options": [{"text": "Paris"}, {"text": "Lyon"}], "answer": {"option": 1}}]
@@ -140,9 +141,10 @@ def scenes(order):
             ("callin", CALLIN_ACTORS, set(), CALLIN)]
 
 
-async def play(roomd, order, on_step):
+async def play(roomd, order, on_step, on_push=None):
     """Runs every scene against `roomd` (a roomd.RoomdProcess); `on_step(method, name, actor, params,
-    result)` sees each step with its params filled in and the real result."""
+    result)` sees each step with its params filled in and the real result; `on_push(method, params,
+    actor, room)`, when given, every push an actor gets, as it arrives."""
     for room, actors, unjoined, steps in scenes(order):
         clients, peers, ids = {}, {}, {}
         for actor, (user, role, name) in actors.items():
@@ -151,6 +153,8 @@ async def play(roomd, order, on_step):
             else:
                 clients[actor] = await roomd.join(room, user, role, name=name)
                 peers[actor] = clients[actor].peer_id
+            if on_push is not None:
+                clients[actor].on_push = (lambda a: lambda m: on_push(m["method"], m.get("params"), a, room))(actor)
 
         async def fill(value):
             if isinstance(value, str) and value.startswith("{") and value.endswith("}") and ":" in value:
@@ -184,6 +188,8 @@ async def play(roomd, order, on_step):
             if method == "join":
                 peers[actor] = result["peer"]["peer_id"]
             on_step(method, name, actor, filled, result, room)
+        if on_push is not None:
+            await asyncio.sleep(1.2)  # the coalesced pushes of the last interval (1 s) reach the recorder
         for client in clients.values():
             if not client.closed:
                 await client.close()  # after end-room they are closed already

@@ -158,6 +158,9 @@ class RoomClient(ProtocolMethods):
         self._changed = asyncio.Condition()
         self._closed: Optional[ConnectionClosed] = None
         self.peer_id: Optional[str] = None
+        #: Called with every push as it arrives, before it is queued for :meth:`next` (a tap for
+        #: logs and recorders; it must not block).
+        self.on_push: Optional[Callable[[dict], None]] = None
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     # -- connecting -------------------------------------------------------
@@ -616,6 +619,8 @@ class RoomClient(ProtocolMethods):
                     if future is not None and not future.done():
                         future.set_result(message)
                         continue
+                if self.on_push is not None and isinstance(message, dict) and "method" in message:
+                    self.on_push(message)
                 async with self._changed:
                     self._inbox.append(message)
                     self._changed.notify_all()

@@ -1092,6 +1092,21 @@ def test_the_document_has_examples_that_match_their_schemas():
         check(RESULT_VALIDATORS[name], example["result"]["value"], f"the example result of {name}")
 
 
+def test_the_pushes_seen_in_the_scenes_have_examples_that_match_their_schemas():
+    """scripts/openrpc-examples.py records the first push of each kind an actor of the scenes got:
+    its params must match the push's schema (every push but the few the scenes never cause)."""
+    examples = [(name, example) for name, m in PUSHES.items() for example in m.get("examples", [])]
+    never = {"active-speakers", "on-change-track-mute-state-request", "on-error", "on-metadata-change",
+             "on-token-expiring", "room-state"}
+    assert set(PUSHES) - {name for name, _ in examples} <= never, "a push the scenes cause lost its example"
+    for name, example in examples:
+        assert set(example) <= {"name", "params", "x-roomd-recipient", "x-roomd-scene"}, name
+        assert "result" not in example and example.get("x-roomd-recipient"), name
+        params = {pair["name"]: pair["value"] for pair in example["params"]}
+        check(rpc_validator(descriptors_schema(PUSHES[name]["params"], strict=True)), params,
+              f"the example params of {name}")
+
+
 def _scenes():
     import importlib.util
     spec = importlib.util.spec_from_file_location("openrpc_scenes", DOCS.parent / "scripts" / "openrpc_scenes.py")
