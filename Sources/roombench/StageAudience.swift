@@ -27,6 +27,8 @@ struct StageAudience: ParsableCommand {
     @Option(help: "Viewers that ask to come on stage in window 3 (settings.stage.max_waiting is 1000).")
     var askers = 1000
     @Option(help: "Bytes of each broadcast's message.") var messageBytes = 100
+    @Option(help: "The host broadcasts to this role only (e.g. moderator) instead of everyone.")
+    var hostRole: String?
 
     func run() throws {
         try exitOnError {
@@ -42,6 +44,7 @@ struct StageAudience: ParsableCommand {
                 renameRate: renameRate,
                 askers: askers,
                 messageBytes: messageBytes,
+                hostRole: hostRole,
                 connectTimeout: target.connectTimeout,
                 joinTimeout: target.joinTimeout
             )
@@ -59,6 +62,7 @@ extension Bench {
         renameRate: Int,
         askers askerCount: Int,
         messageBytes: Int,
+        hostRole: String?,
         connectTimeout: Double,
         joinTimeout: Double
     ) throws {
@@ -143,8 +147,18 @@ extension Bench {
                         sender: host.index,
                         size: messageBytes
                     )
-                    sent.at[host.nextCallID] = monoNanos()  // the id sendMessage gives the call
-                    loop.sendMessage(body, from: host, raw: raw)
+                    if let hostRole {
+                        let id = host.nextCallID
+                        host.nextCallID += 1
+                        sent.at[id] = monoNanos()
+                        let head =
+                            #"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":"#
+                            + #"{"roles":["\#(hostRole)"],"info":{"message":""#
+                        loop.send(host, Array(head.utf8) + body + Array(#""}}}"#.utf8))
+                    } else {
+                        sent.at[host.nextCallID] = monoNanos()  // the id sendMessage gives the call
+                        loop.sendMessage(body, from: host, raw: raw)
+                    }
                     broadcasts.sent += 1
                 }
                 while others.sent < min(calls, Int(elapsed / window * Double(calls)) + 1), calls > 0 {
@@ -201,6 +215,7 @@ extension Bench {
         record.set("peers", count)
         record.set("host_rate", hostRate)
         record.set("message_bytes", messageBytes)
+        record.set("host_to", hostRole ?? "everyone")
         record.set("window_s", window, digits: 1)
         for (name, w) in [("base", base), ("rename", rename), ("ask", ask)] {
             record.set("\(name)_p50_ms", w.p50Ms, digits: 2)

@@ -364,12 +364,16 @@ section_audience() {
 # a host broadcasting STAGE_HOST_RATE msg/s throughout; one viewer renaming itself at the rate limit
 # (100 calls/s), then STAGE_ASKERS viewers asking to come on stage, each for STAGE_WINDOW s.
 section_stage() {
-    local run
+    local run to
     log "(p) stage: $STAGE_PEERS viewers, one renaming at 100/s, then $STAGE_ASKERS asking, ${STAGE_WINDOW}-s windows, $RUNS run(s)"
-    for run in $(seq "$RUNS"); do
-        start_roomd "stage-$run"
-        step stage "$STAGE_PEERS" "$run" $((3 * STAGE_WINDOW + 200)) stage $(roomd_args) --peers "$STAGE_PEERS" \
-            --askers "$STAGE_ASKERS" --window "$STAGE_WINDOW" --host-rate "$STAGE_HOST_RATE" --join-timeout 60
+    # The host broadcasts to everyone (a 10,000-push burst each time), then to the moderators only.
+    for to in everyone moderator; do
+        for run in $(seq "$RUNS"); do
+            start_roomd "stage-$to-$run"
+            step stage "$to" "$run" $((3 * STAGE_WINDOW + 200)) stage $(roomd_args) --peers "$STAGE_PEERS" \
+                --askers "$STAGE_ASKERS" --window "$STAGE_WINDOW" --host-rate "$STAGE_HOST_RATE" --join-timeout 60 \
+                $([ "$to" = everyone ] || echo --host-role "$to")
+        done
     done
 }
 
