@@ -15,7 +15,7 @@ This script writes what follows from that list:
 - the push names (the entries marked `x-roomd-push`), with which each kit's
   `next(method)` refuses an unknown push at once and names the close ones:
   clients/python/roomd/pushes.py, the block of roomd.js between the "push
-  names" markers, and Sources/RoomClient/PushNames.swift.
+  names" markers, and Sources/RoomProtocol/PushNames.swift.
 
 `scripts/kit-methods.py --check` writes nothing and exits 1 when a file is
 not what it would write (a stale push list too), or when a call has no Swift name (the contract test,
@@ -37,7 +37,7 @@ JS = ROOT / "Sources" / "RoomServer" / "Client" / "roomd.js"
 DTS = ROOT / "Sources" / "RoomServer" / "Client" / "roomd.d.ts"
 TABLE = ROOT / "docs" / "KITS.md"
 PY_PUSHES = ROOT / "clients" / "python" / "roomd" / "pushes.py"
-SWIFT_PUSHES = ROOT / "Sources" / "RoomClient" / "PushNames.swift"
+SWIFT_PUSHES = ROOT / "Sources" / "RoomProtocol" / "PushNames.swift"
 PUSH_BEGIN = "// ---- push names, generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----"
 PUSH_END = "// ---- end of push names ----"
 BEGIN = "  // ---- generated from docs/openrpc.json by scripts/kit-methods.py: do not edit ----"
@@ -111,10 +111,11 @@ def swift_pushes(names):
     lines = ["// Generated from docs/openrpc.json by scripts/kit-methods.py: do not edit.",
              "",
              "/// Every push roomd sends (the methods of docs/openrpc.json marked",
-             "/// `x-roomd-push`): `next(_:)` refuses any other name at once",
-             "/// (``RoomClientError/unknownPush(_:suggestions:)``).",
-             "extension RoomClient {",
-             "    public static let pushNames: Set<String> = ["]
+             "/// `x-roomd-push`), shared by the server and the kits: the Swift kit's",
+             "/// `next(_:)` refuses any other name at once, and test mode's push",
+             "/// faults (PROTOCOL.md section 33) refuse to wait for one.",
+             "public enum PushNames {",
+             "    public static let all: Set<String> = ["]
     lines += [f'        "{name}",' for name in sorted(names)]
     lines += ["    ]", "}"]
     return "\n".join(lines) + "\n"
@@ -386,7 +387,7 @@ def table(methods, py_source, js_source):
             "A name that is not a push of docs/openrpc.json (`x-roomd-push`) fails at once, naming the close",
             "ones (edit distance at most 3, or one name ends or starts the other; at most 3): Swift",
             "`RoomClientError.unknownPush`, Python `UnknownPush` (a `ValueError`), roomd.js `UnknownPushError`.",
-            "The push names are generated too: `RoomClient.pushNames` (Sources/RoomClient/PushNames.swift),",
+            "The push names are generated too: `PushNames.all` (Sources/RoomProtocol/PushNames.swift, `RoomClient.pushNames`),",
             "`roomd.PUSHES` (clients/python/roomd/pushes.py), roomd.js `PUSH_NAMES`; the contract test fails",
             "when one is stale.",
             "",

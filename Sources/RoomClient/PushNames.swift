@@ -1,44 +1,8 @@
-// Generated from docs/openrpc.json by scripts/kit-methods.py: do not edit.
+import RoomProtocol
 
-/// Every push roomd sends (the methods of docs/openrpc.json marked
-/// `x-roomd-push`): `next(_:)` refuses any other name at once
-/// (``RoomClientError/unknownPush(_:suggestions:)``).
 extension RoomClient {
-    public static let pushNames: Set<String> = [
-        "active-speakers",
-        "on-broadcast",
-        "on-change-track-mute-state-request",
-        "on-chat-clear",
-        "on-chat-state",
-        "on-error",
-        "on-hls-timed-metadata",
-        "on-hls-update",
-        "on-message-delete",
-        "on-message-pin",
-        "on-metadata-change",
-        "on-peer-join",
-        "on-peer-leave",
-        "on-peer-leave-request",
-        "on-peer-update",
-        "on-policy-change",
-        "on-poll-answer",
-        "on-poll-start",
-        "on-poll-stats",
-        "on-poll-stop",
-        "on-questions",
-        "on-reactions",
-        "on-record-update",
-        "on-report",
-        "on-role-change-rejected",
-        "on-role-change-request",
-        "on-rtmp-update",
-        "on-stage-queue",
-        "on-stage-status",
-        "on-token-expiring",
-        "on-track-add",
-        "on-track-remove",
-        "on-track-update",
-        "on-track-update-request",
-        "room-state",
-    ]
+    /// Every push roomd sends (docs/openrpc.json's methods marked
+    /// `x-roomd-push`, generated into RoomProtocol): `next(_:)` refuses any
+    /// other name at once (``RoomClientError/unknownPush(_:suggestions:)``).
+    public static var pushNames: Set<String> { PushNames.all }
 }

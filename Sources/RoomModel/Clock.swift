@@ -74,24 +74,32 @@ public final class SequentialIDGenerator: IDGenerator {
 /// digits, like `RandomIDGenerator`'s, drawn from one splitmix64 stream
 /// seeded with N, so every id is a function of N and the order of events.
 public final class SeededIDGenerator: IDGenerator {
-    private var state: UInt64
+    private var stream: SplitMix64
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { stream = SplitMix64(seed: seed) }
 
     public func next(_ kind: IDKind) -> String {
-        hex(draw()) + hex(draw())
-    }
-
-    private func draw() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        hex(stream.next()) + hex(stream.next())
     }
 
     private func hex(_ value: UInt64) -> String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+/// The splitmix64 stream (Steele, Lea and Flood): test mode's seeded ids,
+/// and the synthetic audience's choice of who acts (PROTOCOL.md section 33).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

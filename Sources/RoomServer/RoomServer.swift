@@ -152,6 +152,7 @@ public final class RoomServer: @unchecked Sendable {
         )
         let http = HTTPExchange(maxBody: limits.maxMessageBytes, thread: thread)
         let feed = RestFeed(thread: thread, registry: registry, verifier: verifier, clock: clock, metrics: metrics)
+        let audienceMetrics = metrics  // not `self` in the closure below
         let routes = HTTPRoutes(
             thread: thread,
             rest: rest,
@@ -160,15 +161,27 @@ public final class RoomServer: @unchecked Sendable {
             metrics: metrics,
             homes: homes,
             sockets: sockets,
-            test: options.testMode.map { _ in
+            test: options.testMode.map { testMode in
                 schedule.faults = TestFaults(clock: clock, thread: thread)
                 fanOut.testFaults = schedule.faults
                 let journal = TestJournal(clock: clock)
                 fanOut.journal = journal
                 webhooks.journal = journal
+                let audience = SyntheticAudience(
+                    thread: thread,
+                    registry: registry,
+                    dispatcher: dispatcher,
+                    sockets: sockets,
+                    homes: homes,
+                    clock: clock,
+                    metrics: audienceMetrics,
+                    seed: testMode.seed ?? 0,
+                    logger: logger
+                )
                 return TestRoutes(
                     thread: thread,
                     journal: journal,
+                    audience: audience,
                     rest: rest,
                     schedule: schedule,
                     sockets: sockets,

@@ -173,6 +173,80 @@ import Testing
         #expect(try await Self.fault(daemon, "", method: "GET").1 == ["faults": []])
     }
 
+    /// Test mode II (section 33): push faults by name. One naming a peer
+    /// drops or delays that peer's next such pushes (a delay holds the
+    /// pushes behind it, in order, on the manual clock); one without a peer
+    /// drops the next such push for every recipient. Pushes of other names
+    /// pass; the faults metric counts them; bad faults name the field.
+    @Test func aPushFaultDropsOrDelaysThatPushByName() async throws {
+        let (daemon, host, guest, guestID) = try await Self.stage()
+        let (viewer, _) = try await daemon.join("v", as: "viewer")
+        _ = try await host.next("on-peer-join")
+        _ = try await guest.next("on-peer-join")
+        func say(_ text: String) async throws {
+            _ = try await host.call("broadcast", ["info": ["message": .string(text)]])
+        }
+        func heard(_ client: RoomClient) async throws -> String? {
+            try await client.next("on-broadcast")["info"]?["message"]?.stringValue
+        }
+
+        // To one peer: its next on-broadcast is lost; the viewer's is not.
+        let (status, answer) = try await Self.fault(
+            daemon,
+            #"{"push":"on-broadcast","peer_id":"\#(guestID)","action":"drop"}"#
+        )
+        #expect(status == 200 && answer == ["push": "on-broadcast", "left": 1], "\(answer)")
+        try await say("one")
+        try await say("two")
+        #expect(try await heard(guest) == "two")
+        #expect(try await heard(viewer) == "one")
+        #expect(try await heard(viewer) == "two")
+
+        // To everyone: the next on-broadcast reaches nobody; other pushes pass.
+        _ = try await Self.fault(daemon, #"{"push":"on-broadcast","action":"drop"}"#)
+        try await say("lost")
+        _ = try await host.call("peer-update", ["name": "Host"])
+        #expect(try await guest.next("on-peer-update")["peer"]?["info"]?["name"] == "Host")
+        try await say("after")
+        #expect(try await heard(guest) == "after")
+        #expect(try await heard(viewer) == "after")
+        #expect(try await Self.fault(daemon, "", method: "GET").1 == ["faults": []], "both used up")
+
+        // A delay holds that push and the ones behind it, in order.
+        _ = try await Self.fault(
+            daemon,
+            #"{"push":"on-broadcast","peer_id":"\#(guestID)","action":"delay","ms":500}"#
+        )
+        let (_, listed) = try await Self.fault(daemon, "", method: "GET")
+        #expect(
+            listed["faults"]
+                == [["push": "on-broadcast", "peer_id": .string(guestID), "action": "delay", "ms": 500, "left": 1]],
+            "\(listed)"
+        )
+        try await say("late-1")
+        _ = try await host.call("peer-update", ["name": "Host 2"])
+        #expect(try await heard(viewer) == "late-1")
+        #expect(await Stage.methods(guest, within: .milliseconds(300)).isEmpty, "held, the update behind it too")
+        try await TestModeTests.advance(daemon, by: 500)
+        #expect(try await heard(guest) == "late-1")
+        #expect(try await guest.next("on-peer-update")["peer"]?["info"]?["name"] == "Host 2")
+
+        let metrics = try await daemon.metricsText()
+        #expect(metrics.contains(#"roomd_test_faults_total{action="drop"} 3"#), "\(metrics)")
+        #expect(metrics.contains(#"roomd_test_faults_total{action="delay"} 2"#), "\(metrics)")
+
+        let bad: [(String, String)] = [
+            (#"{"push":"on-brodcast","action":"drop"}"#, "push: not a push roomd sends"),
+            (#"{"push":"on-broadcast","action":"stall"}"#, "action: drop or delay for a push fault"),
+            (#"{"push":"on-broadcast"}"#, "action: required"),
+            (#"{"push":"on-broadcast","action":"delay","ms":0}"#, "ms: must be between 1 and 86400000"),
+        ]
+        for (body, message) in bad {
+            let (got, why) = try await Self.fault(daemon, body)
+            #expect(got == 400 && why["message"]?.stringValue?.hasPrefix(message) == true, "\(body): \(why)")
+        }
+    }
+
     @Test func badFaultsGetTheDocumentedAnswer() async throws {
         let (daemon, _, guest, guestID) = try await Self.stage()
         let cases: [(String, Int, String)] = [

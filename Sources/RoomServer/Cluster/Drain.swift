@@ -102,7 +102,7 @@ extension ClusterRouter {
                 guard let link = sink as? RemoteLink else { continue }
                 links.append(link)
                 perNode[link.node, default: 0] += 1
-            case .discard:
+            case .discard, .audience:
                 break
             }
         }

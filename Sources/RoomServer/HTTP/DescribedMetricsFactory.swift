@@ -31,6 +31,8 @@ struct DescribedMetricsFactory: MetricsFactory {
         "roomd_join_duration_seconds": "Time in the join handler (token check and room join), failed joins included.",
         "roomd_poll_votes_total": "Accepted poll-response answers (one per question answered or skipped).",
         "roomd_test_pushes_dropped_total": "Pushes discarded by test mode's drop fault.",
+        "roomd_test_audience_pushes_total":
+            "Pushes encoded for test mode's synthetic audience and discarded (0 outside test mode).",
         "roomd_test_faults_total":
             "Test mode's faults applied: calls answered by a method fault, pushes dropped or delayed.",
         "roomd_cluster_state_bytes_total": "Bytes of rooms' saved state written to the bus (chunks and manifests).",

@@ -35,6 +35,8 @@ final class ServerMetrics: Sendable {
     let testFaultErrors: Metrics.Counter
     let testFaultDrops: Metrics.Counter
     let testFaultDelays: Metrics.Counter
+    /// Pushes queued to test mode II's synthetic audience and discarded (section 33).
+    let testAudiencePushes: Metrics.Counter
     /// Bytes of rooms' saved state written to the bus (chunks and manifests, docs/CLUSTER.md).
     let clusterStateBytes: Metrics.Counter
     /// From a room's snapshot (taken ≤ 200 ms after its change) to its save on the bus.
@@ -116,6 +118,7 @@ final class ServerMetrics: Sendable {
         testFaultErrors = Metrics.Counter(label: faults, dimensions: [("action", "error")], factory: factory)
         testFaultDrops = Metrics.Counter(label: faults, dimensions: [("action", "drop")], factory: factory)
         testFaultDelays = Metrics.Counter(label: faults, dimensions: [("action", "delay")], factory: factory)
+        testAudiencePushes = Metrics.Counter(label: "roomd_test_audience_pushes_total", factory: factory)
         feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
         feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
         feedBuildsRefused = Metrics.Counter(label: "roomd_feed_builds_refused_total", factory: factory)

@@ -171,47 +171,7 @@ package final class Dispatcher {
         if let journal, case .object = call { journal.call(call, from: connection) }
         defer { journal?.endCall() }
         let result = Result { () throws(RoomError) -> [UInt8] in
-            // The rate limit is checked right after parsing, before -32600.
-            if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
-                throw RoomError(
-                    .rateLimited,
-                    "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s"
-                )
-            }
-            guard case .object = call, call["jsonrpc"] == .string("2.0"), let methodName,
-                id == nil || validID != nil
-            else {
-                throw RoomError(
-                    .invalidRequest,
-                    "invalid request: needs jsonrpc \"2.0\", a string method and a string or number id"
-                )
-            }
-            guard let method = methods[methodName] else {
-                throw RoomError(.methodNotFound, "method not found: \(methodName)")
-            }
-            // Test mode II: a scripted error answers the call, which changes nothing.
-            if let faults = outbound.testFaults, !faults.methods.isEmpty,
-                let scripted = faults.methods.take(methodName, by: connection.peer?.id)
-            {
-                metrics.testFaultErrors.increment()
-                throw scripted
-            }
-            // The join state, then the params object, then the handler: in this
-            // order (`preview` checks that it has not joined itself, after params).
-            switch method {
-            case .open(let handler):
-                if methodName == "join", connection.peer != nil {
-                    throw RoomError(.alreadyJoined, "this connection already joined")
-                }
-                var context = Call(connection: connection)
-                defer { after.fold(context.after) }
-                return try handler(self)(try Self.params(of: call), &context)
-            case .joined(let handler):
-                guard let peer = connection.peer else { throw RoomError(.notJoined, "not joined: call join first") }
-                var context = JoinedCall(peer: peer, connection: connection)
-                defer { after.fold(context.after) }
-                return try handler(self)(try Self.params(of: call), &context)
-            }
+            try invoke(call, methodName, validID: validID, on: connection, after: &after)
         }
         switch result {
         case .success(let bytes):
@@ -253,6 +213,85 @@ package final class Dispatcher {
                 journal.answer(answer.bytes, to: connection, roomBefore: roomBefore)
             }
             return true
+        }
+    }
+
+    /// One call after its journal line: the rate limit, the request's
+    /// shape, the method, test mode's method faults, the join state, the
+    /// params, then the handler.
+    private func invoke(
+        _ call: JSON,
+        _ methodName: String?,
+        validID: JSON?,
+        on connection: Connection,
+        after: inout AfterReply
+    ) throws(RoomError) -> [UInt8] {
+        let id = call["id"]
+        // The rate limit is checked right after parsing, before -32600.
+        if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
+            throw RoomError(
+                .rateLimited,
+                "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s"
+            )
+        }
+        guard case .object = call, call["jsonrpc"] == .string("2.0"), let methodName,
+            id == nil || validID != nil
+        else {
+            throw RoomError(
+                .invalidRequest,
+                "invalid request: needs jsonrpc \"2.0\", a string method and a string or number id"
+            )
+        }
+        guard let method = methods[methodName] else {
+            throw RoomError(.methodNotFound, "method not found: \(methodName)")
+        }
+        // Test mode II: a scripted error answers the call, which changes nothing.
+        if let faults = outbound.testFaults, !faults.methods.isEmpty,
+            let scripted = faults.methods.take(methodName, by: connection.peer?.id)
+        {
+            metrics.testFaultErrors.increment()
+            throw scripted
+        }
+        // The join state, then the params object, then the handler: in this
+        // order (`preview` checks that it has not joined itself, after params).
+        switch method {
+        case .open(let handler):
+            if methodName == "join", connection.peer != nil {
+                throw RoomError(.alreadyJoined, "this connection already joined")
+            }
+            var context = Call(connection: connection)
+            defer { after.fold(context.after) }
+            return try handler(self)(try Self.params(of: call), &context)
+        case .joined(let handler):
+            guard let peer = connection.peer else { throw RoomError(.notJoined, "not joined: call join first") }
+            var context = JoinedCall(peer: peer, connection: connection)
+            defer { after.fold(context.after) }
+            return try handler(self)(try Self.params(of: call), &context)
+        }
+    }
+
+    /// Test mode II's synthetic audience (section 33): one call of a
+    /// socketless peer, through the same checks and handler as a client's
+    /// (its pushes to itself wait for the answer, as a client's do). The
+    /// answer itself goes nowhere; the caller counts its error.
+    func callAsAudience(_ method: String, params: JSON, on connection: Connection) -> RoomError? {
+        thread.assertIsCurrent()
+        let roomBefore = connection.peer?.room.id
+        defer {
+            homes.touch(roomBefore)
+            homes.touch(connection.peer?.room.id)
+        }
+        metrics.called(method)
+        let call: JSON = ["jsonrpc": "2.0", "id": 1, "method": .string(method), "params": params]
+        var after = AfterReply()
+        connection.beginDeferring()
+        defer { connection.endDeferring() }
+        do throws(RoomError) {
+            _ = try invoke(call, method, validID: 1, on: connection, after: &after)
+            return nil
+        } catch {
+            metrics.failed(error.code)
+            return error
         }
     }
 

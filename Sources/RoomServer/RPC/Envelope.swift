@@ -15,6 +15,18 @@ package enum Envelope {
         return Frame(payload: w)
     }
 
+    /// The method of a notification made by `notification(_:_:)` (its
+    /// payload begins `{"jsonrpc":"2.0","method":"NAME"`; push names have
+    /// no escapes). Test mode's push faults read it, on their cold path.
+    static func method(of frame: Frame) -> String? {
+        let payload = frame.textPayload
+        let prefix = Array(#"{"jsonrpc":"2.0","method":""#.utf8)
+        guard payload.count > prefix.count, payload.starts(with: prefix) else { return nil }
+        let name = payload.dropFirst(prefix.count)
+        guard let end = name.firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+        return String(decoding: name[..<end], as: UTF8.self)
+    }
+
     /// A notification whose params object is already encoded.
     static func notification(_ method: String, params: [UInt8]) -> Frame {
         var w = Frame.writer(reserving: params.count + 64)

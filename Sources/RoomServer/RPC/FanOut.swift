@@ -151,9 +151,10 @@ package final class FanOut {
         }
     }
 
-    /// `deliver`'s loop while test mode has a fault installed: a connection
-    /// with a fault gets the push through it (`drop`, `delay`). Kept apart so
-    /// that the hot loop has no per-recipient test-mode check.
+    /// `deliver`'s loop while test mode has a fault installed: a push fault
+    /// naming this push (section 33) drops it or starts a delay, and a
+    /// connection with a fault gets the push through it (`drop`, `delay`).
+    /// Kept apart so that the hot loop has no per-recipient test-mode check.
     private func deliverWithFaults(
         _ push: HeldPush,
         to recipients: [Peer],
@@ -161,8 +162,24 @@ package final class FanOut {
         overflowing: inout [Peer]
     ) {
         let frame = push.frame
+        // Section 33's push faults: what applies to this push, by its name.
+        var plan = PushFaults.Plan()
+        if let faults = testFaults, !faults.pushes.isEmpty, let name = Envelope.method(of: frame) {
+            plan = faults.pushes.plan(for: name)
+        }
+        defer { if !plan.isEmpty { testFaults?.pushes.removeSpent() } }
         for peer in recipients {
             if let connection = peer.endpoint?.connection {
+                if !plan.isEmpty, !connection.isClosing, let faults = testFaults {
+                    switch faults.pushes.verdict(for: peer.id, in: plan) {
+                    case .drop:
+                        metrics.testPushesDropped.increment()
+                        metrics.testFaultDrops.increment()
+                        continue
+                    case .delay(let ms): faults.delay(connection, ms: ms)
+                    case .deliver: break
+                    }
+                }
                 switch connection.fault == nil
                     ? (connection.enqueue(frame) ? .queued : .refused) : connection.faultedPush(frame)
                 {

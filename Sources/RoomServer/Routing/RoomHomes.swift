@@ -24,6 +24,9 @@ final class RoomHomes {
         self.thread = thread
     }
 
+    /// This node serves `room` now: always without a cluster.
+    func serves(_ room: RoomID) -> Bool { !clustered || homed.contains(room) }
+
     /// A join may be served here: the bus is up and this node holds the
     /// room's lease (the edge looked the room up, or it is homed here).
     func admitJoin(_ room: RoomID) throws(RoomError) {

@@ -10,6 +10,8 @@ final class TestFaults {
     private var faulted: [ObjectIdentifier: Connection] = [:]
     /// Scripted errors of methods (section 33).
     var methods = MethodFaults()
+    /// Pushes dropped or delayed by name (section 33).
+    var pushes = PushFaults()
     private let clock: RoomClock
     private let thread: ServiceThread
 
@@ -32,6 +34,7 @@ final class TestFaults {
     /// Connections whose fault is spent (a `drop` count used up) or that
     /// close are forgotten here, so the hot path comes back.
     var isActive: Bool {
+        if !pushes.isEmpty { return true }
         if faulted.values.contains(where: { $0.fault == nil || $0.isClosing }) {
             faulted = faulted.filter { $0.value.fault != nil && !$0.value.isClosing }
         }
@@ -57,6 +60,15 @@ final class TestFaults {
         return listed.sorted { ($0["peer_id"]?.stringValue ?? "") < ($1["peer_id"]?.stringValue ?? "") }
     }
 
+    /// A push fault's delay on `connection`: section 25's `delay` starts
+    /// (or lasts longer) so that this push and the ones behind it are held
+    /// for `ms`, in order.
+    func delay(_ connection: Connection, ms: Int) {
+        let until = clock.nowMillis() + Int64(ms)
+        if (connection.fault?.delayedUntil ?? .min) < until { connection.delayPushes(until: until) }
+        track(connection)
+    }
+
     /// Ends what is due (the `.faultEnd` deadline).
     func expire() {
         thread.assertIsCurrent()
@@ -71,6 +83,7 @@ final class TestFaults {
     func clear() -> Int {
         thread.assertIsCurrent()
         methods.removeAll()
+        pushes.removeAll()
         let count = faulted.count
         for connection in faulted.values { connection.endFault(now: clock.nowMillis(), all: true) }
         faulted.removeAll()

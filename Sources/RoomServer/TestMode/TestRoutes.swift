@@ -1,5 +1,6 @@
 import Logging
 import RoomModel
+import RoomProtocol
 import RoomWire
 
 /// `/v2/test/*` (PROTOCOL.md section 25): routes that exist only in test
@@ -10,6 +11,7 @@ final class TestRoutes {
 
     private let thread: ServiceThread
     private let journal: TestJournal
+    private let audience: SyntheticAudience
     private let rest: RestAPI
     private let schedule: Schedule
     private let sockets: Sockets
@@ -21,6 +23,7 @@ final class TestRoutes {
     init(
         thread: ServiceThread,
         journal: TestJournal,
+        audience: SyntheticAudience,
         rest: RestAPI,
         schedule: Schedule,
         sockets: Sockets,
@@ -32,6 +35,7 @@ final class TestRoutes {
         self.thread = thread
         self.clock = clock
         self.journal = journal
+        self.audience = audience
         self.rest = rest
         self.schedule = schedule
         self.sockets = sockets
@@ -52,7 +56,8 @@ final class TestRoutes {
             case (.post, Self.prefix + "faults"): return try addFault(try rest.body(request))
             case (.get, Self.prefix + "faults"):
                 let faults = schedule.faults
-                let listed = (faults?.methods.listed ?? []) + (faults?.connectionFaults ?? [])
+                let listed =
+                    (faults?.methods.listed ?? []) + (faults?.pushes.listed ?? []) + (faults?.connectionFaults ?? [])
                 return .json(200, ["faults": .array(listed)])
             case (.get, Self.prefix + "journal"):
                 guard let roomID = request.query["room_id"], !roomID.isEmpty else {
@@ -62,6 +67,13 @@ final class TestRoutes {
                     throw RoomError(.roomNotFound, "room_id: no journal of \"\(roomID.prefix(64))\"")
                 }
                 return HTTPResponse(status: 200, body: lines, contentType: "application/x-ndjson")
+            case (.post, Self.prefix + "audience"): return try addAudience(try rest.body(request))
+            case (.post, Self.prefix + "audience/act"): return try act(try rest.body(request))
+            case (.delete, Self.prefix + "audience"):
+                guard let roomID = request.query["room_id"], !roomID.isEmpty else {
+                    throw .invalidParams("room_id: required (?room_id=ROOM)")
+                }
+                return .json(200, ["removed": .int(audience.remove(room: RoomID(roomID)))])
             case (.delete, Self.prefix + "faults"):
                 let cleared = schedule.faults?.clear() ?? 0
                 webhooks.injectFailures(next: 0, status: nil)
@@ -81,6 +93,7 @@ final class TestRoutes {
     /// {fail_next, status}}` → `{peers: [peer_id…]}` / `{webhooks: {fail_next}}`.
     private func addFault(_ body: Params) throws(RoomError) -> HTTPResponse {
         if let method = try body.string("method") { return try addMethodFault(method, body) }
+        if let push = try body.string("push") { return try addPushFault(push, body) }
         if let hooks = try body.object("webhooks") {
             let count = try hooks.int("fail_next", in: 0...1000) ?? 1
             var status: Int?
@@ -189,6 +202,88 @@ final class TestRoutes {
             ]
         )
         return .json(200, ["method": .string(method), "left": .int(count)])
+    }
+
+    /// `{push, peer_id?, action:"drop"|"delay", ms?, count?}` → `{push,
+    /// left}` (section 33): the next `count` such pushes dropped or delayed.
+    private func addPushFault(_ push: String, _ body: Params) throws(RoomError) -> HTTPResponse {
+        guard PushNames.all.contains(push) else {
+            throw .invalidParams("push: not a push roomd sends, got \"\(push.prefix(64))\"")
+        }
+        let action = try body.requiredString("action")
+        guard let kind = PushFaults.Action(rawValue: action) else {
+            throw .invalidParams("action: drop or delay for a push fault, got \"\(action.prefix(40))\"")
+        }
+        let ms = try body.int("ms", in: 1...86_400_000) ?? 1000
+        let count = try body.int("count", in: 1...1_000_000) ?? 1
+        guard let faults = schedule.faults else { throw RoomError(.internalError, "test mode without its faults") }
+        let peerID = try body.peerID("peer_id")
+        try faults.pushes.add(.init(push: push, peerID: peerID, action: kind, ms: ms, left: count))
+        logger.info(
+            "test fault: push \(action)",
+            metadata: [
+                "push": "\(push)", "count": "\(count)", "peer": "\(peerID.map(\.rawValue) ?? "any")",
+            ]
+        )
+        return .json(200, ["push": .string(push), "left": .int(count)])
+    }
+
+    /// `{room_id, count, role, seed?, name_prefix?}` → `{peer_ids, count}` (section 33).
+    private func addAudience(_ body: Params) throws(RoomError) -> HTTPResponse {
+        let roomID = try body.requiredString("room_id")
+        guard isValidID(roomID) else {
+            throw .invalidParams("room_id: [A-Za-z0-9_-]{1,64}, got \"\(roomID.prefix(80))\"")
+        }
+        guard let count = try body.int("count", in: 1...SyntheticAudience.maxCount) else {
+            throw .invalidParams("count: required, 1...\(SyntheticAudience.maxCount)")
+        }
+        let role = try body.requiredString("role")
+        guard registry.template.roles[role] != nil else {
+            throw .invalidParams("role: not a role of the template, got \"\(role.prefix(64))\"")
+        }
+        let seed = try body.int("seed", in: 0...Int.max).map(UInt64.init)
+        let prefix = try body.string("name_prefix") ?? "viewer-"
+        guard prefix.utf8.count <= 64 else { throw .invalidParams("name_prefix: at most 64 bytes") }
+        let (ids, joined) = try audience.add(
+            room: RoomID(roomID),
+            count: count,
+            role: role,
+            seed: seed,
+            namePrefix: prefix
+        )
+        return .json(200, ["peer_ids": .array(ids.map { .string($0.rawValue) }), "count": .int(joined)])
+    }
+
+    /// `{room_id, action, count, params?}` → `{done, errors:{code:count},
+    /// messages:{code:first message}}` (section 33).
+    private func act(_ body: Params) throws(RoomError) -> HTTPResponse {
+        let roomID = try body.requiredString("room_id")
+        let action = try body.requiredString("action")
+        guard SyntheticAudience.actions.contains(action) else {
+            throw .invalidParams(
+                "action: one of \(SyntheticAudience.actions.sorted().joined(separator: ", ")), got \"\(action.prefix(40))\""
+            )
+        }
+        guard let count = try body.int("count", in: 1...SyntheticAudience.maxCount) else {
+            throw .invalidParams("count: required, 1...\(SyntheticAudience.maxCount)")
+        }
+        let params = body.value("params") ?? .object([])
+        guard case .object = params else { throw .invalidParams("params: expected an object") }
+        let (done, errors, messages) = try audience.act(
+            room: RoomID(roomID),
+            action: action,
+            count: count,
+            params: params
+        )
+        let codes = errors.keys.sorted()
+        return .json(
+            200,
+            [
+                "done": .int(done),
+                "errors": .object(codes.map { JSON.Member(String($0), .int(errors[$0]!)) }),
+                "messages": .object(codes.map { JSON.Member(String($0), .string(messages[$0] ?? "")) }),
+            ]
+        )
     }
 
     static let noManualClock = RoomError(

@@ -90,7 +90,7 @@ package final class Connection: PeerEndpoint {
         switch sink {
         case .socket(let wsi): unjoined?.settle(wsi: wsi)
         case .remote(let link): link.joined(peerID: peer?.id.rawValue ?? "")
-        case .discard: break
+        case .discard, .audience: break
         }
     }
 
@@ -104,9 +104,14 @@ package final class Connection: PeerEndpoint {
             deferred!.append(frame)
             return true
         }
-        if case .remote(let link) = sink {
+        switch sink {
+        case .socket, .discard: break
+        case .remote(let link):
             // The client's own node queues it and applies the slow-consumer rule.
             link.send(frame, enforcingLimit: enforcingLimit)
+            return true
+        case .audience(let audience):
+            audience.took(frame)
             return true
         }
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
@@ -155,7 +160,7 @@ package final class Connection: PeerEndpoint {
             requestWritable()
         case .remote(let link):
             link.close(code: code)
-        case .discard:
+        case .discard, .audience:
             break
         }
     }

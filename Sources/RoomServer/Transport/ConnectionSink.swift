@@ -8,6 +8,9 @@ enum ConnectionSink {
     /// Nowhere: harnesses that read or empty the queue themselves
     /// (`roombench micro`, the dispatcher fuzzer). roomd never makes one.
     case discard
+    /// A peer of test mode II's synthetic audience (section 33): each frame
+    /// is counted and dropped as it is queued, as a socket would have taken it.
+    case audience(AudienceSink)
 }
 
 /// The way back to a client of another node (the cluster's `RemoteLink`).
