@@ -348,6 +348,36 @@ export class FeedReader implements AsyncIterable<FeedSpan> {
   [Symbol.asyncIterator](): AsyncIterator<FeedSpan>;
 }
 
+/** A /v2/test/ route answered other than 200. */
+export class TestModeError extends Error {
+  constructor(route: string, status: number, code: number, message: string);
+  status: number;
+  code: number;
+}
+
+/** roomd's test mode (sections 25 and 33) over /v2/test/* with a management token. */
+export class RoomdTestMode {
+  constructor(baseURL: string, options?: { token?: string; fetch?: (url: string, init?: any) => Promise<any> });
+  baseURL: string;
+  token?: string;
+  advance(ms: number): Promise<number>;
+  clock(): Promise<number>;
+  fault(action: "close" | "stall" | "delay" | "drop",
+        options?: { peerId?: string; userId?: string; code?: number; ms?: number; count?: number }): Promise<string[]>;
+  failNext(method: string, code: number, options?: { message?: string; count?: number; peerId?: string }): Promise<void>;
+  dropNext(push: string, options?: { count?: number; peerId?: string }): Promise<void>;
+  delayNext(push: string, ms: number, options?: { count?: number; peerId?: string }): Promise<void>;
+  faults(): Promise<Record<string, any>[]>;
+  clearFaults(): Promise<void>;
+  addAudience(room: string, count: number,
+              options?: { role?: string; seed?: number; namePrefix?: string }): Promise<{ peer_ids: string[]; count: number }>;
+  audienceAct(room: string, action: string, count: number, params?: Record<string, any>):
+    Promise<{ done: number; errors: Record<string, number>; messages: Record<string, string> }>;
+  removeAudience(room: string): Promise<number>;
+  journal(room: string): Promise<Record<string, any>[]>;
+  route(method: string, route: string, body?: any, json?: boolean): Promise<any>;
+}
+
 export class RoomClient {
   static connect(url: string, options?: { timeout?: number; WebSocket?: any; inboxLimit?: number }): Promise<RoomClient>;
   constructor(ws: any, inboxLimit?: number);
@@ -397,7 +427,36 @@ def table(methods, py_source, js_source):
         name = method["name"]
         swift = SWIFT_NAMES.get(name, "—")
         rows.append(f"| `{name}` | `{swift}` | `{snake(name)}` | `{camel(name)}` |")
+    rows += ["",
+             "## Test mode (PROTOCOL.md sections 25 and 33)",
+             "",
+             "A harness drives `/v2/test/*` through the same helpers in the three: Swift `RoomdProcess`",
+             "(RoomdTesting), Python `RoomdProcess` (`roomd_factory(clock=\"manual\")`), roomd.js `RoomdTestMode`",
+             "(a management token; same-origin pages served by roomd, or Node). `test_kit_api.py` checks that",
+             "each kit has each of them.",
+             "",
+             "| route | Swift (RoomdProcess) | Python (roomd.RoomdProcess) | JS (roomd.js RoomdTestMode) |",
+             "|---|---|---|---|"]
+    for route, swift, python, js in TEST_MODE_HELPERS:
+        rows.append(f"| {route} | `{swift}` | `{python}` | `{js}` |")
     return "\n".join(rows) + "\n"
+
+
+# Test mode's helpers in the three kits: (route, Swift, Python, JS).
+TEST_MODE_HELPERS = [
+    ("`POST /v2/test/clock {advance_ms}`", "advance", "advance", "advance"),
+    ("`GET /v2/test/clock`", "clockMillis", "clock", "clock"),
+    ("`POST /v2/test/faults {peer_id or user_id, action}`", "inject", "fault", "fault"),
+    ("`POST /v2/test/faults {method, error}`", "failNext", "fail_next", "failNext"),
+    ("`POST /v2/test/faults {push, action:\"drop\"}`", "dropNext", "drop_next", "dropNext"),
+    ("`POST /v2/test/faults {push, action:\"delay\"}`", "delayNext", "delay_next", "delayNext"),
+    ("`GET /v2/test/faults`", "faults", "faults", "faults"),
+    ("`DELETE /v2/test/faults`", "clearFaults", "clear_faults", "clearFaults"),
+    ("`POST /v2/test/audience`", "addAudience", "add_audience", "addAudience"),
+    ("`POST /v2/test/audience/act`", "audienceAct", "audience_act", "audienceAct"),
+    ("`DELETE /v2/test/audience`", "removeAudience", "remove_audience", "removeAudience"),
+    ("`GET /v2/test/journal`", "journal", "journal", "journal"),
+]
 
 
 def main():

@@ -1,4 +1,5 @@
 import Foundation
+import RoomClient
 import RoomWire
 
 #if canImport(FoundationNetworking)
@@ -96,8 +97,93 @@ extension RoomdProcess {
         _ = try await testRoute("POST", "faults", body: JSON.object(members).text)
     }
 
-    /// Every fault in force (`GET /v2/test/faults`): the method faults as
-    /// posted with `left`, then each connection's.
+    /// The next `count` pushes named `push` are dropped: `peerID`'s, or
+    /// (nil) the next such pushes as sent, for every recipient (PROTOCOL.md
+    /// §33). `try await roomd.dropNext("on-peer-update")`: nobody sees the
+    /// next peer update. A name roomd never pushes throws at once
+    /// (``RoomClientError/unknownPush(_:suggestions:)``).
+    public func dropNext(_ push: String, count: Int = 1, peerID: String? = nil) async throws {
+        try await pushFault(push, action: "drop", count: count, peerID: peerID, ms: nil)
+    }
+
+    /// The next `count` pushes named `push` (`peerID`'s, or every
+    /// recipient's) are held for `duration` on the daemon's clock, with
+    /// every push behind them: order is kept (PROTOCOL.md §33).
+    public func delayNext(_ push: String, by duration: Duration, count: Int = 1, peerID: String? = nil) async throws {
+        try await pushFault(push, action: "delay", count: count, peerID: peerID, ms: Self.millis(duration))
+    }
+
+    private func pushFault(_ push: String, action: String, count: Int, peerID: String?, ms: Int?) async throws {
+        guard RoomClient.pushNames.contains(push) else {
+            throw RoomClientError.unknownPush(push, suggestions: RoomClient.closePushes(to: push))
+        }
+        var members: [JSON.Member] = [
+            .init("push", .string(push)), .init("action", .string(action)), .init("count", .int(count)),
+        ]
+        if let ms { members.append(.init("ms", .int(ms))) }
+        if let peerID { members.append(.init("peer_id", .string(peerID))) }
+        _ = try await testRoute("POST", "faults", body: JSON.object(members).text)
+    }
+
+    /// `count` socketless peers of `role` join `room` (PROTOCOL.md §33):
+    /// real peers — counted, found by `find-peer`, announced — whose pushes
+    /// are encoded and discarded. Returns how many joined and the first
+    /// 1,000 peer ids. `seed` (else `--seed`, else 0) chooses who acts.
+    @discardableResult
+    public func addAudience(
+        room: String,
+        count: Int,
+        role: String = "viewer",
+        seed: UInt64? = nil,
+        namePrefix: String? = nil
+    ) async throws -> (count: Int, peerIDs: [String]) {
+        var members: [JSON.Member] = [
+            .init("room_id", .string(room)), .init("count", .int(count)), .init("role", .string(role)),
+        ]
+        if let seed { members.append(.init("seed", .int(Int(seed)))) }
+        if let namePrefix { members.append(.init("name_prefix", .string(namePrefix))) }
+        let answer = try await testRoute("POST", "audience", body: JSON.object(members).text)
+        return (answer["count"]?.intValue ?? 0, answer["peer_ids"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    /// What `audienceAct` did: the calls that succeeded, and per error code
+    /// its count and first message.
+    public struct AudienceActs: Sendable, Equatable {
+        public var done: Int
+        public var errors: [Int: Int]
+        public var messages: [Int: String]
+    }
+
+    /// `count` of `room`'s synthetic peers (chosen by its seed) call
+    /// `action` — `react`, `broadcast`, `question-add`, `question-vote`,
+    /// `poll-response`, `stage-request`, `group-join`, `leave` — with
+    /// `params` now, through the same checks as a client's call.
+    @discardableResult
+    public func audienceAct(room: String, _ action: String, count: Int, params: JSON = [:]) async throws -> AudienceActs
+    {
+        let body: JSON = [
+            "room_id": .string(room), "action": .string(action), "count": .int(count), "params": params,
+        ]
+        let answer = try await testRoute("POST", "audience/act", body: body.text)
+        var errors: [Int: Int] = [:]
+        var messages: [Int: String] = [:]
+        for member in answer["errors"]?.objectValue ?? [] {
+            guard let code = Int(member.key) else { continue }
+            errors[code] = member.value.intValue ?? 0
+            messages[code] = answer["messages"]?[member.key]?.stringValue ?? ""
+        }
+        return AudienceActs(done: answer["done"]?.intValue ?? 0, errors: errors, messages: messages)
+    }
+
+    /// Every synthetic peer of `room` leaves; returns how many.
+    @discardableResult
+    public func removeAudience(room: String) async throws -> Int {
+        let query = room.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? room
+        return try await testRoute("DELETE", "audience?room_id=\(query)", body: nil)["removed"]?.intValue ?? 0
+    }
+
+    /// Every fault in force (`GET /v2/test/faults`): the method faults and
+    /// the push faults as posted with `left`, then each connection's.
     public func faults() async throws -> [JSON] {
         try await testRoute("GET", "faults", body: nil)["faults"]?.arrayValue ?? []
     }

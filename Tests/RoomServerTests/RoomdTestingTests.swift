@@ -83,6 +83,49 @@ import Testing
         #expect(try await viewer.askToJoinStage(note: "hello").status == .waiting)
     }
 
+    /// Push faults and the synthetic audience through the kit (section 33):
+    /// the host misses the dropped push, the crowd's taps and stage requests
+    /// reach it, and a misspelled push name throws at once.
+    @Test func pushFaultsAndASyntheticAudienceThroughTheKit() async throws {
+        let roomd = try RoomdProcess.start(
+            binary: Daemon.binary,
+            template: Daemon.patientTemplate(),
+            testMode: TestModeOptions(seed: 3)
+        )
+        defer { _ = roomd.stop() }
+        let host = try await RoomClient.connect(to: roomd.url, defaultTimeout: Daemon.waitTimeout)
+        _ = try await host.join(token: try roomd.tokens.appToken(room: "show", user: "host-1", role: "host"))
+        await #expect(throws: RoomClientError.self) { try await roomd.dropNext("on-peer-joined") }
+
+        try await roomd.dropNext("on-peer-join")
+        let added = try await roomd.addAudience(room: "show", count: 300)
+        #expect(added.count == 300 && added.peerIDs.count == 300)
+        let joins = await host.expectSilence(for: .milliseconds(200)).filter { $0["method"] == "on-peer-join" }
+        #expect(joins.count == 299, "the first join's push was dropped")
+
+        let taps = try await roomd.audienceAct(
+            room: "show",
+            "react",
+            count: 200,
+            params: ["target": "stream", "type": "fire"]
+        )
+        #expect(taps.done == 200 && taps.errors.isEmpty)
+        try await roomd.advance(by: .seconds(1))
+        let counts = try await host.next("on-reactions")["counts"]?.arrayValue ?? []
+        #expect(counts.contains { $0["type"] == "fire" && $0["total"] == 200 }, "\(counts)")
+        let asked = try await roomd.audienceAct(room: "show", "stage-request", count: 12, params: ["note": "me!"])
+        #expect(asked.done == 12)
+        #expect(try await host.stageQueue().total == 12)
+        let refused = try await roomd.audienceAct(
+            room: "show",
+            "question-vote",
+            count: 2,
+            params: ["question_id": "nope"]
+        )
+        #expect(refused.done == 0 && refused.errors.count == 1 && refused.messages.values.allSatisfy { !$0.isEmpty })
+        #expect(try await roomd.removeAudience(room: "show") == 300)
+    }
+
     @Test func aGivenSecretHostEnvironmentAndLimitsAndAStopThatReports() async throws {
         // roomd drops one trailing newline of a secret file: this secret keeps its own.
         let secret = Array("a-harness-secret-of-at-least-32-bytes\n".utf8)

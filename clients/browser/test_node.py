@@ -223,3 +223,47 @@ def test_roomd_js_refuses_a_misspelled_push_at_once_naming_the_close_ones(roomd)
                               'on-role-change-rejected?')
     assert out["suggestions"] == ["on-role-change-request", "on-role-change-rejected"]
     assert out["suffix"] == ["on-peer-join"]
+
+
+TEST_MODE_SCRIPT = """
+const { RoomClient, RoomdTestMode, TestModeError, UnknownPushError } = await import(process.argv[1]);
+const [url, httpURL, token, management] = process.argv.slice(2);
+const out = {};
+const roomd = new RoomdTestMode(httpURL, { token: management });
+const host = await RoomClient.connect(url);
+await host.join({ token });
+try { await roomd.dropNext("on-peer-joined"); } catch (e) { out.unknown = e instanceof UnknownPushError; }
+await roomd.dropNext("on-peer-join");
+out.added = (await roomd.addAudience("show", 50, { seed: 9 })).count;
+out.taps = await roomd.audienceAct("show", "react", 40, { target: "stream", type: "clap" });
+await roomd.advance(1000);
+out.total = (await host.next("on-reactions")).counts.find(c => c.type === "clap").total;
+out.asked = (await roomd.audienceAct("show", "stage-request", 5, { note: "hi" })).done;
+out.queue = (await host.stageQueue()).total;
+out.removed = await roomd.removeAudience("show");
+try { await roomd.audienceAct("show", "fly", 1); } catch (e) {
+  out.refused = e instanceof TestModeError ? [e.status, e.code, e.message.includes("action: one of")] : String(e);
+}
+out.faults = await roomd.faults();
+await host.close();
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(node_command() is None, reason="no Node with a global WebSocket")
+def test_roomd_js_drives_test_mode_ii(roomd_factory):
+    """RoomdTestMode (roomd.js): push faults by name and a synthetic audience (section 33)."""
+    roomd = roomd_factory(clock="manual")
+
+    async def scenario():
+        node = await asyncio.create_subprocess_exec(
+            *node_command(), "--input-type=module", "-e", TEST_MODE_SCRIPT, MODULE.as_uri(), roomd.url,
+            roomd.http_url, roomd.token("show", "host-1", "host"), roomd.management_token(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        stdout, stderr = await asyncio.wait_for(node.communicate(), 30)
+        assert node.returncode == 0, stderr.decode()
+        return json.loads(stdout)
+
+    assert asyncio.run(scenario()) == {
+        "unknown": True, "added": 50, "taps": {"done": 40, "errors": {}, "messages": {}}, "total": 40, "asked": 5,
+        "queue": 5, "removed": 50, "refused": [400, -32602, True], "faults": []}

@@ -83,6 +83,36 @@ export class FeedReader implements AsyncIterable<FeedSpan> {
   [Symbol.asyncIterator](): AsyncIterator<FeedSpan>;
 }
 
+/** A /v2/test/ route answered other than 200. */
+export class TestModeError extends Error {
+  constructor(route: string, status: number, code: number, message: string);
+  status: number;
+  code: number;
+}
+
+/** roomd's test mode (sections 25 and 33) over /v2/test/* with a management token. */
+export class RoomdTestMode {
+  constructor(baseURL: string, options?: { token?: string; fetch?: (url: string, init?: any) => Promise<any> });
+  baseURL: string;
+  token?: string;
+  advance(ms: number): Promise<number>;
+  clock(): Promise<number>;
+  fault(action: "close" | "stall" | "delay" | "drop",
+        options?: { peerId?: string; userId?: string; code?: number; ms?: number; count?: number }): Promise<string[]>;
+  failNext(method: string, code: number, options?: { message?: string; count?: number; peerId?: string }): Promise<void>;
+  dropNext(push: string, options?: { count?: number; peerId?: string }): Promise<void>;
+  delayNext(push: string, ms: number, options?: { count?: number; peerId?: string }): Promise<void>;
+  faults(): Promise<Record<string, any>[]>;
+  clearFaults(): Promise<void>;
+  addAudience(room: string, count: number,
+              options?: { role?: string; seed?: number; namePrefix?: string }): Promise<{ peer_ids: string[]; count: number }>;
+  audienceAct(room: string, action: string, count: number, params?: Record<string, any>):
+    Promise<{ done: number; errors: Record<string, number>; messages: Record<string, string> }>;
+  removeAudience(room: string): Promise<number>;
+  journal(room: string): Promise<Record<string, any>[]>;
+  route(method: string, route: string, body?: any, json?: boolean): Promise<any>;
+}
+
 export class RoomClient {
   static connect(url: string, options?: { timeout?: number; WebSocket?: any; inboxLimit?: number }): Promise<RoomClient>;
   constructor(ws: any, inboxLimit?: number);

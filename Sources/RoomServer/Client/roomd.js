@@ -719,6 +719,112 @@ export class FeedReader {
   }
 }
 
+/** A test-mode route answered other than 200: `status`, roomd's `code` and `message`. */
+export class TestModeError extends Error {
+  constructor(route, status, code, message) {
+    super(`${route}: ${status} ${code}: ${message}`);
+    this.name = "TestModeError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * roomd's test mode (PROTOCOL.md sections 25 and 33) for a browser or Node harness: the manual
+ * clock, faults (connections, scripted errors, pushes by name), the synthetic audience and the
+ * journal, over /v2/test/* with a management token (mint it in the harness: roomd token
+ * --management). Served by roomd itself, the page is same-origin and needs no CORS header.
+ *
+ *   const roomd = new RoomdTestMode("http://127.0.0.1:7880", { token });
+ *   await roomd.addAudience("show", 10000);
+ *   await roomd.audienceAct("show", "react", 2000, { target: "stream", type: "love" });
+ *   await roomd.advance(1000);               // the coalesced on-reactions goes out
+ */
+export class RoomdTestMode {
+  constructor(baseURL, { token, fetch: fetchFunction = (...args) => globalThis.fetch(...args) } = {}) {
+    this.baseURL = baseURL.replace(/\/+$/, "");
+    this.token = token;
+    this.fetch = fetchFunction;
+  }
+
+  /** Moves the manual clock by `ms`: every timer it passes runs first. Resolves to the clock's time. */
+  async advance(ms) { return (await this.route("POST", "clock", { advance_ms: ms })).now; }
+
+  /** The manual clock's time (ms since the epoch). */
+  async clock() { return (await this.route("GET", "clock")).now; }
+
+  /** A connection fault: action "close" (code), "stall" / "delay" (ms), "drop" (count). */
+  async fault(action, { peerId, userId, ...options } = {}) {
+    return (await this.route("POST", "faults", params({ action, peer_id: peerId, user_id: userId, ...options }))).peers;
+  }
+
+  /** The next `count` calls of `method` (by `peerId`, or anyone) answer error `code` and change nothing. */
+  async failNext(method, code, { message, count = 1, peerId } = {}) {
+    await this.route("POST", "faults", params({ method, error: params({ code, message }), count, peer_id: peerId }));
+  }
+
+  /** The next `count` pushes named `push` are dropped: `peerId`'s, or the next as sent, for everyone. */
+  async dropNext(push, { count = 1, peerId } = {}) {
+    checkPush(push);
+    await this.route("POST", "faults", params({ push, action: "drop", count, peer_id: peerId }));
+  }
+
+  /** The next `count` pushes named `push` (and every push behind them) are held for `ms`. */
+  async delayNext(push, ms, { count = 1, peerId } = {}) {
+    checkPush(push);
+    await this.route("POST", "faults", params({ push, action: "delay", ms, count, peer_id: peerId }));
+  }
+
+  /** Every fault in force. */
+  async faults() { return (await this.route("GET", "faults")).faults; }
+
+  /** Ends every fault now. */
+  async clearFaults() { await this.route("DELETE", "faults"); }
+
+  /** `count` socketless peers of `role` join `room`; resolves to `{peer_ids, count}`. */
+  async addAudience(room, count, { role = "viewer", seed, namePrefix } = {}) {
+    return this.route("POST", "audience", params({ room_id: room, count, role, seed, name_prefix: namePrefix }));
+  }
+
+  /** `count` of the room's synthetic peers call `action` with `params`; resolves to `{done, errors, messages}`. */
+  async audienceAct(room, action, count, actionParams = {}) {
+    return this.route("POST", "audience/act", { room_id: room, action, count, params: actionParams });
+  }
+
+  /** Every synthetic peer of `room` leaves; resolves to how many. */
+  async removeAudience(room) {
+    return (await this.route("DELETE", `audience?room_id=${encodeURIComponent(room)}`)).removed;
+  }
+
+  /** The journal of `room`'s latest session: one object per event, in order. */
+  async journal(room) {
+    const text = await this.route("GET", `journal?room_id=${encodeURIComponent(room)}`, undefined, false);
+    return text.split("\n").filter(line => line).map(line => JSON.parse(line));
+  }
+
+  /** One /v2/test/ request; rejects with a TestModeError (404 names --test-mode). */
+  async route(method, route, body, json = true) {
+    const init = { method, headers: { Authorization: `Bearer ${this.token}` } };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers["Content-Type"] = "application/json";
+    }
+    const answer = await this.fetch(`${this.baseURL}/v2/test/${route}`, init);
+    const text = await answer.text();
+    if (answer.status !== 200) {
+      let error = {};
+      try { error = JSON.parse(text); } catch { /* not JSON */ }
+      throw new TestModeError(`${method} /v2/test/${route}`, answer.status, error.code ?? answer.status,
+                              error.message ?? text);
+    }
+    return json ? JSON.parse(text) : text;
+  }
+}
+
+function checkPush(name) {
+  if (!PUSH_NAMES.includes(name)) throw new UnknownPushError(name, closePushes(name));
+}
+
 const FEED_MAX_SPAN = 60;
 
 /** The params object without undefined/null values (absent, as the protocol reads them). */

@@ -70,6 +70,11 @@ package final class Connection: PeerEndpoint {
 
     var isClosing: Bool { closeCode != nil }
 
+    /// A peer of test mode II's synthetic audience (section 33): no socket.
+    var isSynthetic: Bool {
+        if case .audience = sink { true } else { false }
+    }
+
     /// LWS_CALLBACK_CLOSED: the socket and its lws handle are gone. The
     /// connection may still be held (a room lookup under way, a cluster
     /// route): it takes nothing more and never touches the handle again.

@@ -275,8 +275,55 @@ class RoomdProcess:
             body["peer_id"] = peer_id
         self._test_route("POST", "faults", body, "left")
 
+    def drop_next(self, push: str, count: int = 1, peer_id: Optional[str] = None) -> None:
+        """The next ``count`` pushes named ``push`` are dropped: ``peer_id``'s, or (without it) the
+        next such pushes as sent, for every recipient (PROTOCOL.md section 33).
+        ``roomd.drop_next("on-peer-update")``: nobody sees the next peer update."""
+        self._push_fault(push, "drop", count, peer_id, None)
+
+    def delay_next(self, push: str, seconds: float, count: int = 1, peer_id: Optional[str] = None) -> None:
+        """The next ``count`` pushes named ``push`` (``peer_id``'s, or every recipient's) are held for
+        ``seconds`` on the daemon's clock, with every push behind them (order is kept)."""
+        self._push_fault(push, "delay", count, peer_id, round(seconds * 1000))
+
+    def _push_fault(self, push: str, action: str, count: int, peer_id: Optional[str], ms: Optional[int]) -> None:
+        from .client import PUSHES, UnknownPush, close_pushes
+        if push not in PUSHES:
+            raise UnknownPush(push, close_pushes(push))
+        body: dict = {"push": push, "action": action, "count": count}
+        if ms is not None:
+            body["ms"] = ms
+        if peer_id is not None:
+            body["peer_id"] = peer_id
+        self._test_route("POST", "faults", body, "left")
+
+    def add_audience(self, room: str, count: int, role: str = "viewer", seed: Optional[int] = None,
+                     name_prefix: Optional[str] = None) -> dict:
+        """``count`` socketless peers of ``role`` join ``room``: real peers (counted, found by
+        ``find-peer``, announced) whose pushes are encoded and discarded (PROTOCOL.md section 33).
+        Returns ``{"peer_ids": [first 1,000], "count": n}``."""
+        body: dict = {"room_id": room, "count": count, "role": role}
+        if seed is not None:
+            body["seed"] = seed
+        if name_prefix is not None:
+            body["name_prefix"] = name_prefix
+        return self._test_route("POST", "audience", body, None)
+
+    def audience_act(self, room: str, action: str, count: int, params: Optional[dict] = None) -> dict:
+        """``count`` of ``room``'s synthetic peers (chosen by its seed) call ``action`` (``react``,
+        ``broadcast``, ``question-add``, ``question-vote``, ``poll-response``, ``stage-request``,
+        ``group-join``, ``leave``) with ``params`` now. Returns ``{"done", "errors": {code: n},
+        "messages": {code: first message}}``."""
+        return self._test_route("POST", "audience/act",
+                                {"room_id": room, "action": action, "count": count, "params": params or {}}, None)
+
+    def remove_audience(self, room: str) -> int:
+        """Every synthetic peer of ``room`` leaves; returns how many."""
+        return self._test_route("DELETE", f"audience?room_id={urllib.parse.quote(room)}", None, "removed")
+
     def faults(self) -> List[dict]:
-        """Every fault in force: the method faults as posted with ``left``, then each connection's."""
+        """Every fault in force: the method faults, then the push faults, as posted
+        with ``left``, then each connection's."""
         return self._test_route("GET", "faults", None, "faults")
 
     def fail_webhooks(self, next: int = 1, status: Union[int, str] = 500) -> None:

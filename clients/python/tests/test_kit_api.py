@@ -97,9 +97,9 @@ def test_every_kit_lists_the_pushes_of_openrpc():
     pushes = set(kit_methods.pushes())
     assert len(pushes) >= 30
     assert set(roomd.PUSHES) == pushes, "clients/python/roomd/pushes.py is stale: run scripts/kit-methods.py"
-    swift = (REPO / "Sources" / "RoomClient" / "PushNames.swift").read_text()
+    swift = (REPO / "Sources" / "RoomProtocol" / "PushNames.swift").read_text()
     assert set(re.findall(r'^ +"([a-z-]+)",$', swift, re.M)) == pushes, \
-        "Sources/RoomClient/PushNames.swift is stale: run scripts/kit-methods.py"
+        "Sources/RoomProtocol/PushNames.swift is stale: run scripts/kit-methods.py"
     if shutil.which("node"):
         module = REPO / "Sources" / "RoomServer" / "Client" / "roomd.js"
         listing = subprocess.run(["node", "--input-type=module", "-e",
@@ -107,3 +107,20 @@ def test_every_kit_lists_the_pushes_of_openrpc():
                                   "console.log(JSON.stringify(m.PUSH_NAMES))"],
                                  capture_output=True, text=True, check=True)
         assert set(json.loads(listing.stdout)) == pushes, "roomd.js's PUSH_NAMES is stale: run scripts/kit-methods.py"
+
+
+def test_every_kit_has_each_test_mode_helper():
+    """Test mode (sections 25 and 33) through the same helpers in the three kits (docs/KITS.md)."""
+    from roomd import RoomdProcess
+    swift = "\n".join(path.read_text() for path in (REPO / "Sources" / "RoomdTesting").glob("*.swift"))
+    js = (REPO / "Sources" / "RoomServer" / "Client" / "roomd.js").read_text()
+    js_class = js[js.index("export class RoomdTestMode"):]
+    missing = []
+    for route, swift_name, python_name, js_name in kit_methods.TEST_MODE_HELPERS:
+        if not re.search(rf"public func {swift_name}[(<]", swift):
+            missing.append(f"Swift {swift_name} ({route})")
+        if not callable(getattr(RoomdProcess, python_name, None)):
+            missing.append(f"Python {python_name} ({route})")
+        if not re.search(rf"^  async {js_name}\(", js_class, re.M):
+            missing.append(f"roomd.js {js_name} ({route})")
+    assert not missing, missing

@@ -109,6 +109,34 @@ def test_a_scripted_error_answers_the_next_call_and_changes_nothing(roomd_factor
     asyncio.run(scenario())
 
 
+def test_push_faults_and_a_synthetic_audience(roomd_factory):
+    """Test mode II (section 33): a push dropped by name, and 300 socketless viewers whose taps and
+    stage requests the real host sees, chosen the same way on every run."""
+    roomd = roomd_factory(clock="manual", seed=3)
+
+    async def scenario():
+        from roomd import UnknownPush
+        host = await roomd.join("show", "host-1", "host")
+        with pytest.raises(UnknownPush, match="did you mean on-peer-join"):
+            roomd.drop_next("on-peer-joined")
+        roomd.drop_next("on-peer-join")
+        added = roomd.add_audience("show", 300)
+        assert added["count"] == 300 and len(added["peer_ids"]) == 300
+        taps = roomd.audience_act("show", "react", 200, {"target": "stream", "type": "fire"})
+        assert taps == {"done": 200, "errors": {}, "messages": {}}
+        roomd.advance(1)
+        reactions = await host.next("on-reactions")
+        assert {"target": "stream", "type": "fire", "total": 200} in reactions["counts"]
+        assert roomd.audience_act("show", "stage-request", 12, {"note": "me!"})["done"] == 12
+        assert (await host.stage_queue())["total"] == 12
+        refused = roomd.audience_act("show", "question-vote", 2, {"question_id": "nope"})
+        assert refused["done"] == 0 and sum(refused["errors"].values()) == 2
+        assert roomd.remove_audience("show") == 300
+        await host.close()
+
+    asyncio.run(scenario())
+
+
 def test_the_journal_lists_the_session(roomd_factory):
     roomd = roomd_factory(clock="manual", seed=5)
 
