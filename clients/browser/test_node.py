@@ -267,3 +267,15 @@ def test_roomd_js_drives_test_mode_ii(roomd_factory):
     assert asyncio.run(scenario()) == {
         "unknown": True, "added": 50, "taps": {"done": 40, "errors": {}, "messages": {}}, "total": 40, "asked": 5,
         "queue": 5, "removed": 50, "refused": [400, -32602, True], "faults": []}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_without_a_websocket_roomd_js_says_how_to_get_one():
+    """Node 20 without --experimental-websocket: the error names the flag (issue 38's friction)."""
+    node = shutil.which("node")
+    script = ("const { RoomClient } = await import(process.argv[1]);"
+              "try { await RoomClient.connect('ws://127.0.0.1:9/ws', { WebSocket: null }); }"
+              " catch (e) { console.log(e.message); }")
+    out = subprocess.run([node, "--input-type=module", "-e", script, MODULE.as_uri()],
+                         capture_output=True, text=True, timeout=20)
+    assert "Node 20 with --experimental-websocket" in out.stdout, out.stdout + out.stderr

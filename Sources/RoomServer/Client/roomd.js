@@ -154,7 +154,7 @@ export class RoomClient {
    * the oldest are dropped beyond it).
    */
   static connect(url, { timeout = DEFAULT_TIMEOUT_MS, WebSocket: Socket = globalThis.WebSocket, inboxLimit = 10000 } = {}) {
-    if (!Socket) return Promise.reject(new Error("no WebSocket implementation: pass {WebSocket}"));
+    if (!Socket) return Promise.reject(new Error("no WebSocket implementation: use Node 22+, or Node 20 with --experimental-websocket, or pass {WebSocket}"));
     return new Promise((resolve, reject) => {
       const ws = new Socket(url);
       const timer = setTimeout(() => { ws.close(); reject(new Error(`connect to ${url} timed out`)); }, timeout);

@@ -124,3 +124,11 @@ def test_every_kit_has_each_test_mode_helper():
         if not re.search(rf"^  async {js_name}\(", js_class, re.M):
             missing.append(f"roomd.js {js_name} ({route})")
     assert not missing, missing
+
+
+def test_the_daemon_and_its_kits_share_one_version():
+    """One version for roomd, the Python kit and roomd.js (issue 38: the Python package said 0.1.0)."""
+    daemon = re.search(r'let roomdVersion = "roomd ([0-9.]+)', (REPO / "Sources" / "roomd" / "Roomd.swift").read_text())
+    python = re.search(r'^version = "([0-9.]+)"', (REPO / "clients" / "python" / "pyproject.toml").read_text(), re.M)
+    js = json.loads((REPO / "Sources" / "RoomServer" / "Client" / "package.json").read_text())["version"]
+    assert daemon and python and daemon.group(1) == python.group(1) == js, (daemon, python, js)
