@@ -46,12 +46,15 @@ public final class RoomRegistry {
     var deadlines = DeadlineQueue<any ModelDeadline>()
     /// `settings.chat.blocked_words` as a matcher (Moderation/WordFilter.swift).
     let wordFilter: WordFilter
+    /// `settings.chat.blocked_domains` (section 31), for `Links.isBlocked`.
+    let blockedDomains: Set<String>
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
         self.clock = clock
         self.ids = ids
         wordFilter = WordFilter(template.settings.chat.blockedWords)
+        blockedDomains = Set(template.settings.chat.blockedDomains)
     }
 
     /// A reloaded template (SIGHUP): its roles apply to joins and role

@@ -436,6 +436,35 @@ import Testing
 
     // MARK: word filter
 
+    /// Section 31: a link to a blocked host or a subdomain of one is 40302
+    /// in messages, questions and stage notes, for every role; bare host
+    /// text is not a link; the message names blocked_domains.
+    @Test func blockedDomainsRefuseLinksEverywhereForEveryone() async throws {
+        let daemon = try await Daemon.start(settings: #"{"chat":{"blocked_domains":["Spam.example"]}}"#)
+        let stage = try await Stage(daemon: daemon)
+        let refused = try await Self.error(
+            stage.viewer,
+            "broadcast",
+            ["info": ["message": "free https://x.SPAM.example/win"]]
+        )
+        #expect(refused.code == 40302 && refused.message.contains("blocked_domains"), "\(refused)")
+        #expect(refused.message.hasPrefix("info.message: "), "\(refused)")
+        #expect(try await stage.host.errorCode("broadcast", ["info": ["message": "www.spam.example"]]) == 40302)
+        #expect(
+            try await stage.guest.errorCode(
+                "broadcast",
+                ["info": ["message": "http://spam.example"], "peer_id": stage.id("host")]
+            ) == 40302,
+            "any recipient"
+        )
+        #expect(try await stage.viewer.errorCode("question-add", ["text": "is http://spam.example legit?"]) == 40302)
+        #expect(try await stage.viewer.errorCode("stage-request", ["note": "see www.spam.example"]) == 40302)
+        #expect(
+            try await Self.say(stage.viewer, "spam.example is bare text, https://notspam.example is fine")["message_id"]
+                != nil
+        )
+    }
+
     @Test func blockedWordsRefuseMessagesAndQuestionsOnWordBoundaries() async throws {
         let daemon = try await Daemon.start(settings: #"{"chat":{"blocked_words":["Darn","фигня"]}}"#)
         let stage = try await Stage(daemon: daemon)

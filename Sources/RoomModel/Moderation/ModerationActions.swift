@@ -215,6 +215,7 @@ extension RoomRegistry {
         if wordFilter.matches(message) {
             throw RoomError(.chatClosed, "info.message: refused by settings.chat.blocked_words")
         }
+        try checkLinks(message, field: "info.message")
         let slow = room.chatControls.slowModeSeconds
         if toEveryone, slow > 0, !moderator {
             let wait = room.chatControls.clocks.wait(for: sender.userID, now: now, intervalMs: Int64(slow) * 1000)
@@ -239,6 +240,20 @@ extension RoomRegistry {
         try checkChatBan(sender, now: clock.nowMillis())
         if wordFilter.matches(text) {
             throw RoomError(.chatClosed, "text: refused by settings.chat.blocked_words")
+        }
+        try checkLinks(text, field: "text")
+    }
+
+    /// 40302 when `text` links to a host of `settings.chat.blocked_domains`
+    /// or a subdomain of one (section 31): messages, questions and stage
+    /// notes, whoever sends them.
+    func checkLinks(_ text: String, field: String) throws(RoomError) {
+        guard !blockedDomains.isEmpty else { return }
+        for host in Links.hosts(in: text) where Links.isBlocked(host, by: blockedDomains) {
+            throw RoomError(
+                .chatClosed,
+                "\(field): a link to \(host.prefix(80)) is refused by settings.chat.blocked_domains"
+            )
         }
     }
 

@@ -57,6 +57,7 @@ extension RoomRegistry {
         if let note {
             try checkSize(note, field: "note", limit: settings.stage.noteBytes)
             if wordFilter.matches(note) { throw RoomError(.chatClosed, "note: refused by settings.chat.blocked_words") }
+            try checkLinks(note, field: "note")
         }
         let room = peer.room
         let now = clock.nowMillis()
