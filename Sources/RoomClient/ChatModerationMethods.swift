@@ -44,12 +44,14 @@ extension RoomClient {
         userID: String? = nil,
         peerID: String? = nil,
         duration: Int? = nil,
+        shadow: Bool = false,
         timeout: Duration? = nil
     ) async throws {
         var params: [JSON.Member] = []
         if let userID { params.append(.init("user_id", .string(userID))) }
         if let peerID { params.append(.init("peer_id", .string(peerID))) }
         if let duration { params.append(.init("duration_s", .int(duration))) }
+        if shadow { params.append(.init("shadow", true)) }
         _ = try await call("chat-ban", .object(params), timeout: timeout)
     }
 

@@ -19,19 +19,31 @@ extension RoomRegistry {
         try sender.requireUnrestricted("broadcast")
         try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
         try checkChatRules(sender, message: message, toEveryone: target == .everyone)
-        let sent = try send(from: .peer(sender), in: sender.room, message: message, type: type, to: target)
+        let sent = try send(
+            from: .peer(sender),
+            in: sender.room,
+            message: message,
+            type: type,
+            to: target,
+            shadowed: isShadowed(sender)
+        )
         if target == .everyone { noteSent(sender) }
         return sent
     }
 
     /// A message from a peer or from the server (REST `send-message`); never
     /// delivered back to a sending peer except as an explicit direct message.
+    /// `shadowed` (a shadow-banned sender, section 31): it reaches only the
+    /// sender's user's peers (as any message) and `moderateChat` peers (with
+    /// `shadowed: true`), stays out of the feed, and is kept in the history
+    /// marked so.
     public func send(
         from sender: Initiator,
         in room: Room,
         message: String,
         type: String,
-        to target: MessageTarget
+        to target: MessageTarget,
+        shadowed: Bool = false
     )
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
@@ -66,12 +78,27 @@ extension RoomRegistry {
             sender: ActorRef(sender),
             recipient: recipient,
             message: message,
-            type: type
+            type: type,
+            shadowed: shadowed
         )
+        if shadowed, let sendingPeer {
+            if target == .everyone, let dropped = room.chat.append(chat, capacity: settings.chat.historySize) {
+                room.reactions.drop(message: dropped.id)
+            }
+            let seeing = recipients.filter {
+                $0 !== sendingPeer && ($0.userID == sendingPeer.userID || canModerateChat($0))
+            }
+            let moderators = seeing.filter(canModerateChat)
+            let own = seeing.filter { !canModerateChat($0) }
+            return (
+                chat,
+                [Delivery(.broadcastShadowed(chat), to: moderators), Delivery(.broadcast(chat), to: own)].nonEmpty
+            )
+        }
         if target == .everyone, let dropped = room.chat.append(chat, capacity: settings.chat.historySize) {
             room.reactions.drop(message: dropped.id)  // the ring's oldest went, and its reactions (section 20)
         }
-        if target == .everyone { room.feed?.chat(chat, at: chat.timestamp) }
+        if target == .everyone { room.feed?.chat(chat, at: chat.timestamp) }  // never a shadowed one (returned above)
         if target == .everyone, let sendingPeer {
             return (chat, [Delivery(.broadcast(chat), to: recipients, excluding: sendingPeer)].nonEmpty)
         }

@@ -36,7 +36,7 @@ public enum OperatorEvent: Sendable, Equatable {
     /// 1.2, section 22. `until` nil: for the rest of the session.
     case peerBanned(room: RoomRef, userID: UserID, until: Int64?, reason: String, by: ActorRef)
     case peerUnbanned(room: RoomRef, userID: UserID, by: ActorRef)
-    case chatBanned(room: RoomRef, userID: UserID, until: Int64?, by: ActorRef)
+    case chatBanned(room: RoomRef, userID: UserID, until: Int64?, shadow: Bool, by: ActorRef)
     case messageDeleted(room: RoomRef, messageID: String, by: ActorRef)
     case reportCreated(room: RoomRef, report: Report)
     /// 1.2, section 23: the stream entered `state`; `by` nil when the room's end stopped it.
@@ -96,7 +96,7 @@ public enum OperatorEvent: Sendable, Equatable {
         case .hlsStarted(let room, _, _), .hlsStopped(let room, _, _): room
         case .pollStarted(let room, _, _), .pollStopped(let room, _, _): room
         case .roomEnded(let room, _, _, _): room
-        case .peerBanned(let room, _, _, _, _), .peerUnbanned(let room, _, _), .chatBanned(let room, _, _, _): room
+        case .peerBanned(let room, _, _, _, _), .peerUnbanned(let room, _, _), .chatBanned(let room, _, _, _, _): room
         case .messageDeleted(let room, _, _), .reportCreated(let room, _): room
         case .streamChanged(let room, _, _, _, _): room
         case .rtmpStarted(let room, _, _), .rtmpStopped(let room, _, _): room

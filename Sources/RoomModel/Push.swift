@@ -12,6 +12,8 @@ public enum Push {
     case peerUpdate(Peer, changed: [PeerField], withTracks: Bool)
     /// `on-broadcast`.
     case broadcast(ChatMessage)
+    /// `on-broadcast` of a shadow-banned sender's message with `"shadowed": true`, to `moderateChat` peers (1.3, section 31).
+    case broadcastShadowed(ChatMessage)
     /// `on-message-delete {message_id, deleted_by}` (1.2, section 19).
     case messageDelete(messageID: String, deletedBy: ActorRef)
     /// `on-chat-clear {cleared_by}` (1.2).

@@ -141,6 +141,9 @@ public struct Message: Sendable, Equatable, Hashable {
     public var message: String
     /// `info.type` (`"chat"` unless the sender chose another).
     public var type: String
+    /// Sent by a shadow chat-banned user (1.3, section 31): only
+    /// `moderateChat` peers are told (false for everyone else).
+    public var shadowed: Bool = false
 
     /// Builds a message, e.g. an expected value in a test.
     public init(
@@ -180,5 +183,6 @@ public struct Message: Sendable, Equatable, Hashable {
         try info.requireObject()
         message = try info.string("message")
         type = try info.string("type")
+        shadowed = try r.optionalBool("shadowed") ?? false
     }
 }

@@ -89,6 +89,7 @@ extension Push {
         case .peerLeave: "on-peer-leave"
         case .peerUpdate: "on-peer-update"
         case .broadcast: "on-broadcast"
+        case .broadcastShadowed: "on-broadcast:shadowed"
         case .trackAdd(_, let track): "on-track-add:\(track.trackID)"
         case .trackUpdate(_, let track): "on-track-update:\(track.trackID)"
         case .trackRemove(_, let track): "on-track-remove:\(track.trackID)"

@@ -5,9 +5,27 @@ extension RoomRegistry {
     public static let joinHistoryLimit = 50
 
     /// `join`'s `chat`: the newest messages, oldest first, and the pin.
+    /// The history as the operator (and a moderator) reads it: every message.
     public func chatOnJoin(_ room: Room) -> (messages: [ChatMessage], pinned: ChatMessage?) {
         let limit = min(Self.joinHistoryLimit, settings.chat.historySize)
         return (room.chat.page(before: nil, limit: limit)?.messages ?? [], room.chat.pinned)
+    }
+
+    /// `join`'s `chat`: the newest messages `peer` may read.
+    public func chatOnJoin(_ room: Room, for peer: Peer) -> (messages: [ChatMessage], pinned: ChatMessage?) {
+        let limit = min(Self.joinHistoryLimit, settings.chat.historySize)
+        return (
+            room.chat.page(before: nil, limit: limit, including: visibility(for: peer))?.messages ?? [],
+            room.chat.pinned
+        )
+    }
+
+    /// Which messages of the history `peer` reads (section 31): all but the
+    /// shadowed ones of other users, unless it moderates the chat.
+    func visibility(for peer: Peer) -> (ChatMessage) -> Bool {
+        if canModerateChat(peer) { return { _ in true } }
+        let user = peer.userID.rawValue
+        return { !$0.shadowed || $0.sender.userID == user }
     }
 
     /// `chat-history`: anyone in the room (`view_and_polls_only` peers too).
@@ -17,6 +35,19 @@ extension RoomRegistry {
         limit: Int
     ) throws(RoomError) -> (messages: [ChatMessage], more: Bool) {
         guard let page = room.chat.page(before: before, limit: limit) else {
+            throw RoomError(.messageNotFound, "before: message \"\(before ?? "")\" is not in the room's history")
+        }
+        return page
+    }
+
+    /// `chat-history` as `peer` reads it (section 31: shadowed messages are
+    /// its own user's and the moderators').
+    public func chatHistory(
+        for peer: Peer,
+        before: String?,
+        limit: Int
+    ) throws(RoomError) -> (messages: [ChatMessage], more: Bool) {
+        guard let page = peer.room.chat.page(before: before, limit: limit, including: visibility(for: peer)) else {
             throw RoomError(.messageNotFound, "before: message \"\(before ?? "")\" is not in the room's history")
         }
         return page

@@ -111,9 +111,14 @@ public struct ChatHistory: Sendable {
     mutating func pin(_ message: ChatMessage?) { pinned = message }
 
     /// Up to `limit` messages before `before` (by id; nil: the newest),
-    /// oldest first, and whether older ones remain. nil when `before` is
-    /// not in the ring.
-    public func page(before: String?, limit: Int) -> (messages: [ChatMessage], more: Bool)? {
+    /// oldest first, and whether older ones remain; only those `visible`
+    /// keeps (a shadowed message is its sender's user's and the
+    /// moderators'). nil when `before` is not in the ring.
+    public func page(
+        before: String?,
+        limit: Int,
+        including visible: (ChatMessage) -> Bool = { _ in true }
+    ) -> (messages: [ChatMessage], more: Bool)? {
         var serial = next
         if let before {
             guard let found = serials[before] else { return nil }
@@ -125,7 +130,7 @@ public struct ChatHistory: Sendable {
         let low = oldest
         while serial > low {
             serial -= 1
-            guard let message = slots[serial % capacity] else { continue }
+            guard let message = slots[serial % capacity], visible(message) else { continue }
             if newestFirst.count == limit {
                 more = true
                 break

@@ -14,6 +14,9 @@ public struct ChatMessage: Sendable, Equatable {
     public var recipient: Recipient
     public var message: String
     public var type: String
+    /// Sent by a shadow-banned user (1.3, section 31): seen only by its
+    /// user's peers and `moderateChat` peers, never in the feed.
+    public var shadowed: Bool
 
     public init(
         id: String,
@@ -21,7 +24,8 @@ public struct ChatMessage: Sendable, Equatable {
         sender: ActorRef,
         recipient: Recipient,
         message: String,
-        type: String
+        type: String,
+        shadowed: Bool = false
     ) {
         self.id = id
         self.timestamp = timestamp
@@ -29,5 +33,6 @@ public struct ChatMessage: Sendable, Equatable {
         self.recipient = recipient
         self.message = message
         self.type = type
+        self.shadowed = shadowed
     }
 }

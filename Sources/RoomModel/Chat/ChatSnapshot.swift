@@ -4,7 +4,8 @@ import RoomWire
 //
 //     {"messages":[Message], "pinned": Message|null}
 //
-// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type"}`
+// A Message is `{"id", "timestamp", "sender": ActorRef, "message", "type",
+// "shadowed"?: true}`
 // (kept messages are to everyone). The whole history is saved, oldest
 // first (1.3: nothing is cut from a room's saved state; the bus keeps a
 // large state in chunks, RoomCluster's `StateLayout`).
@@ -30,6 +31,7 @@ extension JSONWriter {
         actor(message.sender)
         field("message", message.message)
         field("type", message.type)
+        if message.shadowed { field("shadowed", true) }  // absent: false (1.3)
         endObject()
     }
 }
@@ -60,7 +62,8 @@ extension ChatMessage {
             sender: r.object("sender", ActorRef.init),
             recipient: .broadcast,
             message: r.string("message"),
-            type: r.string("type")
+            type: r.string("type"),
+            shadowed: r.has("shadowed") ? r.bool("shadowed") : false
         )
     }
 }

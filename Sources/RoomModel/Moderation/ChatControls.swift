@@ -9,6 +9,9 @@ public struct ChatControls: Sendable, Equatable {
     public struct ChatBan: Sendable, Equatable {
         public var userID: UserID
         public var until: Int64?
+        /// A shadow chat ban (1.3, section 31): the user is not told; its
+        /// messages reach only its own peers and the moderators.
+        public var shadow: Bool = false
         var serial: Int
     }
 
@@ -41,10 +44,10 @@ public struct ChatControls: Sendable, Equatable {
     var nextChatBanEnd: Int64? { chatBans.values.compactMap(\.until).min() }
 
     /// False when `capacity` chat bans are already held (expired ones are ended first by the caller).
-    mutating func addChatBan(_ userID: UserID, until: Int64?) -> Bool {
+    mutating func addChatBan(_ userID: UserID, until: Int64?, shadow: Bool = false) -> Bool {
         if chatBans[userID] == nil, chatBans.count >= Self.chatBanCapacity { return false }
         serial += 1
-        chatBans[userID] = ChatBan(userID: userID, until: until, serial: serial)
+        chatBans[userID] = ChatBan(userID: userID, until: until, shadow: shadow, serial: serial)
         return true
     }
 
@@ -53,11 +56,11 @@ public struct ChatControls: Sendable, Equatable {
         chatBans.removeValue(forKey: userID) != nil
     }
 
-    /// The users whose chat ban ended at `now` (removed).
-    mutating func endChatBans(now: Int64) -> [UserID] {
+    /// The chat bans that ended at `now` (removed), in the order they were made.
+    mutating func endChatBans(now: Int64) -> [ChatBan] {
         let ended = chatBans.values.filter { ($0.until ?? .max) <= now }.sorted { $0.serial < $1.serial }
         for ban in ended { chatBans.removeValue(forKey: ban.userID) }
-        return ended.map(\.userID)
+        return ended
     }
 
     mutating func setSlowMode(_ seconds: Int) {

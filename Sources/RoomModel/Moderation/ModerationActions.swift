@@ -17,7 +17,8 @@ extension RoomRegistry {
     }
 
     func chatState(in room: Room, userID: UserID) -> ChatState {
-        let ban = room.chatControls.chatBan(of: userID, now: clock.nowMillis())
+        // A shadow chat ban is not the user's to see (section 31).
+        let ban = room.chatControls.chatBan(of: userID, now: clock.nowMillis()).flatMap { $0.shadow ? nil : $0 }
         return ChatState(
             paused: room.chatControls.paused,
             slowModeSeconds: room.chatControls.slowModeSeconds,
@@ -100,27 +101,35 @@ extension RoomRegistry {
 
     // MARK: chat bans and chat state
 
-    /// `chat-ban` (`moderateChat`): only the user's peers get `on-chat-state`.
+    /// `chat-ban` (`moderateChat`): only the user's peers get `on-chat-state`
+    /// — unless `shadow` (1.3, section 31): the user is not told (its peers
+    /// get `on-chat-state` only when what they see changes, a visible chat
+    /// ban turned into a shadow one).
     public func chatBan(
         _ userID: UserID,
         in room: Room,
         by initiator: Initiator,
-        durationSeconds: Int?
+        durationSeconds: Int?,
+        shadow: Bool = false
     ) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
         try checkRank(initiator, over: room.peersInJoinOrder.lazy.filter { $0.userID == userID }, "chat-ban")
         let now = clock.nowMillis()
         var deliveries = endChatBans(in: room, now: now)  // expired ones free their place (and are told so)
         let until = durationSeconds.map { now + Int64($0) * 1000 }
-        guard room.chatControls.addChatBan(userID, until: until) else {
+        let seen = chatState(in: room, userID: userID)
+        guard room.chatControls.addChatBan(userID, until: until, shadow: shadow) else {
             throw RoomError(
                 .tooMany,
                 "chat-ban: room \"\(room.id)\" holds \(ChatControls.chatBanCapacity) chat bans already"
             )
         }
         timeChatBans(room)
-        record(.chatBanned(room: RoomRef(room), userID: userID, until: until, by: ActorRef(initiator)), at: now)
-        deliveries += chatStateDeliveries(in: room, toUser: userID)
+        record(
+            .chatBanned(room: RoomRef(room), userID: userID, until: until, shadow: shadow, by: ActorRef(initiator)),
+            at: now
+        )
+        if chatState(in: room, userID: userID) != seen { deliveries += chatStateDeliveries(in: room, toUser: userID) }
         return deliveries
     }
 
@@ -128,9 +137,11 @@ extension RoomRegistry {
     public func chatUnban(_ userID: UserID, in room: Room, by initiator: Initiator) throws(RoomError) -> [Delivery] {
         try requirePermission(initiator, \.moderateChat, "moderateChat")
         if userID.rawValue.isEmpty { throw .invalidParams("user_id: must not be empty") }
+        let seen = chatState(in: room, userID: userID)
         guard room.chatControls.removeChatBan(userID) else { return [] }
         timeChatBans(room)
-        return chatStateDeliveries(in: room, toUser: userID)
+        // The end of a shadow chat ban changes nothing its user sees: nothing to tell.
+        return chatState(in: room, userID: userID) == seen ? [] : chatStateDeliveries(in: room, toUser: userID)
     }
 
     /// `chat-state` (`moderateChat`): every peer gets `on-chat-state` with its own state.
@@ -149,7 +160,7 @@ extension RoomRegistry {
         var unbanned: [Peer] = []
         var banned: [Int64?: [Peer]] = [:]
         for peer in room.peersInJoinOrder {
-            if let ban = room.chatControls.chatBan(of: peer.userID, now: now) {
+            if let ban = room.chatControls.chatBan(of: peer.userID, now: now), !ban.shadow {
                 banned[ban.until, default: []].append(peer)
             } else {
                 unbanned.append(peer)
@@ -191,8 +202,8 @@ extension RoomRegistry {
 
     func endChatBans(in room: Room, now: Int64) -> [Delivery] {
         var deliveries: [Delivery] = []
-        for user in room.chatControls.endChatBans(now: now) {
-            deliveries += chatStateDeliveries(in: room, toUser: user)
+        for ended in room.chatControls.endChatBans(now: now) where !ended.shadow {
+            deliveries += chatStateDeliveries(in: room, toUser: ended.userID)
         }
         timeChatBans(room)
         return deliveries
@@ -225,6 +236,12 @@ extension RoomRegistry {
                 throw error
             }
         }
+    }
+
+    /// Whether `peer`'s user is shadow chat-banned now (section 31): its
+    /// calls that post are answered as success and seen by few.
+    public func isShadowed(_ peer: Peer) -> Bool {
+        peer.room.chatControls.chatBan(of: peer.userID, now: clock.nowMillis())?.shadow == true
     }
 
     /// After a message to everyone passed `checkChatRules`: the sender's slow-mode clock.
@@ -260,7 +277,7 @@ extension RoomRegistry {
     /// 40302 while `sender`'s user is chat-banned: every `broadcast`,
     /// `question-add` and `report`, and its own `peer-update` and `group-join`.
     func checkChatBan(_ sender: Peer, now: Int64) throws(RoomError) {
-        if let ban = sender.room.chatControls.chatBan(of: sender.userID, now: now) {
+        if let ban = sender.room.chatControls.chatBan(of: sender.userID, now: now), !ban.shadow {
             let until = ban.until.map { " until \($0)" } ?? ""
             throw RoomError(.chatClosed, "chat-banned in this room\(until)")
         }
@@ -327,6 +344,8 @@ extension RoomRegistry {
                 throw RoomError(.peerNotFound, "peer_id: peer \"\(target.id)\" is not in the room")
             }
         }
+        // A shadow-banned user's report is answered as any is, and goes nowhere (section 31).
+        if isShadowed(peer) { return (ids.next(.report), []) }
         if let earlier = room.reports.earlier(user: peer.userID, target: target) { return (earlier, []) }
         let report = Report(
             id: ids.next(.report),

@@ -4,7 +4,7 @@ import RoomWire
 ///
 ///     {"paused", "slow_mode_s",
 ///      "bans":[{"user_id", "until": ms|null, "reason", "banned_by": ActorRef}],
-///      "chat_bans":[{"user_id", "until": ms|null}]}
+///      "chat_bans":[{"user_id", "until": ms|null, "shadow"?: true}]}
 ///
 /// Bans and chat bans in the order they were made, all of them (1.3: nothing
 /// is cut; `RoomBans.capacity` bounds them).
@@ -45,6 +45,7 @@ extension JSONWriter {
             beginObject()
             field("user_id", ban.userID)
             nullable("until", ban.until)
+            if ban.shadow { field("shadow", true) }  // absent: false (1.3)
             endObject()
         }
         endArray()
@@ -75,7 +76,12 @@ extension ModerationSnapshot {
         chatBans = try r.objects("chat_bans") { b throws(RoomSnapshotError) in
             let user: UserID = try b.id("user_id")
             if !users.insert(user).inserted { throw b.failure("user_id", "duplicate chat ban of \"\(user)\"") }
-            return ChatControls.ChatBan(userID: user, until: try b.nullable("until", b.int64), serial: 0)
+            return ChatControls.ChatBan(
+                userID: user,
+                until: try b.nullable("until", b.int64),
+                shadow: b.has("shadow") ? try b.bool("shadow") : false,
+                serial: 0
+            )
         }
     }
 }

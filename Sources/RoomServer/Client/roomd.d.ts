@@ -155,7 +155,7 @@ export class RoomClient {
   reactionsGet(targets: any): Promise<any>;
   peerBan(options?: { userId?: any; peerId?: any; durationS?: any; reason?: any }): Promise<any>;
   peerUnban(userId: any): Promise<any>;
-  chatBan(options?: { userId?: any; peerId?: any; durationS?: any }): Promise<any>;
+  chatBan(options?: { userId?: any; peerId?: any; durationS?: any; shadow?: any }): Promise<any>;
   chatUnban(userId: any): Promise<any>;
   chatState(options?: { paused?: any; slowModeS?: any }): Promise<any>;
   report(reason: any, options?: { messageId?: any; questionId?: any; peerId?: any }): Promise<any>;

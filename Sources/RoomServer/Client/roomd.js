@@ -402,8 +402,8 @@ export class RoomClient {
   async peerUnban(userId) { await this.call("peer-unban", { user_id: userId }); }
 
   /** `chat-ban` (`moderateChat`): the user stays but may not send, ask or report (40302); only its peers get `on-chat-state`. */
-  async chatBan({ userId, peerId, durationS } = {}) {
-    await this.call("chat-ban", params({ user_id: userId, peer_id: peerId, duration_s: durationS }));
+  async chatBan({ userId, peerId, durationS, shadow } = {}) {
+    await this.call("chat-ban", params({ user_id: userId, peer_id: peerId, duration_s: durationS, shadow }));
   }
 
   /** `chat-unban` (`moderateChat`). */

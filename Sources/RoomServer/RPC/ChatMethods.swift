@@ -23,11 +23,12 @@ extension Dispatcher {
     func chatHistory(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let before = try params.string("before")
         let limit = try params.int("limit", in: 1...200) ?? 50
-        let page = try registry.chatHistory(in: call.peer.room, before: before, limit: limit)
+        let page = try registry.chatHistory(for: call.peer, before: before, limit: limit)
         let budget = chatAnswerBudget
+        let showShadow = registry.canModerateChat(call.peer)
         return Self.encode { w in
             w.key("messages")
-            let cut = w.chatMessages(page.messages, within: budget)
+            let cut = w.chatMessages(page.messages, within: budget, showShadow: showShadow)
             w.field("more", page.more || cut)
         }
     }
@@ -72,11 +73,12 @@ extension JSONWriter {
     mutating func chatOnJoin(
         _ chat: (messages: [ChatMessage], pinned: ChatMessage?),
         state: ChatState,
-        within budget: Int
+        within budget: Int,
+        showShadow: Bool = false
     ) {
         object { w in
             w.key("messages")
-            _ = w.chatMessages(chat.messages, within: budget)
+            _ = w.chatMessages(chat.messages, within: budget, showShadow: showShadow)
             w.key("pinned")
             w.chatMessage(chat.pinned)
             w.key("state")
@@ -87,8 +89,10 @@ extension JSONWriter {
     /// An array of the newest of `messages` (oldest first) whose encoding
     /// fits in `budget` bytes, and always the newest one (so that paging with
     /// `before` goes on); true when older ones were left out.
-    mutating func chatMessages(_ messages: [ChatMessage], within budget: Int) -> Bool {
-        let encoded = JSONWriter.newest(messages, within: budget, keepingOne: true) { $0.chatMessage($1) }
+    mutating func chatMessages(_ messages: [ChatMessage], within budget: Int, showShadow: Bool = false) -> Bool {
+        let encoded = JSONWriter.newest(messages, within: budget, keepingOne: true) {
+            $0.chatMessage($1, showShadow: showShadow)
+        }
         beginArray()
         for bytes in encoded { raw(bytes) }
         endArray()

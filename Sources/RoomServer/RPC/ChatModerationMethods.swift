@@ -52,10 +52,14 @@ extension Dispatcher {
             in: room
         )
         let duration = try params.int("duration_s", in: RoomRegistry.banDurationRange)
-        fanOut(try registry.chatBan(user, in: room, by: .peer(peer), durationSeconds: duration))
+        let shadow = try params.bool("shadow") ?? false
+        fanOut(try registry.chatBan(user, in: room, by: .peer(peer), durationSeconds: duration, shadow: shadow))
         logger.info(
             "user chat-banned",
-            metadata: ["room": "\(room.id)", "peer": "\(peer.id)", "user": "\(user)", "duration_s": "\(duration ?? 0)"]
+            metadata: [
+                "room": "\(room.id)", "peer": "\(peer.id)", "user": "\(user)", "duration_s": "\(duration ?? 0)",
+                "shadow": "\(shadow)",
+            ]
         )
         return Self.empty
     }

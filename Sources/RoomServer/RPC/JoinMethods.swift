@@ -86,9 +86,10 @@ extension Dispatcher {
             w.field("resumed", outcome.resumed)
             w.key("chat")
             w.chatOnJoin(
-                registry.chatOnJoin(outcome.room),
+                registry.chatOnJoin(outcome.room, for: peer),
                 state: registry.chatState(for: peer),
-                within: chatAnswerBudget
+                within: chatAnswerBudget,
+                showShadow: registry.canModerateChat(peer)
             )
             w.stageOnJoin(registry.stageJoinInfo(for: peer))
         }

@@ -28,6 +28,11 @@ extension Envelope {
             }
         case .broadcast(let chat):
             return notification("on-broadcast") { w in w.chatFields(chat) }
+        case .broadcastShadowed(let chat):
+            return notification("on-broadcast") { w in
+                w.chatFields(chat)
+                w.field("shadowed", true)
+            }
         case .messageDelete(let messageID, let deletedBy):
             return notification("on-message-delete") { w in
                 w.field("message_id", messageID)

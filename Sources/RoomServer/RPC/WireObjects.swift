@@ -110,7 +110,9 @@ extension JSONWriter {
     }
 
     /// A kept message (section 19): `{message_id, timestamp, sender, info}`, or null.
-    mutating func chatMessage(_ chat: ChatMessage?) {
+    /// A Message; `showShadow`: a shadowed one says so (`"shadowed": true`,
+    /// for `moderateChat` readers only, section 31).
+    mutating func chatMessage(_ chat: ChatMessage?, showShadow: Bool = false) {
         guard let chat else { return null() }
         object { w in
             w.field("message_id", chat.id)
@@ -118,6 +120,7 @@ extension JSONWriter {
             w.key("sender")
             w.actorRef(chat.sender)
             w.chatInfo(chat)
+            if showShadow, chat.shadowed { w.field("shadowed", true) }
         }
     }
 

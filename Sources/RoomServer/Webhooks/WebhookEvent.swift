@@ -59,9 +59,10 @@ struct WebhookEvent: Sendable {
                     w.field("user_id", userID)
                     w.key("unbanned_by")
                     w.actorRef(by)
-                case .chatBanned(_, let userID, let until, let by):
+                case .chatBanned(_, let userID, let until, let shadow, let by):
                     w.field("user_id", userID)
                     w.optionalField("until", until)
+                    if shadow { w.field("shadow", true) }
                     w.key("banned_by")
                     w.actorRef(by)
                 case .messageDeleted(_, let messageID, let by):

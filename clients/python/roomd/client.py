@@ -482,10 +482,13 @@ class RoomClient(ProtocolMethods):
         await self.call("peer-unban", {"user_id": user_id}, timeout)
 
     async def chat_ban(self, user_id: Optional[str] = None, peer_id: Optional[str] = None,
-                       duration_s: Optional[int] = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+                       duration_s: Optional[int] = None, shadow: Optional[bool] = None,
+                       timeout: float = DEFAULT_TIMEOUT) -> None:
         """``chat-ban`` (``moderateChat``): the user may not send, ask or report (40302);
-        only its peers get ``on-chat-state``."""
-        await self.call("chat-ban", _params(user_id=user_id, peer_id=peer_id, duration_s=duration_s), timeout)
+        only its peers get ``on-chat-state``. ``shadow=True`` (section 31): the user is not told,
+        and its messages reach only its own peers and the moderators (``shadowed: true``)."""
+        await self.call("chat-ban", _params(user_id=user_id, peer_id=peer_id, duration_s=duration_s,
+                                            shadow=shadow), timeout)
 
     async def chat_unban(self, user_id: str, timeout: float = DEFAULT_TIMEOUT) -> None:
         """``chat-unban`` (``moderateChat``)."""
