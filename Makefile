@@ -28,34 +28,62 @@ cluster: build
 	CONFIG=$(CONFIG) PORT=$(PORT) DRAIN_TIMEOUT=$(DRAIN_TIMEOUT) scripts/cluster.sh
 
 # Installs roomd (PREFIX/bin), the default template (PREFIX/share/roomd/roles.json,
-# and /etc/roomd/roles.json unless one is there), the systemd unit
-# roomd.service (UNITDIR; it runs `roomd --config /etc/roomd/roles.json`) and the
-# README. DESTDIR stages it (make deb). INSTALL_BIN: the binary to install;
-# by default a release build with the Swift runtime linked in statically.
+# and SYSCONFDIR/roomd/roles.json unless one is there), a secret
+# SYSCONFDIR/roomd/secret (48 random bytes in base64, mode 0600; only when
+# none is there, never overwritten; MAKE_SECRET=no skips it, as the package
+# does), the systemd unit roomd.service (UNITDIR; it runs `roomd --config
+# SYSCONFDIR/roomd/roles.json` with that secret), shell completions for bash,
+# zsh and fish, the man page roomd.1 (scripts/manpage.sh, from the binary's
+# --help) and the README. DESTDIR stages it (make deb).
+# BIN: the roomd binary to install, as it is (nothing is built; INSTALL_BIN is
+# its old name); without it, a release build with the Swift runtime linked in
+# statically (swift build, 10+ min cold).
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
-INSTALL_BIN ?= .build/release/roomd
+MAKE_SECRET ?= yes
+BIN ?= $(INSTALL_BIN)
+RELEASE_BIN := .build/release/roomd
+release-bin = $(MAKE) deps && swift build -c release --static-swift-stdlib --product roomd
+installed-bin = $(abspath $(or $(BIN),$(RELEASE_BIN)))
+confdir = $(DESTDIR)$(SYSCONFDIR)/roomd
+datadir = $(DESTDIR)$(PREFIX)/share
 install:
-	@if [ "$(INSTALL_BIN)" = .build/release/roomd ]; then $(MAKE) deps && swift build -c release --static-swift-stdlib --product roomd; fi
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/roomd $(DESTDIR)$(SYSCONFDIR)/roomd \
-	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/share/doc/roomd
-	install -m 0755 $(INSTALL_BIN) $(DESTDIR)$(PREFIX)/bin/roomd
-	install -m 0644 config/roles.json $(DESTDIR)$(PREFIX)/share/roomd/roles.json
-	[ -e $(DESTDIR)$(SYSCONFDIR)/roomd/roles.json ] || install -m 0644 config/roles.json $(DESTDIR)$(SYSCONFDIR)/roomd/roles.json
-	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/roomd|g' packaging/roomd.service.in \
-	  > $(DESTDIR)$(UNITDIR)/roomd.service
+	@if [ -z "$(BIN)" ]; then $(release-bin); fi
+	@[ -f "$(installed-bin)" ] && [ -x "$(installed-bin)" ] \
+	  || { echo "make install: BIN=$(installed-bin) is not an executable file" >&2; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/bin $(datadir)/roomd $(confdir) $(DESTDIR)$(UNITDIR) $(datadir)/doc/roomd \
+	  $(datadir)/bash-completion/completions $(datadir)/zsh/vendor-completions $(datadir)/fish/vendor_completions.d \
+	  $(datadir)/man/man1
+	install -m 0755 $(installed-bin) $(DESTDIR)$(PREFIX)/bin/roomd
+	install -m 0644 config/roles.json $(datadir)/roomd/roles.json
+	[ -e $(confdir)/roles.json ] || install -m 0644 config/roles.json $(confdir)/roles.json
+	@if [ "$(MAKE_SECRET)" != no ] && [ ! -e $(confdir)/secret ]; then \
+	  (set -C; umask 077; head -c 48 /dev/urandom | base64 | tr -d '\n' > $(confdir)/secret) \
+	  && echo "make install: created the secret $(confdir)/secret (mode 0600)"; fi
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@DOCDIR@|$(PREFIX)/share/doc/roomd|g' \
+	  -e 's|@CONFDIR@|$(SYSCONFDIR)/roomd|g' packaging/roomd.service.in > $(DESTDIR)$(UNITDIR)/roomd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/roomd.service
-	install -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/roomd/README.md
+	$(installed-bin) --generate-completion-script bash | sed '1{/^#!/d}' > $(datadir)/bash-completion/completions/roomd
+	$(installed-bin) --generate-completion-script zsh > $(datadir)/zsh/vendor-completions/_roomd
+	$(installed-bin) --generate-completion-script fish > $(datadir)/fish/vendor_completions.d/roomd.fish
+	scripts/manpage.sh $(installed-bin) > $(datadir)/man/man1/roomd.1
+	chmod 0644 $(datadir)/bash-completion/completions/roomd $(datadir)/zsh/vendor-completions/_roomd \
+	  $(datadir)/fish/vendor_completions.d/roomd.fish $(datadir)/man/man1/roomd.1
+	install -m 0644 README.md $(datadir)/doc/roomd/README.md
 
-# dist/roomd_VERSION_ARCH.deb (dpkg-deb): make install into a staging tree,
-# Depends from the libraries the binary links, /etc/roomd/roles.json a conffile,
-# a postinst that creates /etc/roomd/secret. PackagingTests builds one from the
-# debug binary (uncompressed) and checks it with dpkg --contents and lintian.
+# dist/roomd_VERSION_ARCH.deb (dpkg-deb): make install into a staging tree
+# (no secret in it), Depends from the libraries the binary links,
+# /etc/roomd/roles.json a conffile, a postinst that creates /etc/roomd/secret,
+# a postrm that removes it on purge (apt remove keeps it). BIN: package that
+# binary (nothing is built); else the release build. PackagingTests builds one
+# from the debug binary (uncompressed) and checks it with dpkg --contents,
+# lintian and dpkg itself (install, remove, purge in a scratch root).
+# DISTDIR: where the package goes.
+DISTDIR ?= $(CURDIR)/dist
 deb:
-	$(MAKE) deps
-	swift build -c release --static-swift-stdlib --product roomd
-	BIN=$(CURDIR)/.build/release/roomd OUT=$(CURDIR)/dist scripts/deb.sh
+	@if [ -z "$(BIN)" ]; then $(release-bin); fi
+	BIN=$(installed-bin) OUT=$(abspath $(DISTDIR)) scripts/deb.sh
 
 # Lint first (a finding fails the run, so it fails CI). Builds roomd itself
 # too: the integration tests run the real binary. Then the README's Swift

@@ -115,3 +115,37 @@ struct OperatorOptions: ParsableArguments {
         }
     }
 }
+
+/// A time the REST API gives in ms since 1970, for people: ISO 8601 in UTC to
+/// the second (`2026-11-29T10:31:08Z`); `--json` keeps the number.
+func readableTime(_ millis: Int) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.formatOptions = [.withInternetDateTime]
+    let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000  // floored, never rounded up
+    return formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+}
+
+/// A time an operator types: ISO 8601 (`2026-11-29T10:00:00Z`, a fraction and
+/// an offset allowed) or digits in `unit`s since 1970 (what the REST field
+/// takes); in ms. `option` names the flag in the error.
+func typedTime(_ text: String, option: String, unitMillis: Int64) throws -> Int64 {
+    if !text.isEmpty, text.count <= 16, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber),
+        let value = Int64(text), value <= Int64.max / unitMillis
+    {
+        return value * unitMillis
+    }
+    let formatter = ISO8601DateFormatter()
+    for options: ISO8601DateFormatter.Options in [
+        [.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds],
+    ] {
+        formatter.formatOptions = options
+        if text.count <= 64, let date = formatter.date(from: text) {
+            return Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        }
+    }
+    let unit = unitMillis == 1 ? "ms" : "seconds"
+    throw ValidationError(
+        "\(option): expected an ISO 8601 time (2026-11-29T10:00:00Z) or \(unit) since 1970, got \"\(text.prefix(80))\""
+    )
+}

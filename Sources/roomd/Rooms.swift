@@ -1,13 +1,14 @@
 import ArgumentParser
+import Foundation
 import RoomTokens
 import RoomWire
 
-/// `roomd rooms list|get|end|unlock`: the live rooms over the REST API
-/// (PROTOCOL.md section 9), with a management token minted from the secret.
+/// `roomd rooms list|get|create|end|unlock`: the live rooms over the REST API
+/// (PROTOCOL.md sections 9 and 23), with a management token minted from the secret.
 struct Rooms: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The daemon's live rooms (REST): list, get, end, unlock.",
-        subcommands: [List.self, Get.self, End.self, Unlock.self]
+        abstract: "The daemon's live rooms (REST): list, get, create, end, unlock.",
+        subcommands: [List.self, Get.self, Create.self, End.self, Unlock.self]
     )
 
     struct List: ParsableCommand {
@@ -46,6 +47,62 @@ struct Rooms: ParsableCommand {
             options.print(answer) { answer in
                 [roomLine(answer["room"] ?? .null)] + (answer["peers"]?.arrayValue ?? []).map { "  " + peerLine($0) }
             }
+        }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Open a room's session before anyone joins (REST POST /v2/rooms), with metadata and draft polls.",
+            discussion: """
+                The session waits at least an hour for its first join. --set KEY=VALUE adds a session-store \
+                entry: VALUE is taken as JSON when it parses (--set 'lineup=["Ada","Cy"]', --set count=3), \
+                else as a string (--set topic=Pilots; --set 'n="42"' for the string "42"). --polls FILE (- for \
+                stdin) is a JSON array of polls as POST /v2/rooms takes them (poll-info-set params with \
+                `questions`); each becomes a draft a host starts later. A room that has a session is 409 40904.
+                """
+        )
+        @OptionGroup var options: OperatorOptions
+        @Argument(help: "Room id.") var room: String
+        @Option(name: .customLong("set"), help: ArgumentHelp("A session-store entry.", valueName: "key=value"))
+        var entries: [String] = []
+        @Option(help: "A file of draft polls (a JSON array), or - for stdin.") var polls: String?
+
+        /// What is read of a polls file; the daemon's bound on a body (limits.max_message_bytes) is 413 41300.
+        static let maxPollsFileBytes = 1 << 20
+
+        func run() throws {
+            var body: [JSON.Member] = [.init("room_id", .string(try roomPath(room)))]
+            if !entries.isEmpty {
+                var metadata: [JSON.Member] = []
+                for entry in entries {
+                    guard let equals = entry.firstIndex(of: "="), equals != entry.startIndex else {
+                        throw ValidationError("--set: expected KEY=VALUE, got \"\(entry.prefix(80))\"")
+                    }
+                    let text = String(entry[entry.index(after: equals)...])
+                    metadata.append(.init(String(entry[..<equals]), (try? JSON.parse(text)) ?? .string(text)))
+                }
+                body.append(.init("metadata", .object(metadata)))
+            }
+            if let polls {
+                let data =
+                    polls == "-"
+                    ? FileHandle.standardInput.readDataToEndOfFile()
+                    : FileManager.default.contents(atPath: polls)
+                guard let data else { throw ValidationError("--polls: cannot read \(polls)") }
+                guard data.count <= Self.maxPollsFileBytes else {
+                    throw ValidationError("--polls: \(polls) has \(data.count) bytes, over \(Self.maxPollsFileBytes)")
+                }
+                let parsed: JSON
+                do { parsed = try JSON.parse(Array(data)) } catch {
+                    throw ValidationError("--polls: \(polls) is not JSON: \(error)")
+                }
+                guard case .array = parsed else {
+                    throw ValidationError("--polls: expected a JSON array of polls, got \(parsed.typeName)")
+                }
+                body.append(.init("polls", parsed))
+            }
+            let answer = try options.request(.post, "/v2/rooms", body: .object(body))
+            options.print(answer) { answer in ["created " + roomLine(answer["room"] ?? .null)] }
         }
     }
 
@@ -98,11 +155,12 @@ func pathSegment(_ id: String, _ kind: String) throws -> String {
     return id
 }
 
-/// `demo  3 peers  session 8bab…  started 1795312616898` (`locked` when it is).
+/// `demo  3 peers  session 8bab…  started 2026-11-21T04:40:00Z` (`locked` when it is).
 func roomLine(_ room: JSON) -> String {
     let count = room["peer_count"]?.intValue ?? 0
     var line = "\(room["room_id"]?.stringValue ?? "?")  \(count) peer\(count == 1 ? "" : "s")"
-    line += "  session \(room["session_id"]?.stringValue ?? "-")  started \(room["started_at"]?.intValue ?? 0)"
+    line += "  session \(room["session_id"]?.stringValue ?? "-")"
+    line += "  started " + (room["started_at"]?.intValue.map(readableTime) ?? "-")
     if room["locked"] == .bool(true) { line += "  locked" }
     return line
 }

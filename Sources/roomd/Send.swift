@@ -29,7 +29,10 @@ struct Send: ParsableCommand {
             body: .object(body)
         )
         options.print(answer) { answer in
-            ["sent \(answer["message_id"]?.stringValue ?? "?") at \(answer["timestamp"]?.intValue ?? 0)"]
+            [
+                "sent \(answer["message_id"]?.stringValue ?? "?") at "
+                    + (answer["timestamp"]?.intValue.map(readableTime) ?? "?")
+            ]
         }
     }
 }

@@ -33,7 +33,7 @@ struct Stage: ParsableCommand {
                 if !blocked.isEmpty {
                     lines.append("blocked (\(answer["blocked_total"]?.intValue ?? blocked.count)):")
                     for block in blocked {
-                        let until = block["until"]?.intValue.map { " until \($0)" } ?? " for the session"
+                        let until = block["until"]?.intValue.map { " until " + readableTime($0) } ?? " for the session"
                         lines.append("  \(block["user_id"]?.stringValue ?? "?")\(until)")
                     }
                 }
