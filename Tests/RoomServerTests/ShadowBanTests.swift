@@ -40,6 +40,25 @@ import Testing
         #expect(lateJoin["chat"]?["messages"]?.arrayValue?.isEmpty == true, "a later join does not get it")
         try await stage.settle()  // the late join's on-peer-join
 
+        // Its questions: its own peers (unmarked) and the moderators (marked) only.
+        let asked = try await stage.viewer.call("question-add", ["text": "is this legit?"])
+        let questionID = try #require(asked["question_id"]?.stringValue, "\(asked)")
+        #expect(asked["shadowed"] == nil, "the asker is not told")
+        let moderated = try await stage.moderator.next("on-questions")
+        #expect(moderated["changed"]?[0]?["shadowed"] == true, "\(moderated)")
+        let mine = try await viewer2.next("on-questions")
+        #expect(
+            mine["changed"]?[0]?["question_id"]?.stringValue == questionID && mine["changed"]?[0]?["shadowed"] == nil
+        )
+        #expect(await Stage.methods(stage.guest).isEmpty, "no on-questions for the others")
+        #expect(try await stage.guest.call("question-list")["total"] == 0)
+        #expect(try await viewer2.call("question-list")["total"] == 1)
+        #expect(
+            try await stage.guest.errorCode("question-vote", ["question_id": .string(questionID), "vote": "up"])
+                == 40406
+        )
+        try await stage.settle()
+
         // Its report is answered and goes nowhere; its chat state says nothing.
         let report = try await stage.viewer.call(
             "report",

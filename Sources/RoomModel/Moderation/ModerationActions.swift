@@ -335,7 +335,8 @@ extension RoomRegistry {
             }
         case .question:
             guard let question = room.questions.question(target.id),
-                question.state != .hidden || canModerateChat(peer)
+                question.state != .hidden || canModerateChat(peer),
+                !question.shadowed || canModerateChat(peer) || question.askedBy.userID == peer.userID.rawValue
             else {
                 throw RoomError(.questionNotFound, "question_id: question \"\(target.id)\" not found")
             }

@@ -15,6 +15,9 @@ public struct Question: Sendable, Equatable {
     public private(set) var down = 0
     public var state: State = .open
     public var pinned = false
+    /// Asked by a shadow chat-banned user (1.3, section 31): seen only by
+    /// its user's peers and `moderateChat` peers (who see `shadowed: true`).
+    public var shadowed = false
     /// One vote per user (`user_id`): true up, false down.
     public private(set) var votes: [UserID: Bool] = [:]
 
@@ -29,7 +32,8 @@ public struct Question: Sendable, Equatable {
     }
 
     /// The wire's Question `{question_id, text, asked_by, asked_at, up, down,
-    /// score, state, pinned}` (never who voted how): what `question-add`,
+    /// score, state, pinned, shadowed?}` (never who voted how; `shadowed`
+    /// only when true, which only moderators' copies are): what `question-add`,
     /// `question-list` and `on-questions` carry, and what their bounds count.
     public func encode(into w: inout JSONWriter) {
         w.object { w in
@@ -43,7 +47,15 @@ public struct Question: Sendable, Equatable {
             w.field("score", score)
             w.field("state", state.rawValue)
             w.field("pinned", pinned)
+            if shadowed { w.field("shadowed", true) }
         }
+    }
+
+    /// The question as its asker's user reads it: a shadowed one unmarked.
+    var unmarked: Question {
+        var copy = self
+        copy.shadowed = false
+        return copy
     }
 
     /// The bytes of its JSON, escapes included (`encode(into:)`).

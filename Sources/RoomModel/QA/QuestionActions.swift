@@ -20,16 +20,17 @@ extension RoomRegistry {
         if room.questions.added >= limit {
             throw RoomError(.tooMany, "too many questions: \(limit) were asked in this session (max_questions)")
         }
-        let question = Question(
+        var question = Question(
             id: ids.next(.question),
             text: text,
             askedBy: ActorRef(peer),
             askedAt: clock.nowMillis()
         )
+        question.shadowed = isShadowed(peer)  // section 31: its user and the moderators only
         room.questions.add(question)
         qaSchedule.changed(room)
         feedQuestion(id: question.id, in: room)
-        return question
+        return question.unmarked
     }
 
     /// `question-vote {question_id, vote}`: anyone, `view_and_polls_only` too;
@@ -44,11 +45,13 @@ extension RoomRegistry {
         room.questions.update(id, votesOnly: true) { _ = $0.vote(vote, by: peer.userID) }
         qaSchedule.changed(room)
         feedQuestion(id: id, in: room)
-        return room.questions.question(id)!
+        let voted = room.questions.question(id)!
+        return canModerateChat(peer) ? voted : voted.unmarked
     }
 
     /// The feed hears of a question as it is now (nil: deleted), without who voted how.
     private func feedQuestion(id: String, in room: Room) {
+        if room.questions.question(id)?.shadowed == true { return }  // never in the feed
         room.feed?.question(id, room.questions.question(id)?.withoutVotes, at: clock.nowMillis())
     }
 
@@ -65,7 +68,11 @@ extension RoomRegistry {
         if state == .hidden, !canModerateChat(peer) {
             throw RoomError(.permissionDenied, "permission denied: hidden questions need moderateChat")
         }
-        let matching = peer.room.questions.all.filter { $0.state == state }
+        let moderator = canModerateChat(peer)
+        let user = peer.userID.rawValue
+        let matching = peer.room.questions.all.filter { question in
+            question.state == state && (!question.shadowed || moderator || question.askedBy.userID == user)
+        }
         let sorted: [Question]
         switch order {
         case .top:
@@ -78,7 +85,8 @@ extension RoomRegistry {
         case .new:
             sorted = matching.reversed()  // asked order: newest last
         }
-        return (Array(sorted.dropFirst(offset).prefix(limit)), matching.count)
+        let page = Array(sorted.dropFirst(offset).prefix(limit))
+        return (moderator ? page : page.map(\.unmarked), matching.count)
     }
 
     /// `question-update {question_id, state?, pinned?}`: `moderateChat`; the
@@ -96,7 +104,7 @@ extension RoomRegistry {
         if !canModerateChat(peer) {
             let own = question.askedBy.userID == peer.userID.rawValue
             guard own, state == .hidden, pinned == nil, !peer.viewOnly else {
-                if question.state == .hidden, !own { throw Self.noQuestion(id) }
+                if question.state == .hidden || question.shadowed, !own { throw Self.noQuestion(id) }
                 throw RoomError(
                     .permissionDenied,
                     "permission denied: role lacks moderateChat (an asker may only set its own question hidden)"
@@ -113,7 +121,8 @@ extension RoomRegistry {
         }
         qaSchedule.changed(room)
         feedQuestion(id: id, in: room)
-        return room.questions.question(id)!
+        let updated = room.questions.question(id)!
+        return canModerateChat(peer) ? updated : updated.unmarked
     }
 
     /// `question-delete {question_id}`: the asker or `moderateChat`.
@@ -122,7 +131,7 @@ extension RoomRegistry {
         guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
         if !canModerateChat(peer) {
             let own = question.askedBy.userID == peer.userID.rawValue
-            if !own, question.state == .hidden { throw Self.noQuestion(id) }
+            if !own, question.state == .hidden || question.shadowed { throw Self.noQuestion(id) }
             guard own, !peer.viewOnly else {
                 throw RoomError(
                     .permissionDenied,
@@ -158,17 +167,32 @@ extension RoomRegistry {
                 if canModerateChat(peer) { moderators.append(peer) } else { others.append(peer) }
             }
             deliveries.append(Delivery(.questions(changed: changed, removed: removed), to: moderators))
-            let shown = changed.filter { $0.state != .hidden }
-            let hidden = changed.filter { $0.state == .hidden }.map(\.id)
+            let shown = changed.filter { $0.state != .hidden && !$0.shadowed }
+            let hidden = changed.filter { $0.state == .hidden && !$0.shadowed }.map(\.id)
+            // Section 31: a shadowed question's changes reach its own user's peers as well
+            // (unmarked), in that user's one push of the tick.
+            let shadowedUsers = Set(changed.lazy.filter(\.shadowed).compactMap(\.askedBy.userID))
+            var plain = others
+            if !shadowedUsers.isEmpty {
+                plain = others.filter { !shadowedUsers.contains($0.userID.rawValue) }
+                for user in shadowedUsers.sorted() {
+                    let peers = others.filter { $0.userID.rawValue == user }
+                    let mine = changed.filter { $0.shadowed && $0.askedBy.userID == user }
+                    let own: [Question] = shown + mine.filter { $0.state != .hidden }.map(\.unmarked)
+                    let gone: [String] = removed + hidden + mine.filter { $0.state == .hidden }.map(\.id)
+                    deliveries.append(Delivery(.questions(changed: own, removed: gone), to: peers))
+                }
+            }
             if !shown.isEmpty || !removed.isEmpty || !hidden.isEmpty {
-                deliveries.append(Delivery(.questions(changed: shown, removed: removed + hidden), to: others))
+                deliveries.append(Delivery(.questions(changed: shown, removed: removed + hidden), to: plain))
             }
         }
         return deliveries.nonEmpty
     }
 
     private func visibleQuestion(_ id: String, to peer: Peer) throws(RoomError) -> Question {
-        guard let question = peer.room.questions.question(id), question.state != .hidden || canModerateChat(peer)
+        guard let question = peer.room.questions.question(id), question.state != .hidden || canModerateChat(peer),
+            !question.shadowed || canModerateChat(peer) || question.askedBy.userID == peer.userID.rawValue
         else { throw Self.noQuestion(id) }
         return question
     }

@@ -26,6 +26,7 @@ extension JSONWriter {
             field("down", question.down)
             field("state", question.state.rawValue)
             field("pinned", question.pinned)
+            if question.shadowed { field("shadowed", true) }  // absent: false (1.3)
             endObject()
         }
         endArray()
@@ -73,6 +74,7 @@ struct QASnapshot {
                     votes: [:]
                 )
             )
+            if q.has("shadowed") { read[read.count - 1].shadowed = try q.bool("shadowed") }
         }
         _ = try r.objects("votes") { v throws(RoomSnapshotError) in
             let id = try v.string("id")
