@@ -49,8 +49,8 @@
 #   CLEAR_MESSAGES [10000] CLEAR_COUNTS* [100000]   (o) one chat-clear: its answer, the worst ping in another room
 #   STAGE_PEERS* [10000] STAGE_ASKERS [1000] STAGE_WINDOW [10] STAGE_HOST_RATE [2]   (p) a large audience that
 #                               stays quiet: one viewer renaming at its rate limit, then viewers asking to come on stage
-#   SYNTH_PEERS* [10000] SYNTH_RATE [20] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
-#                               section 33): a host broadcasting to everyone, roomd's CPU per delivery in both
+#   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
+#                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery
 #   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
@@ -130,7 +130,7 @@ STAGE_ASKERS=${STAGE_ASKERS:-1000}
 STAGE_WINDOW=${STAGE_WINDOW:-10}
 STAGE_HOST_RATE=${STAGE_HOST_RATE:-2}
 SYNTH_PEERS=${SYNTH_PEERS:-10000}
-SYNTH_RATE=${SYNTH_RATE:-20}
+SYNTH_RATES=${SYNTH_RATES:-20,5}
 SYNTH_S=${SYNTH_S:-10}
 SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
 
