@@ -50,7 +50,7 @@
 #   STAGE_PEERS* [10000] STAGE_ASKERS [1000] STAGE_WINDOW [10] STAGE_HOST_RATE [2]   (p) a large audience that
 #                               stays quiet: one viewer renaming at its rate limit, then viewers asking to come on stage
 #   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
-#                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery
+#                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery; ~4.5 min
 #   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
