@@ -49,7 +49,9 @@
 #   CLEAR_MESSAGES [10000] CLEAR_COUNTS* [100000]   (o) one chat-clear: its answer, the worst ping in another room
 #   STAGE_PEERS* [10000] STAGE_ASKERS [1000] STAGE_WINDOW [10] STAGE_HOST_RATE [2]   (p) a large audience that
 #                               stays quiet: one viewer renaming at its rate limit, then viewers asking to come on stage
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
+#   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
+#                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery; ~4.5 min
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
@@ -67,7 +69,7 @@ if [ "$QUICK" = 1 ]; then
     : "${MIRROR_RATES:=100}" "${ROOMSTATE_NS:=2000}" "${IDLE_NS:=1000,2000}" "${IDLE_WINDOW:=5}" "${PROBE_JOINS:=20}"
     : "${ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
     : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
-    : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${STAGE_PEERS:=2000}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
+    : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${STAGE_PEERS:=2000}" "${SYNTH_PEERS:=2000}" "${SYNTH_S:=3}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
     : "${FEED_VIEWERS:=2000}" "${FEED_S:=5}" "${FEED_CONNS:=8,32}" "${FEED_PEER_NS:=100,2000}"
     : "${CLEAR_COUNTS:=20000}"
 fi
@@ -127,7 +129,10 @@ STAGE_PEERS=${STAGE_PEERS:-10000}
 STAGE_ASKERS=${STAGE_ASKERS:-1000}
 STAGE_WINDOW=${STAGE_WINDOW:-10}
 STAGE_HOST_RATE=${STAGE_HOST_RATE:-2}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,feed,testmode,waiting,chatclear,cluster,micro}
+SYNTH_PEERS=${SYNTH_PEERS:-10000}
+SYNTH_RATES=${SYNTH_RATES:-20,5}
+SYNTH_S=${SYNTH_S:-10}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -136,7 +141,7 @@ SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,p
 
 # The largest step must fit under the open-file cap (one process each side).
 for n in ${ROOMSTATE_NS//,/ } ${IDLE_NS//,/ } $((ROOMS * PER_ROOM)) "$POLL_PEERS" "$TAP_PEERS" \
-    $((HISTORY_PEERS + PROBE_JOINS)) "$QA_PEERS" "$FEED_VIEWERS" $((STAGE_PEERS + 2)); do
+    $((HISTORY_PEERS + PROBE_JOINS)) "$QA_PEERS" "$FEED_VIEWERS" $((STAGE_PEERS + 2)) $((SYNTH_PEERS + 1)); do
     [ $((n + PROBE_JOINS + 200)) -le "$FD_HARD" ] \
         || die "a step of $n peers needs more than the open-file cap ($FD_HARD): lower ROOMSTATE_NS / IDLE_NS / ROOMS / POLL_PEERS"
 done
@@ -175,6 +180,7 @@ has speakers && section_speakers
 has poll && section_poll
 has audience && section_audience
 has stage && section_stage
+has synthetic && section_synthetic
 has feed && section_feed
 has testmode && section_testmode
 has waiting && section_waiting

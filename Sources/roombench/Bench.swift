@@ -100,6 +100,12 @@ final class Bench {
         return try identities.map { try minter.appToken(room: $0.room, user: $0.user, role: $0.role) }
     }
 
+    /// A management token (the REST API, test mode's routes), minted with `--secret-file`.
+    func managementToken() throws -> String {
+        guard let minter else { throw BenchError("a management token needs --secret-file") }
+        return try minter.managementToken()
+    }
+
     struct JoinOutcome {
         var joined = 0
         var failed = 0

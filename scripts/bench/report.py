@@ -889,6 +889,60 @@ class Doc:
                      f" | {spread(runs, 'ask_p99_ms', fms)} / {spread(runs, 'ask_answer_p99_ms', fms)} | {spread(runs, 'server_cpu_pct', fpct)}{aborted(runs)} |")
         self.add()
 
+    def synthetic(self):
+        runs_by_key = self.g("synthetic", "synthetic")
+        if not runs_by_key:
+            return
+        any_run = next(iter(runs_by_key.values()))
+        peers = fint(median(any_run, "peers"))
+        self.add("## (q) The same audience, real and synthetic (issue 38)")
+        self.add()
+        self.add(f"One room of {peers} viewers and a host; the host broadcasts a 100-byte chat line (`broadcast"
+                 " {info:{message}}`) to everyone at the row's rate for the step's seconds, on the bench"
+                 " template. *Real*: the viewers are WebSocket clients of roombench that join with tokens and read"
+                 " everything (deliveries counted at the viewers). *Synthetic*: the same number of peers of test"
+                 " mode's synthetic audience (roomd `--test-mode`, `POST /v2/test/audience`, PROTOCOL.md section 33):"
+                 " socketless, each push encoded once per message and handed to every recipient, counted in"
+                 " `roomd_test_audience_pushes_total` and dropped (deliveries = its delta, checked against the"
+                 " broadcasts answered × viewers). Over the broadcast window only (until the last answer, and"
+                 " with real viewers the last delivery): roomd's CPU (schedstat of every thread) ÷ deliveries;"
+                 " *net* subtracts roomd's idle CPU with the same audience, measured for 3 s before. *Host answer*:"
+                 " the host's `broadcast` call's round trip. *Deliveries per client read*: the frames a viewer's"
+                 " read took in one go, i.e. how many messages roomd was behind at that socket (each of its writes"
+                 " then carried as many). The ratio real ÷ synthetic is the share of roomd's cost the synthetic"
+                 " audience does not measure: socket writes, the kernel's copies, lws.")
+        self.add()
+        self.add("| viewers | msg/s | delivered / expected | deliveries/s | server CPU | CPU µs per delivery"
+                 " | net of idle | idle CPU | host answer p50 / p99 | delivery p99 | deliveries per client read |")
+        self.add("|---|---|---|---|---|---|---|---|---|---|---|")
+        us = lambda v: f"{v:.3f} µs"
+        for key, runs in runs_by_key.items():
+            mode = runs[0].get("mode", key)
+            matches = all(r.get("delivered_matches", False) for r in runs)
+            self.add(f"| {fint(median(runs, 'peers'))} {mode} | {fint(median(runs, 'rate'))}"
+                     f" | {spread(runs, 'delivered')} / {fint(median(runs, 'expected'))}{'' if matches else ' (**differs**)'}"
+                     f" | {spread(runs, 'delivered_per_s')} | {spread(runs, 'server_cpu_pct_window', fpct)}"
+                     f" | {spread(runs, 'server_cpu_us_per_delivery', us)}"
+                     f" | {spread(runs, 'server_cpu_us_per_delivery_net', us)}"
+                     f" | {spread(runs, 'idle_cpu_pct', lambda v: f'{v:.1f} %')}"
+                     f" | {spread(runs, 'answer_p50_ms', fms)} / {spread(runs, 'answer_p99_ms', fms)}"
+                     f" | {spread(runs, 'delivery_p99_ms', fms) if mode == 'real' else '–'}"
+                     f" | {spread(runs, 'deliveries_per_read', lambda v: f'{v:.1f}') if mode == 'real' else '–'}{aborted(runs)} |")
+        self.add()
+        for key, real in runs_by_key.items():
+            if not key.startswith("real-"):
+                continue
+            synth = runs_by_key.get("synthetic-" + key[len("real-"):])
+            if not synth:
+                continue
+            held = sum(1 for r in real if r.get("held"))
+            self.add(f"- At {fint(median(real, 'rate'))} msg/s, real ÷ synthetic, CPU per delivery (medians):"
+                     f" **{ratio(median(real, 'server_cpu_us_per_delivery'), median(synth, 'server_cpu_us_per_delivery'))}**,"
+                     f" net of idle {ratio(median(real, 'server_cpu_us_per_delivery_net'), median(synth, 'server_cpu_us_per_delivery_net'))};"
+                     f" real sockets held the rate (every broadcast answered, nothing lost, the last delivery"
+                     f" within 1 s of the last answer) in {held} of {len(real)} run(s).")
+        self.add()
+
     def feed(self):
         feed = self.g("feed", "feed-wrk")
         room = self.g("feed-room", "fanout")
@@ -1298,6 +1352,7 @@ class Doc:
         self.poll()
         self.audience()
         self.stage()
+        self.synthetic()
         self.feed()
         self.testmode()
         self.waiting()

@@ -597,3 +597,25 @@ section_chatclear() {
             --runs 1 --messages "$CLEAR_MESSAGES" --counts "$CLEAR_COUNTS"
     done
 }
+
+# (q) The same audience real and synthetic (issue 38): SYNTH_PEERS viewers — WebSocket clients of roombench,
+# then test mode's synthetic audience (PROTOCOL.md section 33: socketless peers, each push encoded, counted
+# and dropped; roomd --test-mode) — and a host broadcasting a 100-byte chat line to everyone at each rate of
+# SYNTH_RATES (msg/s) for SYNTH_S s: roomd's CPU per delivery in both, what the synthetic audience leaves out.
+section_synthetic() {
+    local rate mode run
+    for rate in ${SYNTH_RATES//,/ }; do
+        for mode in real synthetic; do
+            log "(q) synthetic: $SYNTH_PEERS $mode viewers, the host broadcasting $rate msg/s for ${SYNTH_S} s, $RUNS run(s)"
+            for run in $(seq "$RUNS"); do
+                if [ "$mode" = synthetic ]; then
+                    start_roomd "synthetic-$mode-$rate-$run" --test-mode
+                else
+                    start_roomd "synthetic-$mode-$rate-$run"
+                fi
+                step synthetic "$mode-$rate" "$run" $((SYNTH_S + 200)) synthetic $(roomd_args) --mode "$mode" \
+                    --peers "$SYNTH_PEERS" --rate "$rate" --duration "$SYNTH_S" --drain "$DRAIN_S" --join-timeout 60
+            done
+        done
+    done
+}
