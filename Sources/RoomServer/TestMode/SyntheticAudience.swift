@@ -17,8 +17,9 @@ final class AudienceSink {
 /// Test mode II's synthetic audience (PROTOCOL.md section 33): socketless
 /// peers that are real peers of their room — joined through the model as a
 /// token's join would be (counted, searchable, announced), each on a
-/// `Connection` whose sink discards what is queued, so every push to them
-/// is encoded and queued as for a client — and that call methods on
+/// `Connection` whose sink counts and drops each frame as it is handed over,
+/// so every push to them is decided and encoded as for a client (the
+/// socket's queue and writes are not exercised) — and that call methods on
 /// command, through the dispatcher's own checks and handlers. Who acts is
 /// drawn from a splitmix64 stream per room (the request's `seed`, else
 /// `--seed`, else 0): the same calls give the same choices on every run.
