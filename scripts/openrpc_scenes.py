@@ -131,65 +131,90 @@ CALLIN = [
     ("host", "stage-unblock", {"user_id": "v-9"}, "lifting it"),
 ]
 
+# Messages held for review (1.3, section 31), on a daemon whose template holds first messages: a
+# viewer's first message waits, the host lists, approves it; another's is rejected.
+HELD_ACTORS = {"host": ("host-4", "host", "Oli"), "fan": ("v-10", "viewer", "Pat"),
+               "fan2": ("v-11", "viewer", "Quinn")}
+HELD_SETTINGS = {"chat": {"hold": {"first_message": True, "links": True}}}
+HELD = [
+    ("fan", "broadcast", {"info": {"message": "first time here!"}}, None),
+    ("host", "held-list", {}, "the messages waiting for review"),
+    ("host", "message-approve", {"message_id": "{id:message_id}"}, "sending a held message to everyone"),
+    ("fan2", "broadcast", {"info": {"message": "see www.example.com"}}, None),
+    ("host", "message-reject", {"message_id": "{id:message_id}", "reason": "no links, please"},
+     "rejecting one, with a reason"),
+]
+
 ID_KEYS = ("poll_id", "message_id", "question_id", "iterator")
 
 
 def scenes(order):
-    """[(room, actors, unjoined, steps)]: the first scene in the document's `order` of methods."""
+    """[(room, actors, unjoined, steps, settings)]: the first scene in the document's `order` of
+    methods; `settings` (merged into the template's) runs the scene on a daemon of its own."""
     show = [(SHOW[m][0], m, SHOW[m][1], SHOW[m][2]) for m in order if m in SHOW]
-    return [("show", SHOW_ACTORS, set(), show), ("stage", STAGE_ACTORS, STAGE_UNJOINED, STAGE),
-            ("callin", CALLIN_ACTORS, set(), CALLIN)]
+    return [("show", SHOW_ACTORS, set(), show, None), ("stage", STAGE_ACTORS, STAGE_UNJOINED, STAGE, None),
+            ("callin", CALLIN_ACTORS, set(), CALLIN, None), ("held", HELD_ACTORS, set(), HELD, HELD_SETTINGS)]
 
 
 async def play(roomd, order, on_step, on_push=None):
     """Runs every scene against `roomd` (a roomd.RoomdProcess); `on_step(method, name, actor, params,
     result)` sees each step with its params filled in and the real result; `on_push(method, params,
     actor, room)`, when given, every push an actor gets, as it arrives."""
-    for room, actors, unjoined, steps in scenes(order):
-        clients, peers, ids = {}, {}, {}
-        for actor, (user, role, name) in actors.items():
-            if actor in unjoined:
-                clients[actor] = await roomd.connect()
-            else:
-                clients[actor] = await roomd.join(room, user, role, name=name)
-                peers[actor] = clients[actor].peer_id
-            if on_push is not None:
-                clients[actor].on_push = (lambda a: lambda m: on_push(m["method"], m.get("params"), a, room))(actor)
+    main = roomd
+    for room, actors, unjoined, steps, settings in scenes(order):
+        roomd = main if settings is None else type(main)(binary=main.binary, settings=settings).start()
+        try:
+            await _play_scene(roomd, room, actors, unjoined, steps, on_step, on_push)
+        finally:
+            if roomd is not main:
+                roomd.stop()
 
-        async def fill(value):
-            if isinstance(value, str) and value.startswith("{") and value.endswith("}") and ":" in value:
-                kind, _, rest = value[1:-1].partition(":")
-                if kind == "peer":
-                    return peers[rest]
-                if kind == "token":
-                    user, role, _ = actors[rest]
-                    return roomd.token(room, user, role)
-                if kind == "id":
-                    return ids[rest]
-                if kind == "push":
-                    actor, method, field = rest.split(":")
-                    return (await clients[actor].next(method, timeout=5))[field]
-            if isinstance(value, dict):
-                return {k: await fill(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [await fill(v) for v in value]
-            return value
 
-        for actor, method, params, name in steps:
-            filled = await fill(params)
-            result = await clients[actor].call(method, filled)
-            for key in ID_KEYS:
-                if isinstance(result, dict) and result.get(key) is not None:
-                    ids[key] = result[key]
-            if method == "broadcast":
-                ids["message_id"] = result["message_id"]
-            if isinstance(result, dict) and isinstance(result.get("request"), dict):
-                ids["request_id"] = result["request"]["request_id"]  # stage-request, stage-invite
-            if method == "join":
-                peers[actor] = result["peer"]["peer_id"]
-            on_step(method, name, actor, filled, result, room)
+async def _play_scene(roomd, room, actors, unjoined, steps, on_step, on_push):
+    clients, peers, ids = {}, {}, {}
+    for actor, (user, role, name) in actors.items():
+        if actor in unjoined:
+            clients[actor] = await roomd.connect()
+        else:
+            clients[actor] = await roomd.join(room, user, role, name=name)
+            peers[actor] = clients[actor].peer_id
         if on_push is not None:
-            await asyncio.sleep(1.2)  # the coalesced pushes of the last interval (1 s) reach the recorder
-        for client in clients.values():
-            if not client.closed:
-                await client.close()  # after end-room they are closed already
+            clients[actor].on_push = (lambda a: lambda m: on_push(m["method"], m.get("params"), a, room))(actor)
+
+    async def fill(value):
+        if isinstance(value, str) and value.startswith("{") and value.endswith("}") and ":" in value:
+            kind, _, rest = value[1:-1].partition(":")
+            if kind == "peer":
+                return peers[rest]
+            if kind == "token":
+                user, role, _ = actors[rest]
+                return roomd.token(room, user, role)
+            if kind == "id":
+                return ids[rest]
+            if kind == "push":
+                actor, method, field = rest.split(":")
+                return (await clients[actor].next(method, timeout=5))[field]
+        if isinstance(value, dict):
+            return {k: await fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [await fill(v) for v in value]
+        return value
+
+    for actor, method, params, name in steps:
+        filled = await fill(params)
+        result = await clients[actor].call(method, filled)
+        for key in ID_KEYS:
+            if isinstance(result, dict) and result.get(key) is not None:
+                ids[key] = result[key]
+        if method == "broadcast":
+            ids["message_id"] = result["message_id"]
+        if isinstance(result, dict) and isinstance(result.get("request"), dict):
+            ids["request_id"] = result["request"]["request_id"]  # stage-request, stage-invite
+        if method == "join":
+            peers[actor] = result["peer"]["peer_id"]
+        on_step(method, name, actor, filled, result, room)
+    if on_push is not None:
+        await asyncio.sleep(1.2)  # the coalesced pushes of the last interval (1 s) reach the recorder
+    for client in clients.values():
+        if not client.closed:
+            await client.close()  # after end-room they are closed already

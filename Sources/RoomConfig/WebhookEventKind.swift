@@ -35,4 +35,8 @@ public enum WebhookEventKind: String, Sendable, CaseIterable {
     case stageDeclined = "stage.declined"
     case stageWithdrawn = "stage.withdrawn"
     case stageDone = "stage.done"
+    /// 1.3, section 31: messages held for review.
+    case messageHeld = "message.held"
+    case messageApproved = "message.approved"
+    case messageRejected = "message.rejected"
 }

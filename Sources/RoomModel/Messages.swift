@@ -16,19 +16,49 @@ extension RoomRegistry {
     )
         throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery])
     {
+        let posted = try post(from: sender, message: message, type: type, to: target)
+        return (posted.message, posted.deliveries)
+    }
+
+    /// `broadcast` by a peer, with section 31's rules: a shadow-banned
+    /// sender's message is shadowed; a message to everyone that
+    /// `settings.chat.hold` stops is held (`held`: it reached only the
+    /// moderators' `on-message-held`).
+    public func post(
+        from sender: Peer,
+        message: String,
+        type: String,
+        to target: MessageTarget
+    )
+        throws(RoomError) -> (message: ChatMessage, deliveries: [Delivery], held: Bool)
+    {
         try sender.requireUnrestricted("broadcast")
         try checkSize(message, field: "info.message", limit: settings.limits.maxChatBytes)
         try checkChatRules(sender, message: message, toEveryone: target == .everyone)
+        let shadowed = isShadowed(sender)
+        if target == .everyone, !shadowed, holds(message, from: sender) {
+            let chat = ChatMessage(
+                id: ids.next(.message),
+                timestamp: clock.nowMillis(),
+                sender: ActorRef(sender),
+                recipient: .broadcast,
+                message: message,
+                type: type
+            )
+            let deliveries = try hold(chat, in: sender.room)
+            noteSent(sender)
+            return (chat, deliveries, true)
+        }
         let sent = try send(
             from: .peer(sender),
             in: sender.room,
             message: message,
             type: type,
             to: target,
-            shadowed: isShadowed(sender)
+            shadowed: shadowed
         )
         if target == .everyone { noteSent(sender) }
-        return sent
+        return (sent.message, sent.deliveries, false)
     }
 
     /// A message from a peer or from the server (REST `send-message`); never

@@ -48,6 +48,9 @@ public enum OperatorEvent: Sendable, Equatable {
     case recordingStopped(room: RoomRef, by: ActorRef?, reason: String)
     /// 1.3, section 26: a stage request's new status; `peer` is its peer as it is now.
     case stage(room: RoomRef, peer: ActorRef, request: StageRequest)
+    /// 1.3, section 31: a message held for review, approved or rejected (`reason` for a rejection).
+    case messageHeld(room: RoomRef, message: ChatMessage)
+    case messageReviewed(room: RoomRef, message: ChatMessage, approved: Bool, reason: String?)
 
     public var kind: WebhookEventKind {
         switch self {
@@ -77,6 +80,8 @@ public enum OperatorEvent: Sendable, Equatable {
         case .rtmpStopped: .rtmpStopped
         case .recordingStarted: .recordingStarted
         case .recordingStopped: .recordingStopped
+        case .messageHeld: .messageHeld
+        case .messageReviewed(_, _, let approved, _): approved ? .messageApproved : .messageRejected
         case .stage(_, _, let request):
             switch request.status {
             case .waiting: .stageRequested
@@ -102,6 +107,7 @@ public enum OperatorEvent: Sendable, Equatable {
         case .rtmpStarted(let room, _, _), .rtmpStopped(let room, _, _): room
         case .recordingStarted(let room, _), .recordingStopped(let room, _, _): room
         case .stage(let room, _, _): room
+        case .messageHeld(let room, _), .messageReviewed(let room, _, _, _): room
         }
     }
 }

@@ -14,6 +14,10 @@ public enum Push {
     case broadcast(ChatMessage)
     /// `on-broadcast` of a shadow-banned sender's message with `"shadowed": true`, to `moderateChat` peers (1.3, section 31).
     case broadcastShadowed(ChatMessage)
+    /// `on-message-held {message}` to `moderateChat` peers (1.3, section 31).
+    case messageHeld(ChatMessage)
+    /// `on-message-review {message_id, status, reason}` to the sender's user's peers (1.3, section 31).
+    case messageReview(messageID: String, approved: Bool, reason: String?)
     /// `on-message-delete {message_id, deleted_by}` (1.2, section 19).
     case messageDelete(messageID: String, deletedBy: ActorRef)
     /// `on-chat-clear {cleared_by}` (1.2).

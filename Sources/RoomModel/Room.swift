@@ -37,6 +37,8 @@ public final class Room {
     public internal(set) var chatControls = ChatControls()
     /// Who reported what, for one report per user per target (1.2, Moderation/ReportLog.swift).
     var reports = ReportLog()
+    /// Messages held for review (1.3, section 31).
+    public internal(set) var held = HeldMessages()
     /// What the audience feed tells of this session (1.2, Feed/FeedRecorder.swift).
     public internal(set) var feed: FeedRecorder?
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.

@@ -48,6 +48,8 @@ public final class RoomRegistry {
     let wordFilter: WordFilter
     /// `settings.chat.blocked_domains` (section 31), for `Links.isBlocked`.
     let blockedDomains: Set<String>
+    /// `settings.chat.hold.words` (section 31), matched as `blocked_words` are.
+    let holdFilter: WordFilter
 
     public init(template: RoleTemplate, clock: RoomClock = SystemClock(), ids: IDGenerator = RandomIDGenerator()) {
         self.template = template
@@ -55,6 +57,7 @@ public final class RoomRegistry {
         self.ids = ids
         wordFilter = WordFilter(template.settings.chat.blockedWords)
         blockedDomains = Set(template.settings.chat.blockedDomains)
+        holdFilter = WordFilter(template.settings.chat.hold.words)
     }
 
     /// A reloaded template (SIGHUP): its roles apply to joins and role

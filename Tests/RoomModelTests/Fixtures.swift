@@ -90,6 +90,8 @@ extension Push {
         case .peerUpdate: "on-peer-update"
         case .broadcast: "on-broadcast"
         case .broadcastShadowed: "on-broadcast:shadowed"
+        case .messageHeld: "on-message-held"
+        case .messageReview(_, let approved, _): "on-message-review:\(approved ? "approved" : "rejected")"
         case .trackAdd(_, let track): "on-track-add:\(track.trackID)"
         case .trackUpdate(_, let track): "on-track-update:\(track.trackID)"
         case .trackRemove(_, let track): "on-track-remove:\(track.trackID)"

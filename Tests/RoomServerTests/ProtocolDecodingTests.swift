@@ -157,8 +157,8 @@ import Testing
         let peerRef = #"RoomProtocol.PeerRef(peerID: Optional("p"), role: Optional("host"), name: "A", userID: nil)"#
         #expect(
             live == [
-                #"Message(messageID: "m", timestamp: 5, sender: \#(peerRef), recipient: RoomProtocol.Recipient(type: RoomProtocol.Recipient.Kind.roles, peerID: nil, roles: Optional(["a"])), message: "hi", type: "chat")"#,
-                #"Message(messageID: "m", timestamp: 5, sender: \#(peerRef), recipient: RoomProtocol.Recipient(type: RoomProtocol.Recipient.Kind.peer, peerID: Optional("q"), roles: nil), message: "hi", type: "chat")"#,
+                #"Message(messageID: "m", timestamp: 5, sender: \#(peerRef), recipient: RoomProtocol.Recipient(type: RoomProtocol.Recipient.Kind.roles, peerID: nil, roles: Optional(["a"])), message: "hi", type: "chat", shadowed: false)"#,
+                #"Message(messageID: "m", timestamp: 5, sender: \#(peerRef), recipient: RoomProtocol.Recipient(type: RoomProtocol.Recipient.Kind.peer, peerID: Optional("q"), roles: nil), message: "hi", type: "chat", shadowed: false)"#,
                 "error: msg.recipient.roles[0]: expected a string, got number",
                 "error: msg.recipient: missing",
                 "error: msg.info: expected an object, got string",
@@ -170,7 +170,7 @@ import Testing
         let toAll = "RoomProtocol.Recipient(type: RoomProtocol.Recipient.Kind.broadcast, peerID: nil, roles: nil)"
         let broadcast =
             #"Message(messageID: "m", timestamp: 5, sender: \#(peerRef), recipient: \#(toAll), "#
-            + #"message: "hi", type: "chat")"#
+            + #"message: "hi", type: "chat", shadowed: false)"#
         #expect(
             kept == [
                 broadcast, broadcast, broadcast, broadcast,

@@ -23,6 +23,14 @@ extension JSONWriter {
         endObject()
     }
 
+    /// The `held` section (1.3, section 31): the messages held for review,
+    /// oldest first, each a Message of the `chat` section.
+    mutating func heldSection(_ messages: [ChatMessage]) {
+        beginArray()
+        for message in messages { chatMessage(message) }
+        endArray()
+    }
+
     private mutating func chatMessage(_ message: ChatMessage) {
         beginObject()
         field("id", message.id)
@@ -55,7 +63,7 @@ struct ChatSnapshot {
 }
 
 extension ChatMessage {
-    fileprivate init(_ r: SnapshotReader) throws(RoomSnapshotError) {
+    init(_ r: SnapshotReader) throws(RoomSnapshotError) {
         try self.init(
             id: r.string("id"),
             timestamp: r.int64("timestamp"),

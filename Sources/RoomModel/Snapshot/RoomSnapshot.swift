@@ -66,6 +66,8 @@ public struct RoomSnapshot: Sendable, Equatable {
     /// The call-in queue and its blocks (1.3, section 26; Stage/StageSnapshot.swift):
     /// absent when the session never used the queue.
     public var stage = StageSnapshot()
+    /// Messages held for review, oldest first (1.3, section 31): absent when none wait.
+    public var held: [ChatMessage] = []
 
     /// The format this build writes and reads (`"format"`).
     public static let format = 2
@@ -134,6 +136,10 @@ extension RoomSnapshot {
             w.key("stage")
             w.stageSection(stage)
         }
+        if !held.isEmpty {
+            w.key("held")
+            w.heldSection(held)
+        }
         w.endObject()
         return w.bytes
     }
@@ -191,6 +197,8 @@ extension RoomSnapshot {
             )
             // Absent when the session never used the call-in queue (and before 1.3).
             if r.has("stage") { snapshot.stage = try r.object("stage", StageSnapshot.init) }
+            // Absent when no message waits for review (and before 1.3).
+            if r.has("held") { snapshot.held = try r.objects("held", ChatMessage.init) }
             try PeerSnapshot.check(snapshot.peers, nextSequence: snapshot.nextSequence)
             try PollSnapshot.check(snapshot.polls)
             try ReactionTargetSnapshot.check(snapshot.reactions)

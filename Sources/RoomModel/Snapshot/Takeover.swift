@@ -28,6 +28,7 @@ extension RoomRegistry {
             recording: room.recording
         )
         snapshot.stage = room.stage.snapshot
+        snapshot.held = room.held.all
         return snapshot
     }
 
@@ -83,6 +84,7 @@ extension RoomRegistry {
             capacity: settings.chat.historySize
         )
         room.questions = QuestionBoard(questions: snapshot.questions, added: snapshot.questionsAdded)
+        room.held = HeldMessages(messages: snapshot.held)
         room.reactions = Reactions(restoring: snapshot.reactions, types: settings.reactions.types) { target in
             if case .message(let id) = target { room.chat.message(id) != nil } else { true }
         }

@@ -203,6 +203,9 @@ export class RoomClient {
   hlsStart(options?: { variants?: any }): Promise<any>;
   hlsStop(): Promise<any>;
   hlsTimedMetadata(metadataObjs: any): Promise<any>;
+  heldList(): Promise<any>;
+  messageApprove(messageId: any): Promise<any>;
+  messageReject(messageId: any, options?: { reason?: any }): Promise<any>;
   rtmpStart(rtmpUrls: any, options?: { meetingUrl?: any; record?: any }): Promise<any>;
   rtmpStop(): Promise<any>;
   recordingStart(): Promise<any>;

@@ -63,7 +63,9 @@ export const PUSH_NAMES = Object.freeze([
   "on-hls-timed-metadata",
   "on-hls-update",
   "on-message-delete",
+  "on-message-held",
   "on-message-pin",
+  "on-message-review",
   "on-metadata-change",
   "on-peer-join",
   "on-peer-leave",
@@ -535,6 +537,12 @@ export class RoomClient {
   hlsStop() { return this.call("hls-stop", {}); }
   /** `hls-timed-metadata`: Add HLS timed-metadata cues. */
   hlsTimedMetadata(metadataObjs) { return this.call("hls-timed-metadata", { metadata_objs: metadataObjs }); }
+  /** `held-list`: The messages held for review. */
+  heldList() { return this.call("held-list", {}); }
+  /** `message-approve`: Send a held message to everyone. */
+  messageApprove(messageId) { return this.call("message-approve", { message_id: messageId }); }
+  /** `message-reject`: Drop a held message. */
+  messageReject(messageId, { reason } = {}) { return this.call("message-reject", { message_id: messageId, ...params({ reason }) }); }
   /** `rtmp-start`: Start RTMP out (state only), optionally with the recording. */
   rtmpStart(rtmpUrls, { meetingUrl, record } = {}) { return this.call("rtmp-start", { rtmp_urls: rtmpUrls, ...params({ meeting_url: meetingUrl, record }) }); }
   /** `rtmp-stop`: Stop RTMP out (and the recording rtmp-start with record started). */

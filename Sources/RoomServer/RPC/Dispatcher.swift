@@ -80,6 +80,7 @@ package final class Dispatcher {
             stageMethods,
             reactionMethods,
             chatModerationMethods,
+            heldMethods,
             recordingMethods,
             tokenMethods,
         ]

@@ -23,11 +23,12 @@ extension Dispatcher {
             target = .roles(roles)
         case (nil, nil): target = .everyone
         }
-        let (chat, deliveries) = try registry.broadcast(from: peer, message: message, type: type, to: target)
+        let (chat, deliveries, held) = try registry.post(from: peer, message: message, type: type, to: target)
         fanOut(deliveries)
         return Self.encode { w in
             w.field("message_id", chat.id)
             w.field("timestamp", chat.timestamp)
+            if held { w.field("held", true) }  // section 31: waiting for a moderator
         }
     }
 }

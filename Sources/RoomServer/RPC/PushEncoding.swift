@@ -28,6 +28,18 @@ extension Envelope {
             }
         case .broadcast(let chat):
             return notification("on-broadcast") { w in w.chatFields(chat) }
+        case .messageHeld(let chat):
+            return notification("on-message-held") { w in
+                w.key("message")
+                w.chatMessage(chat)
+            }
+        case .messageReview(let messageID, let approved, let reason):
+            return notification("on-message-review") { w in
+                w.field("message_id", messageID)
+                w.field("status", approved ? "approved" : "rejected")
+                w.key("reason")
+                if let reason { w.string(reason) } else { w.null() }
+            }
         case .broadcastShadowed(let chat):
             return notification("on-broadcast") { w in
                 w.chatFields(chat)

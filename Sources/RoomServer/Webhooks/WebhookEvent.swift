@@ -84,6 +84,13 @@ struct WebhookEvent: Sendable {
                 case .rtmpStopped(_, let by, let reason), .recordingStopped(_, let by, let reason):
                     if let by { w.peerFields(by) }
                     w.field("reason", reason)
+                case .messageHeld(_, let message):
+                    w.field("message_id", message.id)
+                    w.peerFields(message.sender)
+                case .messageReviewed(_, let message, let approved, let reason):
+                    w.field("message_id", message.id)
+                    w.peerFields(message.sender)
+                    if !approved { w.optionalField("reason", reason) }
                 case .stage(_, let peer, let request):
                     w.peerFields(peer)
                     w.field("request_id", request.id)

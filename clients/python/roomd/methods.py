@@ -152,6 +152,22 @@ class ProtocolMethods:
         params = {"metadata_objs": metadata_objs}
         return await self.call("hls-timed-metadata", params, timeout)
 
+    async def held_list(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``held-list``: The messages held for review."""
+        params = {}
+        return await self.call("held-list", params, timeout)
+
+    async def message_approve(self, message_id: Any, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``message-approve``: Send a held message to everyone."""
+        params = {"message_id": message_id}
+        return await self.call("message-approve", params, timeout)
+
+    async def message_reject(self, message_id: Any, reason: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``message-reject``: Drop a held message."""
+        optional = {"reason": reason}
+        params = {"message_id": message_id, **{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("message-reject", params, timeout)
+
     async def rtmp_start(self, rtmp_urls: Any, meeting_url: Any = None, record: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
         """``rtmp-start``: Start RTMP out (state only), optionally with the recording."""
         optional = {"meeting_url": meeting_url, "record": record}

@@ -84,12 +84,14 @@ class RoomdProcess:
     def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
                  args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0,
                  test_mode: bool = False, clock: Optional[str] = None, clock_start: Optional[int] = None,
-                 seed: Optional[int] = None, webhooks: Any = None):
+                 seed: Optional[int] = None, webhooks: Any = None, settings: Optional[dict] = None):
         """``clock="manual"`` (implies ``test_mode``): roomd's clock starts at ``clock_start`` (ms since
         the epoch; default: now) and moves only by :meth:`advance`; ``seed``: every server id is drawn
         from one stream seeded with it (implies ``test_mode``). See PROTOCOL.md section 25.
         ``webhooks``: a URL, or a :class:`roomd.webhooks.WebhookSink` (which then gets the secret):
-        the daemon serves a copy of the template with ``settings.webhooks.url`` set to it."""
+        the daemon serves a copy of the template with ``settings.webhooks.url`` set to it.
+        ``settings``: sections merged into the template's ``settings`` (one level deep:
+        ``{"chat": {"hold": {"links": True}}}`` replaces ``settings.chat.hold``, keeps the rest of chat)."""
         self.binary = find_roomd(binary)
         self.config = find_config(config)
         self.args: List[str] = list(args)
@@ -107,6 +109,7 @@ class RoomdProcess:
         self.secret: bytes = secret.encode() if isinstance(secret, str) else bytes(secret)
         self.minter = TokenMinter(self.secret)
         self.webhooks_url: Optional[str] = getattr(webhooks, "url", webhooks)
+        self.settings = settings or {}
         if webhooks is not None and hasattr(webhooks, "secret"):
             webhooks.secret = self.secret
         self.start_timeout = start_timeout
@@ -127,10 +130,13 @@ class RoomdProcess:
         with os.fdopen(fd, "wb") as f:
             f.write(self.secret)
         self._stderr_file = open(os.path.join(self._dir, "stderr.log"), "w+b")
-        if self.webhooks_url:
+        if self.webhooks_url or self.settings:
             with open(self.config, encoding="utf-8") as f:
                 template = json.load(f)
-            template.setdefault("settings", {}).setdefault("webhooks", {})["url"] = self.webhooks_url
+            for section, values in self.settings.items():
+                template.setdefault("settings", {}).setdefault(section, {}).update(values)
+            if self.webhooks_url:
+                template.setdefault("settings", {}).setdefault("webhooks", {})["url"] = self.webhooks_url
             self.config = os.path.join(self._dir, "roles.json")
             with open(self.config, "w", encoding="utf-8") as f:
                 json.dump(template, f)

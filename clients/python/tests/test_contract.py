@@ -48,6 +48,8 @@ REACTIONS = {"react", "unreact", "reactions-get"}
 REACTION_PUSHES = {"on-reactions"}
 MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", "report"}
 MODERATION_PUSHES = {"on-chat-state", "on-report"}
+HELD = {"held-list", "message-approve", "message-reject"}
+HELD_PUSHES = {"on-message-held", "on-message-review"}
 LIFECYCLE = {"rtmp-start", "rtmp-stop", "recording-start", "recording-stop", "token-refresh"}
 LIFECYCLE_PUSHES = {"on-rtmp-update", "on-record-update", "on-token-expiring"}
 STAGE = {"stage-request", "stage-withdraw", "stage-list", "stage-invite", "stage-decline", "stage-block",
@@ -385,10 +387,10 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
 
     asyncio.run(scenario())
     core = {name for name in METHODS
-            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE}
+            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE | HELD}
     assert core - c.calls == set(), "every core method was called"
     missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
-               - LIFECYCLE_PUSHES - STAGE_PUSHES - {"room-state"} - c.pushes)
+               - LIFECYCLE_PUSHES - STAGE_PUSHES - HELD_PUSHES - {"room-state"} - c.pushes)
     assert missing == set(), f"pushes the scenario never saw: {missing}"
 
 
@@ -680,6 +682,50 @@ def test_moderation_answers_and_pushes_match_the_contract(roomd):
     asyncio.run(scenario())
     assert MODERATION - c.calls == set()
     assert MODERATION_PUSHES - c.pushes == set()
+
+
+def test_held_messages_answers_and_pushes_match_the_contract(roomd_factory):
+    """Section 31: messages held for review, shadow chat bans, blocked domains, and their codes."""
+    roomd = roomd_factory(settings={"chat": {"hold": {"first_message": True, "links": True},
+                                             "blocked_domains": ["spam.example"]}})
+    c = Contract()
+
+    async def scenario():
+        host, viewer, guest = [await roomd.connect() for _ in range(3)]
+        await c.call(host, "join", {"token": roomd.token("held", "ada", "host")})
+        await c.call(viewer, "join", {"token": roomd.token("held", "bob", "viewer")})
+        await c.call(guest, "join", {"token": roomd.token("held", "cy", "guest")})
+        held = await c.call(viewer, "broadcast", {"info": {"message": "first!"}})
+        assert held["held"] is True
+        await c.next(host, "on-message-held")
+        listed = await c.call(host, "held-list", {})
+        assert [m["message_id"] for m in listed["messages"]] == [held["message_id"]]
+        await c.call(host, "message-approve", {"message_id": held["message_id"]})
+        await c.next(viewer, "on-message-review")
+        await c.next(guest, "on-broadcast")
+        await c.next(host, "on-broadcast")
+        link = await c.call(viewer, "broadcast", {"info": {"message": "www.example.com"}})
+        await c.call(host, "message-reject", {"message_id": link["message_id"], "reason": "no"})
+        await c.next(viewer, "on-message-review")
+        await c.fail(host, "message-approve", {"message_id": link["message_id"]}, 40405)
+        await c.fail(host, "message-reject", {"message_id": "nope", "reason": "x" * 257}, 41300)
+        await c.fail(viewer, "held-list", {}, 40300)
+        await c.fail(viewer, "message-approve", {"message_id": link["message_id"]}, 40300)
+        await c.fail(viewer, "broadcast", {"info": {"message": "http://x.spam.example"}}, 40302)
+        await c.call(host, "chat-ban", {"user_id": "bob", "shadow": True})
+        await c.call(viewer, "broadcast", {"info": {"message": "you cannot hear me"}})
+        shadowed = await c.next(host, "on-broadcast")
+        assert shadowed["shadowed"] is True
+        history = await c.call(host, "chat-history", {})
+        assert [m.get("shadowed") for m in history["messages"]] == [None, True]
+        await asyncio.sleep(0.3)
+        c.sweep(host, viewer, guest)
+        for client in (host, viewer, guest):
+            await client.close()
+
+    asyncio.run(scenario())
+    assert HELD - c.calls == set()
+    assert HELD_PUSHES - c.pushes == set()
 
 
 def test_stage_answers_and_pushes_match_the_contract(roomd):
