@@ -48,6 +48,9 @@ enum JoinMethods {
         ("invite-req ID", "invite a waiting caller on stage: stage-invite {\\"request_id\\":ID}"),
         ("decline ID", "decline a stage request: stage-decline {\\"request_id\\":ID}"),
         ("block USER", "keep a user out of the call-in queue: stage-block {\\"user_id\\":USER}"),
+        ("held", "the messages held for review (moderateChat): held-list {}"),
+        ("approve ID", "send a held message to everyone: message-approve {\\"message_id\\":ID}"),
+        ("reject ID REASON", "drop a held message (REASON may be left out): message-reject {\\"message_id\\":ID,\\"reason\\":REASON}"),
         ("me", "print one's own peer id, role and room"),
         ("help", "this list"),
     ]

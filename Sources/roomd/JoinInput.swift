@@ -45,6 +45,18 @@ enum JoinInput: Equatable {
         case "block":
             guard arguments.count == 1 else { return .problem("usage: block USER") }
             return .call("stage-block", ["user_id": .string(arguments[0])])
+        case "held":
+            guard rest.isEmpty else { return .problem("usage: held") }
+            return .call("held-list", [:])
+        case "approve":
+            guard arguments.count == 1 else { return .problem("usage: approve MESSAGE_ID") }
+            return .call("message-approve", ["message_id": .string(arguments[0])])
+        case "reject" where !arguments.isEmpty:
+            // `reject MESSAGE_ID [REASON…]`: a held message; `reject` alone answers an invitation.
+            let reason = arguments.dropFirst().joined(separator: " ")
+            var params: [JSON.Member] = [.init("message_id", .string(arguments[0]))]
+            if !reason.isEmpty { params.append(.init("reason", .string(reason))) }
+            return .call("message-reject", .object(params))
         case "accept", "reject":
             guard let invitation else { return .problem("no invitation to \(word): no on-role-change-request yet") }
             return .call(word == "accept" ? "role-change" : "role-change-reject", ["token": .string(invitation)])

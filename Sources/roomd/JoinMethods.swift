@@ -244,10 +244,17 @@ enum JoinMethods {
         Entry(method: "peer-unban", usage: "peer-unban {user_id}", summary: "Lift a user's ban"),
         Entry(
             method: "chat-ban",
-            usage: "chat-ban {user_id?, peer_id?, duration_s?}",
+            usage: "chat-ban {user_id?, peer_id?, duration_s?, shadow?}",
             summary: "Silence a user's chat: it stays and watches"
         ),
         Entry(method: "chat-unban", usage: "chat-unban {user_id}", summary: "End a user's chat ban"),
+        Entry(method: "held-list", usage: "held-list", summary: "The messages held for review"),
+        Entry(
+            method: "message-approve",
+            usage: "message-approve {message_id}",
+            summary: "Send a held message to everyone"
+        ),
+        Entry(method: "message-reject", usage: "message-reject {message_id, reason?}", summary: "Drop a held message"),
         Entry(
             method: "chat-state",
             usage: "chat-state {paused?, slow_mode_s?}",
@@ -325,6 +332,12 @@ enum JoinMethods {
         ("invite-req ID", "invite a waiting caller on stage: stage-invite {\"request_id\":ID}"),
         ("decline ID", "decline a stage request: stage-decline {\"request_id\":ID}"),
         ("block USER", "keep a user out of the call-in queue: stage-block {\"user_id\":USER}"),
+        ("held", "the messages held for review (moderateChat): held-list {}"),
+        ("approve ID", "send a held message to everyone: message-approve {\"message_id\":ID}"),
+        (
+            "reject ID REASON",
+            "drop a held message (REASON may be left out): message-reject {\"message_id\":ID,\"reason\":REASON}"
+        ),
         ("me", "print one's own peer id, role and room"),
         ("help", "this list"),
     ]

@@ -76,7 +76,7 @@ import Testing
         (#"{"webhooks":{"url":5}}"#, "settings.webhooks.url: expected string, got number 5"),
         (
             #"{"webhooks":{"url":"http://h/","events":["peer.join.success","peer.joined"]}}"#,
-            #"settings.webhooks.events[1]: unknown event "peer.joined", expected one of session.open.success, session.close.success, peer.join.success, peer.leave.success, role.change.success, hls.started.success, hls.stopped.success, poll.started, poll.stopped, room.end.success, peer.banned, peer.unbanned, chat.banned, message.deleted, report.created, stream.scheduled, stream.live, stream.ended, stream.vod, rtmp.started.success, rtmp.stopped.success, recording.started.success, recording.stopped.success, stage.requested, stage.invited, stage.live, stage.declined, stage.withdrawn, stage.done"#
+            #"settings.webhooks.events[1]: unknown event "peer.joined", expected one of session.open.success, session.close.success, peer.join.success, peer.leave.success, role.change.success, hls.started.success, hls.stopped.success, poll.started, poll.stopped, room.end.success, peer.banned, peer.unbanned, chat.banned, message.deleted, report.created, stream.scheduled, stream.live, stream.ended, stream.vod, rtmp.started.success, rtmp.stopped.success, recording.started.success, recording.stopped.success, stage.requested, stage.invited, stage.live, stage.declined, stage.withdrawn, stage.done, message.held, message.approved, message.rejected"#
         ),
         (#"{"webhooks":{"url":"http://h/","events":"all"}}"#, "settings.webhooks.events: expected array, got string"),
         (

@@ -159,6 +159,41 @@ import Testing
         }
     }
 
+    /// The review queue's shorthands (1.3, section 31): a host bot lists
+    /// the held messages, approves one and rejects another with a reason.
+    @Test func heldShorthandsListApproveAndReject() async throws {
+        let daemon = try await Daemon.start(settings: #"{"chat":{"hold":{"first_message":true}}}"#)
+        let secret = daemon.directory.appendingPathComponent("secret").path
+        let host = try Bot.start([
+            "--room", "room-1", "--role", "host", "--user", "h", "--url", daemon.url, "--secret-file", secret,
+        ])
+        #expect(host.line()?.hasPrefix("= {\"peer\":") == true)
+        func answer() throws -> JSON {
+            let line = try #require(host.next(startingWith: "= "))
+            return try JSON.parse(Array(line.dropFirst(2).utf8))
+        }
+        let (one, _) = try await daemon.join("v1", as: "viewer")
+        let (two, _) = try await daemon.join("v2", as: "viewer")
+        let first = try #require(
+            try await one.call("broadcast", ["info": ["message": "hi"]])["message_id"]?.stringValue
+        )
+        let second = try #require(
+            try await two.call("broadcast", ["info": ["message": "yo"]])["message_id"]?.stringValue
+        )
+        host.type("held")
+        #expect(try answer()["messages"]?.arrayValue?.count == 2)
+        host.type("approve \(first)")
+        #expect(try answer() == [:])
+        #expect(try await one.next("on-message-review")["status"] == "approved")
+        host.type("reject \(second) not on topic")
+        #expect(try answer() == [:])
+        #expect(try await two.next("on-message-review")["reason"] == "not on topic")
+        host.type("approve")
+        #expect(host.next(startingWith: "! ") == "! usage: approve MESSAGE_ID")
+        try host.input.close()
+        #expect(host.finalStatus() == 0)
+    }
+
     @Test func aDaemonThatStopsEndsTheSessionWithItsCode() async throws {
         let daemon = try await Daemon.start(singleProcess: true)  // a cluster's node drains (1012: ClusterDrainTests)
         let secret = daemon.directory.appendingPathComponent("secret").path
