@@ -64,6 +64,9 @@ import Testing
             #expect(push["message"]?["message_id"]?.stringValue == first)
             #expect(Self.isServer(push["pinned_by"]))
         }
+        let pinned = try await Self.rest(stage, "GET", "/chat")
+        #expect(pinned.body["pinned"]?["message_id"]?.stringValue == first, "the history comes with the pin")
+        #expect(pinned.body["state"] == ["paused": false, "slow_mode_s": 0])
         #expect(try await Self.rest(stage, "POST", "/chat/pin", "{}").status == 400)
         #expect(try await Self.rest(stage, "POST", "/chat/pin", #"{"message_id":"nope"}"#).body["code"] == 40405)
 
@@ -82,6 +85,8 @@ import Testing
         }
         let cleared = try await Self.rest(stage, "GET", "/chat")
         #expect(cleared.body["messages"] == [])
+        #expect(cleared.body["pinned"] == .null, "the clear unpinned it")
+        #expect(cleared.body["state"] == ["paused": false, "slow_mode_s": 10])
         #expect(try await Self.rest(stage, "GET", "/chatter").status == 404)
         #expect(try await Self.rest(stage, "PATCH", "/chat", "{}").status == 404)
     }

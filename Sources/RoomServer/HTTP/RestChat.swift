@@ -40,8 +40,10 @@ extension RestAPI {
     /// quarter of `max_outbound_bytes`, as the WebSocket's chat answers.
     var listBudget: Int { max(1, registry.settings.limits.maxOutboundBytes / 4) }
 
-    /// `{messages:[Message…], more}`, as `chat-history` (the newest `limit`,
-    /// 1–200, default 50, before `before`; shadowed ones marked).
+    /// `{messages:[Message…], more, pinned: Message|null, state: {paused,
+    /// slow_mode_s}}`: `chat-history`'s answer (the newest `limit`, 1–200,
+    /// default 50, before `before`; shadowed ones marked), with what a
+    /// console shows beside it: the pinned message and the chat's state.
     private func chatHistory(_ roomID: RoomID, _ request: HTTPRequest) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let limit = try Self.queryInt(request, "limit", in: 1...200) ?? 50
@@ -53,6 +55,13 @@ extension RestAPI {
                 w.key("messages")
                 let cut = w.chatMessages(page.messages, within: budget, showShadow: true)
                 w.field("more", page.more || cut)
+                w.key("pinned")
+                w.chatMessage(room.chat.pinned, showShadow: true)
+                w.key("state")
+                w.object { w in
+                    w.field("paused", room.chatControls.paused)
+                    w.field("slow_mode_s", room.chatControls.slowModeSeconds)
+                }
             }
         )
     }
