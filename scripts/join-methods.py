@@ -51,6 +51,7 @@ enum JoinMethods {
         ("held", "the messages held for review (moderateChat): held-list {}"),
         ("approve ID", "send a held message to everyone: message-approve {\\"message_id\\":ID}"),
         ("reject ID REASON", "drop a held message (REASON may be left out): message-reject {\\"message_id\\":ID,\\"reason\\":REASON}"),
+        ("resolve ID NOTE", "resolve a report (NOTE may be left out): report-resolve {\\"report_id\\":ID,\\"note\\":NOTE}"),
         ("me", "print one's own peer id, role and room"),
         ("help", "this list"),
     ]

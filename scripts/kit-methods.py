@@ -69,7 +69,7 @@ SWIFT_NAMES = {
     "peer-ban": "ban", "peer-unban": "unban", "chat-ban": "chatBan", "chat-unban": "chatUnban",
     "held-list": "heldMessages", "message-approve": "approveMessage", "message-reject": "rejectMessage",
     "audit-list": "auditLog",
-    "chat-state": "setChatState", "report": "report", "rtmp-start": "startRTMP", "rtmp-stop": "stopRTMP",
+    "chat-state": "setChatState", "report": "report", "report-resolve": "resolveReport", "rtmp-start": "startRTMP", "rtmp-stop": "stopRTMP",
     "recording-start": "startRecording", "recording-stop": "stopRecording", "token-refresh": "refreshToken",
 }
 

@@ -8,7 +8,7 @@ later one needs and is not an example. Params may hold placeholders, filled in e
 - "{peer:ACTOR}"          the actor's peer id;
 - "{token:ACTOR}"         a fresh app token of the actor (its user, role and room);
 - "{id:KEY}"              a value an earlier result of the scene gave under KEY (poll_id, message_id,
-                          question_id, iterator; request_id from a result's `request`);
+                          question_id, iterator, report_id; request_id from a result's `request`);
 - "{push:ACTOR:METHOD:FIELD}"  FIELD of the next METHOD push the actor gets (a role-change token).
 
 `show` is the document's order of the 1.1/1.2 calls with a host and a viewer; `stage` holds the calls
@@ -66,6 +66,7 @@ SHOW = {
     "chat-ban": ("host", {"user_id": "troll-2", "duration_s": 300}, "silencing a user's chat"),
     "chat-unban": ("host", {"user_id": "troll-2"}, "ending it"),
     "report": ("viewer", {"message_id": "{id:message_id}", "reason": "spam"}, "reporting a message"),
+    "report-resolve": ("host", {"report_id": "{id:report_id}", "note": "message deleted"}, "resolving it, with a note"),
     "recording-start": ("host", {}, "the recording started"),
     "recording-stop": ("host", {}, "and stopped"),
 }
@@ -146,7 +147,7 @@ HELD = [
     ("host", "audit-list", {}, "the session's moderation acts, oldest first"),
 ]
 
-ID_KEYS = ("poll_id", "message_id", "question_id", "iterator")
+ID_KEYS = ("poll_id", "message_id", "question_id", "iterator", "report_id")
 
 
 def scenes(order):

@@ -108,9 +108,35 @@ extension RoomClient {
         )
         return try decode("report", result) { try WireReader($0, path: "").string("report_id") }
     }
+
+    /// Resolves an open report (`report-resolve {report_id, note?}`, 1.3,
+    /// `moderateChat`); every `moderateChat` peer gets `on-report-update`.
+    ///
+    /// - Returns: the report, `resolved`.
+    /// - Throws: `rpc` with 40300 (no `moderateChat`), 40408 (unknown
+    ///   report), 40904 (resolved already), 41300 (note over 1,024 bytes).
+    @discardableResult
+    public func resolveReport(
+        _ reportID: String,
+        note: String? = nil,
+        timeout: Duration? = nil
+    ) async throws
+        -> ChatReport
+    {
+        var params: [String: JSON] = ["report_id": .string(reportID)]
+        if let note { params["note"] = .string(note) }
+        let result = try await call(
+            "report-resolve",
+            .object(params.map { JSON.Member($0.key, $0.value) }),
+            timeout: timeout
+        )
+        return try decode("report-resolve", result) { try ChatReport(WireReader($0, path: "").child("report")) }
+    }
 }
 
-/// A report, as moderators get it (`on-report`).
+/// A report, as moderators get it (`on-report`, `on-report-update`,
+/// `report-resolve`). `on-report` carries a new report: `open`, the
+/// resolution fields nil.
 public struct ChatReport: Sendable, Equatable {
     /// What is reported: `{type, id}`.
     public typealias Target = ReportTarget
@@ -121,6 +147,12 @@ public struct ChatReport: Sendable, Equatable {
     public var reportedBy: PeerRef
     /// When it was made (ms).
     public var at: Int64
+    /// `open`, or `resolved` by a moderator (1.3).
+    public var status: ReportStatus = .open
+    /// Who resolved it (a moderator, or the server PeerRef for REST), when (ms), and its note (1.3).
+    public var resolvedBy: PeerRef?
+    public var resolvedAt: Int64?
+    public var note: String?
 
     init(_ r: WireReader) throws {
         try r.requireObject()
@@ -131,5 +163,9 @@ public struct ChatReport: Sendable, Equatable {
         reason = try r.string("reason")
         reportedBy = try PeerRef(r.child("reported_by"))
         at = try r.int64("at")
+        if r.has("status") { status = try r.choice("status") }
+        resolvedBy = r.has("resolved_by") ? try PeerRef(r.child("resolved_by")) : nil
+        resolvedAt = try r.optionalInt64("resolved_at")
+        note = try r.optionalString("note")
     }
 }

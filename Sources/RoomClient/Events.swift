@@ -99,6 +99,9 @@ public enum RoomEvent: Sendable, Equatable {
     /// `on-report {report_id, target, reason, reported_by, at}`: a report, to
     /// `moderateChat` peers (1.2, section 22).
     case report(ChatReport)
+    /// `on-report-update {report}`: a report was resolved, to `moderateChat`
+    /// peers (1.3, section 32).
+    case reportUpdate(ChatReport)
     /// `on-rtmp-update`: RTMP out started or stopped (1.2, section 23).
     case rtmpUpdate(RTMPState)
     /// `on-record-update`: the recording started or stopped (1.2, section 23).
@@ -152,6 +155,7 @@ public enum RoomEvent: Sendable, Equatable {
         case .reactions: "on-reactions"
         case .chatState: "on-chat-state"
         case .report: "on-report"
+        case .reportUpdate: "on-report-update"
         case .rtmpUpdate: "on-rtmp-update"
         case .recordingUpdate: "on-record-update"
         case .tokenExpiring: "on-token-expiring"
@@ -280,6 +284,8 @@ public enum RoomEvent: Sendable, Equatable {
             return .chatState(try ChatState(p))
         case "on-report":
             return .report(try ChatReport(p))
+        case "on-report-update":
+            return .reportUpdate(try ChatReport(p.child("report")))
         case "on-stage-queue":
             return .stageQueue(
                 changed: try p.elements("changed").map { try CallInRequest($0) },

@@ -28,6 +28,8 @@ public enum Push {
     case chatState(ChatState)
     /// `on-report {report_id, target, reason, reported_by, at}` (1.2), to `moderateChat` peers.
     case report(Report)
+    /// `on-report-update {report}` (1.3, section 32): a report resolved, to `moderateChat` peers.
+    case reportUpdate(Report)
     /// `on-reactions {counts:[{target, type, total}]}` (1.2, section 20): the
     /// totals changed since the room's last one, coalesced per interval.
     case reactions([ReactionCount])

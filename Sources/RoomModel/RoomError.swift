@@ -49,6 +49,8 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case nameReserved = 40908
     /// 1.3: stage request not found, or not in a state that allows the call (`data.status`).
     case stageRequestNotFound = 40407
+    /// 1.3: report not found (`report-resolve`, REST `…/reports/{report_id}/resolve`; section 32).
+    case reportNotFound = 40408
     /// 1.3: blocked from the call-in queue (`stage-request`, section 26).
     case stageBlocked = 40303
     /// 1.2: banned from this room (`join`, `preview`; section 22).

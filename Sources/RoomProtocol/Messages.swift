@@ -46,6 +46,11 @@ public struct ChatState: Sendable, Equatable, Hashable {
     }
 }
 
+/// A report's status (1.3, section 32): `open` until a moderator resolves it.
+public enum ReportStatus: String, Sendable, Equatable, Hashable, CaseIterable {
+    case open, resolved
+}
+
 /// What a `report` is about: `{type:"message"|"question"|"peer", id}`.
 public struct ReportTarget: Sendable, Equatable, Hashable {
     public enum Kind: String, Sendable, Equatable, Hashable, CaseIterable {

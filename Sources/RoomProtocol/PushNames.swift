@@ -32,6 +32,7 @@ public enum PushNames {
         "on-reactions",
         "on-record-update",
         "on-report",
+        "on-report-update",
         "on-role-change-rejected",
         "on-role-change-request",
         "on-rtmp-update",

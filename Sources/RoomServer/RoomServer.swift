@@ -150,6 +150,7 @@ public final class RoomServer: @unchecked Sendable {
             homes: homes,
             logger: logger
         )
+        rest.graveyard = dispatcher.graveyard  // one queue frees every cleared chat
         let http = HTTPExchange(maxBody: limits.maxMessageBytes, thread: thread)
         let feed = RestFeed(thread: thread, registry: registry, verifier: verifier, clock: clock, metrics: metrics)
         let audienceMetrics = metrics  // not `self` in the closure below

@@ -57,6 +57,13 @@ enum JoinInput: Equatable {
             var params: [JSON.Member] = [.init("message_id", .string(arguments[0]))]
             if !reason.isEmpty { params.append(.init("reason", .string(reason))) }
             return .call("message-reject", .object(params))
+        case "resolve":
+            // `resolve REPORT_ID [NOTE…]`: a report (1.3, section 32).
+            guard !arguments.isEmpty else { return .problem("usage: resolve REPORT_ID [NOTE]") }
+            let note = arguments.dropFirst().joined(separator: " ")
+            var params: [JSON.Member] = [.init("report_id", .string(arguments[0]))]
+            if !note.isEmpty { params.append(.init("note", .string(note))) }
+            return .call("report-resolve", .object(params))
         case "accept", "reject":
             guard let invitation else { return .problem("no invitation to \(word): no on-role-change-request yet") }
             return .call(word == "accept" ? "role-change" : "role-change-reject", ["token": .string(invitation)])

@@ -270,6 +270,7 @@ enum JoinMethods {
             usage: "report {reason, message_id?, question_id?, peer_id?}",
             summary: "Report a message, a question or a peer to the moderators"
         ),
+        Entry(method: "report-resolve", usage: "report-resolve {report_id, note?}", summary: "Resolve an open report"),
         Entry(
             method: "rtmp-start",
             usage: "rtmp-start {rtmp_urls, meeting_url?, record?}",
@@ -343,6 +344,7 @@ enum JoinMethods {
             "reject ID REASON",
             "drop a held message (REASON may be left out): message-reject {\"message_id\":ID,\"reason\":REASON}"
         ),
+        ("resolve ID NOTE", "resolve a report (NOTE may be left out): report-resolve {\"report_id\":ID,\"note\":NOTE}"),
         ("me", "print one's own peer id, role and room"),
         ("help", "this list"),
     ]

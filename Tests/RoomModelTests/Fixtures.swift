@@ -118,6 +118,7 @@ extension Push {
         case .tokenExpiring(let at): "on-token-expiring:\(at)"
         case .chatState(let state): "on-chat-state:\(state.chatBanned ? "banned" : "free")"
         case .report(let report): "on-report:\(report.target.type.rawValue):\(report.target.id)"
+        case .reportUpdate(let report): "on-report-update:\(report.id):\(report.status.rawValue)"
         case .messageDelete(let id, _): "on-message-delete:\(id)"
         case .chatClear: "on-chat-clear"
         case .messagePin(let message, _): "on-message-pin:\(message?.id ?? "null")"

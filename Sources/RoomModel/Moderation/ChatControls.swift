@@ -12,6 +12,9 @@ public struct ChatControls: Sendable, Equatable {
         /// A shadow chat ban (1.3, section 31): the user is not told; its
         /// messages reach only its own peers and the moderators.
         public var shadow: Bool = false
+        /// Who chat-banned the user (1.3, REST `GET chat-bans`); a snapshot
+        /// saved before 1.3 restores it as the server PeerRef.
+        public var bannedBy: ActorRef = .server
         var serial: Int
     }
 
@@ -44,10 +47,10 @@ public struct ChatControls: Sendable, Equatable {
     var nextChatBanEnd: Int64? { chatBans.values.compactMap(\.until).min() }
 
     /// False when `capacity` chat bans are already held (expired ones are ended first by the caller).
-    mutating func addChatBan(_ userID: UserID, until: Int64?, shadow: Bool = false) -> Bool {
+    mutating func addChatBan(_ userID: UserID, until: Int64?, shadow: Bool = false, by: ActorRef = .server) -> Bool {
         if chatBans[userID] == nil, chatBans.count >= Self.chatBanCapacity { return false }
         serial += 1
-        chatBans[userID] = ChatBan(userID: userID, until: until, shadow: shadow, serial: serial)
+        chatBans[userID] = ChatBan(userID: userID, until: until, shadow: shadow, bannedBy: by, serial: serial)
         return true
     }
 

@@ -118,7 +118,7 @@ extension RoomRegistry {
         var deliveries = endChatBans(in: room, now: now)  // expired ones free their place (and are told so)
         let until = durationSeconds.map { now + Int64($0) * 1000 }
         let seen = chatState(in: room, userID: userID)
-        guard room.chatControls.addChatBan(userID, until: until, shadow: shadow) else {
+        guard room.chatControls.addChatBan(userID, until: until, shadow: shadow, by: ActorRef(initiator)) else {
             throw RoomError(
                 .tooMany,
                 "chat-ban: room \"\(room.id)\" holds \(ChatControls.chatBanCapacity) chat bans already"
@@ -356,9 +356,46 @@ extension RoomRegistry {
             at: clock.nowMillis()
         )
         room.reports.insert(user: peer.userID, target: target, id: report.id)
+        room.reports.add(report)
         record(.reportCreated(room: RoomRef(room), report: report), at: report.at)
         let moderators = room.peersInJoinOrder.filter(canModerateChat)
         return (report.id, [Delivery(.report(report), to: moderators)].nonEmpty)
+    }
+
+    /// The most bytes of a `report-resolve` note (41300 past it).
+    public static let maxNoteBytes = 1024
+
+    /// `GET …/reports?status=` (1.3, section 32): the room session's kept
+    /// reports of that status, oldest first.
+    public func reports(in room: Room, status: ReportStatus) -> [Report] {
+        room.reports.all.filter { $0.status == status }
+    }
+
+    /// `report-resolve {report_id, note?}` (1.3, section 32; `moderateChat`,
+    /// or REST): the report is `resolved`, and every `moderateChat` peer gets
+    /// `on-report-update {report}`. An unknown id is 40408, a resolved
+    /// report 40904.
+    public func resolveReport(
+        _ id: String,
+        note: String?,
+        by initiator: Initiator,
+        in room: Room
+    ) throws(RoomError) -> (report: Report, deliveries: [Delivery]) {
+        try requirePermission(initiator, \.moderateChat, "moderateChat")
+        if let note { try checkSize(note, field: "note", limit: Self.maxNoteBytes) }
+        guard var report = room.reports.report(id) else {
+            throw RoomError(.reportNotFound, "report_id: no report \"\(id)\" in the room's session")
+        }
+        guard report.status == .open else {
+            throw RoomError(.wrongState, "report_id: report \"\(id)\" is resolved already")
+        }
+        report.status = .resolved
+        report.resolvedBy = ActorRef(initiator)
+        report.resolvedAt = clock.nowMillis()
+        report.note = note
+        room.reports.update(report)
+        let moderators = room.peersInJoinOrder.filter(canModerateChat)
+        return (report, [Delivery(.reportUpdate(report), to: moderators)].nonEmpty)
     }
 }
 

@@ -29,9 +29,14 @@ extension RoomRegistry {
     }
 
     func writablePoll(_ peer: Peer, _ id: String, call: String) throws(RoomError) -> Poll {
-        try peer.requireUnrestricted(call)
-        try requirePermission(.peer(peer), \.pollWrite, "pollWrite")
-        guard let poll = peer.room.polls[id] else { throw RoomError(.pollNotFound, "poll_id: no poll \"\(id)\"") }
+        try writablePoll(.peer(peer), peer.room, id, call: call)
+    }
+
+    /// The poll `id` of `room` for a peer with `pollWrite`, or for REST.
+    func writablePoll(_ initiator: Initiator, _ room: Room, _ id: String, call: String) throws(RoomError) -> Poll {
+        if case .peer(let peer) = initiator { try peer.requireUnrestricted(call) }
+        try requirePermission(initiator, \.pollWrite, "pollWrite")
+        guard let poll = room.polls[id] else { throw RoomError(.pollNotFound, "poll_id: no poll \"\(id)\"") }
         return poll
     }
 }

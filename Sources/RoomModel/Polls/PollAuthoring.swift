@@ -33,7 +33,7 @@ extension RoomRegistry {
     /// A draft poll of REST `POST /v2/rooms` (section 23): checked as
     /// `poll-info-set` and `poll-questions-set` check theirs, `created_by` null.
     /// Nothing is added when a check fails; `field` prefixes the paths named.
-    func preparePoll(
+    public func preparePoll(
         _ info: PollInfoInput,
         questions inputs: [QuestionInput],
         in room: Room

@@ -9,21 +9,31 @@ extension RoomRegistry {
     /// stops only in `stopPoll` or at its `PollEnd`: the places for `poll.started`
     /// / `poll.stopped` events (webhooks).
     public func startPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID, call: "poll-start")
+        try startPoll(by: .peer(peer), in: peer.room, pollID: pollID)
+    }
+
+    /// `poll-start` by a peer or by REST (`POST …/polls/{poll_id}/start`,
+    /// section 32: `started_by` null).
+    public func startPoll(
+        by initiator: Initiator,
+        in room: Room,
+        pollID: String
+    ) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
+        let poll = try writablePoll(initiator, room, pollID, call: "poll-start")
         guard poll.state == .created else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a created poll can start")
         }
         if poll.questions.isEmpty { throw RoomError(.wrongState, "poll \"\(pollID)\" has no questions") }
         poll.state = .started
-        poll.startedBy = peer.id
+        if case .peer(let peer) = initiator { poll.startedBy = peer.id }
         poll.startedAt = clock.nowMillis()
-        record(.pollStarted(room: RoomRef(peer.room), pollID: poll.id, by: ActorRef(peer)))
+        record(.pollStarted(room: RoomRef(room), pollID: poll.id, by: ActorRef(initiator)))
         poll.tallies = poll.questions.map { QuestionTally(options: $0.options.count) }
         timePoll(poll)
-        peer.room.feed?.poll(poll, at: poll.startedAt!)
+        room.feed?.poll(poll, at: poll.startedAt!)
         var writers: [Peer] = []
         var readers: [Peer] = []
-        for other in peer.room.peersInJoinOrder where mayRead(other, poll) {
+        for other in room.peersInJoinOrder where mayRead(other, poll) {
             if canWritePolls(other) { writers.append(other) } else { readers.append(other) }
         }
         let withAnswers = poll.type == .quiz
@@ -34,24 +44,33 @@ extension RoomRegistry {
 
     /// `poll-stop` by a peer.
     public func stopPoll(by peer: Peer, pollID: String) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
-        let poll = try writablePoll(peer, pollID, call: "poll-stop")
+        try stopPoll(by: .peer(peer), in: peer.room, pollID: pollID)
+    }
+
+    /// `poll-stop` by a peer or by REST (`stopped_by` null, the event's `by` the server PeerRef).
+    public func stopPoll(
+        by initiator: Initiator,
+        in room: Room,
+        pollID: String
+    ) throws(RoomError) -> (poll: Poll, deliveries: [Delivery]) {
+        let poll = try writablePoll(initiator, room, pollID, call: "poll-stop")
         guard poll.state == .started else {
             throw RoomError(.wrongState, "poll \"\(pollID)\" is \(poll.state.rawValue): only a started poll can stop")
         }
-        return (poll, stop(poll, by: peer.id))
+        return (poll, stop(poll, by: initiator))
     }
 
-    /// Stops a started poll (by a peer, or by its timer with `by` nil): the
-    /// peers that may read or vote get `on-poll-stop`.
-    func stop(_ poll: Poll, by peerID: PeerID?) -> [Delivery] {
+    /// Stops a started poll (by a peer, by REST, or by its timer with `by`
+    /// nil): the peers that may read or vote get `on-poll-stop`.
+    func stop(_ poll: Poll, by initiator: Initiator?) -> [Delivery] {
         cancel(poll.endEntry)
         poll.endEntry = nil
         poll.state = .stopped
-        poll.stoppedBy = peerID
+        if case .peer(let peer) = initiator { poll.stoppedBy = peer.id } else { poll.stoppedBy = nil }
         poll.stoppedAt = clock.nowMillis()
         guard let room = poll.room else { return [] }
         room.feed?.poll(poll, at: poll.stoppedAt!)
-        record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: peerID.flatMap(room.peer).map(ActorRef.init)))
+        record(.pollStopped(room: RoomRef(room), pollID: poll.id, by: initiator.map(ActorRef.init)))
         let recipients = room.peersInJoinOrder.filter { mayRead($0, poll) }
         return [Delivery(.pollStop(poll), to: recipients)].nonEmpty
     }

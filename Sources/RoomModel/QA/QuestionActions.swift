@@ -9,6 +9,14 @@ extension RoomRegistry {
     /// `moderateChat` of a peer's role; a `view_and_polls_only` peer never has it.
     public func canModerateChat(_ peer: Peer) -> Bool { peer.role.permissions.moderateChat && !peer.viewOnly }
 
+    /// `canModerateChat` of a peer; REST (the server) moderates.
+    public func canModerateChat(_ initiator: Initiator) -> Bool {
+        switch initiator {
+        case .peer(let peer): canModerateChat(peer)
+        case .server: true
+        }
+    }
+
     /// `question-add {text}`: not for `view_and_polls_only` peers.
     public func addQuestion(by peer: Peer, text: String) throws(RoomError) -> Question {
         try peer.requireUnrestricted("question-add")
@@ -65,12 +73,26 @@ extension RoomRegistry {
         offset: Int,
         limit: Int
     ) throws(RoomError) -> (questions: [Question], total: Int) {
-        if state == .hidden, !canModerateChat(peer) {
+        try listQuestions(by: .peer(peer), in: peer.room, state: state, order: order, offset: offset, limit: limit)
+    }
+
+    /// `question-list` of a peer, or of REST (`GET …/questions`, section 32:
+    /// a moderator, it sees shadowed questions marked).
+    public func listQuestions(
+        by initiator: Initiator,
+        in room: Room,
+        state: Question.State,
+        order: QuestionOrder,
+        offset: Int,
+        limit: Int
+    ) throws(RoomError) -> (questions: [Question], total: Int) {
+        let moderator = canModerateChat(initiator)
+        if state == .hidden, !moderator {
             throw RoomError(.permissionDenied, "permission denied: hidden questions need moderateChat")
         }
-        let moderator = canModerateChat(peer)
-        let user = peer.userID.rawValue
-        let matching = peer.room.questions.all.filter { question in
+        var user: String?
+        if case .peer(let peer) = initiator { user = peer.userID.rawValue }
+        let matching = room.questions.all.filter { question in
             question.state == state && (!question.shadowed || moderator || question.askedBy.userID == user)
         }
         let sorted: [Question]
@@ -98,10 +120,20 @@ extension RoomRegistry {
         state: Question.State?,
         pinned: Bool?
     ) throws(RoomError) -> Question {
+        try updateQuestion(by: .peer(peer), in: peer.room, id, state: state, pinned: pinned)
+    }
+
+    /// `question-update` of a peer, or of REST (`PATCH …/questions/{question_id}`, section 32).
+    public func updateQuestion(
+        by initiator: Initiator,
+        in room: Room,
+        _ id: String,
+        state: Question.State?,
+        pinned: Bool?
+    ) throws(RoomError) -> Question {
         if state == nil, pinned == nil { throw .invalidParams("state or pinned: give at least one") }
-        let room = peer.room
         guard let question = room.questions.question(id) else { throw Self.noQuestion(id) }
-        if !canModerateChat(peer) {
+        if case .peer(let peer) = initiator, !canModerateChat(peer) {
             let own = question.askedBy.userID == peer.userID.rawValue
             guard own, state == .hidden, pinned == nil, !peer.viewOnly else {
                 if question.state == .hidden || question.shadowed, !own { throw Self.noQuestion(id) }
@@ -122,7 +154,7 @@ extension RoomRegistry {
         qaSchedule.changed(room)
         feedQuestion(id: id, in: room)
         let updated = room.questions.question(id)!
-        return canModerateChat(peer) ? updated : updated.unmarked
+        return canModerateChat(initiator) ? updated : updated.unmarked
     }
 
     /// `question-delete {question_id}`: the asker or `moderateChat`.

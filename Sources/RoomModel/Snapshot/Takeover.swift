@@ -97,6 +97,7 @@ extension RoomRegistry {
             slowModeSeconds: snapshot.moderation.slowModeSeconds,
             chatBans: snapshot.moderation.chatBans
         )
+        for report in snapshot.moderation.reports { room.reports.add(report) }
         timeChatBans(room)
         restoreStage(snapshot.stage, in: room)
         room.roomState.announced(room.peerCount)

@@ -159,6 +159,7 @@ export class RoomClient {
   chatUnban(userId: any): Promise<any>;
   chatState(options?: { paused?: any; slowModeS?: any }): Promise<any>;
   report(reason: any, options?: { messageId?: any; questionId?: any; peerId?: any }): Promise<any>;
+  reportResolve(reportId: any, options?: { note?: any }): Promise<any>;
   roleChangeRequest(peerId: any, role: any, options?: { force?: any }): Promise<any>;
   changeRoles(roles: any, role: any): Promise<any>;
   roleChange(token: any): Promise<any>;

@@ -80,6 +80,7 @@ export const PUSH_NAMES = Object.freeze([
   "on-reactions",
   "on-record-update",
   "on-report",
+  "on-report-update",
   "on-role-change-rejected",
   "on-role-change-request",
   "on-rtmp-update",
@@ -418,6 +419,11 @@ export class RoomClient {
   async report(reason, { messageId, questionId, peerId } = {}) {
     const target = params({ message_id: messageId, question_id: questionId, peer_id: peerId });
     return (await this.call("report", { ...target, reason })).report_id;
+  }
+
+  /** `report-resolve` (`moderateChat`, 1.3): resolves an open report; resolves with the Report. Every `moderateChat` peer gets `on-report-update`. */
+  async reportResolve(reportId, { note } = {}) {
+    return (await this.call("report-resolve", params({ report_id: reportId, note }))).report;
   }
 
   /** `role-change-request` for one peer: polite resolves with the request's token (null if nothing to do), forced with null. */

@@ -81,7 +81,9 @@ final class HTTPExchange {
             lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0
             ? .post
             : lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0
-                ? .get : lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0 ? .delete : .other
+                ? .get
+                : lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0
+                    ? .delete : lws_hdr_total_length(wsi, WSI_TOKEN_PATCH_URI) > 0 ? .patch : .other
         let request = HTTPRequest(method: method, path: path, authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION))
         request.query = queryArguments(wsi)
         request.socket = lws_get_socket_fd(wsi)
@@ -111,7 +113,7 @@ final class HTTPExchange {
         case .refused(let response): return .waiting(respond(wsi, response))
         }
         if method == .get, declared == 0 { keepsAlive.insert(wsi) }
-        if method == .post || method == .delete, declared > 0 {
+        if method == .post || method == .delete || method == .patch, declared > 0 {
             request.expected = declared
             requests[wsi] = request  // the body follows
             // A body that stalls is not waited for longer than a request's headers.

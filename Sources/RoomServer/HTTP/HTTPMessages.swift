@@ -33,6 +33,8 @@ final class HTTPRequest {
         case post = "POST"
         /// Test mode's `DELETE /v2/test/faults` (PROTOCOL.md section 25).
         case delete = "DELETE"
+        /// REST's `PATCH …/questions/{question_id}` (1.3, section 32).
+        case patch = "PATCH"
         case other = "OTHER"
     }
 

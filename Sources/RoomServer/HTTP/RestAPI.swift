@@ -15,6 +15,8 @@ final class RestAPI {
     let clock: RoomClock
     let homes: RoomHomes
     let logger: Logger
+    /// Frees a cleared chat off the service thread (`POST …/chat/clear`): the dispatcher's.
+    var graveyard = Graveyard()
     private var limiter: TokenBucket
 
     init(
@@ -110,6 +112,20 @@ final class RestAPI {
             case (_, "stage", 2...):  // RestStage.swift
                 if let response = try stage(room, parts.dropFirst(2), request) { return response }
                 return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            case (_, "chat", 2...), (_, "chat-bans", 2...), (_, "held", 2...):  // RestChat.swift
+                if let response = try chat(room, parts[1], parts.dropFirst(2), request) { return response }
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            case (_, "questions", 2...):  // RestQuestions.swift
+                if let response = try questions(room, parts.dropFirst(2), request) { return response }
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            case (_, "polls", 2...):  // RestPolls.swift
+                if let response = try polls(room, parts.dropFirst(2), request) { return response }
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            case (_, "reports", 2...):  // RestReports.swift
+                if let response = try reports(room, parts.dropFirst(2), request) { return response }
+                return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+            case (.post, "peers", 4) where parts[3] == "mute":  // RestMute.swift
+                return try mutePeer(room, PeerID(parts[2]), try body(request))
             case (.post, "unlock", 2):
                 registry.unlock(room)
                 logger.info("room unlocked", metadata: ["room": "\(room)", "by": "rest"])
@@ -130,6 +146,7 @@ final class RestAPI {
         case .tokenInvalid, .notAJWT, .badJWT: 401
         case .permissionDenied, .banned, .chatClosed, .roomLocked, .stageBlocked: 403
         case .roomNotFound, .peerNotFound, .stageRequestNotFound: 404
+        case .trackNotFound, .pollNotFound, .messageNotFound, .questionNotFound, .reportNotFound: 404
         case .roleLimitReached, .wrongState, .tooMany: 409
         case .tooLarge: 413
         case .rateLimited, .slowMode: 429

@@ -110,7 +110,7 @@ extension RestAPI {
     }
 
     /// An integer query argument in `range` (-32602 naming it otherwise).
-    private static func queryInt(
+    static func queryInt(
         _ request: HTTPRequest,
         _ key: String,
         in range: ClosedRange<Int>

@@ -14,6 +14,7 @@ extension Dispatcher {
             "chat-unban": .joined(Dispatcher.chatUnban),
             "chat-state": .joined(Dispatcher.chatState),
             "report": .joined(Dispatcher.report),
+            "report-resolve": .joined(Dispatcher.reportResolve),
         ]
     }
 
@@ -116,6 +117,27 @@ extension Dispatcher {
         )
         return Self.encode { w in w.field("report_id", reportID) }
     }
+
+    /// `report-resolve {report_id, note?}` (1.3, section 32) → `{report}`.
+    func reportResolve(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
+        let peer = call.peer
+        let id = try params.requiredString("report_id")
+        let (report, deliveries) = try registry.resolveReport(
+            id,
+            note: try params.string("note"),
+            by: .peer(peer),
+            in: peer.room
+        )
+        fanOut(deliveries)
+        logger.info(
+            "report resolved",
+            metadata: ["room": "\(peer.room.id)", "peer": "\(peer.id)", "report": "\(id.prefix(64))"]
+        )
+        return Self.encode { w in
+            w.key("report")
+            w.report(report)
+        }
+    }
 }
 
 extension JSONWriter {
@@ -142,5 +164,18 @@ extension JSONWriter {
         key("reported_by")
         actorRef(report.reportedBy)
         field("at", report.at)
+    }
+
+    /// A Report (1.3, section 32): `{report_id, target, reason, reported_by,
+    /// at, status, resolved_by: PeerRef|null, resolved_at|null, note|null}`.
+    mutating func report(_ report: Report) {
+        object { w in
+            w.reportFields(report)
+            w.field("status", report.status.rawValue)
+            w.key("resolved_by")
+            if let by = report.resolvedBy { w.actorRef(by) } else { w.null() }
+            w.optionalField("resolved_at", report.resolvedAt)
+            w.optionalField("note", report.note)
+        }
     }
 }

@@ -155,6 +155,11 @@ extension Envelope {
             return notification("on-chat-state") { w in w.chatStateFields(state) }
         case .report(let report):
             return notification("on-report") { w in w.reportFields(report) }
+        case .reportUpdate(let report):
+            return notification("on-report-update") { w in
+                w.key("report")
+                w.report(report)
+            }
         case .questions(let changed, let removed):
             return notification("on-questions") { w in
                 w.key("changed")

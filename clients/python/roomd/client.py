@@ -507,6 +507,13 @@ class RoomClient(ProtocolMethods):
         params = _params(message_id=message_id, question_id=question_id, peer_id=peer_id, reason=reason)
         return (await self.call("report", params, timeout))["report_id"]
 
+    async def report_resolve(self, report_id: str, note: Optional[str] = None,
+                             timeout: float = DEFAULT_TIMEOUT) -> dict:
+        """``report-resolve`` (``moderateChat``, 1.3): resolve an open report; returns the Report
+        (``status: "resolved"``). Every ``moderateChat`` peer gets ``on-report-update``; an unknown
+        id is 40408, a resolved report 40904."""
+        return (await self.call("report-resolve", _params(report_id=report_id, note=note), timeout))["report"]
+
     async def role_change_request(self, peer_id: str, role: str, force: bool = False,
                                   timeout: float = DEFAULT_TIMEOUT) -> Optional[str]:
         """``role-change-request`` for one peer: polite returns the request's token

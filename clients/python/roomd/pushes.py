@@ -30,6 +30,7 @@ PUSHES = frozenset({
     "on-reactions",
     "on-record-update",
     "on-report",
+    "on-report-update",
     "on-role-change-rejected",
     "on-role-change-request",
     "on-rtmp-update",

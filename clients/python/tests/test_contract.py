@@ -46,8 +46,8 @@ CHAT = {"chat-history", "message-delete", "chat-clear", "message-pin",
 CHAT_PUSHES = {"on-message-delete", "on-chat-clear", "on-message-pin", "on-questions"}
 REACTIONS = {"react", "unreact", "reactions-get"}
 REACTION_PUSHES = {"on-reactions"}
-MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", "report"}
-MODERATION_PUSHES = {"on-chat-state", "on-report"}
+MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", "report", "report-resolve"}
+MODERATION_PUSHES = {"on-chat-state", "on-report", "on-report-update"}
 HELD = {"held-list", "message-approve", "message-reject"}
 HELD_PUSHES = {"on-message-held", "on-message-review"}
 AUDIT = {"audit-list"}
@@ -639,8 +639,14 @@ def test_moderation_answers_and_pushes_match_the_contract(roomd):
         guest_id = joined["peer"]["peer_id"]
         await c.call(anon, "join", {"token": roomd.token("mod", "anon", "viewer", restrictions="view_and_polls_only")})
         message = (await c.call(guest, "broadcast", {"info": {"message": "rude"}}))["message_id"]
-        await c.call(viewer, "report", {"message_id": message, "reason": "insult"})
+        report_id = (await c.call(viewer, "report", {"message_id": message, "reason": "insult"}))["report_id"]
         await c.next(host, "on-report")
+        await c.fail(viewer, "report-resolve", {"report_id": report_id}, 40300)
+        await c.fail(host, "report-resolve", {"report_id": "nope"}, 40408)
+        await c.fail(host, "report-resolve", {"report_id": report_id, "note": "x" * 1025}, 41300)
+        await c.call(host, "report-resolve", {"report_id": report_id, "note": "handled"})
+        await c.next(host, "on-report-update")
+        await c.fail(host, "report-resolve", {"report_id": report_id}, 40904)
         await c.fail(viewer, "report", {"message_id": "nope", "reason": "x"}, 40405)
         await c.fail(viewer, "report", {"question_id": "nope", "reason": "x"}, 40406)
         await c.fail(viewer, "report", {"peer_id": "nope", "reason": "x"}, 40400)
@@ -945,6 +951,93 @@ def test_rest_stage_answers_match_the_openapi_document(roomd):
 
         await loop.run_in_executor(None, calls)
         for client in (host, viewer, fan):
+            await client.close()
+
+    asyncio.run(scenario())
+
+
+def test_rest_show_answers_match_the_openapi_document(roomd):
+    """REST for the whole show (1.3, section 32): chat, chat bans, held messages, questions, polls,
+    mute and reports, every status they can answer here."""
+    rest = Rest(roomd)
+
+    async def scenario():
+        host = await roomd.join("live", "ada", "host")
+        guest = await roomd.join("live", "cy", "guest")
+        viewer = await roomd.join("live", "bob", "viewer")
+        await guest.track_add("audio", track_id="cy-mic")
+        first = (await viewer.call("broadcast", {"info": {"message": "hello"}}))["message_id"]
+        second = (await guest.call("broadcast", {"info": {"message": "spam"}}))["message_id"]
+        question = (await viewer.call("question-add", {"text": "when?"}))["question_id"]
+        report = (await viewer.call("report", {"message_id": second, "reason": "spam"}))["report_id"]
+        loop = asyncio.get_running_loop()
+        base = "/v2/active-rooms/live"
+
+        def calls():
+            status, page = rest("GET", base + "/chat?limit=10")
+            assert status == 200 and [m["message_id"] for m in page["messages"]] == [first, second]
+            assert rest("GET", base + "/chat?limit=0")[0] == 400
+            assert rest("GET", base + "/chat?before=nope")[0] == 404
+            assert rest("GET", "/v2/active-rooms/nowhere/chat")[0] == 404
+            assert rest("GET", base + "/chat", token=None)[0] == 401
+            assert rest("GET", base + "/chat", token=roomd.token("live", "u", "host"))[0] == 403
+            assert rest("POST", base + "/chat/pin", {"message_id": first})[0] == 200
+            assert rest("POST", base + "/chat/pin", {})[0] == 400
+            assert rest("POST", base + "/chat/pin", {"message_id": "nope"})[0] == 404
+            assert rest("POST", base + "/chat/pin", raw=b"{" + b" " * 70000 + b"}")[0] == 413
+            assert rest("POST", base + "/chat/state", {"slow_mode_s": 10}) == (200, {"paused": False, "slow_mode_s": 10})
+            assert rest("POST", base + "/chat/state", {})[0] == 400
+            assert rest("POST", base + "/chat-bans", {"user_id": "cy", "duration_s": 600, "shadow": True})[0] == 200
+            assert rest("POST", base + "/chat-bans", {"duration_s": 600})[0] == 400
+            status, bans = rest("GET", base + "/chat-bans?offset=0&limit=10")
+            assert status == 200 and bans["chat_bans"][0]["user_id"] == "cy" and bans["total"] == 1
+            assert rest("GET", base + "/chat-bans?limit=0")[0] == 400
+            assert rest("DELETE", base + "/chat-bans/cy")[0] == 200
+            assert rest("GET", base + "/held") == (200, {"messages": []})
+            assert rest("POST", base + "/held/nope/approve")[0] == 404
+            assert rest("POST", base + "/held/nope/reject", {"reason": "x"})[0] == 404
+            status, questions = rest("GET", base + "/questions?state=open&order=top")
+            assert status == 200 and questions["total"] == 1
+            assert rest("GET", base + "/questions?state=gone")[0] == 400
+            status, updated = rest("PATCH", f"{base}/questions/{question}", {"state": "answered"})
+            assert status == 200 and updated["state"] == "answered"
+            assert rest("PATCH", f"{base}/questions/{question}", {})[0] == 400
+            assert rest("PATCH", f"{base}/questions/nope", {"pinned": True})[0] == 404
+            quiz = {"title": "Capitals", "type": "quiz", "questions": [
+                {"question": {"text": "Capital of France?", "type": "single-choice"},
+                 "options": [{"text": "Paris"}, {"text": "Lyon"}], "answer": {"option": 1}}]}
+            status, created = rest("POST", base + "/polls", quiz)
+            assert status == 200
+            poll = created["poll_id"]
+            assert rest("POST", base + "/polls", {"type": "poll"})[0] == 400
+            assert rest("POST", base + "/polls", dict(quiz, poll_id=poll))[0] == 409
+            assert rest("POST", base + "/polls", dict(quiz, title="x" * 2000))[0] == 413
+            assert rest("POST", f"{base}/polls/{poll}/start")[0] == 200
+            assert rest("POST", f"{base}/polls/{poll}/start")[0] == 409
+            assert rest("GET", f"{base}/polls/{poll}/results")[0] == 200
+            assert rest("POST", f"{base}/polls/{poll}/stop")[0] == 200
+            assert rest("POST", f"{base}/polls/{poll}/stop")[0] == 409
+            assert rest("POST", f"{base}/polls/nope/start")[0] == 404
+            assert rest("GET", f"{base}/polls/nope/results")[0] == 404
+            assert rest("POST", f"{base}/peers/{guest.peer_id}/mute", {}) == (200, {"track_ids": ["cy-mic"]})
+            assert rest("POST", f"{base}/peers/{guest.peer_id}/mute", {"value": False})[0] == 400
+            assert rest("POST", f"{base}/peers/{guest.peer_id}/mute", {"track_id": "nope"})[0] == 404
+            assert rest("POST", f"{base}/peers/{guest.peer_id}/mute", raw=b"{" + b" " * 70000 + b"}")[0] == 413
+            status, reports = rest("GET", base + "/reports")
+            assert status == 200 and [r["report_id"] for r in reports["reports"]] == [report]
+            assert rest("GET", base + "/reports?status=closed")[0] == 400
+            assert rest("POST", f"{base}/reports/{report}/resolve", {"note": "x" * 1025})[0] == 413
+            status, resolved = rest("POST", f"{base}/reports/{report}/resolve", {"note": "deleted"})
+            assert status == 200 and resolved["report"]["status"] == "resolved"
+            assert rest("POST", f"{base}/reports/{report}/resolve", {})[0] == 409
+            assert rest("POST", f"{base}/reports/nope/resolve", {})[0] == 404
+            assert rest("GET", base + "/reports?status=resolved&offset=0&limit=5")[1]["total"] == 1
+            assert rest("DELETE", f"{base}/chat/{second}")[0] == 200
+            assert rest("DELETE", f"{base}/chat/{second}")[0] == 404
+            assert rest("POST", base + "/chat/clear")[0] == 200
+
+        await loop.run_in_executor(None, calls)
+        for client in (host, guest, viewer):
             await client.close()
 
     asyncio.run(scenario())

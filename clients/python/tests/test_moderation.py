@@ -36,6 +36,13 @@ def test_moderation_helpers(roomd):
         pushed = await host.next("on-report")
         assert pushed["report_id"] == report_id and pushed["target"] == {"type": "message", "id": message}
         assert await viewer.report("again", message_id=message) == report_id  # one per user per target
+        resolved = await host.report_resolve(report_id, note="handled")  # 1.3, section 32
+        assert resolved["status"] == "resolved" and resolved["note"] == "handled"
+        assert resolved["resolved_by"]["peer_id"] == host.peer_id
+        assert (await host.next("on-report-update"))["report"] == resolved
+        with pytest.raises(RpcError) as twice:
+            await host.report_resolve(report_id)
+        assert twice.value.code == 40904
 
         await host.peer_ban(peer_id=guest.peer_id, reason="spam", duration_s=600)
         assert (await guest.next("on-peer-leave-request"))["reason"] == "spam"
