@@ -201,3 +201,48 @@ extension AuditLogTests {
         #expect(read.body["entries"]?.arrayValue?.count == 3, "\(read.body)")
     }
 }
+
+extension AuditLogTests {
+    /// Section 32's parity routes are acts like their WebSocket calls: each
+    /// one that succeeded is an entry with the REST actor and the id its
+    /// path named.
+    @Test func theParityRoutesAreRecordedAsTheRestActor() async throws {
+        let stage = try await Stage(room: "room-4")
+        let admin = try stage.daemon.managementToken()
+        let base = "/v2/active-rooms/room-4"
+        let sent = try await stage.guest.call("broadcast", ["info": ["message": "spam"]])
+        let messageID = try #require(sent["message_id"]?.stringValue)
+        let reported = try await stage.viewer.call("report", ["message_id": .string(messageID), "reason": "spam"])
+        let reportID = try #require(reported["report_id"]?.stringValue)
+        _ = try await stage.guest.call("track-add", ["type": "audio", "track_id": "g-mic"])
+        for (method, path, body) in [
+            ("POST", "chat/pin", #"{"message_id":"\#(messageID)"}"#),
+            ("DELETE", "chat/\(messageID)", ""),
+            ("POST", "chat-bans", #"{"user_id":"v","shadow":true}"#),
+            ("DELETE", "chat-bans/v", ""),
+            ("POST", "chat/state", #"{"paused":true}"#),
+            ("POST", "peers/\(stage.ids["guest"]!)/mute", "{}"),
+            ("POST", "reports/\(reportID)/resolve", #"{"note":"gone"}"#),
+            ("DELETE", "chat/nope", ""),
+        ] {
+            let answer = try await http(method, stage.daemon, "\(base)/\(path)", token: admin, body: body)
+            #expect((answer.status == 200) == (path != "chat/nope"), "\(method) \(path): \(answer.body)")
+        }
+        let log = try await http("GET", stage.daemon, "\(base)/audit", token: admin)
+        let entries = log.body["entries"]?.arrayValue ?? []
+        #expect(
+            Self.actions(log.body["entries"])
+                == [
+                    "message.pin", "message.delete", "chat.ban", "chat.unban", "chat.state", "track.mute",
+                    "report.resolve",
+                ],
+            "a failed route records nothing: \(log.body)"
+        )
+        #expect(entries.allSatisfy { $0["actor"] == ["type": "rest"] })
+        #expect(entries.first?["target"] == ["message_id": .string(messageID)])
+        #expect(entries.dropFirst().first?["target"] == ["message_id": .string(messageID)])
+        #expect(entries.dropFirst(2).first?["details"] == ["shadow": true])
+        #expect(entries.last?["target"] == ["report_id": .string(reportID)])
+        #expect(entries.last?["details"] == ["note": "gone"])
+    }
+}
