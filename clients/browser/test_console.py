@@ -204,17 +204,8 @@ def test_a_producer_runs_the_show_from_the_console(roomd_factory, chromium):
         assert stored == [1, 0, ""]
         producer.shot("rooms")
 
-        # The chat: delete the spam; the viewers' sockets hear of it.
-        await producer.run(producer.click, ROOM)
-        await producer.run(producer.wait_for, "ol.chat", "BUY FOLLOWERS")
-        await producer.run(producer.wait_for, "#pinned")
-        producer.shot("chat")
-        await producer.run(producer.click, "Delete message from Troll")
-        deleted = await vera.next("on-message-delete", timeout=WAIT)
-        assert deleted["message_id"] == spam
-        await producer.run(producer.status, "Deleted a message from Troll")
-
         # The peers: find the troll by name and ban it: its socket closes 4001, a rejoin is 40301.
+        await producer.run(producer.click, ROOM)
         await producer.run(producer.tab, "Peers")
         await producer.run(lambda: chromium.find_element(By.ID, "peer-search").send_keys("trol"))
         await producer.run(producer.wait_for, ".panel table", "Troll")
@@ -235,6 +226,16 @@ def test_a_producer_runs_the_show_from_the_console(roomd_factory, chromium):
         offer = await carl.next("on-role-change-request", timeout=WAIT)
         assert offer["role"] and offer["token"]
         await producer.run(producer.status, "Invited Carl")
+
+        # The chat: delete the spam; the viewers' sockets hear of it.
+        await producer.run(producer.tab, "Chat")
+        await producer.run(producer.wait_for, "ol.chat", "BUY FOLLOWERS")
+        await producer.run(producer.wait_for, "#pinned")
+        producer.shot("chat")
+        await producer.run(producer.click, "Delete message from Troll")
+        deleted = await vera.next("on-message-delete", timeout=WAIT)
+        assert deleted["message_id"] == spam
+        await producer.run(producer.status, "Deleted a message from Troll")
 
         # Held messages: approve Carl's; everyone gets it.
         await producer.run(producer.tab, "Held")

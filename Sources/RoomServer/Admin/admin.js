@@ -285,7 +285,7 @@ function roomPage(roomId, tab) {
   const loadSummary = async () => {
     try {
       const { room } = await api.room(roomId);
-      const parts = [h("span", {}, `${room.peer_count} peers`), h("span", {}, `stream: ${streamSummary(room.hls)}`)];
+      const parts = [h("span", {}, `${room.peer_count} ${room.peer_count === 1 ? "peer" : "peers"}`), h("span", {}, `stream: ${streamSummary(room.hls)}`)];
       if (room.locked) parts.push(h("span", { class: "badge" }, "locked"));
       parts.push(h("span", { class: "muted" }, `session ${room.session_id}`));
       summary.replaceChildren(...parts);
@@ -307,16 +307,20 @@ function panelFrame(section, title, ...controls) {
   return { status, list };
 }
 
-/** Loads `fetch()` into `list`, or shows the route's error (a missing route is named). */
+/** Loads `fetch()` into `list`, or shows the route's error in its place (a missing route is named). */
 async function fill(list, status, fetch, build) {
+  let data;
   try {
-    const data = await fetch();
-    if (status.classList.contains("error") && status.dataset.fromLoad) status.clear();
-    renderInto(list, data, build);
+    data = await fetch();
   } catch (error) {
-    status.fail(error);
-    status.dataset.fromLoad = "1";
+    const text = errorText(error);
+    if (list.dataset.rendered !== `error ${text}`) {
+      list.dataset.rendered = `error ${text}`;
+      list.replaceChildren(h("p", { class: "status error" }, text));
+    }
+    return;
   }
+  renderInto(list, data, build);
 }
 
 const PANELS = {
