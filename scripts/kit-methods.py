@@ -68,6 +68,7 @@ SWIFT_NAMES = {
     "stage-unblock": "unblockFromStage",
     "peer-ban": "ban", "peer-unban": "unban", "chat-ban": "chatBan", "chat-unban": "chatUnban",
     "held-list": "heldMessages", "message-approve": "approveMessage", "message-reject": "rejectMessage",
+    "audit-list": "auditLog",
     "chat-state": "setChatState", "report": "report", "rtmp-start": "startRTMP", "rtmp-stop": "stopRTMP",
     "recording-start": "startRecording", "recording-stop": "stopRecording", "token-refresh": "refreshToken",
 }

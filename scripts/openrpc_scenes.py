@@ -143,6 +143,7 @@ HELD = [
     ("fan2", "broadcast", {"info": {"message": "see www.example.com"}}, None),
     ("host", "message-reject", {"message_id": "{id:message_id}", "reason": "no links, please"},
      "rejecting one, with a reason"),
+    ("host", "audit-list", {}, "the session's moderation acts, oldest first"),
 ]
 
 ID_KEYS = ("poll_id", "message_id", "question_id", "iterator")

@@ -41,6 +41,8 @@ public final class Room {
     public internal(set) var held = HeldMessages()
     /// What the audience feed tells of this session (1.2, Feed/FeedRecorder.swift).
     public internal(set) var feed: FeedRecorder?
+    /// The moderation acts of this session (1.3, section 32, Audit/AuditLog.swift).
+    public internal(set) var audit = AuditLog()
     /// HLSState (LiveStream.swift): nil before the session's first `hls-start`.
     public internal(set) var liveStream: LiveStream?
     /// RTMP out and recording (Recording.swift): nil before their first start.

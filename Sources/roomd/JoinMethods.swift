@@ -256,6 +256,11 @@ enum JoinMethods {
         ),
         Entry(method: "message-reject", usage: "message-reject {message_id, reason?}", summary: "Drop a held message"),
         Entry(
+            method: "audit-list",
+            usage: "audit-list {after?, limit?}",
+            summary: "The room session's audit log: who did which moderation act"
+        ),
+        Entry(
             method: "chat-state",
             usage: "chat-state {paused?, slow_mode_s?}",
             summary: "Pause the chat, set slow mode"

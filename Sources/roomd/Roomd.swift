@@ -10,7 +10,7 @@ struct Roomd: ParsableCommand {
         version: roomdVersion,
         subcommands: [
             Serve.self, Token.self, CheckConfig.self, Join.self, Replay.self, Rooms.self, Peers.self, Stage.self,
-            Bans.self, StreamCommand.self, Feed.self, Send.self, Webhooks.self,
+            Bans.self, StreamCommand.self, Feed.self, Send.self, Webhooks.self, Audit.self, Reports.self,
         ],
         defaultSubcommand: Serve.self
     )

@@ -23,6 +23,8 @@ public final class FeedRecorder {
     public let startedAt: Int64
     /// When the session ended (ms), nil while it runs.
     public private(set) var endedAt: Int64?
+    /// The session's audit log (section 32), kept with its feed's record.
+    var audit: AuditLog?
     /// Seconds before this one are no longer held (trimmed by the window or the item budget).
     public private(set) var heldFrom: Int64
     /// Items refused by the per-second caps.

@@ -108,6 +108,7 @@ extension RoomRegistry {
             windowSeconds: settings.feed.windowSeconds,
             roleNames: template.roleNames
         )
+        recorder.audit = room.audit
         room.feed = recorder
         feeds.sweep(now: now)
         feeds.open(recorder)

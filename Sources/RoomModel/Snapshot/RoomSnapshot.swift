@@ -16,7 +16,7 @@ import RoomWire
 ///
 ///     {"format":2, "id", "session_id", "started_at", "next_sequence", "locked",
 ///      "peers", "session_store", "poll_serial", "polls", "live_stream", "chat",
-///      "qa", "reactions", "moderation", "rtmp", "recording", "stage"?}
+///      "qa", "reactions", "moderation", "rtmp", "recording", "stage"?, "held"?, "audit"?}
 ///
 /// Each feature owns its section: its shape, encoder and decoder
 /// live with its state type — `PeerSnapshot.swift`, `SessionStoreSnapshot.swift`,
@@ -68,6 +68,8 @@ public struct RoomSnapshot: Sendable, Equatable {
     public var stage = StageSnapshot()
     /// Messages held for review, oldest first (1.3, section 31): absent when none wait.
     public var held: [ChatMessage] = []
+    /// The session's audit log (1.3, section 32; Audit/AuditSnapshot.swift): absent when empty.
+    public var audit = AuditSnapshot()
 
     /// The format this build writes and reads (`"format"`).
     public static let format = 2
@@ -140,6 +142,10 @@ extension RoomSnapshot {
             w.key("held")
             w.heldSection(held)
         }
+        if !audit.isEmpty {
+            w.key("audit")
+            w.auditSection(audit)
+        }
         w.endObject()
         return w.bytes
     }
@@ -199,6 +205,8 @@ extension RoomSnapshot {
             if r.has("stage") { snapshot.stage = try r.object("stage", StageSnapshot.init) }
             // Absent when no message waits for review (and before 1.3).
             if r.has("held") { snapshot.held = try r.objects("held", ChatMessage.init) }
+            // Absent when the session recorded no moderation act (and before 1.3).
+            if r.has("audit") { snapshot.audit = try r.object("audit", AuditSnapshot.init) }
             try PeerSnapshot.check(snapshot.peers, nextSequence: snapshot.nextSequence)
             try PollSnapshot.check(snapshot.polls)
             try ReactionTargetSnapshot.check(snapshot.reactions)

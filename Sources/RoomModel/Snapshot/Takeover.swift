@@ -29,6 +29,7 @@ extension RoomRegistry {
         )
         snapshot.stage = room.stage.snapshot
         snapshot.held = room.held.all
+        snapshot.audit = AuditSnapshot(room.audit)
         return snapshot
     }
 
@@ -85,6 +86,7 @@ extension RoomRegistry {
         )
         room.questions = QuestionBoard(questions: snapshot.questions, added: snapshot.questionsAdded)
         room.held = HeldMessages(messages: snapshot.held)
+        room.audit = AuditLog(restoring: snapshot.audit)
         room.reactions = Reactions(restoring: snapshot.reactions, types: settings.reactions.types) { target in
             if case .message(let id) = target { room.chat.message(id) != nil } else { true }
         }

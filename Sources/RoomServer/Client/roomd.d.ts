@@ -206,6 +206,7 @@ export class RoomClient {
   heldList(): Promise<any>;
   messageApprove(messageId: any): Promise<any>;
   messageReject(messageId: any, options?: { reason?: any }): Promise<any>;
+  auditList(options?: { after?: any; limit?: any }): Promise<any>;
   rtmpStart(rtmpUrls: any, options?: { meetingUrl?: any; record?: any }): Promise<any>;
   rtmpStop(): Promise<any>;
   recordingStart(): Promise<any>;

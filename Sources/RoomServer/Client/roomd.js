@@ -543,6 +543,8 @@ export class RoomClient {
   messageApprove(messageId) { return this.call("message-approve", { message_id: messageId }); }
   /** `message-reject`: Drop a held message. */
   messageReject(messageId, { reason } = {}) { return this.call("message-reject", { message_id: messageId, ...params({ reason }) }); }
+  /** `audit-list`: The room session's audit log: who did which moderation act. */
+  auditList({ after, limit } = {}) { return this.call("audit-list", { ...params({ after, limit }) }); }
   /** `rtmp-start`: Start RTMP out (state only), optionally with the recording. */
   rtmpStart(rtmpUrls, { meetingUrl, record } = {}) { return this.call("rtmp-start", { rtmp_urls: rtmpUrls, ...params({ meeting_url: meetingUrl, record }) }); }
   /** `rtmp-stop`: Stop RTMP out (and the recording rtmp-start with record started). */

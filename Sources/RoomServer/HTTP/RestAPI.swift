@@ -41,6 +41,14 @@ final class RestAPI {
     /// by another node (the cluster): the room's state may change.
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         defer { homes.touch(Self.roomID(in: request.path)) }  // a cluster saves it for a takeover
+        // Section 32: a moderation act is recorded once it succeeded (Audit/).
+        let audit = AuditRecorder.prepare(request, registry: registry)
+        let response = route(request)
+        if let audit, (200..<300).contains(response.status) { AuditRecorder.record(audit, registry: registry) }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
         do throws(RoomError) {
             try authorize(request)
             guard limiter.take(nowMillis: clock.nowMillis()) else {
@@ -51,6 +59,12 @@ final class RestAPI {
                     return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
                 }
                 return try listRooms(request)  // RestOperator.swift
+            }
+            if let room = Self.sessionAuditRoom(in: request.path) {  // RestAudit.swift
+                guard request.method == .get else {
+                    return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")
+                }
+                return try sessionAudit(room, request)
             }
             if request.path == Self.createPath {
                 guard request.method == .post else {
@@ -92,6 +106,7 @@ final class RestAPI {
             case (.post, "ban", 2): return try ban(room, try body(request))  // RestBans.swift
             case (.post, "unban", 2): return try unban(room, try body(request))
             case (.get, "bans", 2): return try listBans(room)
+            case (.get, "audit", 2): return try activeAudit(room, request)  // RestAudit.swift
             case (_, "stage", 2...):  // RestStage.swift
                 if let response = try stage(room, parts.dropFirst(2), request) { return response }
                 return .error(404, code: 404, "no route for \(request.method.rawValue) \(request.path)")

@@ -12,6 +12,7 @@ extension RestAPI {
 
     /// The room a REST path names (nil for the room list).
     static func roomID(in path: String) -> RoomID? {
+        if let room = sessionAuditRoom(in: path) { return room }  // `/v2/rooms/{room_id}/audit`
         guard path.hasPrefix(prefix) else { return nil }
         let room = path.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false).first.map(
             String.init
@@ -20,7 +21,9 @@ extension RestAPI {
     }
 
     /// Whether `path` belongs to the REST API.
-    static func handles(_ path: String) -> Bool { path == listPath || path == createPath || path.hasPrefix(prefix) }
+    static func handles(_ path: String) -> Bool {
+        path == listPath || path == createPath || path.hasPrefix(prefix) || sessionAuditRoom(in: path) != nil
+    }
 
     /// `GET /v2/active-rooms?limit=N&start=ROOM_ID` → `{rooms, last}`: live
     /// rooms sorted by id after `start`; `last` is the next `start`, or null.

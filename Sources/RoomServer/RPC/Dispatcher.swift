@@ -81,6 +81,7 @@ package final class Dispatcher {
             reactionMethods,
             chatModerationMethods,
             heldMethods,
+            auditMethods,
             recordingMethods,
             tokenMethods,
         ]
@@ -267,7 +268,12 @@ package final class Dispatcher {
             guard let peer = connection.peer else { throw RoomError(.notJoined, "not joined: call join first") }
             var context = JoinedCall(peer: peer, connection: connection)
             defer { after.fold(context.after) }
-            return try handler(self)(try Self.params(of: call), &context)
+            let params = try Self.params(of: call)
+            // Section 32: a moderation act is recorded once it succeeded (Audit/).
+            let audit = AuditRecorder.prepare(methodName, params.members, by: peer)
+            let result = try handler(self)(params, &context)
+            if let audit { AuditRecorder.record(audit, registry: registry) }
+            return result
         }
     }
 

@@ -168,6 +168,12 @@ class ProtocolMethods:
         params = {"message_id": message_id, **{key: value for key, value in optional.items() if value is not None}}
         return await self.call("message-reject", params, timeout)
 
+    async def audit_list(self, after: Any = None, limit: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """``audit-list``: The room session's audit log: who did which moderation act."""
+        optional = {"after": after, "limit": limit}
+        params = {**{key: value for key, value in optional.items() if value is not None}}
+        return await self.call("audit-list", params, timeout)
+
     async def rtmp_start(self, rtmp_urls: Any, meeting_url: Any = None, record: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
         """``rtmp-start``: Start RTMP out (state only), optionally with the recording."""
         optional = {"meeting_url": meeting_url, "record": record}

@@ -50,6 +50,7 @@ MODERATION = {"peer-ban", "peer-unban", "chat-ban", "chat-unban", "chat-state", 
 MODERATION_PUSHES = {"on-chat-state", "on-report"}
 HELD = {"held-list", "message-approve", "message-reject"}
 HELD_PUSHES = {"on-message-held", "on-message-review"}
+AUDIT = {"audit-list"}
 LIFECYCLE = {"rtmp-start", "rtmp-stop", "recording-start", "recording-stop", "token-refresh"}
 LIFECYCLE_PUSHES = {"on-rtmp-update", "on-record-update", "on-token-expiring"}
 STAGE = {"stage-request", "stage-withdraw", "stage-list", "stage-invite", "stage-decline", "stage-block",
@@ -387,7 +388,7 @@ def test_answers_and_pushes_of_a_guest_call_in_match_the_contract(roomd):
 
     asyncio.run(scenario())
     core = {name for name in METHODS
-            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE | HELD}
+            if name not in AUDIENCE | OPERATOR | CHAT | REACTIONS | MODERATION | LIFECYCLE | STAGE | HELD | AUDIT}
     assert core - c.calls == set(), "every core method was called"
     missing = (set(PUSHES) - AUDIENCE_PUSHES - OPERATOR_PUSHES - CHAT_PUSHES - REACTION_PUSHES - MODERATION_PUSHES
                - LIFECYCLE_PUSHES - STAGE_PUSHES - HELD_PUSHES - {"room-state"} - c.pushes)
@@ -718,6 +719,11 @@ def test_held_messages_answers_and_pushes_match_the_contract(roomd_factory):
         assert shadowed["shadowed"] is True
         history = await c.call(host, "chat-history", {})
         assert [m.get("shadowed") for m in history["messages"]] == [None, True]
+        audit = await c.call(host, "audit-list", {})  # section 32: the acts above, oldest first
+        assert [e["action"] for e in audit["entries"]] == ["message.approve", "message.reject", "chat.ban"]
+        assert audit["entries"][2]["details"] == {"shadow": True} and audit["next"] is None
+        assert (await c.call(host, "audit-list", {"after": 1, "limit": 1}))["next"] == 2
+        await c.fail(viewer, "audit-list", {}, 40300)
         await asyncio.sleep(0.3)
         c.sweep(host, viewer, guest)
         for client in (host, viewer, guest):
@@ -726,6 +732,7 @@ def test_held_messages_answers_and_pushes_match_the_contract(roomd_factory):
     asyncio.run(scenario())
     assert HELD - c.calls == set()
     assert HELD_PUSHES - c.pushes == set()
+    assert AUDIT - c.calls == set()
 
 
 def test_stage_answers_and_pushes_match_the_contract(roomd):
@@ -1203,3 +1210,37 @@ def test_protocol_md_shows_every_call_on_the_wire():
         assert caller in ("host", "viewer"), name
         check(rpc_validator(descriptors_schema(METHODS[name]["params"], strict=True)), params, f"EXTRA params of {name}")
         check(RESULT_VALIDATORS[name], result, f"EXTRA result of {name}")
+
+
+def test_rest_audit_answers_match_the_openapi_document(roomd):
+    """The audit log's REST reads (1.3, section 32), live and after the session ended."""
+    rest = Rest(roomd)
+
+    async def scenario():
+        host = await roomd.join("audited", "ada", "host")
+        viewer = await roomd.join("audited", "bob", "viewer")
+        await host.call("chat-ban", {"user_id": "bob", "shadow": True})
+        loop = asyncio.get_running_loop()
+        base = "/v2/active-rooms/audited/audit"
+
+        def calls():
+            assert rest("POST", "/v2/active-rooms/audited/ban", {"user_id": "troll", "reason": "spam"})[0] == 200
+            status, page = rest("GET", base)
+            assert status == 200 and [e["action"] for e in page["entries"]] == ["chat.ban", "peer.ban"]
+            assert page["entries"][1]["actor"] == {"type": "rest"} and page["next"] is None
+            status, page = rest("GET", base + "?limit=1")
+            assert status == 200 and page["next"] == 1
+            assert rest("GET", base + "?limit=501")[0] == 400
+            assert rest("GET", base, token=None)[0] == 401
+            assert rest("GET", "/v2/active-rooms/nowhere/audit")[0] == 404
+            assert rest("POST", "/v2/active-rooms/audited/end-room", {"reason": "done"})[0] == 200
+            status, page = rest("GET", "/v2/rooms/audited/audit?after=2")
+            assert status == 200 and [e["action"] for e in page["entries"]] == ["room.end"]
+            assert rest("GET", "/v2/rooms/audited/audit?session_id=nope")[0] == 404
+            assert rest("GET", "/v2/rooms/nowhere/audit")[0] == 404
+
+        await loop.run_in_executor(None, calls)
+        for client in (host, viewer):
+            await client.close()
+
+    asyncio.run(scenario())
