@@ -18,6 +18,7 @@ from roomd import RpcError
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 CONSOLE = Path(__file__).resolve().parents[2] / "Sources" / "RoomServer" / "Admin"
@@ -196,8 +197,9 @@ def test_a_producer_runs_the_show_from_the_console(roomd_factory, chromium):
         # Sign in: the token goes into this tab's sessionStorage, nowhere else.
         await producer.run(chromium.get, roomd.http_url + "/admin/")
         await producer.run(producer.wait_for, "#token")
-        await producer.run(lambda: chromium.find_element(By.ID, "token").send_keys(roomd.management_token()))
-        await producer.run(producer.click, "Use token")
+        # From the keyboard: the field has the focus; Enter submits.
+        assert chromium.switch_to.active_element.get_attribute("id") == "token"
+        await producer.run(lambda: chromium.switch_to.active_element.send_keys(roomd.management_token() + Keys.ENTER))
         await producer.run(producer.wait_for, "#rooms a", ROOM)
         assert "token" not in chromium.current_url
         stored = chromium.execute_script("return [sessionStorage.length, localStorage.length, document.cookie]")

@@ -163,7 +163,17 @@ function route() {
   else roomsPage();
 }
 
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => {
+  // A keyboard user who chose a tab keeps the focus on the tabs.
+  const fromTabs = document.activeElement && document.activeElement.closest("nav.tabs");
+  route();
+  if (fromTabs) {
+    const current = document.querySelector('nav.tabs a[aria-current="page"]');
+    if (current) current.focus();
+  } else {
+    main.focus();
+  }
+});
 
 function roomsPage() {
   document.title = "Rooms · roomd console";
