@@ -132,6 +132,36 @@ import Testing
     }
 }
 
+extension AuditLogTests {
+    @Test func mutesARemovalAndAClearAreRecordedAndTheSwiftKitReadsThem() async throws {
+        let stage = try await Stage(room: "room-3")
+        _ = try await stage.guest.call("track-add", ["type": "audio", "track_id": "g-mic"])
+        _ = try await stage.host.call(
+            "track-update-request",
+            ["requested_for": stage.id("guest"), "track_id": "g-mic", "mute": true]
+        )
+        _ = try await stage.host.call("change-track-mute-state-request", ["value": true, "roles": ["guest"]])
+        _ = try await stage.host.call("chat-clear")
+        _ = try await stage.host.call("peer-leave-request", ["requested_for": stage.id("moderator"), "reason": "bye"])
+
+        let (entries, next) = try await stage.host.auditLog()
+        #expect(entries.map(\.action) == ["track.mute", "track.mute", "chat.clear", "peer.remove"])
+        #expect(next == nil)
+        #expect(entries.map(\.seq) == [1, 2, 3, 4])
+        #expect(entries[0].target == ["peer_id": stage.id("guest"), "track_id": "g-mic", "user_id": "g"])
+        #expect(entries[1].target == ["roles": ["guest"]], "a bulk act is one entry naming the roles")
+        #expect(entries[3].target == ["peer_id": stage.id("moderator"), "user_id": "m"])
+        #expect(entries[3].details == ["reason": "bye"])
+        guard case .peer(let actor) = entries[3].actor else {
+            Issue.record("the host is the actor: \(entries[3].actor)")
+            return
+        }
+        #expect(actor.peerID == stage.ids["host"] && actor.role == "host" && actor.userID == "h")
+        let (page, more) = try await stage.host.auditLog(after: 1, limit: 2)
+        #expect(page.map(\.seq) == [2, 3] && more == 3)
+    }
+}
+
 /// Section 32 over 3 nodes: an act through an edge node is recorded at the
 /// room's home, any node answers the REST read, and the log survives a
 /// `kill -9` of the home with the room's saved state (seq goes on).
