@@ -19,6 +19,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.support.ui import WebDriverWait
 
 CONSOLE = Path(__file__).resolve().parents[2] / "Sources" / "RoomServer" / "Admin"
@@ -152,15 +153,19 @@ class Producer:
             return False
         return WebDriverWait(self.driver, WAIT).until(found, f"{css} showing {text!r}")
 
-    def click(self, label):
-        """The button whose accessible name (aria-label, else its text) is `label`."""
-        def find(driver):
+    def click(self, label, prefix=False):
+        """Clicks the button or link whose accessible name (aria-label, else its text) is `label`
+        (starts with it: `prefix`); a list redrawn meanwhile is looked at again."""
+        def click(driver):
             for button in driver.find_elements(By.CSS_SELECTOR, "button, a"):
                 name = button.get_attribute("aria-label") or button.text
-                if name == label and button.is_displayed() and button.is_enabled():
-                    return button
+                if (name.startswith(label) if prefix else name == label) and button.is_displayed() \
+                        and button.is_enabled():
+                    button.click()
+                    return True
             return False
-        WebDriverWait(self.driver, WAIT).until(find, f"a button named {label!r}").click()
+        WebDriverWait(self.driver, WAIT, ignored_exceptions=(StaleElementReferenceException,)).until(
+            click, f"a button named {label!r}")
 
     def status(self, text):
         return self.wait_for(".panel .status", text)
@@ -249,18 +254,36 @@ def test_a_producer_runs_the_show_from_the_console(roomd_factory, chromium):
         assert approved["info"]["message"] == "my clip: www.example.org/clip"
         await producer.run(producer.wait_for, ".panel", "No held messages.")
 
-        # The other pages, as the producer sees them.
-        for tab, shown in (("Reports", "spam"), ("Q&A", "second season"), ("Polls", "Create poll"),
-                           ("Stream", "Stream")):
-            await producer.run(producer.tab, tab)
-            await producer.run(producer.wait_for, ".panel", shown)
-            producer.shot(tab.lower().replace("&", ""))
+        # A report resolved with a note, a question pinned, a poll made and started.
+        await producer.run(producer.tab, "Reports")
+        await producer.run(producer.wait_for, ".panel table", "spam")
+        producer.shot("reports")
+        await producer.run(lambda: chromium.find_element(By.CSS_SELECTOR, ".panel input[type=text]").send_keys("gone"))
+        await producer.run(producer.click, "Resolve report", True)
+        await producer.run(producer.wait_for, ".panel", "No open reports.")
+        await producer.run(producer.tab, "Q&A")
+        await producer.run(producer.click, "Pin: Will there be a second season?")
+        await producer.run(producer.wait_for, ".panel table .badge", "pinned")
+        producer.shot("qa")
+        await producer.run(producer.tab, "Polls")
+        for field, text in (("poll-title", "Finale"), ("poll-question", "Who wins?"), ("poll-options", "Ada\nBo")):
+            await producer.run(lambda f=field, t=text: chromium.find_element(By.ID, f).send_keys(t))
+        await producer.run(producer.click, "Create poll")
+        await producer.run(producer.wait_for, ".panel .card", "Finale")
+        await producer.run(producer.click, "Start poll", True)
+        started = await vera.next("on-poll-start", timeout=WAIT)
+        assert started["polls"][0]["title"] == "Finale"
+        await producer.run(producer.wait_for, ".panel .card", "Bo: 0")
+        producer.shot("polls")
+        await producer.run(producer.tab, "Stream")
+        await producer.run(producer.wait_for, ".panel", "Stream")
+        producer.shot("stream")
 
         # The audit log names what the producer did.
         await producer.run(producer.tab, "Audit log")
         await producer.run(producer.wait_for, ".panel table", "peer.ban")
         text = chromium.find_element(By.CSS_SELECTOR, ".panel").text
-        for action in ("message.delete", "peer.ban", "stage.invite", "message.approve"):
+        for action in ("message.delete", "peer.ban", "stage.invite", "message.approve", "report.resolve"):
             assert action in text
         producer.shot("audit")
 

@@ -478,8 +478,8 @@ const PANELS = {
       page = Math.min(page, pages - 1);
       const shown = matching.slice(page * PEERS_PER_PAGE, (page + 1) * PEERS_PER_PAGE);
       counter.textContent = matching.length
-        ? `${page * PEERS_PER_PAGE + 1}–${page * PEERS_PER_PAGE + shown.length} of ${matching.length} peers (page ${page + 1} of ${pages})`
-        : `0 of ${peers.length} peers`;
+        ? `Showing ${page * PEERS_PER_PAGE + 1}–${page * PEERS_PER_PAGE + shown.length} of ${matching.length} (page ${page + 1} of ${pages})`
+        : `No match among ${peers.length}`;
       previous.disabled = page === 0;
       next.disabled = page >= pages - 1;
       renderInto(list, shown, (rows) =>
@@ -750,7 +750,7 @@ const PANELS = {
           type: "poll",
           questions: [{ question: { text: question.value.trim(), type: "single-choice" }, options: choices.map((text) => ({ text })) }],
         });
-        mine[answer.poll_id] = { title: title.value.trim(), results: null };
+        mine[answer.poll_id] = { title: title.value.trim(), question: question.value.trim(), options: choices, state: "created", results: null };
         status.ok(`Created poll ${answer.poll_id}`);
         form.reset();
         load();
@@ -786,12 +786,13 @@ const PANELS = {
           return h(
             "article",
             { class: "card" },
-            h("h4", {}, poll.title || id, h("span", { class: "muted" }, ` · ${id}`)),
+            h("h4", {}, poll.title || id, poll.state ? h("span", { class: "badge" }, poll.state) : null, h("span", { class: "muted" }, ` · ${id}`)),
+            poll.question ? h("p", {}, poll.question) : null,
             h(
               "div",
               { class: "actions" },
-              act("Start", status, async () => (await api.startPoll(roomId, id), `Started poll ${id}`), load, { "aria-label": `Start poll ${id}`, dataset: { key: `start-${id}` } }),
-              act("Stop", status, async () => (await api.stopPoll(roomId, id), `Stopped poll ${id}`), load, { "aria-label": `Stop poll ${id}`, dataset: { key: `stop-${id}` } }),
+              act("Start", status, async () => ((mine[id].state = (await api.startPoll(roomId, id))?.state || "started"), `Started poll ${poll.title || id}`), load, { "aria-label": `Start poll ${id}`, dataset: { key: `start-${id}` } }),
+              act("Stop", status, async () => ((mine[id].state = (await api.stopPoll(roomId, id))?.state || "stopped"), `Stopped poll ${poll.title || id}`), load, { "aria-label": `Stop poll ${id}`, dataset: { key: `stop-${id}` } }),
             ),
             poll.error ? h("p", { class: "error" }, poll.error) : null,
             result
@@ -800,7 +801,7 @@ const PANELS = {
                   {},
                   h("p", { class: "muted" }, `${result.user_count ?? 0} voted of ${result.max_user ?? "?"}`),
                   (result.questions || []).map((q) =>
-                    h("ul", { class: "results", "aria-label": `Question ${q.question} results` }, (q.options || []).map((count, index) => h("li", {}, `Option ${index + 1}: ${count}`))),
+                    h("ul", { class: "results", "aria-label": `Question ${q.question} results` }, (q.options || []).map((count, index) => h("li", {}, `${(poll.options && poll.options[index]) || `Option ${index + 1}`}: ${count}`))),
                   ),
                 )
               : null,
