@@ -370,9 +370,29 @@ const PANELS = {
       }
     });
     const user = (message) => message.sender && message.sender.info && message.sender.info.user_id;
+    const showState = (view) => {
+      const state = view.chat_state || {};
+      current.textContent = `Chat is ${state.paused ? "paused" : "open"}${state.slow_mode_s ? `, slow mode ${state.slow_mode_s} s` : ""}.`;
+      if (!stateLoaded && document.activeElement !== slow) {
+        paused.checked = !!state.paused;
+        slow.value = String(state.slow_mode_s || 0);
+        stateLoaded = true;
+      }
+      renderInto(pinned, view.pinned, (message) =>
+        message
+          ? [
+              h("strong", {}, "Pinned: "),
+              h("span", {}, `${who(message.sender)}: ${message.info ? message.info.message : ""}`),
+              " ",
+              act("Unpin", status, async () => (await api.pin(roomId, null), "Unpinned"), load, { dataset: { key: "unpin" } }),
+            ]
+          : h("span", { class: "muted" }, "Nothing pinned."),
+      );
+    };
     const load = async () => {
+      const history = api.chat(roomId, 50);
       await Promise.all([
-        fill(list, status, () => api.chat(roomId, 50), (answer) => {
+        fill(list, status, () => history, (answer) => {
           const messages = (answer.messages || []).slice().reverse();
           if (!messages.length) return h("p", { class: "muted" }, "No messages.");
           return h(
@@ -418,30 +438,12 @@ const PANELS = {
             "Nobody is chat-banned.",
           ),
         ),
-        api.feed(roomId).then(
-          (feed) => {
-            const state = feed.chat_state || {};
-            current.textContent = `Chat is ${state.paused ? "paused" : "open"}${state.slow_mode_s ? `, slow mode ${state.slow_mode_s} s` : ""}.`;
-            if (!stateLoaded && document.activeElement !== slow) {
-              paused.checked = !!state.paused;
-              slow.value = String(state.slow_mode_s || 0);
-              stateLoaded = true;
-            }
-            renderInto(pinned, feed.pinned, (message) =>
-              message
-                ? [
-                    h("strong", {}, "Pinned: "),
-                    h("span", {}, `${who(message.sender)}: ${message.info ? message.info.message : ""}`),
-                    " ",
-                    act("Unpin", status, async () => (await api.pin(roomId, null), "Unpinned"), load, { dataset: { key: "unpin" } }),
-                  ]
-                : h("span", { class: "muted" }, "Nothing pinned."),
-            );
-          },
-          (error) => {
-            current.textContent = `Chat state unknown (${errorText(error)})`;
-          },
-        ),
+        // The pin and the chat state: from GET chat when it carries them, else from the feed.
+        history.then(
+          (answer) => (answer && answer.state ? { pinned: answer.pinned ?? null, chat_state: answer.state } : api.feed(roomId)),
+        ).catch(() => api.feed(roomId)).then(showState, (error) => {
+          current.textContent = `Chat state unknown (${errorText(error)})`;
+        }),
       ]);
     };
     return load;
