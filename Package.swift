@@ -76,7 +76,12 @@ let package = Package(
             // The browser client, served at /client/roomd.js and /client/ (compiled in: no files to ship).
             // Its npm package.json and types (roomd.d.ts, scripts/kit-methods.py) sit beside it, not compiled.
             exclude: ["Client/package.json", "Client/roomd.d.ts"],
-            resources: [.embedInCode("Client/roomd.js"), .embedInCode("Client/index.html")],
+            resources: [
+                .embedInCode("Client/roomd.js"), .embedInCode("Client/index.html"),
+                // The producer's console at /admin/ (section 32; Admin/AdminFiles.swift).
+                .embedInCode("Admin/admin.html"), .embedInCode("Admin/admin.css"),
+                .embedInCode("Admin/admin.js"), .embedInCode("Admin/api.js"),
+            ],
             // Release builds skip the dynamic exclusivity checks: the fan-out path
             // (Dispatcher.deliver, Connection.enqueue) runs on the one service thread,
             // and the checks were 25 % of its cost (roombench micro fanout-dispatch:

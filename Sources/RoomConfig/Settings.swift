@@ -26,6 +26,8 @@ public struct Settings: Sendable, Equatable {
     public var webhooks: WebhookSettings?
     /// `cluster` (1.1, section 18)
     public var cluster = ClusterSettings()
+    /// `admin` (1.3, AdminSettings.swift): the console at /admin/.
+    public var admin = AdminSettings()
 
     public init(
         room: RoomSettings = RoomSettings(),
@@ -61,5 +63,6 @@ extension Settings {
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster
+        admin = try c.object("admin", AdminSettings.init) ?? admin
     }
 }

@@ -1,7 +1,7 @@
 import RoomModel
 import RoomWire
 
-/// What plain HTTP serves: /healthz, /metrics, the browser client, and the
+/// What plain HTTP serves: /healthz, /metrics, the browser client, the console (/admin/), and the
 /// REST API (PROTOCOL.md sections 9 and 18). Its service thread's only
 /// (`route` checks it in debug builds).
 final class HTTPRoutes {
@@ -79,6 +79,9 @@ final class HTTPRoutes {
         case (_, "/ws"):
             return .error(400, code: 400, "/ws expects a WebSocket upgrade")
         default:
+            if AdminFiles.handles(request.path) {
+                return AdminFiles.serve(request, enabled: registry.settings.admin.enabled)  // section 32
+            }
             if RestAPI.handles(request.path) { return rest.handle(request) }
             if RestFeed.handles(request.path) { return feed.handle(request) }
             if request.path.hasPrefix(TestRoutes.prefix) {

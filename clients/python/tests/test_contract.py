@@ -873,6 +873,7 @@ def test_rest_answers_match_the_openapi_document(roomd):
             assert rest("GET", "/metrics")[0] == 200
             assert rest("GET", "/client/roomd.js")[0] == 200
             assert rest("GET", "/client/")[0] == 200
+            assert rest("GET", "/admin/")[0] == 200
             assert rest("GET", "/ws")[0] == 400
             status, room = rest("GET", "/v2/active-rooms/show")
             assert status == 200 and len(room["peers"]) == 3
