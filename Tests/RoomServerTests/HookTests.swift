@@ -149,6 +149,25 @@ import Testing
         #expect(try await stage.viewer.failure("stage-request", ["note": "me"]).code == 40305, "decided first")
     }
 
+    @Test func restCallsNeverGoThroughTheHook() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let daemon = try await Self.daemon(hook, #""events":["message"],"on_error":"deny""#)
+        let stage = try await Stage(daemon: daemon)
+        hook.defaultAnswer = .deny("nothing gets through")
+        #expect(try await stage.host.failure("broadcast", ["info": ["message": "x"]]).code == 40305)
+        let rest = try await http(
+            "POST",
+            daemon,
+            "/v2/active-rooms/room-1/send-message",
+            token: daemon.managementToken(),
+            body: #"{"message":"notice"}"#
+        )
+        #expect(rest.status == 200)
+        #expect(try await stage.guest.next("on-broadcast")["info"]?["message"] == "notice")
+        #expect(try hook.requests().count == 1, "only the peer's broadcast was asked")
+    }
+
     @Test func aFailedHookGoesOnUnderOnErrorAllow() async throws {
         let hook = try HookServer()
         defer { hook.close() }
@@ -288,5 +307,43 @@ import Testing
         if daemon.nodes.isEmpty {  // a cluster run logs on the room's home
             #expect(daemon.stderr.contains("hook denied") && daemon.stderr.contains("hook failed"))
         }
+    }
+
+    /// Three nodes: the room's home dies while a call's hook runs there. The call is
+    /// answered once (5003, as any call in flight at a home's death, section 18), and
+    /// the room goes on at the new home, whose hook decides the next calls.
+    @Test func aCallWhoseHomeDiesWhileItsHookRunsIsAnsweredOnce() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let cluster = try await ClusterRoutingTests.Cluster(
+            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
+        )
+        defer { cluster.nats.remove() }
+        hook.secret = cluster.nodes[0].secret
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        hook.decide { event in
+            if event["data"]?["info"]?["message"] == "at the kill" { release.wait() }
+            return .allow
+        }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        defer { _ = host }
+        try await cluster.waitUntilSaved(containing: #""user_id":"g""#)
+        guest.send(
+            text: #"{"jsonrpc":"2.0","id":"x","method":"broadcast","params":{"info":{"message":"at the kill"}}}"#
+        )
+        _ = try await hook.next("message")  // its hook runs on n1
+        _ = await cluster.nodes[0].stop(signal: SIGKILL)
+        var answer: JSON?
+        while answer == nil {
+            let message = try await guest.nextMessage(timeout: .seconds(25))
+            if message["id"] == "x" { answer = message }
+        }
+        #expect(answer?["error"]?["code"] == 5003, "\(answer ?? .null)")
+        let after = try await ClusterRoutingTests.eventually(guest, "broadcast", ["info": ["message": "after"]])
+        #expect(after["message_id"] != nil)
+        #expect(try hook.requests().last?["data"]?["info"]?["message"] == "after", "the new home asked its hook")
+        #expect(!guest.drain().contains { $0["id"] == "x" }, "answered once")
     }
 }
