@@ -346,4 +346,56 @@ import Testing
         #expect(try hook.requests().last?["data"]?["info"]?["message"] == "after", "the new home asked its hook")
         #expect(!guest.drain().contains { $0["id"] == "x" }, "answered once")
     }
+
+    /// Three nodes: the room's home drains (SIGTERM) while two calls wait for their hook
+    /// there — a client of another node's and one of its own. Neither runs there: both
+    /// go to the new home, whose hook is asked again, and each is answered once, with
+    /// its result.
+    @Test func callsWaitingForTheirHookWhenTheHomeDrainsAreAnsweredByTheNewHome() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let cluster = try await ClusterRoutingTests.Cluster(
+            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
+        )
+        defer { cluster.nats.remove() }
+        hook.secret = cluster.nodes[0].secret
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        hook.decide { event in
+            if event["data"]?["info"]?["message"]?.stringValue?.hasPrefix("held") == true {
+                gate.wait()
+                gate.signal()  // once open, open for every waiter
+            }
+            return .allow
+        }
+        let (host, _) = try await cluster.join("h", as: "host", on: 0)  // n1: the room's home
+        let (guest, _) = try await cluster.join("g", as: "guest", on: 1)
+        let (viewer, _) = try await cluster.join("v", as: "viewer", on: 2)
+        async let fromGuest = guest.call("broadcast", ["info": ["message": "held 1"]])
+        async let fromHost = host.call("broadcast", ["info": ["message": "held 2"]])
+        func held(_ count: Int) async throws {
+            let deadline = ContinuousClock.now + Daemon.waitTimeout
+            while try hook.requests().filter({ $0["data"]?["info"]?["message"]?.stringValue?.hasPrefix("held") == true }
+            )
+            .count < count {
+                guard ContinuousClock.now < deadline else {
+                    gate.signal()
+                    throw DaemonError(description: "the hook was not asked \(count) times")
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        try await held(2)  // both wait on n1
+        kill(cluster.nodes[0].process.processIdentifier, SIGTERM)
+        try await held(4)  // asked again at the new home
+        gate.signal()
+        #expect(try await fromGuest["message_id"] != nil)
+        #expect(try await fromHost["message_id"] != nil)
+        var heard: Set<String> = []
+        while heard.count < 2 {
+            heard.insert(try await viewer.next("on-broadcast")["info"]?["message"]?.stringValue ?? "")
+        }
+        #expect(heard == ["held 1", "held 2"])
+        #expect(await ClusterDrainTests.exitStatus(of: cluster.nodes[0]) == 0)
+    }
 }

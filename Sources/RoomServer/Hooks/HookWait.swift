@@ -5,6 +5,8 @@ import RoomWire
 /// call until its hook answers (section 30): the calls, the next to run, and
 /// the answer written so far. The dispatcher's; its service thread's only.
 final class MessageRun {
+    /// The message as received.
+    var raw: [UInt8] = []
     var calls: [JSON] = []
     var isBatch = false
     /// The next call to run.
@@ -43,6 +45,16 @@ final class HookWait {
         backlog.append(bytes)
         backlogBytes += bytes.count
         return true
+    }
+
+    /// What is not answered yet, as messages to send again (a cluster node's drain hands
+    /// them to the room's new home): the waiting message — its calls from the waiting one
+    /// on, when a batch answered some already — then the later messages.
+    func unanswered() -> [[UInt8]] {
+        let waiting =
+            message.next == 0
+            ? message.raw : JSON.array(Array(message.calls[message.next...])).bytes
+        return [waiting] + takeBacklog()
     }
 
     /// The later messages, oldest first (the wait is over).

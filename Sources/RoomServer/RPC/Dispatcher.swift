@@ -114,6 +114,7 @@ package final class Dispatcher {
             return false
         }
         let message = MessageRun()
+        message.raw = bytes
         do {
             let json = try JSON.parse(bytes)
             if case .array(let calls) = json {
