@@ -64,11 +64,14 @@ public final class HookServer: Sendable {
     }
     private let state = Mutex(State())
     private let listener: Int32
+    private let keepsRequests: Bool
 
     /// Listens on 127.0.0.1, a free port. `secret`: what requests are verified with
     /// (``RoomdProcess/start(binary:template:secret:host:arguments:environment:limits:testMode:webhooks:hooks:timeout:)``
-    /// sets it to the daemon's).
-    public init(secret: [UInt8]? = nil) throws {
+    /// sets it to the daemon's). `keepingRequests` false: ``requests()`` stays empty (a load
+    /// test's hook, whose memory must not grow with the requests).
+    public init(secret: [UInt8]? = nil, keepingRequests: Bool = true) throws {
+        keepsRequests = keepingRequests
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RoomdProcessError(description: "hook server: socket() failed") }
         var address = sockaddr_in()
@@ -264,7 +267,7 @@ public final class HookServer: Sendable {
             }
             let request = Request(headers: headers, body: Array(buffer[bodyStart..<(bodyStart + length)]))
             buffer.removeFirst(bodyStart + length)
-            state.withLock { $0.requests.append(request) }
+            if keepsRequests { state.withLock { $0.requests.append(request) } }
             var answer = answer(to: request)
             while case .delayed(let delay, let then) = answer {
                 Thread.sleep(
