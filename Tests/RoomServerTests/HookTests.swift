@@ -209,6 +209,7 @@ import Testing
         let daemon = try await Self.daemon(hook, #""events":["message"],"timeout_ms":5000"#)
         let stage = try await Stage(daemon: daemon)
         let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }  // a failed expectation leaves no server thread waiting
         hook.decide { event in
             if event["data"]?["info"]?["message"] == "slow" { release.wait() }
             return .allow
