@@ -51,7 +51,9 @@
 #                               stays quiet: one viewer renaming at its rate limit, then viewers asking to come on stage
 #   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
 #                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery; ~4.5 min
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
+#   HOOK_DELAY_MS [5]           (r) hooks: (c)'s rooms with every broadcast through a hook answering in this
+#                               many ms, then with room-0's hook never answering (timeout_ms 1000)
+#   SECTIONS [storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
@@ -132,7 +134,8 @@ STAGE_HOST_RATE=${STAGE_HOST_RATE:-2}
 SYNTH_PEERS=${SYNTH_PEERS:-10000}
 SYNTH_RATES=${SYNTH_RATES:-20,5}
 SYNTH_S=${SYNTH_S:-10}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
+HOOK_DELAY_MS=${HOOK_DELAY_MS:-5}
+SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh

@@ -441,7 +441,57 @@ def table(methods, py_source, js_source):
              "|---|---|---|---|"]
     for route, swift, python, js in TEST_MODE_HELPERS:
         rows.append(f"| {route} | `{swift}` | `{python}` | `{js}` |")
+    rows += HOOK_RECIPE
     return "\n".join(rows) + "\n"
+
+
+# The app's hook in the three harnesses (PROTOCOL.md section 30).
+HOOK_RECIPE = [
+    "",
+    "## Testing the app's hook (PROTOCOL.md section 30)",
+    "",
+    "A hook server whose answer the test sets per call, verifying each request's signature as a real",
+    "backend would: Swift `HookServer` (RoomdTesting; `RoomdProcess.start(hooks: server)`), Python",
+    "`roomd.hooks.HookServer` (the `hook_server` fixture; `roomd_factory(hooks=hook_server)`). The",
+    "answers are the same in both: allow, deny (a reason), rewrite (`name`/`role`/`attributes`, `info`,",
+    "`text`, `note`), shadow, a status (500: a failed hook), a raw body (garbage, oversize), silence (no",
+    "answer: `timeout_ms` ends it), and a delay before any of them. Queue the next answers",
+    "(`answer(.deny(\"no\"))`, `answer(deny(\"no\"))`), or decide from each verified request",
+    "(`decide { event in … }`, `server.decide = lambda event: …`); `next(\"message\")` waits for the",
+    "next request of a type. Test mode's `failHooks`/`fail_hooks`/`failHooks` fails the next calls",
+    "without reaching the hook.",
+    "",
+    "The browser harness (roomd.js) has no server of its own: a page cannot listen. Run the hook in the",
+    "harness's Node process (Playwright's or the test runner's) and point the template's",
+    "`settings.hooks.url` at it; verify with the same HMAC as webhooks:",
+    "",
+    "```js",
+    "import { createServer } from \"node:http\";",
+    "import { createHmac, timingSafeEqual } from \"node:crypto\";",
+    "",
+    "const answers = [];              // the test pushes the next answers: {allow:false, reason:\"no\"}, …",
+    "const requests = [];",
+    "const hook = createServer((req, res) => {",
+    "  const chunks = [];",
+    "  req.on(\"data\", (c) => chunks.push(c)).on(\"end\", () => {",
+    "    const body = Buffer.concat(chunks);",
+    "    const t = req.headers[\"x-roomd-timestamp\"];",
+    "    const want = \"sha256=\" + createHmac(\"sha256\", SECRET).update(`${t}.`).update(body).digest(\"hex\");",
+    "    const got = String(req.headers[\"x-roomd-signature\"] ?? \"\");",
+    "    if (got.length !== want.length || !timingSafeEqual(Buffer.from(got), Buffer.from(want))) {",
+    "      res.writeHead(401).end();  // roomd: a failed hook",
+    "      return;",
+    "    }",
+    "    requests.push(JSON.parse(body));",
+    "    res.writeHead(200, { \"content-type\": \"application/json\" })",
+    "      .end(JSON.stringify(answers.shift() ?? { allow: true }));",
+    "  });",
+    "}).listen(0, \"127.0.0.1\");",
+    "// settings.hooks.url = `http://127.0.0.1:${hook.address().port}/hook`",
+    "```",
+    "",
+    "A delay is a `setTimeout` before `end`; a failed hook is a 500, or `RoomdTestMode.failHooks(n)`.",
+]
 
 
 # Test mode's helpers in the three kits: (route, Swift, Python, JS).
@@ -452,6 +502,7 @@ TEST_MODE_HELPERS = [
     ("`POST /v2/test/faults {method, error}`", "failNext", "fail_next", "failNext"),
     ("`POST /v2/test/faults {push, action:\"drop\"}`", "dropNext", "drop_next", "dropNext"),
     ("`POST /v2/test/faults {push, action:\"delay\"}`", "delayNext", "delay_next", "delayNext"),
+    ("`POST /v2/test/faults {hooks:{fail_next, status}}`", "failHooks", "fail_hooks", "failHooks"),
     ("`GET /v2/test/faults`", "faults", "faults", "faults"),
     ("`DELETE /v2/test/faults`", "clearFaults", "clear_faults", "clearFaults"),
     ("`POST /v2/test/audience`", "addAudience", "add_audience", "addAudience"),

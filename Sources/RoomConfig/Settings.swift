@@ -24,6 +24,8 @@ public struct Settings: Sendable, Equatable {
     public var hls = HLSSettings()
     /// `webhooks` (1.1, WebhookSettings.swift): nil when absent (no webhooks).
     public var webhooks: WebhookSettings?
+    /// `hooks` (1.3, HookSettings.swift): nil when absent (no hooks).
+    public var hooks: HookSettings?
     /// `cluster` (1.1, section 18)
     public var cluster = ClusterSettings()
     /// `admin` (1.3, AdminSettings.swift): the console at /admin/.
@@ -62,6 +64,7 @@ extension Settings {
         feed = try c.object("feed", FeedSettings.init) ?? feed
         hls = try c.object("hls", HLSSettings.init) ?? hls
         webhooks = try c.object("webhooks", WebhookSettings.init)
+        hooks = try c.object("hooks", HookSettings.init)
         cluster = try c.object("cluster", ClusterSettings.init) ?? cluster
         admin = try c.object("admin", AdminSettings.init) ?? admin
     }

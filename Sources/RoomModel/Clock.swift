@@ -40,6 +40,7 @@ public enum IDKind: String, Sendable {
     case question = "question"
     case stage
     case webhook
+    case hook
     case report
 }
 

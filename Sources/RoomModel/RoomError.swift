@@ -59,6 +59,10 @@ public enum ErrorCode: Int, Sendable, CaseIterable {
     case chatClosed = 40302
     /// 1.2: slow mode: wait before the next message (`data.retry_after_ms`).
     case slowMode = 42901
+    /// 1.3: refused by the app's hook (section 30; the message is the hook's `reason`).
+    case hookDenied = 40305
+    /// 1.3: the app's hook failed and `settings.hooks.on_error` is `"deny"` (section 30).
+    case hookFailed = 5004
 }
 
 /// A failed call: a protocol code and a message that names the field or rule.

@@ -27,6 +27,8 @@ public final class RoomServer: @unchecked Sendable {
         /// Node records from a service thread of this process (`--threads`),
         /// handed over directly instead of through nats-server.
         case sibling([UInt8])
+        /// A hook's verdict (section 30, Hooks/).
+        case hook(HookResult)
     }
 
     let options: ServerOptions
@@ -96,11 +98,21 @@ public final class RoomServer: @unchecked Sendable {
         )
         let homes = RoomHomes(clustered: options.clusterURL != nil, thread: thread)
         let schedule = Schedule(registry: registry, clock: clock, sockets: sockets)
+        // Webhooks and hooks share one HTTP client, its pool and its signing (Webhooks/SignedPoster.swift).
+        let hookSettings = template.settings.hooks
+        let poster: SignedPoster? =
+            template.settings.webhooks == nil && hookSettings == nil
+            ? nil
+            : SignedPoster(
+                secret: options.webhookSecret ?? options.secret,
+                connections: WebhookQueue.defaultMaxInFlight + (hookSettings == nil ? 0 : HookGate.maxInFlight),
+                timeoutMs: max(template.settings.webhooks?.timeoutMs ?? 0, hookSettings?.timeoutMs ?? 0)
+            )
         let webhooks = WebhookRelay(
             thread: thread,
             registry: registry,
             settings: template.settings.webhooks,
-            secret: options.webhookSecret ?? options.secret,
+            poster: poster,
             ids: ids,
             metrics: metrics,
             logger: logger
@@ -210,6 +222,20 @@ public final class RoomServer: @unchecked Sendable {
         stopped = ServiceThreadBound(false, on: thread)
         closingAll = ServiceThreadBound(false, on: thread)
         waitingForBus = ServiceThreadBound(false, on: thread)
+        if let hookSettings, let poster {
+            // Verdicts come back through the inbox: the service thread never waits for a hook.
+            let client = HookClient(settings: hookSettings, poster: poster, metrics: metrics.hooks) { [weak self] in
+                self?.post(.hook($0))
+            }
+            dispatcher.hooks = HookGate(client: client, ids: ids)
+            routes.test?.hooks = client
+            logger.info(
+                "hooks on",
+                metadata: [
+                    "events": "\(hookSettings.events.map(\.rawValue))", "on_error": "\(hookSettings.onError.rawValue)",
+                ]
+            )
+        }
     }
 
     /// Creates the context and binds the listening socket. Returns the port
@@ -371,6 +397,8 @@ public final class RoomServer: @unchecked Sendable {
             case .sibling(let bytes):
                 siblingBytesPending.subtract(bytes.count, ordering: .relaxed)
                 router.receive(.event(.message(bytes)))
+            case .hook(let result):
+                dispatcher.hookAnswered(result)
             }
         }
     }

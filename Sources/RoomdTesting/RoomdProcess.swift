@@ -118,6 +118,9 @@ public final class RoomdProcess: Sendable {
     ///     `advance(by:)` moves, seeded ids); nil: none.
     ///   - webhooks: a ``WebhookSink`` the daemon sends its webhooks to (the
     ///     template's `settings.webhooks.url`); the sink verifies with `secret`.
+    ///   - hooks: a ``HookServer`` the daemon asks before it acts (section 30: the
+    ///     template's `settings.hooks.url`, other `settings.hooks` fields as in the
+    ///     template); the server verifies with `secret`.
     ///   - timeout: seconds to wait for the listening line.
     public static func start(
         binary: String? = nil,
@@ -129,6 +132,7 @@ public final class RoomdProcess: Sendable {
         limits: [ResourceLimit] = [],
         testMode: TestModeOptions? = nil,
         webhooks: WebhookSink? = nil,
+        hooks: HookServer? = nil,
         timeout: Double = 10
     ) throws -> RoomdProcess {
         TimeoutIssues.install()
@@ -153,6 +157,13 @@ public final class RoomdProcess: Sendable {
                     try text.write(to: config, atomically: true, encoding: .utf8)
                 }
                 webhooks.secret = secret
+            }
+            if let hooks {
+                // The template as given, with settings.hooks.url the server's.
+                if case .json(let text) = try hooks.template(from: config.path) {
+                    try text.write(to: config, atomically: true, encoding: .utf8)
+                }
+                hooks.secret = secret
             }
             // roomd ignores one trailing newline of a secret file: a secret
             // that ends with one gets another, so the daemon reads all of it.

@@ -199,6 +199,17 @@ extension RoomdProcess {
         )
     }
 
+    /// The next `count` hook calls (section 30) fail with `status` (nil: a timeout after the
+    /// hook's `timeout_ms`) without reaching the hook; `settings.hooks.on_error` applies.
+    public func failHooks(next count: Int, status: Int? = 500) async throws {
+        let how: JSON = status.map { .int($0) } ?? "timeout"
+        _ = try await testRoute(
+            "POST",
+            "faults",
+            body: JSON.object([.init("hooks", ["fail_next": .int(count), "status": how])]).text
+        )
+    }
+
     /// The journal of `room`'s latest session (`GET /v2/test/journal`): one
     /// JSON object per event — `call`, `answer`, `push`, `webhook` — in
     /// order; write it to a file for `roomd replay FILE --against URL`.

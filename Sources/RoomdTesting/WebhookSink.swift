@@ -42,7 +42,7 @@ public final class WebhookSink: Sendable {
     private let listener: Int32
 
     /// Listens on 127.0.0.1, a free port. `secret`: what ``events()`` verifies
-    /// with (``RoomdProcess/start(binary:template:secret:host:arguments:environment:limits:testMode:webhooks:timeout:)``
+    /// with (``RoomdProcess/start(binary:template:secret:host:arguments:environment:limits:testMode:webhooks:hooks:timeout:)``
     /// sets it to the daemon's).
     public init(secret: [UInt8]? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -191,7 +191,7 @@ public final class WebhookSink: Sendable {
         }
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for start in 0...(haystack.count - needle.count)
         where haystack[start..<(start + needle.count)].elementsEqual(needle) {
@@ -210,7 +210,7 @@ public final class WebhookSink: Sendable {
         return .json(Self.setting(document, ["settings", "webhooks", "url"], to: .string(url)).text)
     }
 
-    private static func setting(_ json: JSON, _ path: [String], to value: JSON) -> JSON {
+    static func setting(_ json: JSON, _ path: [String], to value: JSON) -> JSON {
         guard let key = path.first else { return value }
         var members: [JSON.Member] = []
         if case .object(let existing) = json { members = existing }

@@ -15,7 +15,7 @@ struct RoomBench: ParsableCommand {
         abstract: "Load generator for roomd, nats-server over WebSocket (fan-out) and the lws mirror floor.",
         subcommands: [
             JoinStorm.self, Fanout.self, Rooms.self, Idle.self, Speakers.self, Micro.self, PollVotes.self, Taps.self,
-            HistoryJoin.self, Questions.self, StageAudience.self, AudienceCost.self,
+            HistoryJoin.self, Questions.self, StageAudience.self, AudienceCost.self, HookServerCommand.self,
         ]
     )
 }

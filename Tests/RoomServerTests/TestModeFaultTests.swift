@@ -261,6 +261,8 @@ import Testing
             (#"{"peer_id":"\#(guestID)","action":"drop","count":-1}"#, 400, "count: must be between 1"),
             (#"{"webhooks":{"fail_next":1}}"#, 409, "webhooks: none configured"),
             (#"{"webhooks":{"fail_next":1,"status":200}}"#, 400, "webhooks.status: must be between 400 and 599"),
+            (#"{"hooks":{"fail_next":1}}"#, 409, "hooks: none configured"),
+            (#"{"hooks":{"fail_next":1,"status":200}}"#, 400, "hooks.status: must be between 400 and 599"),
         ]
         for (body, status, message) in cases {
             let (got, answer) = try await Self.fault(daemon, body)

@@ -753,6 +753,31 @@ class Doc:
                      f" | {fpct(median(runs, 'server_cpu_pct'))} |")
         self.add()
 
+    def hooks(self):
+        hooks = self.g("hooks", "rooms")
+        if not hooks:
+            return
+        self.add("## (r) Hooks: every broadcast through the app's hook")
+        self.add()
+        self.add("(c)'s rooms (1 msg/s per peer) with `settings.hooks` on `message`: `roombench hook-server` answers")
+        self.add("`{\"allow\":true}` after 5 ms (`answer`), and never for room-0 (`timeout`: its messages go out at")
+        self.add("`timeout_ms` 1000, `on_error` allow; the other rooms are 99.9 % of the deliveries). Latency is send to")
+        self.add("delivery, the hook's wait included: compare (c). Target: the hooked messages/s held with p99 ≤ 50 ms,")
+        self.add("and `timeout`'s p99 as `answer`'s.")
+        self.add()
+        self.add("| hook | run | sent/s | p50 | p99 | max | delivered/s | loss | server CPU |")
+        self.add("|---|---|---|---|---|---|---|---|---|")
+        for key, runs in hooks.items():
+            for r in runs:
+                self.add(f"| {key} | {r.get('run')} | {fint(r.get('messages_per_s'))} | {fms(r.get('p50_ms'))}"
+                         f" | {fms(r.get('p99_ms'))} | {fms(r.get('max_ms'))} | {fint(r.get('delivered_per_s'))}"
+                         f" | {fint(r.get('loss'))} | {fpct(r.get('server_cpu_pct'))}{aborted([r])} |")
+            self.add(f"| {key} | **median** | {fint(median(runs, 'messages_per_s'))} | {fms(median(runs, 'p50_ms'))}"
+                     f" | {fms(median(runs, 'p99_ms'))} | {fms(median(runs, 'max_ms'))}"
+                     f" | {fint(median(runs, 'delivered_per_s'))} | {fint(median(runs, 'loss'))}"
+                     f" | {fpct(median(runs, 'server_cpu_pct'))} |")
+        self.add()
+
     def speakers(self):
         sp = self.g("speakers", "speakers")
         if not sp:
@@ -1347,6 +1372,7 @@ class Doc:
         self.fanout()
         self.storm()
         self.rooms()
+        self.hooks()
         self.idle()
         self.speakers()
         self.poll()

@@ -113,6 +113,56 @@ section_rooms() {
     done
 }
 
+# (r) Hooks (issue 35, PROTOCOL.md section 30): step (c) with every broadcast going through the app's hook
+# (`roombench hook-server`, answering {"allow":true} after HOOK_DELAY_MS ms; settings.hooks events
+# ["message"], timeout_ms 1000): the latency it adds (compare (c)) and the hooked messages/s held. Then the
+# same with room-0's hook never answering (its messages go out at timeout_ms, on_error allow): the other
+# rooms are 99.9 % of the deliveries, so p99 is theirs.
+section_hooks() {
+    local run mode template="$WORK/roles-hooks.json"
+    for mode in answer timeout; do
+        log "(r) hooks: $ROOMS rooms × $PER_ROOM peers, 1 msg/s each, a hook answering in ${HOOK_DELAY_MS} ms$([ "$mode" = timeout ] && echo ", room-0's never"), $RUNS × ${STEP_S} s"
+        for run in $(seq "$RUNS"); do
+            start_hook "$mode"
+            python3 - "$TEMPLATE" "$template" "$HOOK_URL" <<'PY'
+import json, sys
+template = json.load(open(sys.argv[1]))
+template.setdefault("settings", {})["hooks"] = {"url": sys.argv[3], "events": ["message"], "timeout_ms": 1000}
+json.dump(template, open(sys.argv[2], "w"))
+PY
+            TEMPLATE=$template start_roomd "hooks-$mode-$run"
+            step hooks "$mode" "$run" $((STEP_S + DRAIN_S + 90)) rooms $(roomd_args) \
+                --rooms "$ROOMS" --per-room "$PER_ROOM" --rate 1 --duration "$STEP_S" --drain "$DRAIN_S" --join-timeout 60
+            stop_hook
+        done
+    done
+}
+
+# start_hook MODE: `roombench hook-server` (answer: every call after HOOK_DELAY_MS ms; timeout: room-0's
+# never), its stdin a FIFO this shell holds open (closing it ends the server); sets HOOK_URL.
+start_hook() {
+    local mode=$1 fifo="$WORK/hook.in" out="$WORK/hook.out"
+    rm -f "$fifo" && mkfifo "$fifo"
+    : >"$out"
+    # shellcheck disable=SC2046
+    "${CLIENT_CPU[@]}" "$BENCH" hook-server --delay-ms "$HOOK_DELAY_MS" --secret-file "$WORK/secret" \
+        $([ "$mode" = timeout ] && echo --silent-room room-0) <"$fifo" >"$out" 2>&1 &
+    HOOK_PID=$!
+    exec 9>"$fifo"
+    local waited=0
+    until grep -q "hook listening on" "$out"; do
+        sleep 0.1
+        waited=$((waited + 1))
+        [ "$waited" -lt 100 ] || die "roombench hook-server did not start: $(cat "$out")"
+    done
+    HOOK_URL=$(sed -n 's/^hook listening on //p' "$out")
+}
+
+stop_hook() {
+    exec 9>&-
+    wait "$HOOK_PID" 2>/dev/null || true
+}
+
 # (d) N idle joined peers: idle CPU over IDLE_WINDOW s (it covers a keepalive round:
 # pings go out after idle_timeout_s / 3 = 20 s of silence), RSS per peer, then
 # PROBE_JOINS more peers join one at a time (join latency into a room of N).

@@ -791,6 +791,11 @@ export class RoomdTestMode {
     await this.route("POST", "faults", params({ push, action: "delay", ms, count, peer_id: peerId }));
   }
 
+  /** The next `count` hook calls (section 30) fail with `status` (or "timeout") without reaching the hook. */
+  async failHooks(count = 1, status = 500) {
+    await this.route("POST", "faults", { hooks: { fail_next: count, status } });
+  }
+
   /** Every fault in force. */
   async faults() { return (await this.route("GET", "faults")).faults; }
 

@@ -94,11 +94,17 @@ extension ClusterRouter {
             peer.endpoint = nil  // the frozen copy pushes to nobody
             guard let connection = endpoint?.connection else { continue }
             connection.peer = nil
+            // A call waiting for its hook here (section 30) is not run here: its verdict will find nobody.
+            let waiting = connection.hookWait
+            connection.hookWait = nil
             switch connection.sink {
             case .socket:
                 edge.handOver(connection, peer: peer.id.rawValue, room: room.id)
                 drain.local[room.id, default: []].append(connection)
+                // It goes to the new home with the messages behind it, in order: asked again there.
+                for message in waiting?.unanswered() ?? [] { edge.inbound(message, on: connection) }
             case .remote(let sink):
+                // Not acknowledged: its node sends it to the new home with the rest (`Edge.moved`).
                 guard let link = sink as? RemoteLink else { continue }
                 links.append(link)
                 perNode[link.node, default: 0] += 1

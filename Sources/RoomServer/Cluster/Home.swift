@@ -114,6 +114,14 @@ final class Home {
         self.clock = clock
         self.logger = logger
         outboxes.beforeSending = { [unowned self] node, box in acknowledge(to: node, in: box) }
+        // A message that waited for a hook (section 30) is acknowledged once answered: until
+        // then the edge keeps it, and sends it again to a new home if this one dies meanwhile.
+        dispatcher.handledLater = { [unowned self] connection, count in
+            guard case .remote(let sink) = connection.sink, let link = sink as? RemoteLink,
+                let client = remotes[link.node]?[link.conn], client.connection === connection
+            else { return }
+            handled(count, from: client)
+        }
     }
 
     /// Every connection served here for another node's client.
@@ -227,6 +235,7 @@ final class Home {
         thread.assertIsCurrent()
         parked.removeValue(forKey: ParkedKey(node: node, conn: conn))
         guard let client = remotes[node]?.removeValue(forKey: conn) else { return }
+        client.connection.hookWait = nil  // a call waiting for its hook has nobody to answer now
         flow.forget(client.connection)
         fanOut.connectionLost(client.connection)
     }
@@ -329,6 +338,7 @@ final class Home {
             metadata: ["node": "\(node)", "connections": "\(lost.count)"]
         )
         for client in lost.values {
+            client.connection.hookWait = nil  // nobody to answer a call waiting for its hook
             flow.forget(client.connection)
             fanOut.connectionLost(client.connection)
         }
@@ -338,9 +348,13 @@ final class Home {
 
     /// A message of another node's client, handled here like a local one's.
     private func handle(_ payload: [UInt8], from client: RemoteClient) {
-        dispatcher.handle(payload, from: client.connection)
-        client.link.handledSinceAck += 1
-        if client.link.handledSinceAck == 1 { ackDue.append(client) }
+        if dispatcher.handle(payload, from: client.connection) { handled(1, from: client) }
+    }
+
+    /// `count` messages of the client answered: acknowledged at the next flush.
+    private func handled(_ count: Int, from client: RemoteClient) {
+        client.link.handledSinceAck += count
+        if client.link.handledSinceAck == count { ackDue.append(client) }
     }
 
     /// Before the turn's batches leave: what waited for a paused room is

@@ -10,6 +10,12 @@ struct DescribedMetricsFactory: MetricsFactory {
     let registry: PrometheusCollectorRegistry
     /// Buckets of a Timer's histogram, by label (else `defaultBuckets`).
     var durationBuckets: [String: [Duration]] = [:]
+    /// `roomd_hook_seconds`: hooks answer in milliseconds, and time out at 5 s at most.
+    static let hookBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .milliseconds(2500), .seconds(5),
+    ]
     static let defaultBuckets: [Duration] = [
         .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
@@ -47,6 +53,8 @@ struct DescribedMetricsFactory: MetricsFactory {
         "roomd_feed_cache_bytes": "Bytes in the audience feed's cache.",
         "roomd_webhook_deliveries_total": "Webhook outcomes: delivered, retried, failed.",
         "roomd_webhook_dropped_total": "Webhook events dropped because the queue was full.",
+        "roomd_hook_requests_total": "Hooked calls by type and outcome: allow, deny, failed (section 30).",
+        "roomd_hook_seconds": "From a hook request's start to its verdict (answer, failure or timeout).",
     ]
 
     private func descriptor(_ label: String) -> MetricNameDescriptor {

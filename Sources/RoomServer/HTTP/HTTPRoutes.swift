@@ -18,7 +18,7 @@ final class HTTPRoutes {
     var siblingMetrics: [ServerMetrics] = []
 
     /// `/v2/test/*`: test mode only (PROTOCOL.md section 25); nil otherwise, and the routes do not exist.
-    private let test: TestRoutes?
+    let test: TestRoutes?
 
     init(
         thread: ServiceThread,

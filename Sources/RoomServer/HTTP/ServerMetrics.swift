@@ -59,6 +59,8 @@ final class ServerMetrics: Sendable {
     /// Stored seconds encoded into pieces (each once while kept; bodies are assembled from them).
     let feedSecondsEncoded: Metrics.Counter
     private let feedCacheEntries: Metrics.Gauge
+    /// Section 30's hooks (Hooks/HookClient.swift).
+    let hooks: HookMetrics
     private let feedCacheBytes: Metrics.Gauge
 
     init() {
@@ -71,6 +73,8 @@ final class ServerMetrics: Sendable {
             .milliseconds(5), .milliseconds(25), .milliseconds(100), .milliseconds(250), .milliseconds(500),
             .milliseconds(800), .seconds(2), .seconds(5),
         ]
+        factory.durationBuckets["roomd_hook_seconds"] = DescribedMetricsFactory.hookBuckets
+        hooks = HookMetrics(factory: factory)
         connections = Metrics.Gauge(label: "roomd_connections", factory: factory)
         peers = Metrics.Gauge(label: "roomd_peers", factory: factory)
         rooms = Metrics.Gauge(label: "roomd_rooms", factory: factory)

@@ -23,6 +23,8 @@ struct AfterReply {
 struct Call {
     let connection: Connection
     var after = AfterReply()
+    /// Section 30: where the call stands with its hook (Hooks/HookGate.swift).
+    var hook = HookStep.fresh
 }
 
 /// A call of a joined peer: the dispatcher checked once that the connection
@@ -32,6 +34,8 @@ struct JoinedCall {
     let peer: Peer
     let connection: Connection
     var after = AfterReply()
+    /// Section 30: where the call stands with its hook (Hooks/HookGate.swift).
+    var hook = HookStep.fresh
 
     var room: Room { peer.room }
 }

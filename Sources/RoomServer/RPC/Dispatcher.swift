@@ -34,6 +34,11 @@ package final class Dispatcher {
     let logger: Logger
     /// Where what a call let go of is freed, off this thread (`chat-clear`).
     let graveyard = Graveyard()
+    /// Section 30's hooks (Hooks/HookGate.swift); nil without `settings.hooks`.
+    var hooks: HookGate?
+    /// Messages of `connection` handled after `handle` returned false for
+    /// them (they waited for a hook): a cluster's home acknowledges them then.
+    var handledLater: ((Connection, Int) -> Void)?
     private let methods: [String: Method] = Dispatcher.registeredMethods
 
     init(
@@ -95,70 +100,120 @@ package final class Dispatcher {
 
     // MARK: pipeline
 
-    /// Handles one complete text message from `connection`.
-    package func handle(_ bytes: [UInt8], from connection: Connection) {
+    /// Handles one complete text message from `connection`. False when it is
+    /// not answered yet: a call of it waits for its hook, or it waits behind
+    /// one (section 30); `handledLater` tells when it is.
+    @discardableResult
+    package func handle(_ bytes: [UInt8], from connection: Connection) -> Bool {
         thread.assertIsCurrent()
-        let roomBefore = connection.peer?.room.id
-        defer {  // a cluster saves the rooms' states for a takeover: they may be stale now
-            homes.touch(roomBefore)
-            homes.touch(connection.peer?.room.id)
+        if let wait = connection.hookWait {
+            // A call of this client waits for its hook: this one is answered after it, in order.
+            if !wait.hold(bytes) {
+                logger.info("messages waiting behind a hook over the bound, closing", metadata: connection.logMetadata)
+                connection.close(1008)
+            }
+            return false
         }
-        connection.beginDeferring()
-        // What the message's calls leave for after its response (Call.swift).
-        var after = AfterReply()
-        var out = Frame.writer(reserving: 128)
-        var replied = false
+        let message = MessageRun()
+        message.raw = bytes
         do {
-            let message = try JSON.parse(bytes)
-            if case .array(let calls) = message {
+            let json = try JSON.parse(bytes)
+            if case .array(let calls) = json {
                 if calls.isEmpty || calls.count > Self.maxBatch {
                     let error = RoomError(
                         .invalidRequest,
                         "a batch holds 1 to \(Self.maxBatch) calls, got \(calls.count)"
                     )
                     metrics.failed(.invalidRequest)
-                    Envelope.response(id: .null, into: &out, error: error)
+                    Envelope.response(id: .null, into: &message.out, error: error)
                     count(error, on: connection)
-                    replied = true
+                    message.replied = true
                 } else {
-                    out.beginArray()
-                    for call in calls where process(call, on: connection, into: &out, after: &after) { replied = true }
-                    out.endArray()
+                    message.calls = calls
+                    message.isBatch = true
+                    message.out.beginArray()
                 }
             } else {
-                replied = process(message, on: connection, into: &out, after: &after)
+                message.calls = [json]
             }
         } catch {
             let failure = RoomError(.parseError, "parse error: \(error)")
             metrics.failed(.parseError)
-            Envelope.response(id: .null, into: &out, error: failure)
+            Envelope.response(id: .null, into: &message.out, error: failure)
             count(failure, on: connection)
-            replied = true
+            message.replied = true
         }
-        if replied { connection.enqueue(Frame(payload: out), bypassingDeferral: true) }
-        for frame in after.replay ?? [] { connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false) }
+        return run(message, on: connection)
+    }
+
+    /// Runs a message's calls from its next one, then answers it. False when
+    /// a call waits for its hook: the message runs on from there once it answered.
+    func run(_ message: MessageRun, on connection: Connection) -> Bool {
+        let roomBefore = connection.peer?.room.id
+        defer {  // a cluster saves the rooms' states for a takeover: they may be stale now
+            homes.touch(roomBefore)
+            homes.touch(connection.peer?.room.id)
+        }
+        connection.beginDeferring()
+        while message.next < message.calls.count {
+            let verdict = message.verdict
+            message.verdict = nil
+            switch process(
+                message.calls[message.next],
+                on: connection,
+                into: &message.out,
+                after: &message.after,
+                verdict: verdict
+            ) {
+            case .replied: message.replied = true
+            case .silent: break
+            case .waiting(let request, let room):
+                connection.endDeferring()
+                hooks!.park(message, request, room: room, on: connection)
+                return false
+            }
+            message.next += 1
+        }
+        if message.isBatch { message.out.endArray() }
+        if message.replied { connection.enqueue(Frame(payload: message.out), bypassingDeferral: true) }
+        for frame in message.after.replay ?? [] {
+            connection.enqueue(frame, bypassingDeferral: true, enforcingLimit: false)
+        }
         connection.endDeferring()
         if connection.isDroppedAsSlow {
             outbound.dropSlowConsumer(connection)
-            return
+            return true
         }
         if connection.errors.limitReached {
             logger.info("too many errors in a row, closing", metadata: connection.logMetadata)
             connection.close(4029)
-        } else if let code = after.closeCode {
+        } else if let code = message.after.closeCode {
             connection.close(code)
         }
+        return true
     }
 
-    /// One call. Writes its response into `out` and returns true, or returns
-    /// false for a notification (whose failure is pushed as `on-error`).
-    /// What the call leaves for after the response is folded into `after`.
+    /// What one call of a message came to.
+    enum CallOutcome {
+        /// Answered into the message's answer.
+        case replied
+        /// A notification: nothing to answer (a failure was pushed as `on-error`).
+        case silent
+        /// It waits for its hook (section 30).
+        case waiting(HookRequest, room: RoomID)
+    }
+
+    /// One call. Writes its response into `out` (`.replied`), or nothing for
+    /// a notification (whose failure is pushed as `on-error`), or stops before
+    /// acting when it waits for its hook; `verdict`: the hook's, when the call
+    /// runs again. What the call leaves for after the response is folded into `after`.
     private func process(
         _ call: JSON,
         on connection: Connection,
         into out: inout JSONWriter,
-        after: inout AfterReply
-    ) -> Bool {
+        after: inout AfterReply,
+        verdict: HookVerdict? = nil
+    ) -> CallOutcome {
         let id = call["id"]
         let validID: JSON? =
             switch id {
@@ -166,26 +221,29 @@ package final class Dispatcher {
             default: nil
             }
         let methodName = call["method"]?.stringValue
-        metrics.called(methodName)
+        let again = verdict != nil  // counted and journaled on its first run
+        if !again { metrics.called(methodName) }
         // Test mode's journal: the call now, its answer below (nil otherwise).
         let journal = outbound.journal
         let roomBefore = journal == nil ? nil : connection.peer.flatMap { $0.hasLeft ? nil : $0.room }
-        if let journal, case .object = call { journal.call(call, from: connection) }
+        if let journal, !again, case .object = call { journal.call(call, from: connection) }
         defer { journal?.endCall() }
+        var hook: HookStep = verdict.map { .answered($0) } ?? .fresh
         let result = Result { () throws(RoomError) -> [UInt8] in
-            try invoke(call, methodName, validID: validID, on: connection, after: &after)
+            try invoke(call, methodName, validID: validID, on: connection, after: &after, hook: &hook)
         }
+        if case .success = result, case .asked(let request, let room) = hook { return .waiting(request, room: room) }
         switch result {
         case .success(let bytes):
             connection.errors.count = 0
-            guard let validID else { return false }
+            guard let validID else { return .silent }
             Envelope.response(id: validID, into: &out, result: bytes)
             if let journal {
                 var answer = JSONWriter(reserving: bytes.count + 64)
                 Envelope.response(id: validID, into: &answer, result: bytes)
                 journal.answer(answer.bytes, to: connection, roomBefore: roomBefore)
             }
-            return true
+            return .replied
         case .failure(let error):
             count(error, on: connection)
             metrics.failed(error.code)
@@ -206,7 +264,7 @@ package final class Dispatcher {
                         error.encodeData(into: &w)  // 42901 (section 22), 40407 (section 26)
                     }
                 )
-                return false
+                return .silent
             }
             Envelope.response(id: validID ?? .null, into: &out, error: error)
             if let journal {
@@ -214,23 +272,27 @@ package final class Dispatcher {
                 Envelope.response(id: validID ?? .null, into: &answer, error: error)
                 journal.answer(answer.bytes, to: connection, roomBefore: roomBefore)
             }
-            return true
+            return .replied
         }
     }
 
     /// One call after its journal line: the rate limit, the request's
     /// shape, the method, test mode's method faults, the join state, the
-    /// params, then the handler.
+    /// params, then the handler. A call's second run, with its hook's verdict
+    /// in `hook`, skips the rate limit and the method faults its first run took.
     private func invoke(
         _ call: JSON,
         _ methodName: String?,
         validID: JSON?,
         on connection: Connection,
-        after: inout AfterReply
+        after: inout AfterReply,
+        hook: inout HookStep
     ) throws(RoomError) -> [UInt8] {
         let id = call["id"]
+        let again: Bool
+        if case .answered = hook { again = true } else { again = false }
         // The rate limit is checked right after parsing, before -32600.
-        if methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
+        if !again, methodName != "ping", !connection.rate.take(nowMillis: clock.nowMillis()) {
             throw RoomError(
                 .rateLimited,
                 "rate limited: over \(registry.settings.limits.messagesPerSecond) calls/s"
@@ -248,7 +310,7 @@ package final class Dispatcher {
             throw RoomError(.methodNotFound, "method not found: \(methodName)")
         }
         // Test mode II: a scripted error answers the call, which changes nothing.
-        if let faults = outbound.testFaults, !faults.methods.isEmpty,
+        if !again, let faults = outbound.testFaults, !faults.methods.isEmpty,
             let scripted = faults.methods.take(methodName, by: connection.peer?.id)
         {
             metrics.testFaultErrors.increment()
@@ -261,13 +323,19 @@ package final class Dispatcher {
             if methodName == "join", connection.peer != nil {
                 throw RoomError(.alreadyJoined, "this connection already joined")
             }
-            var context = Call(connection: connection)
-            defer { after.fold(context.after) }
+            var context = Call(connection: connection, hook: hook)
+            defer {
+                after.fold(context.after)
+                hook = context.hook
+            }
             return try handler(self)(try Self.params(of: call), &context)
         case .joined(let handler):
             guard let peer = connection.peer else { throw RoomError(.notJoined, "not joined: call join first") }
-            var context = JoinedCall(peer: peer, connection: connection)
-            defer { after.fold(context.after) }
+            var context = JoinedCall(peer: peer, connection: connection, hook: hook)
+            defer {
+                after.fold(context.after)
+                hook = context.hook
+            }
             let params = try Self.params(of: call)
             // Section 32: a moderation act is recorded once it succeeded (Audit/).
             let audit = AuditRecorder.prepare(methodName, params.members, by: peer)
@@ -293,8 +361,9 @@ package final class Dispatcher {
         var after = AfterReply()
         connection.beginDeferring()
         defer { connection.endDeferring() }
+        var hook = HookStep.fresh  // never asked: a synthetic peer's calls skip hooks
         do throws(RoomError) {
-            _ = try invoke(call, method, validID: 1, on: connection, after: &after)
+            _ = try invoke(call, method, validID: 1, on: connection, after: &after, hook: &hook)
             return nil
         } catch {
             metrics.failed(error.code)

@@ -1,4 +1,6 @@
+import Foundation
 import Logging
+import RoomConfig
 import RoomModel
 import RoomWire
 
@@ -36,16 +38,48 @@ extension Dispatcher {
         } else if grant.name == nil, !joinName.trimmedOfWhiteSpace.isEmpty {
             joinName = joinName.trimmedOfWhiteSpace  // the user_id default: trimmed only
         }
+        // Section 30: the app's hook decides first (resumes too); it may give the name, role, attributes.
+        var roleName = grant.role
+        var attributes = grant.attributes
+        let maxNameBytes = registry.settings.limits.maxNameBytes
+        let template = registry.template
+        let hookName = joinName
+        guard
+            let rewrite = try hook(
+                .join,
+                room: grant.roomID,
+                &call.hook,
+                on: call.connection,
+                ids: ["conn": "\(call.connection.id)", "room": "\(grant.roomID)", "user": "\(grant.userID)"],
+                user: grant.userID,
+                check: { Self.hookJoinProblem($0, template: template, maxNameBytes: maxNameBytes) },
+                data: { w in
+                    w.field("room_id", grant.roomID)
+                    w.field("user_id", grant.userID)
+                    w.field("role", grant.role)
+                    w.field("name", hookName)
+                    w.key("claims")
+                    w.value(Self.claims(ofToken: token))
+                    w.field("resume", peerID != nil)
+                }
+            )
+        else { return [] }  // it waits for its hook
+        if let name = rewrite.name {
+            joinName = name.trimmedOfWhiteSpace
+            nameIsParam = false  // the app's word, as a `name` claim
+        }
+        if let role = rewrite.role { roleName = role }
+        if let values = rewrite.attributes { attributes = values }
         let outcome = try registry.join(
             JoinRequest(
                 roomID: grant.roomID,
                 requestedRoomID: roomID,
                 userID: grant.userID,
-                roleName: grant.role,
+                roleName: roleName,
                 name: joinName,
                 nameIsParam: nameIsParam,
                 avatar: grant.avatar,
-                attributes: grant.attributes,
+                attributes: attributes,
                 data: data ?? "",
                 viewOnly: grant.viewOnly,
                 resumePeerID: peerID,
@@ -126,5 +160,36 @@ extension Dispatcher {
             w.value(timestamp)
             w.field("server_time", clock.nowMillis())
         }
+    }
+
+    /// Section 30: what in a hook's `join` rewrite is not allowed (a failed hook), or nil.
+    static func hookJoinProblem(_ rewrite: HookRewrite, template: RoleTemplate, maxNameBytes: Int) -> String? {
+        if let role = rewrite.role, template.role(role) == nil {
+            return "role: \"\(role.prefix(64))\" is not in the template"
+        }
+        if let name = rewrite.name {
+            let trimmed = name.trimmedOfWhiteSpace
+            if trimmed.isEmpty { return "name: empty after trimming white space" }
+            if trimmed.utf8.count > maxNameBytes { return "name: over max_name_bytes" }
+        }
+        if let attributes = rewrite.attributes {
+            do throws(RoomError) {
+                try PeerAttributes.check(attributes, field: "attributes")
+            } catch {
+                return error.message
+            }
+        }
+        return nil
+    }
+
+    /// Every claim of a verified token (its payload), for a `join` hook.
+    static func claims(ofToken token: String) -> JSON {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .object([]) }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let json = try? JSON.parse([UInt8](data)), case .object = json
+        else { return .object([]) }
+        return json
     }
 }

@@ -15,7 +15,33 @@ extension Dispatcher {
     }
 
     func questionAdd(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
-        let question = try registry.addQuestion(by: call.peer, text: try params.requiredString("text"))
+        let peer = call.peer
+        let text = try params.requiredString("text")
+        // Section 30: the app's hook decides first, and may rewrite the text.
+        try peer.requireUnrestricted("question-add")
+        let limit = registry.settings.limits.maxChatBytes
+        guard
+            let rewrite = try hook(
+                .question,
+                room: peer.room.id,
+                &call.hook,
+                on: call.connection,
+                ids: call.connection.logMetadata,
+                check: { rewrite in
+                    guard let text = rewrite.text else { return nil }
+                    if text.isEmpty { return "text: empty" }
+                    return text.utf8.count > limit ? "text: over max_chat_bytes" : nil
+                },
+                data: { w in
+                    w.field("room_id", peer.room.id)
+                    w.field("session_id", peer.room.sessionID)
+                    w.key("peer")
+                    w.peerRef(peer)
+                    w.field("text", text)
+                }
+            )
+        else { return [] }  // it waits for its hook
+        let question = try registry.addQuestion(by: peer, text: rewrite.text ?? text)
         return Self.encodeQuestion(question)
     }
 

@@ -17,7 +17,31 @@ extension Dispatcher {
     }
 
     func stageRequest(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
-        let (request, deliveries) = try registry.requestStage(by: call.peer, note: try params.string("note"))
+        let peer = call.peer
+        let note = try params.string("note")
+        // Section 30: the app's hook decides first, and may rewrite the note.
+        let limit = registry.settings.stage.noteBytes
+        guard
+            let rewrite = try hook(
+                .stageRequest,
+                room: peer.room.id,
+                &call.hook,
+                on: call.connection,
+                ids: call.connection.logMetadata,
+                check: { rewrite in
+                    guard let note = rewrite.text else { return nil }
+                    return note.utf8.count > limit ? "note: over settings.stage.note_bytes" : nil
+                },
+                data: { w in
+                    w.field("room_id", peer.room.id)
+                    w.field("session_id", peer.room.sessionID)
+                    w.key("peer")
+                    w.peerRef(peer)
+                    w.field("note", note ?? "")
+                }
+            )
+        else { return [] }  // it waits for its hook
+        let (request, deliveries) = try registry.requestStage(by: peer, note: rewrite.text ?? note)
         fanOut(deliveries)
         return Self.encode { w in
             w.key("request")

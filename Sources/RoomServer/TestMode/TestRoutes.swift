@@ -17,6 +17,8 @@ final class TestRoutes {
     private let sockets: Sockets
     private let registry: RoomRegistry
     private let webhooks: WebhookRelay
+    /// Section 30's hook client, when `settings.hooks` is set (its `hooks` fault).
+    var hooks: HookClient?
     private let clock: RoomClock
     private let logger: Logger
 
@@ -56,8 +58,12 @@ final class TestRoutes {
             case (.post, Self.prefix + "faults"): return try addFault(try rest.body(request))
             case (.get, Self.prefix + "faults"):
                 let faults = schedule.faults
-                let listed =
+                var listed =
                     (faults?.methods.listed ?? []) + (faults?.pushes.listed ?? []) + (faults?.connectionFaults ?? [])
+                if let fault = hooks?.injectedFault {
+                    let status: JSON = fault.status.map { JSON.int($0) } ?? "timeout"
+                    listed.append(["hooks": ["status": status, "left": .int(fault.left)]])
+                }
                 return .json(200, ["faults": .array(listed)])
             case (.get, Self.prefix + "journal"):
                 guard let roomID = request.query["room_id"], !roomID.isEmpty else {
@@ -77,6 +83,7 @@ final class TestRoutes {
             case (.delete, Self.prefix + "faults"):
                 let cleared = schedule.faults?.clear() ?? 0
                 webhooks.injectFailures(next: 0, status: nil)
+                hooks?.injectFailures(next: 0, status: nil)
                 logger.info("test faults cleared", metadata: ["connections": "\(cleared)"])
                 return .json(200, [:])
             default:
@@ -111,6 +118,7 @@ final class TestRoutes {
             )
             return .json(200, ["webhooks": ["fail_next": .int(count)]])
         }
+        if let fault = try body.object("hooks") { return try addHookFault(fault) }
         let peerID = try body.peerID("peer_id")
         let userID = try body.userID("user_id")
         guard (peerID == nil) != (userID == nil) else {
@@ -173,6 +181,25 @@ final class TestRoutes {
             )
         }
         return .json(200, ["peers": .array(ids.map { .string($0.rawValue) })])
+    }
+
+    /// `{hooks: {fail_next, status: 500|"timeout"}}` → `{hooks: {fail_next}}` (section 30): the
+    /// next `fail_next` hook calls fail so, without reaching the hook (`on_error` applies).
+    private func addHookFault(_ fault: Params) throws(RoomError) -> HTTPResponse {
+        let count = try fault.int("fail_next", in: 0...1000) ?? 1
+        var status: Int?
+        switch fault.value("status") {
+        case nil: status = 500
+        case .string("timeout")?: status = nil
+        default: status = try fault.int("status", in: 400...599)
+        }
+        guard let hooks else { throw RoomError(.wrongState, "hooks: none configured (settings.hooks)") }
+        hooks.injectFailures(next: count, status: status)
+        logger.info(
+            "test fault: hooks fail",
+            metadata: ["next": "\(count)", "as": "\(status.map(String.init) ?? "timeout")"]
+        )
+        return .json(200, ["hooks": ["fail_next": .int(count)]])
     }
 
     /// `{method, peer_id?, error:{code, message?}, count?}` → `{method, left}`

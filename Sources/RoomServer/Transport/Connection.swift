@@ -47,6 +47,10 @@ package final class Connection: PeerEndpoint {
     /// What flow control counts this connection as (FlowControl.swift).
     var flowState = FlowState()
 
+    /// A call of this client waits for its hook, and its later messages
+    /// behind it (section 30, Hooks/HookWait.swift); nil otherwise.
+    var hookWait: HookWait?
+
     /// Test mode's fault on this connection (TestMode/ConnectionFault.swift);
     /// always nil in production.
     var fault: ConnectionFault?
@@ -179,7 +183,9 @@ package final class Connection: PeerEndpoint {
     }
 
     func resumeReading() {
-        if case .socket(let wsi) = sink, !isClosing, fault?.stalledUntil == nil { lws_rx_flow_control(wsi, 1) }
+        if case .socket(let wsi) = sink, !isClosing, fault?.stalledUntil == nil, hookWait == nil {
+            lws_rx_flow_control(wsi, 1)
+        }
     }
 
     /// Asks for a write if anything waits (after a test-mode stall).

@@ -21,7 +21,10 @@ final class WebhookQueue: Sendable {
     let maxInFlight: Int
     private let state = Mutex(State())
 
-    init(limit: Int, maxInFlight: Int = 16) {
+    /// Rooms whose events are delivered at once, by default.
+    static let defaultMaxInFlight = 16
+
+    init(limit: Int, maxInFlight: Int = defaultMaxInFlight) {
         self.limit = limit
         self.maxInFlight = maxInFlight
     }

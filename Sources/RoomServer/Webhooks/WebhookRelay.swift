@@ -22,7 +22,7 @@ final class WebhookRelay {
         thread: ServiceThread,
         registry: RoomRegistry,
         settings: WebhookSettings?,
-        secret: [UInt8],
+        poster: SignedPoster?,
         ids: IDGenerator,
         metrics: ServerMetrics,
         logger: Logger
@@ -39,12 +39,12 @@ final class WebhookRelay {
             failed: Metrics.Counter(label: label, dimensions: [("result", "failed")], factory: factory),
             dropped: Metrics.Counter(label: "roomd_webhook_dropped_total", factory: factory)
         )
-        guard let settings else {
+        guard let settings, let poster else {
             sender = nil
             return
         }
         registry.recordsOperatorEvents = true
-        sender = WebhookSender(settings: settings, secret: secret, metrics: webhookMetrics, logger: logger)
+        sender = WebhookSender(settings: settings, poster: poster, metrics: webhookMetrics, logger: logger)
         logger.info("webhooks on", metadata: ["events": "\(settings.events.count)"])
     }
 

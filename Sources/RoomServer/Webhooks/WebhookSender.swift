@@ -1,8 +1,5 @@
-import AsyncHTTPClient
-import Crypto
 import Logging
 import Metrics
-import NIOCore
 import RoomConfig
 import RoomModel
 import Synchronization
@@ -18,8 +15,7 @@ import Glibc
 final class WebhookSender: Sendable {
     let settings: WebhookSettings
     let queue: WebhookQueue
-    private let client: HTTPClient
-    private let key: SymmetricKey
+    private let poster: SignedPoster
     private let logger: Logger
     private let metrics: WebhookMetrics
     private let wake: AsyncStream<Void>.Continuation
@@ -28,21 +24,13 @@ final class WebhookSender: Sendable {
     /// (a status, or nil: a timeout). Set on the service thread, taken here.
     private let injected = Mutex<(count: Int, status: Int?)>((0, nil))
 
-    init(settings: WebhookSettings, secret: [UInt8], metrics: WebhookMetrics, logger: Logger) {
+    init(settings: WebhookSettings, poster: SignedPoster, metrics: WebhookMetrics, logger: Logger) {
         self.settings = settings
         queue = WebhookQueue(limit: settings.queueLimit)
-        key = SymmetricKey(data: secret)
+        self.poster = poster
         self.logger = logger
         self.metrics = metrics
         enabled = Set(settings.events.map(\.rawValue))
-        var configuration = HTTPClient.Configuration()
-        let timeout = TimeAmount.milliseconds(Int64(settings.timeoutMs))
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: timeout, read: timeout)
-        configuration.redirectConfiguration = .disallow
-        // A connection for every room in flight, so that an attempt does not wait in the pool
-        // for another room's (the client's default is 8 per host, fewer than the 16 rooms).
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = queue.maxInFlight
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         wake = continuation
         Task.detached { [self] in await run(stream) }
@@ -152,14 +140,14 @@ final class WebhookSender: Sendable {
     /// a longer one, or one still coming at the attempt's deadline, closes it.
     static let maxBodyRead = 4096
 
-    /// One POST, `timeout_ms` for all of it: connecting (and waiting for a
-    /// connection), sending, the answer's head, then at most `maxBodyRead` bytes of
-    /// its body. Nil on a 2xx, else what went wrong. The status decides: a 2xx
-    /// whose body is long or slow is delivered, its connection closed.
+    /// Test mode: the next `count` attempts fail with `status` (nil: a timeout).
     func injectFailures(next count: Int, status: Int?) {
         injected.withLock { $0 = (count, status) }
     }
 
+    /// One POST (`SignedPoster`), `timeout_ms` for all of it. Nil on a 2xx, else
+    /// what went wrong. The status decides: a 2xx whose body is long or slow is
+    /// delivered, its connection closed.
     private func post(_ event: WebhookEvent) async -> String? {
         let fault: (count: Int, status: Int?)? = injected.withLock { state in
             guard state.count > 0 else { return nil }
@@ -173,81 +161,24 @@ final class WebhookSender: Sendable {
             }
             return "HTTP \(status) (test fault)"
         }
-        // One deadline for the attempt: the client's ends with the answer's head, the body has the rest.
-        let deadline = ContinuousClock.now + .milliseconds(settings.timeoutMs)
-        let headDeadline = NIODeadline.now() + .milliseconds(Int64(settings.timeoutMs))
-        let timestamp = String(Self.nowMillis())
-        var request = HTTPClientRequest(url: settings.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "roomd")
-        request.headers.add(name: "X-Roomd-Timestamp", value: timestamp)
-        request.headers.add(
-            name: "X-Roomd-Signature",
-            value: Self.signature(key: key, timestamp: timestamp, body: event.body)
-        )
-        request.body = .bytes(event.body)
-        do {
-            let response = try await client.execute(request, deadline: headDeadline)
-            let complete = await Self.discard(response.body, upTo: Self.maxBodyRead, until: deadline)
-            if !complete {
+        switch await poster.post(
+            event.body,
+            to: settings.url,
+            timeoutMs: settings.timeoutMs,
+            readingUpTo: Self.maxBodyRead
+        ) {
+        case .failed(let error):
+            return error
+        case .answered(let status, let body):
+            if body == nil {
                 logger.debug(
                     "webhook answer's body not read to its end: connection closed",
-                    metadata: ["id": "\(event.id)", "status": "\(response.status.code)"]
+                    metadata: ["id": "\(event.id)", "status": "\(status)"]
                 )
             }
-            if (200..<300).contains(response.status.code) { return nil }
-            return "HTTP \(response.status.code)"
-        } catch {
-            return "\(error)"
+            if (200..<300).contains(status) { return nil }
+            return "HTTP \(status)"
         }
-    }
-
-    /// Reads and drops `body` until its end, more than `limit` bytes, or
-    /// `deadline`, whichever comes first; true when it ended. Stopping early ends
-    /// the request: the client closes its connection.
-    static func discard(
-        _ body: HTTPClientResponse.Body,
-        upTo limit: Int,
-        until deadline: ContinuousClock.Instant
-    ) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                var read = 0
-                do {
-                    for try await chunk in body {
-                        read += chunk.readableBytes
-                        if read > limit { return false }
-                    }
-                    return true
-                } catch {
-                    return false  // the connection failed, or the deadline cancelled the read
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(until: deadline)
-                return false
-            }
-            let ended = await group.next() ?? false
-            group.cancelAll()
-            return ended
-        }
-    }
-
-    /// `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
-    static func signature(key: SymmetricKey, timestamp: String, body: [UInt8]) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: key)
-        return "sha256="
-            + mac.map { byte in
-                let hex = String(byte, radix: 16)
-                return byte < 16 ? "0" + hex : hex
-            }.joined()
-    }
-
-    static func nowMillis() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
     }
 }
 

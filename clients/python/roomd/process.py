@@ -84,12 +84,16 @@ class RoomdProcess:
     def __init__(self, binary: Union[str, os.PathLike, None] = None, config: Union[str, os.PathLike, None] = None,
                  args: Sequence[str] = (), secret: Union[str, bytes, None] = None, start_timeout: float = 10.0,
                  test_mode: bool = False, clock: Optional[str] = None, clock_start: Optional[int] = None,
-                 seed: Optional[int] = None, webhooks: Any = None, settings: Optional[dict] = None):
+                 seed: Optional[int] = None, webhooks: Any = None, settings: Optional[dict] = None,
+                 hooks: Any = None):
         """``clock="manual"`` (implies ``test_mode``): roomd's clock starts at ``clock_start`` (ms since
         the epoch; default: now) and moves only by :meth:`advance`; ``seed``: every server id is drawn
         from one stream seeded with it (implies ``test_mode``). See PROTOCOL.md section 25.
         ``webhooks``: a URL, or a :class:`roomd.webhooks.WebhookSink` (which then gets the secret):
         the daemon serves a copy of the template with ``settings.webhooks.url`` set to it.
+        ``hooks``: a URL, or a :class:`roomd.hooks.HookServer` (which then gets the secret): the
+        template's ``settings.hooks.url`` is set to it (section 30; other ``hooks`` fields through
+        ``settings``).
         ``settings``: sections merged into the template's ``settings`` (one level deep:
         ``{"chat": {"hold": {"links": True}}}`` replaces ``settings.chat.hold``, keeps the rest of chat)."""
         self.binary = find_roomd(binary)
@@ -112,6 +116,9 @@ class RoomdProcess:
         self.settings = settings or {}
         if webhooks is not None and hasattr(webhooks, "secret"):
             webhooks.secret = self.secret
+        self.hooks_url: Optional[str] = getattr(hooks, "url", hooks)
+        if hooks is not None and hasattr(hooks, "secret"):
+            hooks.secret = self.secret
         self.start_timeout = start_timeout
         self.url = ""
         self.http_url = ""
@@ -130,13 +137,15 @@ class RoomdProcess:
         with os.fdopen(fd, "wb") as f:
             f.write(self.secret)
         self._stderr_file = open(os.path.join(self._dir, "stderr.log"), "w+b")
-        if self.webhooks_url or self.settings:
+        if self.webhooks_url or self.hooks_url or self.settings:
             with open(self.config, encoding="utf-8") as f:
                 template = json.load(f)
             for section, values in self.settings.items():
                 template.setdefault("settings", {}).setdefault(section, {}).update(values)
             if self.webhooks_url:
                 template.setdefault("settings", {}).setdefault("webhooks", {})["url"] = self.webhooks_url
+            if self.hooks_url:
+                template.setdefault("settings", {}).setdefault("hooks", {})["url"] = self.hooks_url
             self.config = os.path.join(self._dir, "roles.json")
             with open(self.config, "w", encoding="utf-8") as f:
                 json.dump(template, f)
@@ -336,6 +345,11 @@ class RoomdProcess:
         """The next ``next`` webhook attempts fail with ``status`` (or ``"timeout"``) without
         reaching the receiver; roomd retries them as real failures."""
         self._test_route("POST", "faults", {"webhooks": {"fail_next": next, "status": status}}, "webhooks")
+
+    def fail_hooks(self, next: int = 1, status: Union[int, str] = 500) -> None:
+        """The next ``next`` hook calls (section 30) fail with ``status`` (or ``"timeout"``, after the
+        hook's ``timeout_ms``) without reaching the hook; ``settings.hooks.on_error`` applies."""
+        self._test_route("POST", "faults", {"hooks": {"fail_next": next, "status": status}}, "hooks")
 
     def journal(self, room: str) -> List[dict]:
         """The journal of ``room``'s latest session: one dict per event (``kind`` call, answer, push,

@@ -9,7 +9,9 @@
 ``roomd_factory(config=..., args=[...], binary=..., webhooks=...)`` starts more
 daemons or other templates; ``webhook_sink`` is a webhook receiver whose
 verified events a test asserts (``roomd_factory(webhooks=webhook_sink)``,
-``await webhook_sink.next("peer.join.success")``). Every daemon is stopped with SIGTERM at teardown; when the
+``await webhook_sink.next("peer.join.success")``); ``hook_server`` is the app's hook
+whose answers a test sets per call (``roomd_factory(hooks=hook_server)``,
+``hook_server.answer(roomd.hooks.deny("no"))``). Every daemon is stopped with SIGTERM at teardown; when the
 test fails, its stderr is added to the report ("roomd stderr" section).
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Callable, List
 import pytest
 
 from .process import RoomdProcess
+from .hooks import HookServer
 from .webhooks import WebhookSink
 
 
@@ -50,6 +53,14 @@ def webhook_sink():
     sink = WebhookSink()
     yield sink
     sink.close()
+
+
+@pytest.fixture
+def hook_server():
+    """A :class:`roomd.hooks.HookServer` on a free loopback port, closed at teardown."""
+    server = HookServer()
+    yield server
+    server.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,138 @@
+import Logging
+import Metrics
+import RoomConfig
+import RoomModel
+import Synchronization
+
+/// One hooked call on its way to the app's backend: the ticket the answer
+/// comes back with, the event, and the body encoded on the service thread.
+struct HookRequest: Sendable {
+    let ticket: UInt64
+    let event: HookSettings.Event
+    let body: [UInt8]
+}
+
+/// A hook's answer, handed back to the service thread's inbox.
+struct HookResult: Sendable {
+    let ticket: UInt64
+    let verdict: HookVerdict
+}
+
+/// Calls the app's hook (PROTOCOL.md section 30) off the service thread: the
+/// service thread calls `ask`, which starts a task and returns; the POST
+/// (`SignedPoster`: the webhooks' client, pool and signing) runs on
+/// async-http-client's event loop, and its verdict goes back through
+/// `deliver` (the service thread's inbox). Never retried; `timeout_ms` for
+/// all of it; at most `HookVerdict.maxBodyBytes` of the answer read.
+final class HookClient: Sendable {
+    let settings: HookSettings
+    private let poster: SignedPoster
+    private let metrics: HookMetrics
+    private let deliver: @Sendable (HookResult) -> Void
+    /// Test mode's injected failures: how many calls still fail, and how
+    /// (a status, or nil: a timeout). Set on the service thread, taken here.
+    private let injected = Mutex<(count: Int, status: Int?)>((0, nil))
+
+    init(
+        settings: HookSettings,
+        poster: SignedPoster,
+        metrics: HookMetrics,
+        deliver: @escaping @Sendable (HookResult) -> Void
+    ) {
+        self.settings = settings
+        self.poster = poster
+        self.metrics = metrics
+        self.deliver = deliver
+    }
+
+    /// Service thread: POST `request` off this thread; its verdict is delivered later, exactly once.
+    func ask(_ request: HookRequest) {
+        Task.detached { [self] in
+            let started = ContinuousClock.now
+            let verdict = await call(request)
+            metrics.seconds.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
+            deliver(HookResult(ticket: request.ticket, verdict: verdict))
+        }
+    }
+
+    private func call(_ request: HookRequest) async -> HookVerdict {
+        let fault: (count: Int, status: Int?)? = injected.withLock { state in
+            guard state.count > 0 else { return nil }
+            state.count -= 1
+            return state
+        }
+        if let fault {
+            guard let status = fault.status else {
+                try? await Task.sleep(for: .milliseconds(settings.timeoutMs))
+                return .failed("timed out (test fault)")
+            }
+            return .failed("HTTP \(status) (test fault)")
+        }
+        switch await poster.post(
+            request.body,
+            to: settings.url,
+            timeoutMs: settings.timeoutMs,
+            readingUpTo: HookVerdict.maxBodyBytes
+        ) {
+        case .failed(let error): return .failed(error)
+        case .answered(let status, let body): return HookVerdict.of(status: status, body: body, event: request.event)
+        }
+    }
+
+    /// Test mode: the next `count` hook calls fail with `status` (nil: a timeout) without
+    /// reaching the hook; 0 clears it.
+    func injectFailures(next count: Int, status: Int?) {
+        injected.withLock { $0 = (count, status) }
+    }
+
+    /// Test mode's fault as `GET /v2/test/faults` lists it, or nil when none is left.
+    var injectedFault: (left: Int, status: Int?)? {
+        injected.withLock { state in state.count > 0 ? (state.count, state.status) : nil }
+    }
+
+    /// Counts one verdict.
+    func count(_ event: HookSettings.Event, _ outcome: HookMetrics.Outcome) {
+        metrics.count(event, outcome)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+/// `roomd_hook_requests_total{type,outcome}` and `roomd_hook_seconds`, on the server's registry.
+struct HookMetrics: Sendable {
+    enum Outcome: String, Sendable, CaseIterable {
+        case allow
+        case deny
+        case failed
+    }
+
+    private let counters: [String: Metrics.Counter]
+    let seconds: Metrics.Timer
+
+    /// The families exist (at 0) without hooks too: /metrics always lists them.
+    init(factory: DescribedMetricsFactory) {
+        var counters: [String: Metrics.Counter] = [:]
+        for event in HookSettings.Event.allCases {
+            for outcome in Outcome.allCases {
+                counters[Self.key(event, outcome)] = Metrics.Counter(
+                    label: "roomd_hook_requests_total",
+                    dimensions: [("type", event.rawValue), ("outcome", outcome.rawValue)],
+                    factory: factory
+                )
+            }
+        }
+        self.counters = counters
+        seconds = Metrics.Timer(label: "roomd_hook_seconds", factory: factory)
+    }
+
+    func count(_ event: HookSettings.Event, _ outcome: Outcome) {
+        counters[Self.key(event, outcome)]?.increment()
+    }
+
+    private static func key(_ event: HookSettings.Event, _ outcome: Outcome) -> String {
+        "\(event.rawValue)/\(outcome.rawValue)"
+    }
+}
