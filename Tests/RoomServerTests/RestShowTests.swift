@@ -45,7 +45,7 @@ import Testing
         #expect(older.body["messages"]?.arrayValue?.count == 1)
         #expect(try await Self.rest(stage, "GET", "/chat?limit=0").status == 400)
         let unknownBefore = try await Self.rest(stage, "GET", "/chat?before=nope")
-        #expect(unknownBefore.status == 404)
+        #expect(unknownBefore.status == 400, "a cursor in the query: the request's fault")
         #expect(unknownBefore.body["code"] == 40405)
 
         #expect(try await Self.rest(stage, "DELETE", "/chat/\(second)").status == 200)

@@ -141,6 +141,14 @@ final class RestAPI {
         }
     }
 
+    /// A cursor in the query (`?start=`, `?before=`) naming a message no
+    /// longer in the history is the request's fault: 400 with 40405, where an
+    /// unknown id in the path is 404 (PROTOCOL.md section 32).
+    func cursorGone(_ error: RoomError) -> HTTPResponse {
+        metrics.failed(error.code)
+        return .error(400, code: error.code.rawValue, error.message)
+    }
+
     static func status(for code: ErrorCode) -> Int {
         switch code {
         case .tokenInvalid, .notAJWT, .badJWT: 401

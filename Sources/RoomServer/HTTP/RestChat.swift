@@ -47,7 +47,12 @@ extension RestAPI {
     private func chatHistory(_ roomID: RoomID, _ request: HTTPRequest) throws(RoomError) -> HTTPResponse {
         let room = try room(roomID)
         let limit = try Self.queryInt(request, "limit", in: 1...200) ?? 50
-        let page = try registry.chatHistory(in: room, before: request.query["before"], limit: limit)
+        let page: (messages: [ChatMessage], more: Bool)
+        do throws(RoomError) {
+            page = try registry.chatHistory(in: room, before: request.query["before"], limit: limit)
+        } catch  where error.code == .messageNotFound {
+            return cursorGone(error)
+        }
         let budget = listBudget
         return .json(
             200,

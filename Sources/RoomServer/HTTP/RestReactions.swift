@@ -1,4 +1,5 @@
 import RoomModel
+import RoomProtocol
 
 /// REST reactions (PROTOCOL.md section 20): `GET /v2/active-rooms/{room_id}/reactions`.
 extension RestAPI {
@@ -10,7 +11,12 @@ extension RestAPI {
     func getReactions(_ roomID: RoomID, _ request: HTTPRequest) throws(RoomError) -> HTTPResponse {
         let budget = max(1, registry.settings.limits.maxOutboundBytes / 4)
         let start = request.query["start"]
-        let page = try registry.reactionsPage(in: try room(roomID), after: start, budget: budget)
+        let page: (counts: [ReactionCount], last: String?)
+        do throws(RoomError) {
+            page = try registry.reactionsPage(in: try room(roomID), after: start, budget: budget)
+        } catch  where error.code == .messageNotFound {
+            return cursorGone(error)
+        }
         return .json(
             200,
             encoded: Dispatcher.encode { w in
