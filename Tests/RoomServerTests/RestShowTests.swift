@@ -172,8 +172,13 @@ import Testing
         #expect(updated.status == 200)
         #expect(updated.body["state"] == "answered")
         #expect(updated.body["pinned"] == true)
-        let push = try await stage.viewer.next("on-questions")
-        #expect(push["changed"]?[0]?["state"] == "answered")
+        // `on-questions` is coalesced per tick: the add's own push may come
+        // first (settle() does not wait for a tick); the update's follows.
+        var state: JSON?
+        for _ in 0..<2 where state != "answered" {
+            state = try await stage.viewer.next("on-questions")["changed"]?[0]?["state"]
+        }
+        #expect(state == "answered")
         let unknown = try await Self.rest(stage, "PATCH", "/questions/nope", #"{"state":"hidden"}"#)
         #expect(unknown.status == 404)
         #expect(unknown.body["code"] == 40406)
@@ -217,6 +222,23 @@ import Testing
         #expect(unknown.status == 404)
         #expect(unknown.body["code"] == 40404)
         #expect(try await Self.rest(stage, "GET", "/polls/nope/results").status == 404)
+
+        // GET polls: newest first, with their questions (and the quiz's answer), by state, paged.
+        let second = try await Self.rest(stage, "POST", "/polls", #"{"title":"Next","type":"poll"}"#)
+        let secondID = try #require(second.body["poll_id"]?.stringValue)
+        let all = try await Self.rest(stage, "GET", "/polls")
+        #expect(all.status == 200 && all.body["total"] == 2 && all.body["more"] == nil, "\(all.body)")
+        #expect(all.body["polls"]?.arrayValue?.compactMap { $0["poll_id"]?.stringValue } == [secondID, pollID])
+        let quiz = all.body["polls"]?[1]
+        #expect(quiz?["state"] == "stopped" && quiz?["title"] == "Capitals")
+        #expect(quiz?["questions"]?[0]?["options"]?[0]?["text"] == "Paris")
+        #expect(quiz?["questions"]?[0]?["answer"] != nil, "the operator sees the quiz's answer")
+        let stopped = try await Self.rest(stage, "GET", "/polls?state=stopped")
+        #expect(stopped.body["polls"]?.arrayValue?.compactMap { $0["poll_id"]?.stringValue } == [pollID])
+        let page = try await Self.rest(stage, "GET", "/polls?limit=1")
+        #expect(page.body["polls"]?.arrayValue?.count == 1 && page.body["more"] == true)
+        #expect(try await Self.rest(stage, "GET", "/polls?state=done").status == 400)
+        #expect(try await Self.rest(stage, "GET", "/polls?limit=0").status == 400)
     }
 
     // MARK: mute

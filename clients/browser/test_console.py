@@ -7,6 +7,7 @@ clients/browser/screenshots/ (gitignored; the path is printed) at 1280x800, and 
 also at a phone's width (390 px), for a person to look at.
 """
 import asyncio
+import json
 import re
 import shutil
 import urllib.error
@@ -43,6 +44,14 @@ def get(url, token=None):
             return answer.status, answer.headers, answer.read()
     except urllib.error.HTTPError as error:
         return error.code, error.headers, error.read()
+
+
+def post(url, token, body):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.loads(answer.read())
 
 
 def test_console_files_carry_the_security_headers_and_need_no_token(roomd):
@@ -151,7 +160,10 @@ class Producer:
                 if element.is_displayed() and (text is None or text in element.text):
                     return element
             return False
-        return WebDriverWait(self.driver, WAIT).until(found, f"{css} showing {text!r}")
+        # A list redrawn while it is looked at is looked at again.
+        return WebDriverWait(self.driver, WAIT, ignored_exceptions=[StaleElementReferenceException]).until(
+            found, f"{css} showing {text!r}"
+        )
 
     def click(self, label, prefix=False):
         """Clicks the button or link whose accessible name (aria-label, else its text) is `label`
@@ -265,7 +277,17 @@ def test_a_producer_runs_the_show_from_the_console(roomd_factory, chromium):
         await producer.run(producer.click, "Pin: Will there be a second season?")
         await producer.run(producer.wait_for, ".panel table .badge", "pinned")
         producer.shot("qa")
+        # A poll made elsewhere (a script, another tab) is listed too (GET polls).
+        warmup = post(
+            f"{roomd.http_url}/v2/active-rooms/{ROOM}/polls",
+            roomd.management_token(),
+            {"title": "Warm-up", "type": "poll", "questions": [
+                {"question": {"text": "Ready?", "type": "single-choice"}, "options": [{"text": "Yes"}, {"text": "No"}]}
+            ]},
+        )
         await producer.run(producer.tab, "Polls")
+        await producer.run(producer.wait_for, ".panel .card", "Warm-up")
+        await producer.run(producer.wait_for, ".panel .card", warmup["poll_id"])
         for field, text in (("poll-title", "Finale"), ("poll-question", "Who wins?"), ("poll-options", "Ada\nBo")):
             await producer.run(lambda f=field, t=text: chromium.find_element(By.ID, f).send_keys(t))
         await producer.run(producer.click, "Create poll")

@@ -83,6 +83,12 @@ extension RoomRegistry {
     }
 
     /// `poll-list {state?}`: the polls `peer` may read, newest first.
+    /// Every poll of `room`'s session of `state` (all without), newest first:
+    /// the REST API's list (the operator reads them all).
+    public func listPolls(in room: Room, state: PollState?) -> [Poll] {
+        room.polls.ordered.reversed().filter { state == nil || $0.state == state }
+    }
+
     public func listPolls(for peer: Peer, state: PollState?) -> [Poll] {
         peer.room.polls.ordered.reversed().filter { poll in
             (state == nil || poll.state == state) && mayRead(peer, poll)

@@ -736,7 +736,7 @@ const PANELS = {
     );
     const open = h("form", { class: "inline" }, h("label", { for: "poll-id" }, "Poll id"), known, h("button", { type: "submit" }, "Show poll"));
     const { status, list } = panelFrame(section, "Polls", form, open);
-    // Polls this tab made or opened (the REST API has no list of polls): id → latest results.
+    // The room's polls (GET polls, newest first) and any opened by id: id → what is shown.
     const polls = (window.consolePolls = window.consolePolls || {});
     const mine = (polls[roomId] = polls[roomId] || {});
     form.addEventListener("submit", async (event) => {
@@ -771,6 +771,21 @@ const PANELS = {
       load();
     });
     const load = async () => {
+      try {
+        const listed = await api.listPolls(roomId);
+        for (const info of listed.polls || []) {
+          const first = (info.questions || [])[0];
+          mine[info.poll_id] = Object.assign(mine[info.poll_id] || { results: null }, {
+            title: info.title || "",
+            state: info.state,
+            created: info.created_at,
+            question: first ? first.text : "",
+            options: first ? (first.options || []).map((option) => option.text) : [],
+          });
+        }
+      } catch (error) {
+        status.fail(error);
+      }
       for (const id of Object.keys(mine)) {
         try {
           mine[id].results = await api.pollResults(roomId, id);
@@ -780,8 +795,9 @@ const PANELS = {
         }
       }
       renderInto(list, mine, (all) => {
-        const ids = Object.keys(all);
-        if (!ids.length) return h("p", { class: "muted" }, "Create a poll, or open one by its id.");
+        // Newest first, as GET polls lists them; one opened by id and not listed, first.
+        const ids = Object.keys(all).sort((a, b) => (all[b].created ?? Infinity) - (all[a].created ?? Infinity));
+        if (!ids.length) return h("p", { class: "muted" }, "No polls yet: create one.");
         return ids.map((id) => {
           const poll = all[id];
           const result = poll.results;

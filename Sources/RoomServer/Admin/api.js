@@ -120,6 +120,7 @@ export const api = {
   questions: (id, state) => call("GET", `${room(id)}/questions`, undefined, { state, order: "top" }),
   updateQuestion: (id, questionId, change) => call("PATCH", `${room(id)}/questions/${enc(questionId)}`, change),
 
+  listPolls: (id) => call("GET", `${room(id)}/polls?limit=100`),
   createPoll: (id, poll) => call("POST", `${room(id)}/polls`, poll),
   startPoll: (id, pollId) => call("POST", `${room(id)}/polls/${enc(pollId)}/start`, {}),
   stopPoll: (id, pollId) => call("POST", `${room(id)}/polls/${enc(pollId)}/stop`, {}),
