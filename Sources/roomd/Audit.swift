@@ -49,6 +49,7 @@ struct Audit: ParsableCommand {
             cursor = entries.last?["seq"]?.intValue ?? cursor
             if answer["next"]?.intValue != nil { continue }  // more now
             guard follow else { return }
+            fflush(nil)  // every stream: a pipe's reader sees each poll's lines at once
             Thread.sleep(forTimeInterval: 2)
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import RoomClient
 import RoomWire
+import RoomdTesting
 import Testing
 
 /// `roomd audit ROOM` (PROTOCOL.md section 32), as an operator runs it.
@@ -25,5 +26,38 @@ extension OperatorCommandTests {
         #expect(json["entries"]?.arrayValue?.count == 1)
         let bad = try await cli(["audit", "night", "--limit", "0"], env)
         #expect(bad.status != 0)
+    }
+
+    /// `--follow`: what the log holds, then each new act once, as it comes,
+    /// until Ctrl-C.
+    @Test func auditFollowPrintsNewActsAsTheyCome() async throws {
+        let daemon = try await Daemon.start()
+        let (host, _) = try await daemon.join("ada", as: "host", room: "late")
+        _ = try await host.call("chat-ban", ["user_id": "troll"])
+        let output = try ChildPipe()
+        let follower = try ChildProcess.spawn(
+            Daemon.binary,
+            ["audit", "late", "--follow"],
+            environment: environment(daemon),
+            stdin: .null,
+            stdout: .descriptor(output.write.fileDescriptor),
+            stderr: .null
+        )
+        try output.write.close()
+        defer { follower.terminate() }
+        let fd = output.read.fileDescriptor
+        #expect(readLine(fd, timeoutMillis: 10_000)?.contains("chat.ban") == true)
+        _ = try await host.call("stage-block", ["user_id": "troll"])
+        #expect(readLine(fd, timeoutMillis: 10_000)?.hasPrefix("#2  ") == true)
+        _ = try await host.call("chat-unban", ["user_id": "troll"])
+        let third = readLine(fd, timeoutMillis: 10_000)
+        #expect(
+            third?.hasPrefix("#3  ") == true && third?.contains("chat.unban") == true,
+            "each act once: \(third ?? "")"
+        )
+        follower.signal(SIGINT)
+        let deadline = Date().addingTimeInterval(5)
+        while follower.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(!follower.isRunning, "Ctrl-C stops it")
     }
 }
