@@ -24,7 +24,15 @@ func http(
         request.httpBody = Data(body.utf8)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     }
-    let (data, response) = try await URLSession.shared.data(for: request)
+    let data: Data
+    let response: URLResponse
+    do {
+        (data, response) = try await URLSession.shared.data(for: request)
+    } catch {
+        // Which request, and URLSession's own words (a kept-alive connection
+        // lost, a timeout), in the test's failure.
+        throw HTTPRequestFailed(description: "\(method) \(path): \(error)")
+    }
     let status = (response as! HTTPURLResponse).statusCode
     let parsed = (try? JSON.parse(Array(data))) ?? .string(String(decoding: data, as: UTF8.self))
     return (status, parsed)
@@ -61,4 +69,9 @@ extension Daemon {
     func managementToken() throws -> String {
         try TokenMinter(secret: secret).managementToken()
     }
+}
+
+/// A test's HTTP request that got no answer: which one, and why.
+struct HTTPRequestFailed: Error, CustomStringConvertible {
+    let description: String
 }
