@@ -41,32 +41,8 @@ public struct HookSettings: Sendable, Equatable {
 extension HookSettings {
     init(_ c: TemplateCursor) throws(TemplateError) {
         // Problems are reported and reading goes on, so that one run lists them all.
-        let given = c.keys.contains("url")
-        let reported = c.problems.errors.count
-        let url = try c.string("url", default: "")
-        let wrongType = c.problems.errors.count > reported  // already reported by the cursor
-        if !given {
-            c.report(c.path("url"), "required: the hook's http(s) URL")
-        } else if !wrongType, url.utf8.count > 2048 || WebURL(url) == nil {
-            c.report(c.path("url"), "expected an http(s) URL of at most 2048 bytes, got \"\(url)\"")
-        }
-        self.init(url: url)
-        if c.keys.contains("events") {
-            let names = try c.stringArray("events")
-            var kinds: [Event] = []
-            for (i, name) in names.enumerated() {
-                guard let kind = Event(rawValue: name) else {
-                    c.report(
-                        c.path("events", i),
-                        "unknown event \"\(name)\", expected one of "
-                            + Event.allCases.map(\.rawValue).joined(separator: ", ")
-                    )
-                    continue
-                }
-                if !kinds.contains(kind) { kinds.append(kind) }
-            }
-            events = kinds
-        }
+        self.init(url: try c.endpointURL(what: "the hook's http(s) URL"))
+        if let events = try c.eventList(Event.self) { self.events = events }
         timeoutMs = try c.int("timeout_ms", default: timeoutMs, in: Self.timeoutRange)
         let onError = try c.string("on_error", default: self.onError.rawValue)
         if let value = OnError(rawValue: onError) {

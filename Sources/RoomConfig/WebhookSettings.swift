@@ -37,32 +37,8 @@ public struct WebhookSettings: Sendable, Equatable {
 extension WebhookSettings {
     init(_ c: TemplateCursor) throws(TemplateError) {
         // Problems are reported and reading goes on, so that one run lists them all.
-        let given = c.keys.contains("url")
-        let reported = c.problems.errors.count
-        let url = try c.string("url", default: "")
-        let wrongType = c.problems.errors.count > reported  // already reported by the cursor
-        if !given {
-            c.report(c.path("url"), "required: the receiver's http(s) URL")
-        } else if !wrongType, url.utf8.count > 2048 || WebURL(url) == nil {
-            c.report(c.path("url"), "expected an http(s) URL of at most 2048 bytes, got \"\(url)\"")
-        }
-        self.init(url: url)
-        if c.keys.contains("events") {
-            let names = try c.stringArray("events")
-            var kinds: [WebhookEventKind] = []
-            for (i, name) in names.enumerated() {
-                guard let kind = WebhookEventKind(rawValue: name) else {
-                    c.report(
-                        c.path("events", i),
-                        "unknown event \"\(name)\", expected one of "
-                            + WebhookEventKind.allCases.map(\.rawValue).joined(separator: ", ")
-                    )
-                    continue
-                }
-                if !kinds.contains(kind) { kinds.append(kind) }
-            }
-            events = kinds
-        }
+        self.init(url: try c.endpointURL(what: "the receiver's http(s) URL"))
+        if let events = try c.eventList(WebhookEventKind.self) { self.events = events }
         timeoutMs = try c.int("timeout_ms", default: timeoutMs, in: 100...600_000)
         maxAttempts = try c.int("max_attempts", default: maxAttempts, in: Self.maxAttemptsRange)
         queueLimit = try c.int("queue_limit", default: queueLimit, in: 1...1_000_000)
