@@ -158,7 +158,9 @@ import FoundationNetworking
     }
 
     @Test func timedMetadataLimits() async throws {
-        let daemon = try await Daemon.start(settings: #"{"hls":{"max_live_cues":3}}"#)
+        // A cue's end is one of roomd's timers: on test mode's manual clock, so
+        // the 2-s cues cannot end while the test runs under load.
+        let daemon = try await TestModeTests.manualEverywhere(settings: #"{"hls":{"max_live_cues":3}}"#)
         let (host, _) = try await daemon.join("h", as: "host")
         func call(_ objects: JSON) async throws -> Int? {
             try await host.errorCode("hls-timed-metadata", ["metadata_objs": objects])
@@ -191,7 +193,9 @@ import FoundationNetworking
         )
         #expect(try await call([["payload": "a", "duration": 2], ["payload": "b", "duration": 2]]) == nil)
         #expect(try await call([["payload": "c", "duration": 1]]) == 40907, "max_live_cues 3")
-        try await Task.sleep(for: .milliseconds(2100))
+        try await TestModeTests.advanceAll(daemon, by: 1999)
+        #expect(try await call([["payload": "c", "duration": 1]]) == 40907, "1 ms before their end they count")
+        try await TestModeTests.advanceAll(daemon, by: 1)
         #expect(try await call([["payload": "c", "duration": 1]]) == nil, "expired cues no longer count")
     }
 
