@@ -178,6 +178,7 @@ has overload && section_overload
 has threads && section_threads
 has profile && section_profile
 has rooms && section_rooms
+has hooks && section_hooks
 has idle && section_idle
 has speakers && section_speakers
 has poll && section_poll

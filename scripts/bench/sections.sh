@@ -159,6 +159,7 @@ start_hook() {
 }
 
 stop_hook() {
+    stop_servers  # first: the hook server's close waits for roomd's kept-alive connections to end
     exec 9>&-
     wait "$HOOK_PID" 2>/dev/null || true
 }
