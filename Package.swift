@@ -72,6 +72,8 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // SignedPoster's response delegate (the response head and the request's headers).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             // The browser client, served at /client/roomd.js and /client/ (compiled in: no files to ship).
             // Its npm package.json and types (roomd.d.ts, scripts/kit-methods.py) sit beside it, not compiled.

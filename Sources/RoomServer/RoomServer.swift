@@ -253,6 +253,7 @@ public final class RoomServer: @unchecked Sendable {
             user: Unmanaged.passUnretained(self).toOpaque()
         )
         http.countsParsedHeaders = !loop.readsRequestHeads
+        loop.wake()  // what was posted before the loop had a context to wake (`Inbox.post` wakes once)
         schedule.start(
             context: loop.context!,
             fired: { [unowned self] in deadlinePassed($0) },
@@ -343,8 +344,7 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Thread-safe: hands `command` to the service thread and wakes it.
     private func post(_ command: Command) {
-        inbox.post(command)
-        loop.wake()
+        if inbox.post(command) { loop.wake() }
     }
 
     /// Serves until `shutdown()` has closed every connection (or 2 s passed).

@@ -1,5 +1,6 @@
 import Logging
 import Metrics
+import NIOCore
 import RoomConfig
 import RoomModel
 import Synchronization
@@ -19,10 +20,10 @@ struct HookResult: Sendable {
 }
 
 /// Calls the app's hook (PROTOCOL.md section 30) off the service thread: the
-/// service thread calls `ask`, which starts a task and returns; the POST
+/// service thread calls `ask`, which returns at once; the POST
 /// (`SignedPoster`: the webhooks' client, pool and signing) runs on
 /// async-http-client's event loop, and its verdict goes back through
-/// `deliver` (the service thread's inbox). Never retried; `timeout_ms` for
+/// `deliver` (the service thread's inbox) from there. Never retried; `timeout_ms` for
 /// all of it; at most `HookVerdict.maxBodyBytes` of the answer read.
 final class HookClient: Sendable {
     let settings: HookSettings
@@ -45,17 +46,14 @@ final class HookClient: Sendable {
         self.deliver = deliver
     }
 
-    /// Service thread: POST `request` off this thread; its verdict is delivered later, exactly once.
+    /// Service thread: POST `request` off this thread; its verdict is delivered
+    /// later, exactly once, from the HTTP client's event loop (no task per call).
     func ask(_ request: HookRequest) {
-        Task.detached { [self] in
-            let started = ContinuousClock.now
-            let verdict = await call(request)
+        let started = ContinuousClock.now
+        let answer: @Sendable (HookVerdict) -> Void = { [self] verdict in
             metrics.seconds.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
             deliver(HookResult(ticket: request.ticket, verdict: verdict))
         }
-    }
-
-    private func call(_ request: HookRequest) async -> HookVerdict {
         let fault: (count: Int, status: Int?)? = injected.withLock { state in
             guard state.count > 0 else { return nil }
             state.count -= 1
@@ -63,19 +61,25 @@ final class HookClient: Sendable {
         }
         if let fault {
             guard let status = fault.status else {
-                try? await Task.sleep(for: .milliseconds(settings.timeoutMs))
-                return .failed("timed out (test fault)")
+                poster.eventLoop.scheduleTask(in: .milliseconds(Int64(settings.timeoutMs))) {
+                    answer(.failed("timed out (test fault)"))
+                }
+                return
             }
-            return .failed("HTTP \(status) (test fault)")
+            answer(.failed("HTTP \(status) (test fault)"))
+            return
         }
-        switch await poster.post(
+        let event = request.event
+        poster.post(
             request.body,
             to: settings.url,
             timeoutMs: settings.timeoutMs,
             readingUpTo: HookVerdict.maxBodyBytes
-        ) {
-        case .failed(let error): return .failed(error)
-        case .answered(let status, let body): return HookVerdict.of(status: status, body: body, event: request.event)
+        ) { outcome in
+            switch outcome {
+            case .failed(let error): answer(.failed(error))
+            case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
+            }
         }
     }
 

@@ -5,8 +5,17 @@ import Synchronization
 final class Inbox<Item: Sendable>: Sendable {
     private let items = Mutex<[Item]>([])
 
-    func post(_ item: Item) {
-        items.withLock { $0.append(item) }
+    /// Appends `item`; true when the inbox was empty, so the caller must wake
+    /// the loop. A post to a non-empty inbox needs no wake: the post that made
+    /// it non-empty woke the loop after appending, and the drain that wake
+    /// brings takes every item in the inbox at once. (One `lws_cancel_service`,
+    /// a pipe write and a loop turn, per burst of posts, not per post.)
+    @discardableResult
+    func post(_ item: Item) -> Bool {
+        items.withLock { items in
+            items.append(item)
+            return items.count == 1
+        }
     }
 
     func drain() -> [Item] {

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import NIOCore
+import NIOHTTP1
 
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,8 @@ import Glibc
 /// `HookClient`) share its connection pool and its signing. Every POST is
 /// signed the same way (`X-Roomd-Timestamp`, `X-Roomd-Signature`), has one
 /// deadline for all of it, and reads at most a given number of bytes of the
-/// answer's body. Thread-safe: called from the senders' tasks, never from the
-/// service thread.
+/// answer's body. Thread-safe: called from the senders' tasks and the hook
+/// client, never waited for on the service thread.
 final class SignedPoster: Sendable {
     private let client: HTTPClient
     private let key: SymmetricKey
@@ -39,80 +40,119 @@ final class SignedPoster: Sendable {
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
+    /// The event loops the client runs on: a caller schedules its own timers here.
+    var eventLoop: EventLoop { client.eventLoopGroup.next() }
+
     /// One signed POST of `body` to `url`, `timeoutMs` for all of it:
     /// connecting (and waiting for a connection), sending, the answer's head,
-    /// then at most `limit` bytes of its body. A body read to its end keeps
-    /// the connection for the next call; a longer one, or one still coming at
-    /// the deadline, closes it.
-    func post(_ body: [UInt8], to url: String, timeoutMs: Int, readingUpTo limit: Int) async -> Outcome {
-        // One deadline: the client's ends with the answer's head, the body has the rest.
-        let deadline = ContinuousClock.now + .milliseconds(timeoutMs)
-        let headDeadline = NIODeadline.now() + .milliseconds(Int64(timeoutMs))
+    /// then at most `limit` bytes of its body. `done` gets the outcome exactly
+    /// once, on one of the client's event loops: no task, no timer of ours
+    /// (async-http-client's deadline covers the whole request). A body read to
+    /// its end keeps the connection for the next call; a longer one, or one
+    /// still coming at the deadline, closes it.
+    func post(
+        _ body: [UInt8],
+        to url: String,
+        timeoutMs: Int,
+        readingUpTo limit: Int,
+        then done: @escaping @Sendable (Outcome) -> Void
+    ) {
         let timestamp = String(Self.nowMillis())
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "roomd")
-        request.headers.add(name: "X-Roomd-Timestamp", value: timestamp)
-        request.headers.add(
-            name: "X-Roomd-Signature",
-            value: Self.signature(key: key, timestamp: timestamp, body: body)
-        )
-        request.body = .bytes(body)
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(4)
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "User-Agent", value: "roomd")
+        headers.add(name: "X-Roomd-Timestamp", value: timestamp)
+        headers.add(name: "X-Roomd-Signature", value: Self.signature(key: key, timestamp: timestamp, body: body))
+        let request: HTTPClient.Request
         do {
-            let response = try await client.execute(request, deadline: headDeadline)
-            let read = await Self.read(response.body, upTo: limit, until: deadline)
-            return .answered(status: Int(response.status.code), body: read)
+            request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .bytes(body))
         } catch {
-            return .failed("\(error)")
+            done(.failed("\(error)"))
+            return
+        }
+        let answer = CappedAnswer(limit: limit)
+        let task = client.execute(
+            request: request,
+            delegate: answer,
+            deadline: .now() + .milliseconds(Int64(timeoutMs))
+        )
+        task.futureResult.whenComplete { result in
+            // On the task's event loop, where `answer` was written.
+            switch result {
+            case .success(let bytes):
+                done(.answered(status: answer.status ?? 0, body: bytes))
+            case .failure(let error):
+                if let status = answer.status {
+                    done(.answered(status: status, body: nil))  // longer than `limit`, or cut by the deadline
+                } else {
+                    done(.failed("\(error)"))
+                }
+            }
         }
     }
 
-    /// Reads `body` until its end, more than `limit` bytes, or `deadline`,
-    /// whichever comes first: the bytes when it ended, else nil (never more
-    /// than `limit` bytes are kept). Stopping early ends the request: the
-    /// client closes its connection.
-    static func read(
-        _ body: HTTPClientResponse.Body,
-        upTo limit: Int,
-        until deadline: ContinuousClock.Instant
-    ) async -> [UInt8]? {
-        await withTaskGroup(of: [UInt8]?.self) { group in
-            group.addTask {
-                var bytes: [UInt8] = []
-                do {
-                    for try await chunk in body {
-                        if bytes.count + chunk.readableBytes > limit { return nil }
-                        bytes.append(contentsOf: chunk.readableBytesView)
-                    }
-                    return bytes
-                } catch {
-                    return nil  // the connection failed, or the deadline cancelled the read
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(until: deadline)
-                return nil
-            }
-            let ended = await group.next() ?? nil
-            group.cancelAll()
-            return ended
+    /// `post(_:to:timeoutMs:readingUpTo:then:)` for a task that waits for it.
+    func post(_ body: [UInt8], to url: String, timeoutMs: Int, readingUpTo limit: Int) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            post(body, to: url, timeoutMs: timeoutMs, readingUpTo: limit) { continuation.resume(returning: $0) }
         }
     }
 
     /// `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
     static func signature(key: SymmetricKey, timestamp: String, body: [UInt8]) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: key)
-        return "sha256="
-            + mac.map { byte in
-                let hex = String(byte, radix: 16)
-                return byte < 16 ? "0" + hex : hex
-            }.joined()
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: Array(timestamp.utf8))
+        hmac.update(data: [UInt8(ascii: ".")])
+        hmac.update(data: body)
+        let digits = Array("0123456789abcdef".utf8)
+        var text = Array("sha256=".utf8)
+        text.reserveCapacity(text.count + 2 * SHA256.byteCount)
+        for byte in hmac.finalize() {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     static func nowMillis() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
+
+/// One answer as `SignedPoster` reads it: the status, and at most `limit`
+/// bytes of the body (more fails the request, which closes its connection).
+/// async-http-client calls a delegate on its task's event loop only, and the
+/// task's result completes there too: that loop owns these fields.
+private final class CappedAnswer: HTTPClientResponseDelegate, @unchecked Sendable {
+    typealias Response = [UInt8]
+
+    struct TooLong: Error {}
+
+    let limit: Int
+    private(set) var status: Int?
+    private var bytes: [UInt8] = []
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<[UInt8]>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        status = Int(head.status.code)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<[UInt8]>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        guard bytes.count + buffer.readableBytes <= limit else {
+            return task.eventLoop.makeFailedFuture(TooLong())
+        }
+        bytes.append(contentsOf: buffer.readableBytesView)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<[UInt8]>) throws -> [UInt8] {
+        bytes
     }
 }
