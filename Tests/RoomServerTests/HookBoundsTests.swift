@@ -151,9 +151,7 @@ import Testing
 
 /// Viewers of one room over raw sockets (a blocking socket each, no client
 /// loop: cheap by the thousand): a keeper, joined first on the first node (in a
-/// cluster: the room's home from then on; a room nobody joined yet is given up
-/// by its home within a second, joins waiting for their hook or not), then
-/// `holding` users `held-ROOM-i` whose joins the hook holds, spread over the
+/// cluster: the room's home from then on, before the burst), then `holding` users `held-ROOM-i` whose joins the hook holds, spread over the
 /// nodes; and one more connection, not joined yet (`extra`).
 struct Crowd: Sendable {
     let daemon: Daemon
