@@ -30,6 +30,15 @@ import Testing
         return daemon
     }
 
+    /// Three nodes whose `settings.hooks` point at `hook` for `event`, `timeout_ms` 5000.
+    static func cluster(_ hook: HookServer, event: String) async throws -> ClusterRoutingTests.Cluster {
+        let cluster = try await ClusterRoutingTests.Cluster(
+            settings: #"{"hooks":{"url":"\#(hook.url)","events":["\#(event)"],"timeout_ms":5000}}"#
+        )
+        hook.secret = cluster.nodes[0].secret
+        return cluster
+    }
+
     @Test func aJoinAsksTheHookWithTheTokensClaimsAndGoesOnWhenAllowed() async throws {
         let hook = try HookServer()
         defer { hook.close() }
@@ -325,11 +334,8 @@ import Testing
     @Test func aCallWhoseHomeDiesWhileItsHookRunsIsAnsweredOnce() async throws {
         let hook = try HookServer()
         defer { hook.close() }
-        let cluster = try await ClusterRoutingTests.Cluster(
-            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
-        )
+        let cluster = try await Self.cluster(hook, event: "message")
         defer { cluster.nats.remove() }
-        hook.secret = cluster.nodes[0].secret
         let release = DispatchSemaphore(value: 0)
         defer { release.signal() }
         hook.decide { event in
@@ -363,11 +369,8 @@ import Testing
     @Test func aRoomsFirstJoinWaitingForItsHookKeepsTheRoomsLease() async throws {
         let hook = try HookServer()
         defer { hook.close() }
-        let cluster = try await ClusterRoutingTests.Cluster(
-            settings: #"{"hooks":{"url":"\#(hook.url)","events":["join"],"timeout_ms":5000}}"#
-        )
+        let cluster = try await Self.cluster(hook, event: "join")
         defer { cluster.nats.remove() }
-        hook.secret = cluster.nodes[0].secret
         let held = HookBoundsTests.Held()
         defer { held.open() }
         hook.decide { _ in
@@ -388,11 +391,8 @@ import Testing
     @Test func callsWaitingForTheirHookWhenTheHomeDrainsAreAnsweredByTheNewHome() async throws {
         let hook = try HookServer()
         defer { hook.close() }
-        let cluster = try await ClusterRoutingTests.Cluster(
-            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
-        )
+        let cluster = try await Self.cluster(hook, event: "message")
         defer { cluster.nats.remove() }
-        hook.secret = cluster.nodes[0].secret
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
         hook.decide { event in
