@@ -86,7 +86,8 @@ import Testing
     /// A peer's messages sent while its hooked call waits are answered after it, in order,
     /// however many it sends: the socket is not read meanwhile (TCP holds them back), so
     /// what waits in roomd's memory stays within the edge's window (512 messages) and the
-    /// peer is not closed; 2,000 here, in one write. Other peers are not held up.
+    /// peer is not closed; 2,000 here, in one write. Other peers are not held up. (The
+    /// 1008 past the window guards memory only: HookVerdictTests has it.)
     @Test func aPeersMessagesWaitBehindItsHookedCallWithoutLimitOrLoss() async throws {
         try await Self.holding(onError: "deny") { hook, held, daemon in
             let (other, _) = try await daemon.join("other", as: "guest")
