@@ -30,6 +30,15 @@ import Testing
         return daemon
     }
 
+    /// Three nodes whose `settings.hooks` point at `hook` for `event`, `timeout_ms` 5000.
+    static func cluster(_ hook: HookServer, event: String) async throws -> ClusterRoutingTests.Cluster {
+        let cluster = try await ClusterRoutingTests.Cluster(
+            settings: #"{"hooks":{"url":"\#(hook.url)","events":["\#(event)"],"timeout_ms":5000}}"#
+        )
+        hook.secret = cluster.nodes[0].secret
+        return cluster
+    }
+
     @Test func aJoinAsksTheHookWithTheTokensClaimsAndGoesOnWhenAllowed() async throws {
         let hook = try HookServer()
         defer { hook.close() }
@@ -325,11 +334,8 @@ import Testing
     @Test func aCallWhoseHomeDiesWhileItsHookRunsIsAnsweredOnce() async throws {
         let hook = try HookServer()
         defer { hook.close() }
-        let cluster = try await ClusterRoutingTests.Cluster(
-            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
-        )
+        let cluster = try await Self.cluster(hook, event: "message")
         defer { cluster.nats.remove() }
-        hook.secret = cluster.nodes[0].secret
         let release = DispatchSemaphore(value: 0)
         defer { release.signal() }
         hook.decide { event in
@@ -357,6 +363,27 @@ import Testing
         #expect(!guest.drain().contains { $0["id"] == "x" }, "answered once")
     }
 
+    /// Three nodes: a room's first join waits for its hook longer than the once-a-second
+    /// release of rooms nobody is in; the home keeps the room's lease meanwhile, and the
+    /// join is answered with the hook's verdict (not 5003, the room lost).
+    @Test func aRoomsFirstJoinWaitingForItsHookKeepsTheRoomsLease() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let cluster = try await Self.cluster(hook, event: "join")
+        defer { cluster.nats.remove() }
+        let held = HookBoundsTests.Held()
+        defer { held.open() }
+        hook.decide { _ in
+            held.hold()
+            return .allow
+        }
+        async let joined = cluster.join("first", as: "host", on: 0, room: "fresh")
+        try await held.wait(for: 1)
+        try await Task.sleep(for: .milliseconds(2500))  // two releases at least; nothing may happen
+        held.open()
+        #expect(try await joined.1.isEmpty == false, "joined with the hook's verdict")
+    }
+
     /// Three nodes: the room's home drains (SIGTERM) while two calls wait for their hook
     /// there — a client of another node's and one of its own. Neither runs there: both
     /// go to the new home, whose hook is asked again, and each is answered once, with
@@ -364,11 +391,8 @@ import Testing
     @Test func callsWaitingForTheirHookWhenTheHomeDrainsAreAnsweredByTheNewHome() async throws {
         let hook = try HookServer()
         defer { hook.close() }
-        let cluster = try await ClusterRoutingTests.Cluster(
-            settings: #"{"hooks":{"url":"\#(hook.url)","events":["message"],"timeout_ms":5000}}"#
-        )
+        let cluster = try await Self.cluster(hook, event: "message")
         defer { cluster.nats.remove() }
-        hook.secret = cluster.nodes[0].secret
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
         hook.decide { event in

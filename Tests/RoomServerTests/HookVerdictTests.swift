@@ -73,4 +73,18 @@ import Testing
         #expect(bounds.inFlight == 3 && bounds.inFlight(RoomID("a")) == 1)
         #expect(HookGate.maxInFlight == 1024 && HookGate.maxInFlightPerRoom == 256, "as PROTOCOL.md documents")
     }
+
+    /// What waits behind a hooked call in memory: at most the edge's window, 512 messages
+    /// or 1 MiB (past it the dispatcher closes the connection with 1008). Over a socket
+    /// it is never reached (roomd stops reading; HookBoundsTests), so only here.
+    @Test func whatWaitsBehindAHookedCallIsBoundedByTheEdgesWindow() {
+        let byCount = HookWait(ticket: 1, message: MessageRun())
+        let held = (0..<512).allSatisfy { _ in byCount.hold(Array("{}".utf8)) }
+        #expect(held && !byCount.hold(Array("{}".utf8)), "512 messages, not 513")
+        let byBytes = HookWait(ticket: 2, message: MessageRun())
+        let half = [UInt8](repeating: 0x20, count: 1 << 19)
+        #expect(byBytes.hold(half) && byBytes.hold(half) && !byBytes.hold([0x20]), "1 MiB, not a byte more")
+        #expect(byBytes.takeBacklog().count == 2 && byBytes.hold([0x20]), "taken: room again")
+        #expect(Edge.maxUnacked == 512 && Edge.maxUnackedBytes == 1 << 20, "as PROTOCOL.md documents")
+    }
 }

@@ -143,6 +143,9 @@ final class Home {
         return client
     }
 
+    /// Whether a call of `room` waits for its hook here (section 30).
+    func waitsForHook(in room: RoomID) -> Bool { dispatcher.hooks?.waits(in: room) ?? false }
+
     // MARK: what goes back to an edge
 
     func send(_ frame: Frame, to link: RemoteLink, enforcingLimit: Bool) {

@@ -77,11 +77,12 @@ extension ClusterRouter {
     /// Once a second: rooms homed here that ended (and are not locked) give
     /// their lease back — once their feed's window is over too (PROTOCOL.md
     /// section 24: an ended session's feed is kept `window_s`, and the other
-    /// nodes find it here through the lease).
+    /// nodes find it here through the lease), and unless a call waits for its
+    /// hook there (a room's first join, section 30: it is answered here).
     func releaseEndedRooms() {
         for room in homes.homed
         where registry.room(room) == nil && !registry.lockedRoomIDs.contains(room) && !registry.holdsFeed(of: room) {
-            if edge.isClaiming(room) { continue }
+            if edge.isClaiming(room) || home.waitsForHook(in: room) { continue }
             homes.released(room)
             states.forget(room)
             jobs.release(room)

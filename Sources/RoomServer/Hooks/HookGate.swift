@@ -51,6 +51,9 @@ final class HookGate {
     /// Hook calls in flight now.
     var inFlight: Int { pending.count }
 
+    /// Whether a call of `room` waits for its hook (a cluster home keeps the room's lease meanwhile).
+    func waits(in room: RoomID) -> Bool { bounds.inFlight(room) > 0 }
+
     /// A ticket for one more call of `room`'s, or nil over a bound.
     func reserve(_ room: RoomID) -> UInt64? {
         guard bounds.take(room) else { return nil }

@@ -24,14 +24,12 @@ Answers: :func:`allow`, :func:`deny`, :func:`rewrite` (``name``, ``role``,
 """
 from __future__ import annotations
 
-import asyncio
 import http.server
 import json
-import socketserver
-import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Union
 
+from ._loopback import LoopbackReceiver
 from .webhooks import verify
 
 __all__ = ["HookServer", "allow", "deny", "rewrite", "shadow", "status", "body", "silence", "delayed"]
@@ -85,65 +83,46 @@ def delayed(seconds: float, then: Answer) -> Answer:
     return Answer(then, delay=seconds)
 
 
-class HookServer:
+class HookServer(LoopbackReceiver):
     """A hook on 127.0.0.1 (a free port). Give it to a daemon with ``RoomdProcess(hooks=server)``
     (or ``roomd_factory(hooks=server)``): the daemon's template gets ``settings.hooks.url =
     server.url`` and the server its secret. ``requests()`` are the verified requests so far;
     ``await next(type)`` waits for the next one of a type."""
 
+    _noun = "hook request"
+    _given_as = "hooks=server"
+
     def __init__(self, secret: Union[bytes, str, None] = None, default: Optional[Answer] = None):
-        self.secret: Optional[bytes] = secret.encode() if isinstance(secret, str) else secret
         self.default: Answer = default or allow()
         self.decide: Optional[Callable[[Dict[str, Any]], Optional[Answer]]] = None
         self._queued: List[Answer] = []
-        self._requests: List[Dict[str, Any]] = []
-        self._taken = 0
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = dict(self.headers.items())
-                with server._lock:
-                    server._requests.append({"headers": headers, "body": raw})
-                    queued = server._queued.pop(0) if server._queued else None
-                answer = queued or server._decided(raw, headers) or server.default
-                while "delay" in answer:
-                    time.sleep(answer["delay"])
-                    answer = Answer({k: v for k, v in answer.items() if k != "delay"})
-                if answer.get("silence"):
-                    self.close_connection = True
-                    while self.rfile.read(1):  # until roomd gives up on it
-                        pass
-                    return
-                self.send_response(answer["status"])
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer["body"])))
-                self.end_headers()
-                try:
-                    self.wfile.write(answer["body"])
-                except OSError:
-                    self.close_connection = True  # roomd stopped reading (an oversize body)
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            request_queue_size = 256
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hook"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="roomd-hook-server", daemon=True)
-        self._thread.start()
+        super().__init__(secret, "/hook", "roomd-hook-server", queue_size=256)
 
     def answer(self, *answers: Answer) -> None:
         """Answers the next requests with these, in order (after those queued before)."""
         with self._lock:
             self._queued.extend(answers)
+
+    def _answer(self, handler: http.server.BaseHTTPRequestHandler, request: Dict[str, Any]) -> None:
+        with self._lock:
+            queued = self._queued.pop(0) if self._queued else None
+        answer = queued or self._decided(request["body"], request["headers"]) or self.default
+        while "delay" in answer:
+            time.sleep(answer["delay"])
+            answer = Answer({k: v for k, v in answer.items() if k != "delay"})
+        if answer.get("silence"):
+            handler.close_connection = True
+            while handler.rfile.read(1):  # until roomd gives up on it
+                pass
+            return
+        handler.send_response(answer["status"])
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(answer["body"])))
+        handler.end_headers()
+        try:
+            handler.wfile.write(answer["body"])
+        except OSError:
+            handler.close_connection = True  # roomd stopped reading (an oversize body)
 
     def _decided(self, raw: bytes, headers: Dict[str, str]) -> Optional[Answer]:
         if self.decide is None or self.secret is None:
@@ -153,33 +132,4 @@ class HookServer:
 
     def requests(self) -> List[Dict[str, Any]]:
         """Every request so far, in arrival order, each verified with ``secret``."""
-        if self.secret is None:
-            raise RuntimeError("HookServer has no secret: start the daemon with hooks=server, or set server.secret")
-        with self._lock:
-            requests = list(self._requests)
-        events = []
-        for request in requests:
-            checked = verify(request["body"], request["headers"], self.secret, max_age_ms=None)
-            assert checked, f"a hook request did not verify: {checked.reason}"
-            events.append(checked.event)
-        return events
-
-    async def next(self, type: Optional[str] = None, timeout: float = 10.0) -> Dict[str, Any]:
-        """The next request not taken yet (of ``type``, when given; the ones skipped are taken too)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            events = self.requests()
-            while self._taken < len(events):
-                event = events[self._taken]
-                self._taken += 1
-                if type is None or event["type"] == type:
-                    return event
-            if time.monotonic() > deadline:
-                seen = ", ".join(e["type"] for e in events) or "none"
-                raise asyncio.TimeoutError(f"timed out after {timeout:g} s waiting for hook request "
-                                           f"{type or '(any)'}; received so far: {seen}")
-            await asyncio.sleep(0.01)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self._events()

@@ -15,15 +15,13 @@ scenario sends (the pytest fixture ``webhook_sink``)::
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import hmac
-import http.server
 import json
-import socketserver
-import threading
 import time
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Union
+
+from ._loopback import LoopbackReceiver
 
 __all__ = ["verify", "Verification", "WebhookSink"]
 
@@ -80,72 +78,22 @@ def verify(body: bytes, headers: Mapping[str, str], secret: Union[bytes, str], m
     return Verification(event, None)
 
 
-class WebhookSink:
+class WebhookSink(LoopbackReceiver):
     """An HTTP receiver on 127.0.0.1 (a free port) that answers 200 and keeps every request.
 
     Give it to a daemon with ``RoomdProcess(webhooks=sink)`` (or ``roomd_factory(webhooks=sink)``):
     the daemon's template gets ``settings.webhooks.url = sink.url`` and the sink its secret.
     ``events()`` are the verified events so far (a request that does not verify fails the test
-    with the reason); ``await next(type)`` waits for the next one of a type."""
+    with the reason); ``await next(type)`` waits for the next one of a type. ``requests``: every
+    request as it arrived (``path``, ``headers``, ``body``)."""
+
+    _noun = "webhook"
+    _given_as = "webhooks=sink"
 
     def __init__(self, secret: Union[bytes, str, None] = None):
-        self.secret: Optional[bytes] = secret.encode() if isinstance(secret, str) else secret
-        self.requests: List[Dict[str, Any]] = []
-        self._taken = 0
-        self._lock = threading.Lock()
-        sink = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                with sink._lock:
-                    sink.requests.append({"path": self.path, "headers": dict(self.headers.items()), "body": body})
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/hooks"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="roomd-webhook-sink", daemon=True)
-        self._thread.start()
+        super().__init__(secret, "/hooks", "roomd-webhook-sink")
+        self.requests: List[Dict[str, Any]] = self._received
 
     def events(self) -> List[Dict[str, Any]]:
         """Every event received so far, in arrival order, each verified with ``secret``."""
-        if self.secret is None:
-            raise RuntimeError("WebhookSink has no secret: start the daemon with webhooks=sink, or set sink.secret")
-        with self._lock:
-            requests = list(self.requests)
-        events = []
-        for request in requests:
-            checked = verify(request["body"], request["headers"], self.secret, max_age_ms=None)
-            assert checked, f"a webhook request did not verify: {checked.reason}"
-            events.append(checked.event)
-        return events
-
-    async def next(self, type: Optional[str] = None, timeout: float = 10.0) -> Dict[str, Any]:
-        """The next event not taken yet (of ``type``, when given; the ones skipped are taken too)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            events = self.events()
-            while self._taken < len(events):
-                event = events[self._taken]
-                self._taken += 1
-                if type is None or event["type"] == type:
-                    return event
-            if time.monotonic() > deadline:
-                seen = ", ".join(e["type"] for e in events) or "none"
-                raise asyncio.TimeoutError(f"timed out after {timeout:g} s waiting for webhook {type or '(any)'}; "
-                                           f"received so far: {seen}")
-            await asyncio.sleep(0.02)
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self._events()
