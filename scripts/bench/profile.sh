@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench.sh profile [fanout|rooms|idle|storm|speakers]: where does roomd's
+# scripts/bench.sh profile [fanout|rooms|hooks|idle|storm|speakers]: where does roomd's
 # time go? perf samples roomd (call graphs) during one scenario; the top symbols
 # go to $PROFILE_DIR/<scenario>.txt. Without perf (or PROFILER=callgrind):
 # valgrind --tool=callgrind on a small fan-out.
@@ -20,6 +20,7 @@ PER_ROOM=${PER_ROOM:-10}
 IDLE_PEERS=${IDLE_PEERS:-10000}
 STORM_PEERS=${STORM_PEERS:-5000}
 SPEAKER_PEERS=${SPEAKER_PEERS:-1000}
+HOOK_DELAY_MS=${HOOK_DELAY_MS:-5}
 mkdir -p "$PROFILE_DIR"
 
 bench() {  # bench SECONDS ARGS...: one bounded roombench run
@@ -29,6 +30,18 @@ bench() {  # bench SECONDS ARGS...: one bounded roombench run
 }
 
 if [ "${PROFILER:-perf}" = perf ] && command -v perf >/dev/null; then
+    if [ "$SCENARIO" = hooks ]; then  # (r)'s rooms: every broadcast through a hook answering in HOOK_DELAY_MS
+        # shellcheck source=scripts/bench/sections.sh
+        . scripts/bench/sections.sh
+        start_hook answer
+        python3 - "$TEMPLATE" "$WORK/roles-hooks.json" "$HOOK_URL" <<'PY'
+import json, sys
+template = json.load(open(sys.argv[1]))
+template.setdefault("settings", {})["hooks"] = {"url": sys.argv[3], "events": ["message"], "timeout_ms": 1000}
+json.dump(template, open(sys.argv[2], "w"))
+PY
+        TEMPLATE="$WORK/roles-hooks.json"
+    fi
     start_roomd "profile-$SCENARIO"
     # profile_window DELAY SECONDS: perf on roomd from DELAY s for SECONDS s, in the background.
     profile_window() {
@@ -42,6 +55,9 @@ if [ "${PROFILER:-perf}" = perf ] && command -v perf >/dev/null; then
             bench 60 fanout $(roomd_args) --receivers "$FANOUT_RECEIVERS" --rates "$FANOUT_RATE" --duration 10 ;;
         rooms) profile_window 5 6  # inside the sending window, before the teardown
             bench 70 rooms $(roomd_args) --rooms "$ROOMS" --per-room "$PER_ROOM" --rate 1 --duration 12 ;;
+        hooks) profile_window 5 6
+            bench 70 rooms $(roomd_args) --rooms "$ROOMS" --per-room "$PER_ROOM" --rate 1 --duration 12
+            stop_hook ;;
         idle) profile_window 16 10  # the keepalive pings fall 20 s after each join
             bench 120 idle $(roomd_args) --peers "$IDLE_PEERS" --window 30 --join-timeout 40 --max-server-rss-mib 14000 ;;
         storm) profile_window 0 15
@@ -49,7 +65,7 @@ if [ "${PROFILER:-perf}" = perf ] && command -v perf >/dev/null; then
         speakers) profile_window 12 5  # inside the silent window (audio-level calls, no pushes)
             bench 90 speakers $(roomd_args) --peers "$SPEAKER_PEERS" --speakers 10 --rate 10 \
                 --window 5 --quiet-window 8 --interval-ms "$SPEAKER_INTERVAL_MS" ;;
-        *) die "profile: unknown scenario $SCENARIO (fanout, rooms, idle, storm, speakers)" ;;
+        *) die "profile: unknown scenario $SCENARIO (fanout, rooms, hooks, idle, storm, speakers)" ;;
     esac
     wait "$PROFILER_PID" 2>/dev/null || true
     PROFILER_PID=""
