@@ -136,9 +136,12 @@ import Testing
     /// acts) without reaching it.
     @Test func aServiceThreadHolds1024CallsWaitingForTheHookAndTheNextFails() async throws {
         try await Self.holding(onError: "allow") { hook, held, daemon in
+            // Every socket first: only then do the 1,024 joins go out, together.
             var crowds: [Crowd] = []
-            for room in 1...4 { crowds.append(try await Crowd(daemon, room: "room-\(room)", holding: 256, held)) }
-            let fifth = try await Crowd(daemon, room: "room-5", holding: 0, held)
+            for room in 1...4 { crowds.append(try await Crowd(daemon, room: "room-\(room)", connecting: 256)) }
+            let fifth = try await Crowd(daemon, room: "room-5", connecting: 0)
+            for crowd in crowds { try crowd.sendJoins() }
+            try await held.wait(for: 1024)
             let over = try #require(await fifth.extra.answer(fifth.join("over", 0)))
             #expect(over["result"]?["peer"] != nil, "a failed hook under on_error allow: it acts: \(over)")
             #expect(try !Self.joins(hook).contains("room-5-over-0"), "never asked")
@@ -167,6 +170,15 @@ struct Crowd: Sendable {
 
     /// Returns once the hook holds the joins of `holding`.
     init(_ daemon: Daemon, room: String, holding: Int, _ hold: HookBoundsTests.Held) async throws {
+        try await self.init(daemon, room: room, connecting: holding)
+        let base = hold.count
+        try sendJoins()
+        try await hold.wait(for: base + holding)
+    }
+
+    /// Connected, the keeper joined, the held users' joins not sent yet (`sendJoins()`):
+    /// what takes time under load happens before any hook call waits (timeout_ms is 5 s at most).
+    init(_ daemon: Daemon, room: String, connecting holding: Int) async throws {
         self.daemon = daemon
         self.room = room
         let ports = Self.ports(daemon)
@@ -176,9 +188,11 @@ struct Crowd: Sendable {
         }
         held = Array(sockets.dropLast())
         extra = sockets[holding]
-        let base = hold.count
+    }
+
+    /// The held users' joins, one write each.
+    func sendJoins() throws {
         for (index, socket) in held.enumerated() { try socket.sendText(try join("held", index, prefix: true)) }
-        try await hold.wait(for: base + holding)
     }
 
     /// A join (id "join") of user `ROOM-name-index` (`held-ROOM-index` with `prefix`), as a viewer.
