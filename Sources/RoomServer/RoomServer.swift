@@ -352,6 +352,7 @@ public final class RoomServer: @unchecked Sendable {
         thread.adopt()  // from now on everything under this server is this thread's
         while !stopped.value {
             if !loop.runOnce() { break }
+            if fanOut.pace() { loop.wake() }  // a paced push's next recipients; another turn follows
             router.flush()  // what this turn queued for other nodes, one message per node
             schedule.afterTurn()  // the deadlines this turn moved
         }
@@ -425,16 +426,18 @@ public final class RoomServer: @unchecked Sendable {
 
     private func tick(_ tick: Schedule.Tick) {
         switch tick {
-        case .activeSpeakers: fanOut.fanOut(registry.tickActiveSpeakers())
+        // The audience's coalesced pushes are paced over loop turns (FanOut.fanOutPaced);
+        // room-state and the call-in queue are not (snapshots other pushes must not overtake).
+        case .activeSpeakers: fanOut.fanOutPaced(registry.tickActiveSpeakers())
         case .roomState: fanOut.fanOut(registry.tickRoomState())
-        case .pollStats: fanOut.fanOut(registry.tickPollStats())
-        case .questions: fanOut.fanOut(registry.tickQuestions())
+        case .pollStats: fanOut.fanOutPaced(registry.tickPollStats())
+        case .questions: fanOut.fanOutPaced(registry.tickQuestions())
         case .stage: fanOut.fanOut(registry.tickStage())
         case .reactions:
             let deliveries = registry.tickReactions()
             // What the peers last heard is saved for a takeover (Reactions/ReactionSnapshot.swift).
             for delivery in deliveries { homes.touch(delivery.audience.first?.room.id) }
-            fanOut.fanOut(deliveries)
+            fanOut.fanOutPaced(deliveries)
         case .keepalive: keepalive()
         }
     }
