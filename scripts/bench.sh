@@ -51,6 +51,7 @@
 #                               stays quiet: one viewer renaming at its rate limit, then viewers asking to come on stage
 #   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
 #                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery; ~4.5 min
+#   HOOK_ROOMS [500]            (r) hooks: (c)'s rooms of PER_ROOM peers at 1 msg/s each (500: 5,000 hooked msg/s)
 #   HOOK_DELAY_MS [5]           (r) hooks: (c)'s rooms with every broadcast through a hook answering in this
 #                               many ms, then with room-0's hook never answering (timeout_ms 1000)
 #   SECTIONS [storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
@@ -69,7 +70,7 @@ QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
     : "${RUNS:=1}" "${STEP_S:=3}" "${OVERLOAD_S:=5}" "${ROOMD_RATES:=2000,5000}" "${NATS_RATES:=2000,5000}"
     : "${MIRROR_RATES:=100}" "${ROOMSTATE_NS:=2000}" "${IDLE_NS:=1000,2000}" "${IDLE_WINDOW:=5}" "${PROBE_JOINS:=20}"
-    : "${ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
+    : "${ROOMS:=100}" "${HOOK_ROOMS:=100}" "${POLL_PEERS:=2000}" "${POLL_VOTERS:=1000}" "${MICRO_ITERATIONS:=500}" "${MICRO_ROUNDS:=3}"
     : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
     : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${STAGE_PEERS:=2000}" "${SYNTH_PEERS:=2000}" "${SYNTH_S:=3}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
     : "${FEED_VIEWERS:=2000}" "${FEED_S:=5}" "${FEED_CONNS:=8,32}" "${FEED_PEER_NS:=100,2000}"
@@ -135,6 +136,7 @@ SYNTH_PEERS=${SYNTH_PEERS:-10000}
 SYNTH_RATES=${SYNTH_RATES:-20,5}
 SYNTH_S=${SYNTH_S:-10}
 HOOK_DELAY_MS=${HOOK_DELAY_MS:-5}
+HOOK_ROOMS=${HOOK_ROOMS:-500}
 SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh

@@ -759,7 +759,8 @@ class Doc:
             return
         self.add("## (r) Hooks: every broadcast through the app's hook")
         self.add()
-        self.add("(c)'s rooms (1 msg/s per peer) with `settings.hooks` on `message`: `roombench hook-server` answers")
+        self.add("Rooms of 10 peers as in (c), 1 msg/s per peer (`HOOK_ROOMS` of them, 500 by default: 5,000 hooked msg/s,")
+        self.add("the target), with `settings.hooks` on `message`: `roombench hook-server` answers")
         self.add("`{\"allow\":true}` after 5 ms (`answer`), and never for room-0 (`timeout`: its messages go out at")
         self.add("`timeout_ms` 1000, `on_error` allow; the other rooms are 99.9 % of the deliveries). Latency is send to")
         self.add("delivery, the hook's wait included: compare (c). Target: the hooked messages/s held with p99 ≤ 50 ms,")

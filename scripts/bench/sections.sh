@@ -113,7 +113,7 @@ section_rooms() {
     done
 }
 
-# (r) Hooks (issue 35, PROTOCOL.md section 30): step (c) with every broadcast going through the app's hook
+# (r) Hooks (issue 35, PROTOCOL.md section 30): step (c) with HOOK_ROOMS rooms (500: 5,000 msg/s, the target) and every broadcast going through the app's hook
 # (`roombench hook-server`, answering {"allow":true} after HOOK_DELAY_MS ms; settings.hooks events
 # ["message"], timeout_ms 1000): the latency it adds (compare (c)) and the hooked messages/s held. Then the
 # same with room-0's hook never answering (its messages go out at timeout_ms, on_error allow): the other
@@ -121,7 +121,7 @@ section_rooms() {
 section_hooks() {
     local run mode template="$WORK/roles-hooks.json"
     for mode in answer timeout; do
-        log "(r) hooks: $ROOMS rooms × $PER_ROOM peers, 1 msg/s each, a hook answering in ${HOOK_DELAY_MS} ms$([ "$mode" = timeout ] && echo ", room-0's never"), $RUNS × ${STEP_S} s"
+        log "(r) hooks: $HOOK_ROOMS rooms × $PER_ROOM peers, 1 msg/s each, a hook answering in ${HOOK_DELAY_MS} ms$([ "$mode" = timeout ] && echo ", room-0's never"), $RUNS × ${STEP_S} s"
         for run in $(seq "$RUNS"); do
             start_hook "$mode"
             python3 - "$TEMPLATE" "$template" "$HOOK_URL" <<'PY'
@@ -132,7 +132,7 @@ json.dump(template, open(sys.argv[2], "w"))
 PY
             TEMPLATE=$template start_roomd "hooks-$mode-$run"
             step hooks "$mode" "$run" $((STEP_S + DRAIN_S + 90)) rooms $(roomd_args) \
-                --rooms "$ROOMS" --per-room "$PER_ROOM" --rate 1 --duration "$STEP_S" --drain "$DRAIN_S" --join-timeout 60
+                --rooms "$HOOK_ROOMS" --per-room "$PER_ROOM" --rate 1 --duration "$STEP_S" --drain "$DRAIN_S" --join-timeout 60
             stop_hook
         done
     done
