@@ -425,19 +425,26 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     private func tick(_ tick: Schedule.Tick) {
+        // This tick's last push still going out to a large audience: its rest
+        // goes out at once first (the paced queue holds at most one tick's
+        // pushes of a kind). Pacing ends by half the tick's period anyway
+        // (FanOut.pace), so this happens only on test mode's manual clock,
+        // whose ticks may come faster than the loop turns.
+        if fanOut.isPacing(tick) { fanOut.finishPacing(tick) }
         switch tick {
         // The audience's coalesced pushes are paced over loop turns (FanOut.fanOutPaced);
         // room-state and the call-in queue are not (snapshots other pushes must not overtake).
-        case .activeSpeakers: fanOut.fanOutPaced(registry.tickActiveSpeakers())
+        case .activeSpeakers:
+            fanOut.fanOutPaced(registry.tickActiveSpeakers(), of: tick, within: schedule.period(of: tick) / 2)
         case .roomState: fanOut.fanOut(registry.tickRoomState())
-        case .pollStats: fanOut.fanOutPaced(registry.tickPollStats())
-        case .questions: fanOut.fanOutPaced(registry.tickQuestions())
+        case .pollStats: fanOut.fanOutPaced(registry.tickPollStats(), of: tick, within: schedule.period(of: tick) / 2)
+        case .questions: fanOut.fanOutPaced(registry.tickQuestions(), of: tick, within: schedule.period(of: tick) / 2)
         case .stage: fanOut.fanOut(registry.tickStage())
         case .reactions:
             let deliveries = registry.tickReactions()
             // What the peers last heard is saved for a takeover (Reactions/ReactionSnapshot.swift).
             for delivery in deliveries { homes.touch(delivery.audience.first?.room.id) }
-            fanOut.fanOutPaced(deliveries)
+            fanOut.fanOutPaced(deliveries, of: tick, within: schedule.period(of: tick) / 2)
         case .keepalive: keepalive()
         }
     }

@@ -38,6 +38,11 @@ package final class FanOut {
     /// recipients per loop turn: its frame, encoded once, and the next
     /// recipient's index.
     private struct Paced {
+        /// The tick that made it.
+        let tick: Schedule.Tick
+        /// When its last recipients get it at the latest (monotonic ms): past
+        /// it, the rest is queued at once (a service thread too busy to pace).
+        let finishBy: Int64
         let delivery: Delivery
         let frame: Frame
         var next = 0
@@ -121,7 +126,7 @@ package final class FanOut {
     /// (issue 37: with 10,000 viewers one such push is 10,000 socket writes).
     /// Every recipient still gets each push once, in the order the ticks made
     /// them: while one is paced, the next ones wait behind it, small or not.
-    func fanOutPaced(_ deliveries: [Delivery]) {
+    func fanOutPaced(_ deliveries: [Delivery], of tick: Schedule.Tick, within millis: Int) {
         thread.assertIsCurrent()
         if testFaults?.isActive == true {  // faults apply per push at once: no pacing in their cold path
             fanOut(deliveries)
@@ -129,6 +134,7 @@ package final class FanOut {
         }
         webhooks.forward()
         var now: [Delivery] = []
+        let finishBy = monotonicMillis() + Int64(millis)
         for delivery in deliveries where delivery.recipientCount > 0 {
             if paced.isEmpty, delivery.audience.count <= Self.pacedPerTurn {
                 now.append(delivery)
@@ -137,9 +143,39 @@ package final class FanOut {
             let frame = Envelope.push(delivery.push, policyChanges: policies.changeFrames)
             metrics.pushes.increment(by: delivery.recipientCount)
             journal?.push(frame, to: delivery.recipients)  // test mode only
-            paced.append(Paced(delivery: delivery, frame: frame))
+            paced.append(Paced(tick: tick, finishBy: finishBy, delivery: delivery, frame: frame))
         }
         fanOut(now)
+    }
+
+    /// Whether a push of `tick`'s is still being paced out.
+    func isPacing(_ tick: Schedule.Tick) -> Bool {
+        paced.contains { $0.tick == tick }
+    }
+
+    /// The rest of `tick`'s paced pushes, queued to their recipients now.
+    func finishPacing(_ tick: Schedule.Tick) {
+        thread.assertIsCurrent()
+        var dropped: [Connection] = []
+        var overflowing: [Peer] = []
+        var others = FIFO<Paced>(minimumCapacity: paced.count)
+        while var job = paced.popFirst() {
+            guard job.tick == tick else {
+                others.append(job)
+                continue
+            }
+            queue(
+                job.frame,
+                of: job.delivery,
+                from: job.next,
+                to: job.delivery.audience.count,
+                held: &job.held,
+                dropped: &dropped,
+                overflowing: &overflowing
+            )
+        }
+        paced = others
+        letLeave(dropped: dropped, overflowing: overflowing)
     }
 
     /// After each loop turn: the paced pushes' next `pacedPerTurn`
@@ -153,9 +189,13 @@ package final class FanOut {
         var bytes = Self.pacedBytesPerTurn
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
+        let now = monotonicMillis()
         while budget > 0, bytes > 0, !paced.isEmpty {
             var job = paced.removeFirst()
-            let count = min(budget, max(1, bytes / max(1, job.frame.count)))
+            let count =
+                now >= job.finishBy
+                ? job.delivery.audience.count  // late: the rest now
+                : min(budget, max(1, bytes / max(1, job.frame.count)))
             let end = min(job.delivery.audience.count, job.next + count)
             queue(
                 job.frame,
