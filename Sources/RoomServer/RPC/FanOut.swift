@@ -1,5 +1,4 @@
 import Logging
-import RoomCollections
 import RoomModel
 
 /// Delivers what the model decided: each delivery encoded once and the same
@@ -49,8 +48,9 @@ package final class FanOut {
         /// Made at the first held recipient, shared by the others (HeldMerge.swift).
         var held: HeldPush?
     }
-    /// The paced pushes, in the order their ticks made them; one at a time.
-    private var paced = FIFO<Paced>()
+    /// The paced pushes, in the order their ticks made them, the first one
+    /// going out (a few: one per large audience and tick kind at most).
+    private var paced: [Paced] = []
 
     init(
         thread: ServiceThread,
@@ -158,23 +158,18 @@ package final class FanOut {
         thread.assertIsCurrent()
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
-        var others = FIFO<Paced>(minimumCapacity: paced.count)
-        while var job = paced.popFirst() {
-            guard job.tick == tick else {
-                others.append(job)
-                continue
-            }
+        for index in paced.indices where paced[index].tick == tick {
             queue(
-                job.frame,
-                of: job.delivery,
-                from: job.next,
-                to: job.delivery.audience.count,
-                held: &job.held,
+                paced[index].frame,
+                of: paced[index].delivery,
+                from: paced[index].next,
+                to: paced[index].delivery.audience.count,
+                held: &paced[index].held,
                 dropped: &dropped,
                 overflowing: &overflowing
             )
         }
-        paced = others
+        paced.removeAll { $0.tick == tick }
         letLeave(dropped: dropped, overflowing: overflowing)
     }
 
@@ -190,31 +185,28 @@ package final class FanOut {
         var dropped: [Connection] = []
         var overflowing: [Peer] = []
         let now = monotonicMillis()
-        while budget > 0, bytes > 0, !paced.isEmpty {
-            var job = paced.removeFirst()
+        while budget > 0, bytes > 0, let job = paced.first {
+            let audience = job.delivery.audience.count
             let count =
                 now >= job.finishBy
-                ? job.delivery.audience.count  // late: the rest now
+                ? audience  // late: the rest now
                 : min(budget, max(1, bytes / max(1, job.frame.count)))
-            let end = min(job.delivery.audience.count, job.next + count)
+            let end = min(audience, job.next + count)
             queue(
                 job.frame,
                 of: job.delivery,
                 from: job.next,
                 to: end,
-                held: &job.held,
+                held: &paced[0].held,
                 dropped: &dropped,
                 overflowing: &overflowing
             )
             budget -= end - job.next
             bytes -= (end - job.next) * job.frame.count
-            job.next = end
-            if end < job.delivery.audience.count {
-                // Not done: it stays first (FIFO has no push-front; rebuild the order).
-                var rest = FIFO<Paced>(minimumCapacity: paced.count + 1)
-                rest.append(job)
-                while let other = paced.popFirst() { rest.append(other) }
-                paced = rest
+            if end < audience {
+                paced[0].next = end
+            } else {
+                paced.removeFirst()
             }
         }
         letLeave(dropped: dropped, overflowing: overflowing)
