@@ -78,15 +78,7 @@ extension RestAPI {
     }
 
     private func pinMessage(_ roomID: RoomID, _ params: Params) throws(RoomError) -> HTTPResponse {
-        guard let value = params.members["message_id"] else {
-            throw .invalidParams("message_id: required (null unpins)")
-        }
-        let id: String?
-        switch value {
-        case .null: id = nil
-        case .string(let s): id = s
-        default: throw .invalidParams("message_id: expected a string or null, got \(value.typeName)")
-        }
+        let id = try params.requiredStringOrNull("message_id", null: "null unpins")
         fanOut.fanOut(try registry.pinMessage(id, by: .server, in: try room(roomID)))
         logger.info("message pinned", metadata: ["room": "\(roomID)", "pinned": "\(id != nil)", "by": "rest"])
         return .json(200, [:])
@@ -179,18 +171,8 @@ extension RestAPI {
         let budget = listBudget
         return .json(
             200,
-            encoded: Dispatcher.encode { w in
-                w.key("messages")
-                let cut = w.leadingArray(held, within: budget, size: Self.encodedSize) { $0.chatMessage($1) }
-                if cut { w.field("more", true) }
-            }
+            encoded: Dispatcher.encode { w in w.heldMessages(held, within: budget) }
         )
-    }
-
-    private static func encodedSize(_ chat: ChatMessage) -> Int {
-        var w = JSONWriter(reserving: chat.message.utf8.count + 256)
-        w.chatMessage(chat)
-        return w.bytes.count
     }
 
     private func approveHeld(_ roomID: RoomID, _ id: String) throws(RoomError) -> HTTPResponse {

@@ -53,15 +53,7 @@ extension Dispatcher {
 
     func messagePin(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let peer = call.peer
-        guard let value = params.members["message_id"] else {
-            throw .invalidParams("message_id: required (null unpins)")
-        }
-        let id: String?
-        switch value {
-        case .null: id = nil
-        case .string(let s): id = s
-        default: throw .invalidParams("message_id: expected a string or null, got \(value.typeName)")
-        }
+        let id = try params.requiredStringOrNull("message_id", null: "null unpins")
         fanOut(try registry.pinMessage(id, by: .peer(peer), in: peer.room))
         return Self.encode { _ in }
     }

@@ -18,17 +18,7 @@ extension Dispatcher {
     func heldList(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
         let held = try registry.heldMessages(in: call.room, by: .peer(call.peer))
         let budget = chatAnswerBudget
-        return Self.encode { w in
-            w.key("messages")
-            let cut = w.leadingArray(held, within: budget, size: Self.encodedSize) { $0.chatMessage($1) }
-            if cut { w.field("more", true) }
-        }
-    }
-
-    private static func encodedSize(_ chat: ChatMessage) -> Int {
-        var w = JSONWriter(reserving: chat.message.utf8.count + 256)
-        w.chatMessage(chat)
-        return w.bytes.count
+        return Self.encode { w in w.heldMessages(held, within: budget) }
     }
 
     func messageApprove(_ params: Params, _ call: inout JoinedCall) throws(RoomError) -> [UInt8] {
@@ -50,5 +40,22 @@ extension Dispatcher {
             metadata: ["room": "\(call.room.id)", "peer": "\(call.peer.id)", "message": "\(id.prefix(64))"]
         )
         return Self.empty
+    }
+}
+
+extension JSONWriter {
+    /// `messages` (the oldest of `held` whose encoding fits in `budget`) and
+    /// `more: true` when newer ones were left out: the held list's answer,
+    /// over WebSocket (`held-list`) and REST (`GET …/held`) alike.
+    mutating func heldMessages(_ held: [ChatMessage], within budget: Int) {
+        key("messages")
+        let cut = leadingArray(held, within: budget, size: Self.encodedSize) { $0.chatMessage($1) }
+        if cut { field("more", true) }
+    }
+
+    private static func encodedSize(_ chat: ChatMessage) -> Int {
+        var w = JSONWriter(reserving: chat.message.utf8.count + 256)
+        w.chatMessage(chat)
+        return w.bytes.count
     }
 }

@@ -37,6 +37,17 @@ struct Params {
         return string
     }
 
+    /// A member that must be given, as a string or as `null` (whose meaning
+    /// `null` says in the error, e.g. "null unpins"): nil for `null`.
+    func requiredStringOrNull(_ key: String, null meaning: String) throws(RoomError) -> String? {
+        guard let value = members[key] else { throw .invalidParams("\(name(key)): required (\(meaning))") }
+        switch value {
+        case .null: return nil
+        case .string(let string): return string
+        default: throw typeError(key, "a string or null", value)
+        }
+    }
+
     func bool(_ key: String) throws(RoomError) -> Bool? {
         guard let value = value(key) else { return nil }
         guard let bool = value.boolValue else { throw typeError(key, "a boolean", value) }
