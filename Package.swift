@@ -74,6 +74,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // SignedPoster's response delegate (the response head and the request's headers).
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // The browser client, served at /client/roomd.js and /client/ (compiled in: no files to ship).
             // Its npm package.json and types (roomd.d.ts, scripts/kit-methods.py) sit beside it, not compiled.

@@ -355,6 +355,7 @@ public final class RoomServer: @unchecked Sendable {
             if fanOut.pace() { loop.wake() }  // a paced push's next recipients; another turn follows
             router.flush()  // what this turn queued for other nodes, one message per node
             schedule.afterTurn()  // the deadlines this turn moved
+            dispatcher.hooks?.flush()  // this turn's hook requests, in one hand-over (Hooks/HookGate.swift)
         }
         router.stop()
         webhooks.drain(timeout: .seconds(2))  // events of the last leaves, up to 2 s

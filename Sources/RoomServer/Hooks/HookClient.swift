@@ -46,10 +46,18 @@ final class HookClient: Sendable {
         self.deliver = deliver
     }
 
-    /// Service thread: POST `request` off this thread; its verdict is delivered
-    /// later, exactly once, from the HTTP client's event loop (no task per call).
-    func ask(_ request: HookRequest) {
+    /// Service thread: POST `requests` (one turn's) off this thread, in one
+    /// hand-over to the HTTP client's event loop; each verdict is delivered
+    /// later, exactly once, from that loop (no task per call).
+    func ask(_ requests: [HookRequest]) {
         let started = ContinuousClock.now
+        poster.eventLoop.execute { [self] in
+            for request in requests { send(request, started: started) }
+        }
+    }
+
+    /// On the poster's event loop: one request, or test mode's injected failure instead.
+    private func send(_ request: HookRequest, started: ContinuousClock.Instant) {
         let answer: @Sendable (HookVerdict) -> Void = { [self] verdict in
             metrics.seconds.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
             deliver(HookResult(ticket: request.ticket, verdict: verdict))

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 #if canImport(Glibc)
 import Glibc
@@ -14,8 +15,19 @@ import Glibc
 /// deadline for all of it, and reads at most a given number of bytes of the
 /// answer's body. Thread-safe: called from the senders' tasks and the hook
 /// client, never waited for on the service thread.
+///
+/// Each poster (one per service thread) runs on an event loop of its own,
+/// one thread: every connection of its pool lives there, so a request never
+/// hops between loops, and the hook client hands it a turn's requests in one
+/// go (`HookClient.ask`: one wake-up per turn, not one per request). With
+/// async-http-client's shared group (two loops here), each request woke a
+/// loop of its own: at 5,000 hooked messages/s the context switches were
+/// most of roomd's CPU (levers.md). The loop lives as long as the process,
+/// as the server does.
 final class SignedPoster: Sendable {
     private let client: HTTPClient
+    /// The poster's one event loop: its pool's connections, its requests' delegates, their timers.
+    let eventLoop: EventLoop
     private let key: SymmetricKey
 
     /// What one POST got.
@@ -37,11 +49,10 @@ final class SignedPoster: Sendable {
         configuration.timeout = HTTPClient.Configuration.Timeout(connect: timeout, read: timeout)
         configuration.redirectConfiguration = .disallow
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
-        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = loops.next()
+        client = HTTPClient(eventLoopGroup: loops, configuration: configuration)
     }
-
-    /// The event loops the client runs on: a caller schedules its own timers here.
-    var eventLoop: EventLoop { client.eventLoopGroup.next() }
 
     /// One signed POST of `body` to `url`, `timeoutMs` for all of it:
     /// connecting (and waiting for a connection), sending, the answer's head,
