@@ -113,6 +113,10 @@ let package = Package(
                 "RoomClient", "RoomWire", "RoomServer", "RoomModel", "RoomConfig", "RoomTokens", "RoomdTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                // `roombench hook-server` (HookServerCommand.swift says why not RoomdTesting's HookServer).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "RoomWireTests", dependencies: ["RoomWire"]),

@@ -52,6 +52,7 @@
 #   SYNTH_PEERS* [10000] SYNTH_RATES [20,5] SYNTH_S* [10]   (q) the same audience real and synthetic (test mode,
 #                               section 33): a host broadcasting to everyone at each rate, roomd's CPU per delivery; ~4.5 min
 #   HOOK_ROOMS [500]            (r) hooks: (c)'s rooms of PER_ROOM peers at 1 msg/s each (500: 5,000 hooked msg/s)
+#   HOOK_MODES ["answer timeout"] (r) the rows to run: answer (every hook answers), timeout (room-0's never does)
 #   HOOK_DELAY_MS [5]           (r) hooks: (c)'s rooms with every broadcast through a hook answering in this
 #                               many ms, then with room-0's hook never answering (timeout_ms 1000)
 #   SECTIONS [storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run

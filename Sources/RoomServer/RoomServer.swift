@@ -27,8 +27,8 @@ public final class RoomServer: @unchecked Sendable {
         /// Node records from a service thread of this process (`--threads`),
         /// handed over directly instead of through nats-server.
         case sibling([UInt8])
-        /// A hook's verdict (section 30, Hooks/).
-        case hook(HookResult)
+        /// Hooks' verdicts (section 30, Hooks/): those one turn of the poster's loop read.
+        case hooks([HookResult])
     }
 
     let options: ServerOptions
@@ -225,7 +225,7 @@ public final class RoomServer: @unchecked Sendable {
         if let hookSettings, let poster {
             // Verdicts come back through the inbox: the service thread never waits for a hook.
             let client = HookClient(settings: hookSettings, poster: poster, metrics: metrics.hooks) { [weak self] in
-                self?.post(.hook($0))
+                self?.post(.hooks($0))
             }
             dispatcher.hooks = HookGate(client: client, ids: ids)
             routes.test?.hooks = client
@@ -355,7 +355,6 @@ public final class RoomServer: @unchecked Sendable {
             if fanOut.pace() { loop.wake() }  // a paced push's next recipients; another turn follows
             router.flush()  // what this turn queued for other nodes, one message per node
             schedule.afterTurn()  // the deadlines this turn moved
-            dispatcher.hooks?.flush()  // this turn's hook requests, in one hand-over (Hooks/HookGate.swift)
         }
         router.stop()
         webhooks.drain(timeout: .seconds(2))  // events of the last leaves, up to 2 s
@@ -399,8 +398,8 @@ public final class RoomServer: @unchecked Sendable {
             case .sibling(let bytes):
                 siblingBytesPending.subtract(bytes.count, ordering: .relaxed)
                 router.receive(.event(.message(bytes)))
-            case .hook(let result):
-                dispatcher.hookAnswered(result)
+            case .hooks(let results):
+                for result in results { dispatcher.hookAnswered(result) }
             }
         }
     }

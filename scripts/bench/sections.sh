@@ -124,7 +124,7 @@ section_hooks() {
     # share both cores at 5,000 hooked msg/s (roomd ~115 %, the verifying hook server and the load
     # tool the rest) and p99 swung between 23 and 400 ms from run to run, in both rows alike.
     local SERVER_CPU=(taskset -c 0) CLIENT_CPU=(taskset -c 1)
-    for mode in answer timeout; do
+    for mode in ${HOOK_MODES:-answer timeout}; do
         log "(r) hooks: $HOOK_ROOMS rooms × $PER_ROOM peers, 1 msg/s each, a hook answering in ${HOOK_DELAY_MS} ms$([ "$mode" = timeout ] && echo ", room-0's never"), $RUNS × ${STEP_S} s"
         for run in $(seq "$RUNS"); do
             start_hook "$mode"

@@ -29,7 +29,9 @@ final class HookClient: Sendable {
     let settings: HookSettings
     private let poster: SignedPoster
     private let metrics: HookMetrics
-    private let deliver: @Sendable (HookResult) -> Void
+    private let deliver: @Sendable ([HookResult]) -> Void
+    /// The verdicts of the poster's loop turn so far, delivered together when it ends.
+    private let verdicts = Verdicts()
     /// Test mode's injected failures: how many calls still fail, and how
     /// (a status, or nil: a timeout). Set on the service thread, taken here.
     private let injected = Mutex<(count: Int, status: Int?)>((0, nil))
@@ -38,7 +40,7 @@ final class HookClient: Sendable {
         settings: HookSettings,
         poster: SignedPoster,
         metrics: HookMetrics,
-        deliver: @escaping @Sendable (HookResult) -> Void
+        deliver: @escaping @Sendable ([HookResult]) -> Void
     ) {
         self.settings = settings
         self.poster = poster
@@ -46,21 +48,21 @@ final class HookClient: Sendable {
         self.deliver = deliver
     }
 
-    /// Service thread: POST `requests` (one turn's) off this thread, in one
-    /// hand-over to the HTTP client's event loop; each verdict is delivered
-    /// later, exactly once, from that loop (no task per call).
-    func ask(_ requests: [HookRequest]) {
+    /// Service thread: POST `request` off this thread, on the HTTP client's
+    /// event loop; its verdict is delivered later, exactly once, from that
+    /// loop (no task per call). Handing over a loop turn's requests together
+    /// cost less CPU but made the hook's latency jump when timeouts closed
+    /// connections (levers.md): one request, one hand-over.
+    func ask(_ request: HookRequest) {
         let started = ContinuousClock.now
-        poster.eventLoop.execute { [self] in
-            for request in requests { send(request, started: started) }
-        }
+        poster.eventLoop.execute { [self] in send(request, started: started) }
     }
 
     /// On the poster's event loop: one request, or test mode's injected failure instead.
     private func send(_ request: HookRequest, started: ContinuousClock.Instant) {
         let answer: @Sendable (HookVerdict) -> Void = { [self] verdict in
             metrics.seconds.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started))
-            deliver(HookResult(ticket: request.ticket, verdict: verdict))
+            collect(HookResult(ticket: request.ticket, verdict: verdict))
         }
         let fault: (count: Int, status: Int?)? = injected.withLock { state in
             guard state.count > 0 else { return nil }
@@ -88,6 +90,20 @@ final class HookClient: Sendable {
             case .failed(let error): answer(.failed(error))
             case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
             }
+        }
+    }
+
+    /// On the poster's event loop: one verdict. The first of a loop turn
+    /// queues a task, which runs after the turn's I/O and hands every
+    /// verdict the turn read to the service thread's inbox in one post (one
+    /// wake-up of the service thread, not one per verdict).
+    private func collect(_ result: HookResult) {
+        verdicts.results.append(result)
+        guard verdicts.results.count == 1 else { return }
+        poster.eventLoop.execute { [self] in
+            let results = verdicts.results
+            verdicts.results.removeAll(keepingCapacity: true)
+            deliver(results)
         }
     }
 
@@ -147,4 +163,11 @@ struct HookMetrics: Sendable {
     private static func key(_ event: HookSettings.Event, _ outcome: Outcome) -> String {
         "\(event.rawValue)/\(outcome.rawValue)"
     }
+}
+
+/// The verdicts one turn of the poster's event loop read (`HookClient.collect`).
+/// Owned by the poster's event loop thread (`SignedPoster.eventLoop`): every
+/// verdict is made there, and the task that hands them over runs there.
+private final class Verdicts: @unchecked Sendable {
+    var results: [HookResult] = []
 }

@@ -40,8 +40,6 @@ final class HookGate {
     }
 
     private var pending: [UInt64: Pending] = [:]
-    /// This turn's requests, handed to the client together at its end (`flush`).
-    private var outgoing: [HookRequest] = []
     private var bounds = HookBounds(total: HookGate.maxInFlight, perRoom: HookGate.maxInFlightPerRoom)
     private var lastTicket: UInt64 = 0
 
@@ -68,15 +66,7 @@ final class HookGate {
         pending[request.ticket] = Pending(connection: connection, message: message, room: room, event: request.event)
         connection.hookWait = HookWait(ticket: request.ticket, message: message)
         connection.pauseReading()
-        outgoing.append(request)
-    }
-
-    /// The end of a loop turn (`RoomServer.run`): this turn's requests go out,
-    /// in one hand-over to the HTTP client's event loop.
-    func flush() {
-        guard !outgoing.isEmpty else { return }
-        client.ask(outgoing)
-        outgoing.removeAll(keepingCapacity: true)
+        client.ask(request)
     }
 
     /// The call the hook answered, no longer counted in flight.
