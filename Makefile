@@ -5,14 +5,15 @@ PORT ?= 7880
 
 .PHONY: deps client-deps bench-deps build run cluster test test-cluster test-clients bench clean fuzz test-asan test-tsan soak format lint install deb
 
-# System dependencies: libwebsockets, the NATS C client (the cluster, PROTOCOL.md
-# section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin). Swift packages come from SwiftPM.
+# System dependencies: libwebsockets, zlib (permessage-deflate, PROTOCOL.md section 1), the NATS C client
+# (the cluster, section 18) and nats-server (the cluster tests start one; Debian puts it in /usr/sbin).
+# Swift packages come from SwiftPM.
 deps:
-	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets libnats \
+	@if ! command -v pkg-config >/dev/null || ! pkg-config --exists libwebsockets libnats zlib \
 	    || ! { command -v nats-server || test -x /usr/sbin/nats-server; } >/dev/null; then \
-	  echo "make: installing libwebsockets-dev, libnats-dev and nats-server with apt"; \
+	  echo "make: installing libwebsockets-dev, zlib1g-dev, libnats-dev and nats-server with apt"; \
 	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev libnats-dev nats-server pkg-config; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libwebsockets-dev zlib1g-dev libnats-dev nats-server pkg-config; \
 	fi
 
 build: deps

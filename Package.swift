@@ -128,7 +128,7 @@ let package = Package(
             name: "RoomServerTests",
             dependencies: [
                 "RoomClient", "RoomWire", "RoomModel", "RoomConfig", "RoomServer", "RoomTokens", "RoomdTesting",
-                "RoomCluster", "RoomProtocol",
+                "RoomCluster", "RoomProtocol", "CWebSockets",
                 .product(name: "Crypto", package: "swift-crypto"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -250,8 +250,10 @@ public final class RoomServer: @unchecked Sendable {
             port: requestedPort ?? options.port,
             shared: options.reusePort,
             rxBufferSize: max(64 * 1024, min(maxMessageBytes, 1 << 20)),
+            deflate: options.permessageDeflate,
             user: Unmanaged.passUnretained(self).toOpaque()
         )
+        if options.permessageDeflate { sockets.deflater = MessageDeflater(metrics: metrics) }
         http.countsParsedHeaders = !loop.readsRequestHeads
         loop.wake()  // what was posted before the loop had a context to wake (`Inbox.post` wakes once)
         schedule.start(
@@ -525,7 +527,10 @@ public final class RoomServer: @unchecked Sendable {
         ) {
         case .partial: break
         case .complete(let message): router.inbound(message, on: connection)
-        case .refused(_, let reason): logger.info("\(reason)", metadata: connection.logMetadata)
+        case .refused(_, let reason):
+            // No more of its bytes are read (nor inflated: a compressed bomb stops at the limit).
+            connection.pauseReading()
+            logger.info("\(reason)", metadata: connection.logMetadata)
         }
     }
 

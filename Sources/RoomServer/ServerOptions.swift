@@ -24,6 +24,9 @@ public struct ServerOptions: Sendable {
     /// kernel spreads new connections among them (`roomd --threads`,
     /// `--reuse-port`). Needs the libev loop.
     public var reusePort = false
+    /// permessage-deflate (RFC 7692) for the clients that offer it: each
+    /// push compressed once (`roomd --no-permessage-deflate` turns it off).
+    public var permessageDeflate = true
     /// Servers in this process that share its open-file limit (`--threads`):
     /// each may hold its share of sockets.
     public var serversInProcess = 1

@@ -43,6 +43,7 @@ final class Bench {
         }
         loop = try BenchLoop()
         loop.nats = options.nats
+        if options.deflate { loop.offerDeflate() }
         if let pid = options.serverPID, options.maxServerRSSMiB > 0 {
             let limitKiB = options.maxServerRSSMiB * 1024
             loop.watchdog = {

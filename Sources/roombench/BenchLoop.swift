@@ -169,6 +169,12 @@ final class BenchLoop {
     /// Bytes of a message's payload kept for parsing when it spans reads.
     static let headBytes = 4096
 
+    /// Set by `offerDeflate()`: the upgrade offers permessage-deflate, and compressed frames are inflated.
+    private(set) var inflater: FrameInflater?
+
+    /// Offers permessage-deflate on every connection made from now on.
+    func offerDeflate() { inflater = FrameInflater() }
+
     init() throws {
         protocolName = strdup("roombench")!
         rawMethod = strdup("RAW")!
@@ -270,6 +276,7 @@ final class BenchLoop {
             + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
             + "Sec-WebSocket-Key: cm9vbWJlbmNoLWtleS0xMg==\r\n"
         if let subprotocol = endpoint.subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        if inflater != nil { request += "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n" }
         request += "\r\n"
         conn.request = Array(request.utf8)
 
@@ -566,7 +573,7 @@ final class BenchLoop {
                     let header = Self.header(buffer.baseAddress!, buffer.count)!
                     let have = buffer.count - header.size
                     conn.lastFramePayload = header.payload
-                    frame(conn, wsi, opcode: header.opcode, buffer.baseAddress! + header.size, have)
+                    frame(conn, wsi, header, buffer.baseAddress! + header.size, have)
                     conn.skip = header.payload - have
                 }
                 continue
@@ -578,10 +585,10 @@ final class BenchLoop {
             let available = length - pos - header.size
             conn.lastFramePayload = header.payload
             if available >= header.payload {
-                frame(conn, wsi, opcode: header.opcode, p + pos + header.size, header.payload)
+                frame(conn, wsi, header, p + pos + header.size, header.payload)
                 pos += header.size + header.payload
             } else if available >= Self.headBytes {
-                frame(conn, wsi, opcode: header.opcode, p + pos + header.size, Self.headBytes)
+                frame(conn, wsi, header, p + pos + header.size, Self.headBytes)
                 conn.skip = header.payload - available
                 pos = length
             } else {
@@ -595,6 +602,8 @@ final class BenchLoop {
         var opcode: UInt8
         var size: Int
         var payload: Int
+        /// RSV1: a permessage-deflate payload.
+        var deflated = false
     }
 
     /// The frame header at `p` if all of it is there (server frames are unmasked).
@@ -618,7 +627,7 @@ final class BenchLoop {
         }
         if masked { size += 4 }  // never from a server; tolerated
         guard count >= size else { return nil }
-        return FrameHeader(opcode: opcode, size: size, payload: payload)
+        return FrameHeader(opcode: opcode, size: size, payload: payload, deflated: p[0] & 0x40 != 0)
     }
 
     /// How many bytes from a frame's start are needed to parse it: the
@@ -636,9 +645,20 @@ final class BenchLoop {
 
     /// One frame (or the first `headBytes` of its payload).
     @inline(__always)
-    private func frame(_ conn: BenchConn, _ wsi: OpaquePointer, opcode: UInt8, _ p: UnsafePointer<UInt8>, _ count: Int)
-    {
-        switch opcode {
+    private func frame(
+        _ conn: BenchConn,
+        _ wsi: OpaquePointer,
+        _ header: FrameHeader,
+        _ p: UnsafePointer<UInt8>,
+        _ count: Int
+    ) {
+        switch header.opcode {
+        case 0x1 where header.deflated:
+            guard let inflater, count == header.payload, let text = inflater.inflate(p, count) else {
+                counters.otherFrames += 1  // a head only (over headBytes), or not inflatable
+                return
+            }
+            text.withUnsafeBufferPointer { message(conn, $0.baseAddress!, $0.count) }
         case 0x1, 0x2:
             message(conn, p, count)
         case 0x0:
@@ -790,7 +810,8 @@ final class BenchLoop {
         payload.withUnsafeBufferPointer { buffer in
             let dummy: [UInt8] = [0]
             dummy.withUnsafeBufferPointer { fallback in
-                frame(conn, wsi, opcode: conn.wsOpcode, buffer.baseAddress ?? fallback.baseAddress!, buffer.count)
+                let header = FrameHeader(opcode: conn.wsOpcode, size: 0, payload: buffer.count)
+                frame(conn, wsi, header, buffer.baseAddress ?? fallback.baseAddress!, buffer.count)
             }
         }
     }
@@ -1027,5 +1048,53 @@ extension BenchLoop {
             Array(#"{"jsonrpc":"2.0","id":\#(id),"method":"broadcast","params":{"info":{"message":""#.utf8)
                 + body + Array(#""}}}"#.utf8)
         )
+    }
+}
+
+/// Inflates permessage-deflate payloads (RFC 7692) for `roombench --deflate`:
+/// roomd compresses each message from a fresh state (`server_no_context_takeover`),
+/// so one raw inflate stream, reset per message, reads them all. Every recipient
+/// of a push gets the same compressed bytes: the last payload and its text are kept,
+/// and a repeat costs a comparison, not an inflate (the load tool shares the cores).
+final class FrameInflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var lastInput: [UInt8] = []
+    private var lastText: [UInt8] = []
+    private var output = [UInt8](repeating: 0, count: 65_536)
+    private(set) var inflated = 0
+
+    init() {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        precondition(cws_inflate_init(stream, 15) == Z_OK, "zlib: inflateInit2")
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+    }
+
+    /// The text of a compressed payload of `count` bytes at `p`, or nil.
+    func inflate(_ p: UnsafePointer<UInt8>, _ count: Int) -> [UInt8]? {
+        if count == lastInput.count, memcmp(p, lastInput, count) == 0 { return lastText }
+        guard inflateReset(stream) == Z_OK else { return nil }
+        var input = [UInt8](UnsafeBufferPointer(start: p, count: count))
+        input += [0, 0, 0xFF, 0xFF]
+        let produced: Int? = input.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { out in
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: source.baseAddress)
+                stream.pointee.avail_in = UInt32(source.count)
+                stream.pointee.next_out = out.baseAddress
+                stream.pointee.avail_out = UInt32(out.count)
+                let status = CWebSockets.inflate(stream, Z_SYNC_FLUSH)
+                guard status == Z_OK || status == Z_STREAM_END, stream.pointee.avail_in == 0 else { return nil }
+                return out.count - Int(stream.pointee.avail_out)
+            }
+        }
+        guard let produced else { return nil }
+        inflated += 1
+        lastInput = Array(input.dropLast(4))
+        lastText = Array(output[..<produced])
+        return lastText
     }
 }

@@ -62,6 +62,12 @@ struct TargetOptions: ParsableArguments {
     @Option(help: "Sec-WebSocket-Protocol in --raw mode.")
     var subprotocol = "lws-mirror-protocol"
 
+    @Flag(
+        help:
+            "Offer permessage-deflate (as browsers do) and inflate compressed frames (the same compressed push is inflated once)."
+    )
+    var deflate = false
+
     @Option(help: "roomd's HS256 secret file (tokens are minted with it).")
     var secretFile: String?
 

@@ -45,6 +45,12 @@ struct Serve: ParsableCommand {
             "Listen with SO_REUSEPORT, so that other roomd nodes of the same cluster can listen on this port too (needs --cluster)."
     )
     var reusePort = false
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "permessage-deflate (RFC 7692) for the clients that offer it (browsers do): each push compressed once for all of them."
+    )
+    var permessageDeflate = true
     @Option(
         help:
             "With --cluster: seconds a SIGTERM/SIGINT drain may take (1..300): the node hands its rooms to other nodes, closes its connections with 1012, and exits 0 when done or when this passed. Without --cluster it changes nothing."
@@ -148,6 +154,7 @@ struct Serve: ParsableCommand {
         )
         options.webhookSecret = environment["ROOMD_WEBHOOK_SECRET"].flatMap { $0.isEmpty ? nil : Array($0.utf8) }
         options.reusePort = reusePort || threads > 1
+        options.permessageDeflate = permessageDeflate
         options.serversInProcess = threads
         options.drainTimeoutMillis = drainTimeout * 1000
         if testMode {

@@ -30,6 +30,10 @@ struct DescribedMetricsFactory: MetricsFactory {
         "roomd_errors_total": "Errors answered or pushed as on-error, by protocol code.",
         "roomd_pushes_total": "Pushes, one per recipient of each push (held pushes included).",
         "roomd_bytes_out_total": "Bytes of WebSocket frames written to sockets (headers included).",
+        "roomd_deflated_frames_total":
+            "Frames compressed for permessage-deflate clients: once per push, whatever its recipients.",
+        "roomd_deflate_bytes_saved_total":
+            "Bytes permessage-deflate saved per compressed frame (plain minus compressed), counted once per push.",
         "roomd_slow_consumer_closes_total": "Connections closed with 4008 (slow consumer).",
         "roomd_join_timeouts_total": "Connections closed with 1008 for not joining within join_timeout_s.",
         "roomd_accept_errors_total": "New connections refused at the open-file budget.",

@@ -17,6 +17,9 @@ final class ServerMetrics: Sendable {
     private let errors: [ErrorCode: Metrics.Counter]
     let pushes: Metrics.Counter
     let bytesOut: Metrics.Counter
+    /// permessage-deflate: pushes compressed (once each, whatever their recipients), and the bytes that saved per push.
+    let deflatedFrames: Metrics.Counter
+    let deflateBytesSaved: Metrics.Counter
     let slowConsumerCloses: Metrics.Counter
     /// Connections refused at the open-file budget (PROTOCOL.md section 1).
     let acceptErrors: Metrics.Counter
@@ -102,6 +105,8 @@ final class ServerMetrics: Sendable {
         clusterRoomStateBytes = Metrics.Gauge(label: "roomd_cluster_room_state_bytes", factory: factory)
         resumeBufferBytes = Metrics.Gauge(label: "roomd_resume_buffer_bytes", factory: factory)
         bytesOut = Metrics.Counter(label: "roomd_bytes_out_total", factory: factory)
+        deflatedFrames = Metrics.Counter(label: "roomd_deflated_frames_total", factory: factory)
+        deflateBytesSaved = Metrics.Counter(label: "roomd_deflate_bytes_saved_total", factory: factory)
         slowConsumerCloses = Metrics.Counter(label: "roomd_slow_consumer_closes_total", factory: factory)
         joinDuration = Metrics.Timer(label: "roomd_join_duration_seconds", factory: factory)
         acceptErrors = Metrics.Counter(label: "roomd_accept_errors_total", factory: factory)

@@ -51,6 +51,19 @@ func roomdCallback(
         if server.http.countsParsedHeaders, headerBytes(wsi) > HTTPExchange.maxHeaderBytes { return 1 }
         return webSocketVersion(wsi) == "13" ? 0 : 1
 
+    // permessage-deflate (Transport/Deflate.swift): `input` is the extension's name.
+    case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY:
+        return acceptsDeflateOffer(wsi) ? 0 : 1
+
+    case LWS_CALLBACK_ADD_HEADERS:
+        amendDeflateAnswer(wsi, input)
+        return 0
+
+    // The client's close frame. After roomd's own (a permessage-deflate connection,
+    // Connection.writeQueued): the handshake is done, close without an echo.
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        return server.sockets[wsi]?.closeFrameSent == true ? 1 : 0
+
     case LWS_CALLBACK_ESTABLISHED:
         server.connectionOpened(wsi)
         return 0

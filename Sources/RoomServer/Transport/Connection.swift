@@ -17,6 +17,8 @@ package final class Connection: PeerEndpoint {
 
     // Outbound: frames shared with other connections, counted in bytes.
     private var outbound = FrameQueue()
+    /// The service thread's deflater when the client negotiated permessage-deflate (`Sockets.opened`).
+    var deflater: MessageDeflater?
     /// Bytes of the oldest queued frame already written.
     private var headOffset = 0
     /// The kernel did not take all of the last write (lws kept the rest).
@@ -123,6 +125,8 @@ package final class Connection: PeerEndpoint {
             audience.took(frame)
             return true
         }
+        // A client that negotiated permessage-deflate gets the push's compressed form.
+        let frame = deflater.map { frame.deflated(by: $0) } ?? frame
         if enforcingLimit, queuedBytes + frame.count > maxQueuedBytes {
             dropAsSlowConsumer()
             return false
@@ -175,6 +179,10 @@ package final class Connection: PeerEndpoint {
     }
 
     static let closeGraceSeconds: Int32 = 5
+    /// How long a permessage-deflate client has to answer roomd's close frame with its own.
+    static let closeAckSeconds: Int32 = 2
+    /// roomd wrote its close frame itself (a permessage-deflate connection) and waits for the client's.
+    private(set) var closeFrameSent = false
 
     /// Stops reading the client (flow control, a room being looked up): what
     /// it sends waits in the kernel, and TCP slows it down.
@@ -264,6 +272,26 @@ package final class Connection: PeerEndpoint {
                 if flowState.congestedRoom != nil, queuedBytes <= flow.lowWatermark || backedUp { flow.drained(self) }
             }
             if !outbound.isEmpty || closeCode != nil { requestWritable() }
+            return 0
+        }
+        if let code = closeCode, deflater != nil {
+            // permessage-deflate: roomd writes the close frame itself and waits for the
+            // client's (LWS_CALLBACK_WS_PEER_INITIATED_CLOSE), at most `closeAckSeconds`.
+            // lws would end the TCP connection right after its close frame, and a
+            // client that inflates off its reading path (Node's WebSocket) would
+            // then see the end before that frame and report 1006, not the code.
+            if !closeFrameSent {
+                closeFrameSent = true
+                var bytes: [UInt8] = [0x88, 2, UInt8(code >> 8), UInt8(code & 0xFF)]
+                if code == 1012 {
+                    bytes += Array(Self.serviceRestart.utf8)
+                    bytes[1] = UInt8(bytes.count - 2)
+                }
+                outbound.append(Frame(wire: bytes))
+                queuedBytes += bytes.count
+                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_ACK, Self.closeAckSeconds)
+                requestWritable()
+            }
             return 0
         }
         if let code = closeCode {

@@ -30,12 +30,22 @@ package final class Frame: @unchecked Sendable {
     /// Lives as long as the process (static): queues neither count nor retain it.
     let isImmortal: Bool
 
+    /// permessage-deflate's form of this frame (`deflated(by:)`), made once.
+    private var deflatedForm: DeflatedForm = .untried
+
+    private enum DeflatedForm {
+        case untried
+        case smaller(Frame)
+        case plain
+    }
+
     /// Builds a frame around a payload that was written after `headerRoom`
-    /// reserved bytes (see `Frame.writer()`).
-    init(reservedPayload buffer: [UInt8]) {
+    /// reserved bytes (see `Frame.writer()`). `firstByte`: FIN + text, or
+    /// FIN + RSV1 + text (0xC1) for a compressed payload.
+    init(reservedPayload buffer: [UInt8], firstByte: UInt8 = 0x81) {
         var storage = buffer
         let length = storage.count - Self.headerRoom
-        var header: [UInt8] = [0x81]  // FIN + text
+        var header: [UInt8] = [firstByte]
         if length < 126 {
             header.append(UInt8(length))
         } else if length <= 0xFFFF {
@@ -83,6 +93,30 @@ package final class Frame: @unchecked Sendable {
         let short = Int(storage[start + 1] & 0x7F)
         return storage[(start + (short == 127 ? 10 : short == 126 ? 4 : 2))...]
     }
+
+    /// The frame to queue to a connection that negotiated permessage-deflate:
+    /// its compressed form, made by the first such recipient and kept for the
+    /// others (one deflate per push), or the frame itself when it is a
+    /// control frame, short, or would not shrink. Read and written by the
+    /// service thread that queues the frame (as `queuedOn`).
+    func deflated(by deflater: MessageDeflater) -> Frame {
+        switch deflatedForm {
+        case .smaller(let frame): return frame
+        case .plain: return self
+        case .untried:
+            guard !isImmortal, storage[start] == 0x81, count >= MessageDeflater.minimumFrameBytes,
+                let frame = deflater.frame(of: textPayload, plainCount: count)
+            else {
+                deflatedForm = .plain
+                return self
+            }
+            deflatedForm = .smaller(frame)
+            return frame
+        }
+    }
+
+    /// Whether the payload is compressed (RSV1: permessage-deflate).
+    var isDeflated: Bool { count > 0 && storage[start] & 0x40 != 0 }
 
     /// Appends the frame's wire bytes (to a cluster message).
     func append(to bytes: inout [UInt8]) {

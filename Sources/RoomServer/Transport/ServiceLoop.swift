@@ -72,6 +72,7 @@ final class ServiceLoop {
         port requestedPort: Int,
         shared: Bool,
         rxBufferSize: Int,
+        deflate: Bool,
         user: UnsafeMutableRawPointer
     ) throws(ServerError) -> Int {
         let protocols = UnsafeMutablePointer<lws_protocols>.allocate(capacity: 2)
@@ -102,6 +103,8 @@ final class ServiceLoop {
         // for its next request (PROTOCOL.md section 9; lws' default, said here).
         info.keepalive_timeout = 5
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        // permessage-deflate: lws negotiates and inflates; roomd compresses (Deflate.swift).
+        if deflate { info.extensions = cws_pmd_extensions() }
         if getenv("ROOMD_EVENT_LOOP").map({ String(cString: $0) }) != "poll", let loop = cws_ev_loop_new() {
             evLoop = loop
             foreignLoops.pointee = loop

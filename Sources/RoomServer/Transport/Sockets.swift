@@ -34,6 +34,9 @@ final class Sockets {
     let unjoined: UnjoinedConnections
     /// The connection being handed to lws: its wsi comes with WSI_CREATE.
     var adopting: Arrival?
+    /// permessage-deflate's compressor, shared by this thread's connections
+    /// that negotiated it (nil: `--no-permessage-deflate`).
+    var deflater: MessageDeflater?
     /// Closes a socket roomd holds while it reads its head (set by the
     /// libev loop's RequestHeads; there are none on lws' poll() loop).
     var closeHead: (Arrival) -> Void = { _ in }
@@ -133,6 +136,7 @@ final class Sockets {
         )
         connection.flow = flow
         connection.unjoined = unjoined
+        if let deflater, negotiatedDeflate(wsi) { connection.deflater = deflater }
         unjoined.upgraded(wsi: wsi, at: monotonicMillis())  // it goes after its address's idle sockets
         connections[wsi] = connection
         dropSettledJoins()

@@ -8,15 +8,25 @@ import Foundation
 /// task waits for them, never two at once.
 final class RawSocket: @unchecked Sendable {
     let fd: Int32
+    /// The 101's `Sec-WebSocket-Extensions` (nil without it).
+    private(set) var extensionsAnswer: String?
 
-    /// Connects and upgrades. `receiveBuffer` shrinks SO_RCVBUF before connecting.
-    init(port: Int, path: String = "/ws", receiveBuffer: Int32? = nil, readTimeoutSeconds: Int = 5) throws {
+    /// Connects and upgrades. `receiveBuffer` shrinks SO_RCVBUF before connecting;
+    /// `extensions`: a `Sec-WebSocket-Extensions` offer.
+    init(
+        port: Int,
+        path: String = "/ws",
+        receiveBuffer: Int32? = nil,
+        readTimeoutSeconds: Int = 5,
+        extensions: String? = nil
+    ) throws {
         fd = try connectTCP(port: port, receiveBuffer: receiveBuffer)
         var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request =
             "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+            + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
         try sendAll(Array(request.utf8))
         var response: [UInt8] = []
         while !response.ends(with: [13, 10, 13, 10]) {
@@ -24,8 +34,13 @@ final class RawSocket: @unchecked Sendable {
             guard recv(fd, &byte, 1, 0) == 1 else { throw DaemonError(description: "handshake failed") }
             response.append(byte)
         }
-        guard String(decoding: response, as: UTF8.self).hasPrefix("HTTP/1.1 101") else {
-            throw DaemonError(description: "upgrade refused: \(String(decoding: response, as: UTF8.self))")
+        let head = String(decoding: response, as: UTF8.self)
+        guard head.hasPrefix("HTTP/1.1 101") else {
+            throw DaemonError(description: "upgrade refused: \(head)")
+        }
+        for line in head.components(separatedBy: "\r\n")
+        where line.lowercased().hasPrefix("sec-websocket-extensions:") {
+            extensionsAnswer = line.dropFirst("sec-websocket-extensions:".count).trimmingCharacters(in: .whitespaces)
         }
     }
 
@@ -50,8 +65,8 @@ final class RawSocket: @unchecked Sendable {
         try sendAll(texts.flatMap { Self.frame(Array($0.utf8), opcode: 1) })
     }
 
-    static func frame(_ payload: [UInt8], opcode: UInt8) -> [UInt8] {
-        var frame: [UInt8] = [0x80 | opcode]
+    static func frame(_ payload: [UInt8], opcode: UInt8, rsv1: Bool = false) -> [UInt8] {
+        var frame: [UInt8] = [0x80 | (rsv1 ? 0x40 : 0) | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
         } else if payload.count <= 0xFFFF {
@@ -82,6 +97,12 @@ final class RawSocket: @unchecked Sendable {
     /// Reads the next frame: (opcode, payload), nil on EOF/timeout.
     @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func readFrame() -> (opcode: UInt8, payload: [UInt8])? {
+        readWireFrame().map { ($0.first & 0x0F, $0.payload) }
+    }
+
+    /// Reads the next frame: its first byte (FIN, RSV1 for permessage-deflate, opcode) and payload.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
+    func readWireFrame() -> (first: UInt8, payload: [UInt8])? {
         guard let head = readExactly(2) else { return nil }
         var length = Int(head[1] & 0x7F)
         if length == 126 {
@@ -92,7 +113,18 @@ final class RawSocket: @unchecked Sendable {
             length = ext.reduce(0) { $0 << 8 | Int($1) }
         }
         guard let payload = readExactly(length) else { return nil }
-        return (head[0] & 0x0F, payload)
+        return (head[0], payload)
+    }
+
+    /// Whether the server ends the TCP connection (reads until the end, or the read timeout).
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
+    func readEnd() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let got = recv(fd, &byte, 1, 0)
+            if got == 0 { return true }
+            if got < 0 { return false }
+        }
     }
 
     /// Reads frames until a close frame; returns its code (nil if the socket ended first).
@@ -111,6 +143,16 @@ extension RawSocket {
     /// `readFrame()` off the test pool (OnThread.swift).
     func readFrame() async -> (opcode: UInt8, payload: [UInt8])? {
         await onThread { self.readFrame() }
+    }
+
+    /// `readWireFrame()` off the test pool.
+    func readWireFrame() async -> (first: UInt8, payload: [UInt8])? {
+        await onThread { self.readWireFrame() }
+    }
+
+    /// `readEnd()` off the test pool.
+    func readEnd() async -> Bool {
+        await onThread { self.readEnd() }
     }
 
     /// `readCloseCode()` off the test pool.
