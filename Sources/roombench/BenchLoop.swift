@@ -587,7 +587,7 @@ final class BenchLoop {
             if available >= header.payload {
                 frame(conn, wsi, header, p + pos + header.size, header.payload)
                 pos += header.size + header.payload
-            } else if available >= Self.headBytes {
+            } else if available >= Self.headBytes, !header.deflated {
                 frame(conn, wsi, header, p + pos + header.size, Self.headBytes)
                 conn.skip = header.payload - available
                 pos = length
@@ -639,7 +639,8 @@ final class BenchLoop {
             let short = Int(p[1] & 0x7F)
             let extra = (short == 126 ? 2 : short == 127 ? 8 : 0) + (p[1] & 0x80 != 0 ? 4 : 0)
             guard let header = header(p, buffer.count) else { return 2 + extra }
-            return header.size + min(header.payload, headBytes)
+            // A compressed payload is inflated whole (`FrameInflater`).
+            return header.size + (header.deflated ? header.payload : min(header.payload, headBytes))
         }
     }
 
@@ -1054,12 +1055,14 @@ extension BenchLoop {
 /// Inflates permessage-deflate payloads (RFC 7692) for `roombench --deflate`:
 /// roomd compresses each message from a fresh state (`server_no_context_takeover`),
 /// so one raw inflate stream, reset per message, reads them all. Every recipient
-/// of a push gets the same compressed bytes: the last payload and its text are kept,
-/// and a repeat costs a comparison, not an inflate (the load tool shares the cores).
+/// of a push gets the same compressed bytes: the last 16 payloads and their texts
+/// are kept, and a repeat costs comparisons, not an inflate (the load tool shares
+/// the cores; receivers read a few pushes apart).
 final class FrameInflater {
     private let stream: UnsafeMutablePointer<z_stream>
-    private var lastInput: [UInt8] = []
-    private var lastText: [UInt8] = []
+    private var inputs = [[UInt8]](repeating: [], count: 16)
+    private var texts = [[UInt8]](repeating: [], count: 16)
+    private var next = 0
     private var output = [UInt8](repeating: 0, count: 65_536)
     private(set) var inflated = 0
 
@@ -1076,7 +1079,9 @@ final class FrameInflater {
 
     /// The text of a compressed payload of `count` bytes at `p`, or nil.
     func inflate(_ p: UnsafePointer<UInt8>, _ count: Int) -> [UInt8]? {
-        if count == lastInput.count, memcmp(p, lastInput, count) == 0 { return lastText }
+        for slot in 0..<inputs.count where inputs[slot].count == count {
+            if inputs[slot].withUnsafeBufferPointer({ memcmp(p, $0.baseAddress!, count) }) == 0 { return texts[slot] }
+        }
         guard inflateReset(stream) == Z_OK else { return nil }
         var input = [UInt8](UnsafeBufferPointer(start: p, count: count))
         input += [0, 0, 0xFF, 0xFF]
@@ -1087,14 +1092,16 @@ final class FrameInflater {
                 stream.pointee.next_out = out.baseAddress
                 stream.pointee.avail_out = UInt32(out.count)
                 let status = CWebSockets.inflate(stream, Z_SYNC_FLUSH)
-                guard status == Z_OK || status == Z_STREAM_END, stream.pointee.avail_in == 0 else { return nil }
+                // The text's first 64 KiB are enough (an answer's id, a push's marker).
+                guard status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR else { return nil }
                 return out.count - Int(stream.pointee.avail_out)
             }
         }
         guard let produced else { return nil }
         inflated += 1
-        lastInput = Array(input.dropLast(4))
-        lastText = Array(output[..<produced])
-        return lastText
+        inputs[next] = Array(input.dropLast(4))
+        texts[next] = Array(output[..<produced])
+        defer { next = (next + 1) % inputs.count }
+        return texts[next]
     }
 }
