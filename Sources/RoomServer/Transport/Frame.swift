@@ -100,11 +100,12 @@ package final class Frame: @unchecked Sendable {
     /// control frame, short, or would not shrink. Read and written by the
     /// service thread that queues the frame (as `queuedOn`).
     func deflated(by deflater: MessageDeflater) -> Frame {
+        guard !isImmortal else { return self }  // the ping, shared by every service thread: never written
         switch deflatedForm {
         case .smaller(let frame): return frame
         case .plain: return self
         case .untried:
-            guard !isImmortal, storage[start] == 0x81, count >= MessageDeflater.minimumFrameBytes,
+            guard storage[start] == 0x81, count >= MessageDeflater.minimumFrameBytes,
                 let frame = deflater.frame(of: textPayload, plainCount: count)
             else {
                 deflatedForm = .plain
@@ -114,9 +115,6 @@ package final class Frame: @unchecked Sendable {
             return frame
         }
     }
-
-    /// Whether the payload is compressed (RSV1: permessage-deflate).
-    var isDeflated: Bool { count > 0 && storage[start] & 0x40 != 0 }
 
     /// Appends the frame's wire bytes (to a cluster message).
     func append(to bytes: inout [UInt8]) {
