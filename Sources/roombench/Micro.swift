@@ -37,7 +37,7 @@ struct Micro: ParsableCommand {
 
     @Option(
         name: .customLong("case"),
-        help: "Case names or groups, comma-separated (decode, encode, fanout, all, or a case name)."
+        help: "Case names or groups, comma-separated (decode, encode, fanout, deflate, all, or a case name)."
     )
     var selection = "all"
 
@@ -69,7 +69,7 @@ struct Micro: ParsableCommand {
     static let allCases = [
         "decode-broadcast", "decode-join", "encode-broadcast", "encode-peer-join", "encode-poll-stats",
         "fanout-enqueue",
-        "fanout-dispatch", "word-filter",
+        "fanout-dispatch", "word-filter", "deflate-broadcast", "deflate-chat",
     ]
 
     static func caseNames(_ selection: String) throws -> [String] {
@@ -82,11 +82,12 @@ struct Micro: ParsableCommand {
                 case "encode": ["encode-broadcast", "encode-peer-join", "encode-poll-stats"]
                 case "fanout": ["fanout-enqueue", "fanout-dispatch"]
                 case "moderation": ["word-filter"]
+                case "deflate": ["deflate-broadcast", "deflate-chat"]
                 default: allCases.contains(item) ? [item] : []
                 }
             guard !group.isEmpty else {
                 throw ValidationError(
-                    "--case: unknown \(item) (decode, encode, fanout, all, \(allCases.joined(separator: ", ")))"
+                    "--case: unknown \(item) (decode, encode, fanout, deflate, all, \(allCases.joined(separator: ", ")))"
                 )
             }
             for name in group where !names.contains(name) { names.append(name) }
@@ -100,7 +101,9 @@ struct Micro: ParsableCommand {
         do { template = try RoleTemplate.load(path: config).template } catch {
             throw ValidationError("\(config): \(error)")
         }
-        let needsRoom = names.contains { $0 != "decode-broadcast" && $0 != "decode-join" && $0 != "word-filter" }
+        let needsRoom = names.contains {
+            !["decode-broadcast", "decode-join", "word-filter", "deflate-chat"].contains($0)
+        }
         let needsQueues = names.contains { $0.hasPrefix("fanout") }
         let fixture = try MicroFixture(template: template, recipients: needsQueues ? recipients : 1, room: needsRoom)
         for name in names {
@@ -283,6 +286,14 @@ final class MicroFixture {
         return base64url(header) + "." + base64url(claims) + "." + base64url(signature)
     }()
 
+    /// An `on-broadcast` as a chat sends it (WireGoldens' shape, a 72-character line).
+    static let chatPush =
+        #"{"jsonrpc":"2.0","method":"on-broadcast","params":{"message_id":"eb0354df4a45b34edf0f9924a3016430","#
+        + #""timestamp":1763700003250,"sender":{"peer_id":"e6984080bab12a02953aeb70673e29cb","role":"host","#
+        + #""info":{"name":"Ada L.","user_id":"ada"}},"recipient":{"type":"broadcast"},"#
+        + #""info":{"message":"Welcome back everyone! Tonight's guest joins us in five minutes, stay tuned.","#
+        + #""type":"chat"}}}"#
+
     func benchCase(_ name: String) -> MicroCase {
         switch name {
         case "decode-broadcast":
@@ -365,6 +376,30 @@ final class MicroFixture {
             ) {
                 dispatcher.fanOut(deliveries)
                 for connection in connections { connection.discardQueuedForBenchmark() }
+            }
+        case "deflate-broadcast":
+            // permessage-deflate: once per push, whatever its recipients (Transport/Deflate.swift).
+            let frame = self.frame!
+            let payload = frame.textPayload
+            let deflater = MessageDeflater()!
+            return MicroCase(
+                name: name,
+                what: "MessageDeflater: the `on-broadcast` of encode-broadcast compressed (once per push)",
+                bytes: frame.count
+            ) {
+                microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
+            }
+        case "deflate-chat":
+            let text = Array(Self.chatPush.utf8)
+            let frame = Frame(reservedPayload: [UInt8](repeating: 0, count: Frame.headerRoom) + text)
+            let payload = frame.textPayload
+            let deflater = MessageDeflater()!
+            return MicroCase(
+                name: name,
+                what: "MessageDeflater: an `on-broadcast` with a 72-character chat line compressed (once per push)",
+                bytes: frame.count
+            ) {
+                microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
             }
         default:
             preconditionFailure("unknown case \(name)")

@@ -12,7 +12,7 @@ import CWebSockets
 /// live show, memLevel 4 gives the sizes of 8 (within 1–2 bytes) and resets
 /// 16 times less hash table (docs/ARCHITECTURE.md, Transport). ~136 KiB per
 /// service thread. The service thread's only.
-final class MessageDeflater {
+package final class MessageDeflater {
     /// Frames shorter than this stay plain: the compressed form saves little and costs a deflate.
     static let minimumFrameBytes = 128
 
@@ -22,6 +22,8 @@ final class MessageDeflater {
     private let metrics: ServerMetrics?
 
     /// nil when zlib cannot start a stream (out of memory): frames then stay plain.
+    package convenience init?() { self.init(metrics: nil) }
+
     init?(metrics: ServerMetrics?) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
@@ -42,7 +44,7 @@ final class MessageDeflater {
     /// The compressed frame (FIN, RSV1, text: `0xC1`) of `payload`, a text
     /// frame's payload, or nil when it would not be smaller than `plainCount`
     /// wire bytes.
-    func frame(of payload: ArraySlice<UInt8>, plainCount: Int) -> Frame? {
+    package func frame(of payload: ArraySlice<UInt8>, plainCount: Int) -> Frame? {
         guard deflateReset(stream) == Z_OK else { return nil }
         // Not smaller unless it fits in the plain frame's size: a fuller buffer means no.
         let room = Frame.headerRoom + plainCount

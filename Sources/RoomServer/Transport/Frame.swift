@@ -15,7 +15,7 @@ import RoomWire
 /// by every service thread, is immortal and never counted.
 package final class Frame: @unchecked Sendable {
     /// Room reserved in front of the payload for the largest header (2 + 8 bytes).
-    static let headerRoom = 10
+    package static let headerRoom = 10
 
     private let storage: [UInt8]
     private let start: Int
@@ -42,7 +42,7 @@ package final class Frame: @unchecked Sendable {
     /// Builds a frame around a payload that was written after `headerRoom`
     /// reserved bytes (see `Frame.writer()`). `firstByte`: FIN + text, or
     /// FIN + RSV1 + text (0xC1) for a compressed payload.
-    init(reservedPayload buffer: [UInt8], firstByte: UInt8 = 0x81) {
+    package init(reservedPayload buffer: [UInt8], firstByte: UInt8 = 0x81) {
         var storage = buffer
         let length = storage.count - Self.headerRoom
         var header: [UInt8] = [firstByte]
@@ -88,7 +88,7 @@ package final class Frame: @unchecked Sendable {
     package var count: Int { storage.count - start }
 
     /// The payload (the JSON text of a text frame), past the header.
-    var textPayload: ArraySlice<UInt8> {
+    package var textPayload: ArraySlice<UInt8> {
         guard count >= 2 else { return [] }
         let short = Int(storage[start + 1] & 0x7F)
         return storage[(start + (short == 127 ? 10 : short == 126 ? 4 : 2))...]
