@@ -294,6 +294,15 @@ final class MicroFixture {
         + #""info":{"message":"Welcome back everyone! Tonight's guest joins us in five minutes, stay tuned.","#
         + #""type":"chat"}}}"#
 
+    /// MessageDeflater's work for one push of `frame`.
+    static func deflateCase(_ name: String, _ what: String, _ frame: Frame) -> MicroCase {
+        let payload = frame.textPayload
+        let deflater = MessageDeflater()!
+        return MicroCase(name: name, what: "MessageDeflater: " + what, bytes: frame.count) {
+            microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
+        }
+    }
+
     func benchCase(_ name: String) -> MicroCase {
         switch name {
         case "decode-broadcast":
@@ -379,28 +388,20 @@ final class MicroFixture {
             }
         case "deflate-broadcast":
             // permessage-deflate: once per push, whatever its recipients (Transport/Deflate.swift).
-            let frame = self.frame!
-            let payload = frame.textPayload
-            let deflater = MessageDeflater()!
-            return MicroCase(
-                name: name,
-                what: "MessageDeflater: the `on-broadcast` of encode-broadcast compressed (once per push)",
-                bytes: frame.count
-            ) {
-                microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
-            }
+            return Self.deflateCase(
+                name,
+                "the `on-broadcast` of encode-broadcast compressed (once per push)",
+                self.frame!
+            )
         case "deflate-chat":
-            let text = Array(Self.chatPush.utf8)
-            let frame = Frame(reservedPayload: [UInt8](repeating: 0, count: Frame.headerRoom) + text)
-            let payload = frame.textPayload
-            let deflater = MessageDeflater()!
-            return MicroCase(
-                name: name,
-                what: "MessageDeflater: an `on-broadcast` with a 72-character chat line compressed (once per push)",
-                bytes: frame.count
-            ) {
-                microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
-            }
+            let frame = Frame(
+                reservedPayload: [UInt8](repeating: 0, count: Frame.headerRoom) + Array(Self.chatPush.utf8)
+            )
+            return Self.deflateCase(
+                name,
+                "an `on-broadcast` with a 72-character chat line compressed (once per push)",
+                frame
+            )
         default:
             preconditionFailure("unknown case \(name)")
         }
