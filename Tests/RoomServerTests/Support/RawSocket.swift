@@ -127,6 +127,15 @@ final class RawSocket: @unchecked Sendable {
         }
     }
 
+    /// Whether the server ends the TCP connection within `milliseconds` (nothing is read:
+    /// a peek). Only for asserting that it does not: a window never waits for an arrival.
+    func endsWithin(milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, milliseconds) == 1 else { return false }
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0
+    }
+
     /// Reads frames until a close frame; returns its code (nil if the socket ended first).
     @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func readCloseCode() -> Int? {
