@@ -98,7 +98,8 @@ public final class RoomServer: @unchecked Sendable {
         )
         let homes = RoomHomes(clustered: options.clusterURL != nil, thread: thread)
         let schedule = Schedule(registry: registry, clock: clock, sockets: sockets)
-        // Webhooks and hooks share one HTTP client, its pool and its signing (Webhooks/SignedPoster.swift).
+        // Webhooks and hooks share one poster: its event loop, its signing, and (webhooks, https:// hooks)
+        // its async-http-client (Webhooks/SignedPoster.swift; an http:// hook's client: Hooks/HookConnections.swift).
         let hookSettings = template.settings.hooks
         let poster: SignedPoster? =
             template.settings.webhooks == nil && hookSettings == nil

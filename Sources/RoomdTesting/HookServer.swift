@@ -113,6 +113,10 @@ public final class HookServer: Sendable {
         try await server.next(type, timeout: timeout)
     }
 
+    /// The connections roomd opened to this server so far (it keeps them alive
+    /// and sends the next requests on them).
+    public var connections: Int { server.accepted }
+
     /// Stops listening (connections already open end with their peer).
     public func close() { server.close() }
 

@@ -51,6 +51,7 @@ final class LoopbackHTTPServer: Sendable {
         var secret: [UInt8]?
         var taken = 0
         var closed = false
+        var accepted = 0
     }
     private let state = Mutex(State())
     private let listener: Int32
@@ -103,6 +104,9 @@ final class LoopbackHTTPServer: Sendable {
 
     /// Every request kept so far, in arrival order.
     var requests: [Request] { state.withLock { $0.requests } }
+
+    /// The connections accepted so far.
+    var accepted: Int { state.withLock { $0.accepted } }
 
     /// Every request so far, in arrival order, each verified (no age limit:
     /// test mode's manual clock signs with its own time).
@@ -180,6 +184,7 @@ final class LoopbackHTTPServer: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            state.withLock { $0.accepted += 1 }
             let serving = Thread { [self] in serve(client) }
             serving.name = naming.thread + "-connection"
             serving.start()

@@ -198,6 +198,53 @@ import Testing
         }
     }
 
+    /// Hook calls go out on a kept-alive connection: one after another, they
+    /// all use the first.
+    @Test func hookCallsReuseOneKeptAliveConnection() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let daemon = try await Self.daemon(hook, #""events":["message"]"#)
+        let stage = try await Stage(daemon: daemon)
+        for index in 0..<5 {
+            _ = try await stage.host.call("broadcast", ["info": ["message": .string("m\(index)")]])
+            #expect(try await stage.guest.next("on-broadcast")["info"]?["message"] == .string("m\(index)"))
+        }
+        #expect(try hook.requests().count == 5)
+        #expect(hook.connections == 1, "one connection for five calls")
+    }
+
+    /// A connection idle for 4 s is closed by roomd, before the common servers'
+    /// keep-alive timeouts (Node's 5 s) would close it under a request: the
+    /// next call opens a new one.
+    @Test func aConnectionIdleFor4SecondsIsClosedAndTheNextCallOpensAnother() async throws {
+        let hook = try HookServer()
+        defer { hook.close() }
+        let daemon = try await Self.daemon(hook, #""events":["message"]"#)
+        let stage = try await Stage(daemon: daemon)
+        _ = try await stage.host.call("broadcast", ["info": ["message": "before"]])
+        #expect(hook.connections == 1)
+        try await Task.sleep(for: .seconds(6))  // 4 s idle, and the once-a-second sweep
+        _ = try await stage.host.call("broadcast", ["info": ["message": "after"]])
+        #expect(try await stage.guest.next("on-broadcast")["info"]?["message"] == "before")
+        #expect(try await stage.guest.next("on-broadcast")["info"]?["message"] == "after")
+        #expect(hook.connections == 2, "the idle one was closed")
+    }
+
+    /// A hook nobody listens on fails each call at once (a refused
+    /// connection, not a timeout), and `on_error` decides.
+    @Test func aHookNobodyListensOnFailsEachCall() async throws {
+        let hook = try HookServer()
+        hook.close()  // its port is now refused
+        let daemon = try await Self.daemon(hook, #""events":["message"],"timeout_ms":5000,"on_error":"deny""#)
+        let stage = try await Stage(daemon: daemon)
+        let started = ContinuousClock.now
+        for _ in 0..<3 {
+            #expect(try await stage.host.errorCode("broadcast", ["info": ["message": "x"]]) == 5004)
+        }
+        // Three timeouts would take 15 s.
+        #expect(ContinuousClock.now - started < .seconds(12), "refused, not timed out")
+    }
+
     @Test func aFailedHookIs5004UnderOnErrorDeny() async throws {
         let hook = try HookServer()
         defer { hook.close() }

@@ -20,14 +20,18 @@ struct HookResult: Sendable {
 }
 
 /// Calls the app's hook (PROTOCOL.md section 30) off the service thread: the
-/// service thread calls `ask`, which returns at once; the POST
-/// (`SignedPoster`: the webhooks' client, pool and signing) runs on
-/// async-http-client's event loop, and its verdict goes back through
-/// `deliver` (the service thread's inbox) from there. Never retried; `timeout_ms` for
+/// service thread calls `ask`, which returns at once; the POST runs on the
+/// poster's event loop (`HookConnections` for an `http://` hook, the
+/// webhooks' async-http-client for `https://`; `SignedPoster`'s signing
+/// either way), and its verdict goes back through `deliver` (the service
+/// thread's inbox) from there. Never retried; `timeout_ms` for
 /// all of it; at most `HookVerdict.maxBodyBytes` of the answer read.
 final class HookClient: Sendable {
     let settings: HookSettings
     private let poster: SignedPoster
+    /// An `http://` hook's own client, on the poster's loop (`HookConnections`);
+    /// nil for `https://`, which goes through the poster's async-http-client.
+    private let connections: HookConnections?
     private let metrics: HookMetrics
     private let deliver: @Sendable ([HookResult]) -> Void
     /// The verdicts of the poster's loop turn so far, delivered together when it ends.
@@ -44,6 +48,12 @@ final class HookClient: Sendable {
     ) {
         self.settings = settings
         self.poster = poster
+        connections = HookConnections(
+            url: settings.url,
+            eventLoop: poster.eventLoop,
+            maxConnections: HookGate.maxInFlight,
+            connectTimeoutMs: settings.timeoutMs
+        )
         self.metrics = metrics
         self.deliver = deliver
     }
@@ -80,6 +90,20 @@ final class HookClient: Sendable {
             return
         }
         let event = request.event
+        if let connections {
+            connections.post(
+                request.body,
+                headers: poster.signatureHeaders(for: request.body),
+                timeoutMs: settings.timeoutMs,
+                readingUpTo: HookVerdict.maxBodyBytes
+            ) { outcome in
+                switch outcome {
+                case .failed(let error): answer(.failed(error))
+                case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
+                }
+            }
+            return
+        }
         poster.post(
             request.body,
             to: settings.url,

@@ -9,8 +9,9 @@ import Glibc
 #endif
 
 /// The one HTTP client a service thread calls the app's backend with:
-/// webhooks (section 17, `WebhookSender`) and hooks (section 30,
-/// `HookClient`) share its connection pool and its signing. Every POST is
+/// webhooks (section 17, `WebhookSender`) and `https://` hooks (section 30,
+/// `HookClient`) share its connection pool and its signing; an `http://`
+/// hook shares its event loop and signing only (`HookConnections`). Every POST is
 /// signed the same way (`X-Roomd-Timestamp`, `X-Roomd-Signature`), has one
 /// deadline for all of it, and reads at most a given number of bytes of the
 /// answer's body. Thread-safe: called from the senders' tasks and the hook
@@ -67,13 +68,11 @@ final class SignedPoster: Sendable {
         readingUpTo limit: Int,
         then done: @escaping @Sendable (Outcome) -> Void
     ) {
-        let timestamp = String(Self.nowMillis())
         var headers = HTTPHeaders()
         headers.reserveCapacity(4)
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "User-Agent", value: "roomd")
-        headers.add(name: "X-Roomd-Timestamp", value: timestamp)
-        headers.add(name: "X-Roomd-Signature", value: Self.signature(key: key, timestamp: timestamp, body: body))
+        headers.add(contentsOf: signatureHeaders(for: body))
         let request: HTTPClient.Request
         do {
             request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .bytes(body))
@@ -107,6 +106,15 @@ final class SignedPoster: Sendable {
         await withCheckedContinuation { continuation in
             post(body, to: url, timeoutMs: timeoutMs, readingUpTo: limit) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// `X-Roomd-Timestamp` (now) and `X-Roomd-Signature` for `body` (section 17).
+    func signatureHeaders(for body: [UInt8]) -> [(String, String)] {
+        let timestamp = String(Self.nowMillis())
+        return [
+            ("X-Roomd-Timestamp", timestamp),
+            ("X-Roomd-Signature", Self.signature(key: key, timestamp: timestamp, body: body)),
+        ]
     }
 
     /// `sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
