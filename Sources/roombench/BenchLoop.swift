@@ -1055,13 +1055,19 @@ extension BenchLoop {
 /// Inflates permessage-deflate payloads (RFC 7692) for `roombench --deflate`:
 /// roomd compresses each message from a fresh state (`server_no_context_takeover`),
 /// so one raw inflate stream, reset per message, reads them all. Every recipient
-/// of a push gets the same compressed bytes: the last 16 payloads and their texts
-/// are kept, and a repeat costs comparisons, not an inflate (the load tool shares
-/// the cores; receivers read a few pushes apart).
+/// of a push gets the same compressed bytes: the last `slots` payloads and their
+/// texts are kept, found by a hash of the payload and checked byte for
+/// byte, so a repeat costs a hash and a comparison, not an inflate. The receivers
+/// read a push up to a few hundred pushes apart at the fan-out's rates (a 16-entry
+/// cache missed most of them from 1,000 msg/s and the load tool's core filled).
 final class FrameInflater {
+    private static let slots = 4096
     private let stream: UnsafeMutablePointer<z_stream>
-    private var inputs = [[UInt8]](repeating: [], count: 16)
-    private var texts = [[UInt8]](repeating: [], count: 16)
+    private var inputs = [[UInt8]](repeating: [], count: slots)
+    private var texts = [[UInt8]](repeating: [], count: slots)
+    private var hashes = [UInt64](repeating: 0, count: slots)
+    /// A payload's hash → its slot (the newest payload with that hash).
+    private var index: [UInt64: Int] = [:]
     private var next = 0
     private var output = [UInt8](repeating: 0, count: 65_536)
     private(set) var inflated = 0
@@ -1070,6 +1076,7 @@ final class FrameInflater {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         precondition(cws_inflate_init(stream, 15) == Z_OK, "zlib: inflateInit2")
+        index.reserveCapacity(Self.slots)
     }
 
     deinit {
@@ -1077,10 +1084,31 @@ final class FrameInflater {
         stream.deallocate()
     }
 
+    /// The payload's hash, 8 bytes at a time (a receiver's share of the load tool's core is small).
+    @inline(__always)
+    private static func hash(_ p: UnsafePointer<UInt8>, _ count: Int) -> UInt64 {
+        let raw = UnsafeRawPointer(p)
+        var hash = UInt64(count) &* 0x9E37_79B9_7F4A_7C15
+        var offset = 0
+        while offset + 8 <= count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 29
+            offset += 8
+        }
+        while offset < count {
+            hash = (hash ^ UInt64(p[offset])) &* 0x0000_0100_0000_01B3
+            offset += 1
+        }
+        return hash
+    }
+
     /// The text of a compressed payload of `count` bytes at `p`, or nil.
     func inflate(_ p: UnsafePointer<UInt8>, _ count: Int) -> [UInt8]? {
-        for slot in 0..<inputs.count where inputs[slot].count == count {
-            if inputs[slot].withUnsafeBufferPointer({ memcmp(p, $0.baseAddress!, count) }) == 0 { return texts[slot] }
+        let hash = Self.hash(p, count)
+        if let slot = index[hash], inputs[slot].count == count,
+            inputs[slot].withUnsafeBufferPointer({ memcmp(p, $0.baseAddress!, count) }) == 0
+        {
+            return texts[slot]
         }
         guard inflateReset(stream) == Z_OK else { return nil }
         var input = [UInt8](UnsafeBufferPointer(start: p, count: count))
@@ -1099,9 +1127,12 @@ final class FrameInflater {
         }
         guard let produced else { return nil }
         inflated += 1
+        if index[hashes[next]] == next { index[hashes[next]] = nil }  // the slot's old payload
         inputs[next] = Array(input.dropLast(4))
         texts[next] = Array(output[..<produced])
-        defer { next = (next + 1) % inputs.count }
+        hashes[next] = hash
+        index[hash] = next
+        defer { next = (next + 1) % Self.slots }
         return texts[next]
     }
 }
