@@ -35,6 +35,33 @@ import Testing
         #expect(left == (0..<200).map { UInt8($0) })
     }
 
+    /// The ring wraps: frames queued past its end, then more than it holds
+    /// (it grows with the wrapped frames in order), then all but the oldest dropped.
+    @Test func aWrappedQueueGrowsAndDropsInOrder() {
+        var queue = FrameQueue()
+        let frames = (0..<40).map { Frame(wire: [UInt8($0)]) }
+        for index in 0..<8 { queue.append(frames[index]) }  // 8 slots, full
+        for _ in 0..<6 { queue.removeFirst() }  // head at 6
+        for index in 8..<14 { queue.append(frames[index]) }  // wraps: 6, 7 at the end, 8…13 from 0
+        for index in 14..<20 { queue.append(frames[index]) }  // grows to 16 slots
+        let count = queue.count
+        #expect(count == 14)
+        let queued = queue.queued
+        #expect(queued.map { Self.byte(of: .passUnretained($0)) } == (6..<20).map { UInt8($0) })
+        queue.removeFirst()
+        queue.removeAll(keepingFirst: true)
+        let left = queue.count
+        let oldest = Self.byte(of: queue.first)
+        #expect(left == 1 && oldest == 7, "the oldest stays")
+        queue.append(frames[20])
+        queue.removeFirst()
+        let next = Self.byte(of: queue.first)
+        #expect(next == 20)
+        queue.removeFirst()
+        let empty = queue.isEmpty
+        #expect(empty)
+    }
+
     @Test func aFrameLivesUntilTheLastQueueHoldingItLetsGo() {
         weak var watched: Frame?
         var first = FrameQueue()

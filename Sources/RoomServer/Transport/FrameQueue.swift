@@ -7,15 +7,23 @@
 /// head: reference counting was a quarter of roomd's samples in the fan-out
 /// profile (docs/BENCHMARKS.md, levers). Its connection's service thread
 /// only: debug builds check that the thread that queues or lets go of a
-/// frame is the one whose queues hold it (`Frame.queuedBy`). Its own array
-/// and head index, not RoomCollections' `FIFO`: on a `FIFO` the fan-out
+/// frame is the one whose queues hold it (`Frame.queuedBy`). Its own ring
+/// of raw slots, not RoomCollections' `FIFO`: on a `FIFO` the fan-out
 /// lost its knee (scripts/bench/levers.md).
 struct FrameQueue: ~Copyable {
-    private var frames: [Unmanaged<Frame>] = []
-    /// Index of the oldest frame still queued.
+    /// A ring of `capacity` slots (a power of two, or 0 and no storage), the
+    /// oldest frame at `head`. Raw storage: no uniqueness check or bounds
+    /// check per append, and nothing shifts when a long queue drains.
+    private var slots: UnsafeMutablePointer<Unmanaged<Frame>>?
+    private var capacity = 0
     private var head = 0
+    /// Frames queued.
+    private(set) var count = 0
 
-    var isEmpty: Bool { head == frames.count }
+    /// A queue emptied with more slots than this gives its storage back (an idle connection holds none).
+    private static let keptCapacity = 64
+
+    var isEmpty: Bool { count == 0 }
 
     mutating func append(_ frame: Frame) {
         if !frame.isImmortal {
@@ -26,45 +34,70 @@ struct FrameQueue: ~Copyable {
             if frame.queuedOn == 0 { _ = Unmanaged.passRetained(frame) }
             frame.queuedOn += 1
         }
-        frames.append(.passUnretained(frame))
+        if count == capacity { grow() }
+        slots.unsafelyUnwrapped[(head &+ count) & (capacity &- 1)] = .passUnretained(frame)
+        count &+= 1
     }
 
     /// The oldest frame, borrowed: valid until `removeFirst()`.
-    var first: Unmanaged<Frame> { frames[head] }
-
-    /// Frames queued.
-    var count: Int { frames.count - head }
+    var first: Unmanaged<Frame> {
+        precondition(count > 0, "first of an empty FrameQueue")
+        return slots.unsafelyUnwrapped[head]
+    }
 
     /// The queued frames, oldest first (for harnesses that check them).
-    var queued: [Frame] { frames[head...].map { $0.takeUnretainedValue() } }
+    var queued: [Frame] {
+        (0..<count).map { slots.unsafelyUnwrapped[(head + $0) & (capacity - 1)].takeUnretainedValue() }
+    }
 
     /// Lets go of the oldest frame.
     mutating func removeFirst() {
-        Self.letGo(frames[head])
-        head += 1
-        if head == frames.count {
-            frames.removeAll(keepingCapacity: frames.count <= 64)
+        precondition(count > 0, "removeFirst of an empty FrameQueue")
+        Self.letGo(slots.unsafelyUnwrapped[head])
+        head = (head &+ 1) & (capacity &- 1)
+        count &-= 1
+        if count == 0 {
             head = 0
-        } else if head > 1024 {
-            frames.removeFirst(head)
-            head = 0
+            if capacity > Self.keptCapacity { release() }
         }
     }
 
     /// Lets go of every frame but the oldest when `keepingFirst`, else all.
     mutating func removeAll(keepingFirst: Bool) {
-        let from = keepingFirst && !isEmpty ? head + 1 : head
-        for index in from..<frames.count { Self.letGo(frames[index]) }
-        if from > head {
-            frames = [frames[head]]
-        } else {
-            frames.removeAll(keepingCapacity: true)
-        }
+        guard count > 0 else { return }
+        let kept = keepingFirst ? 1 : 0
+        for offset in kept..<count { Self.letGo(slots.unsafelyUnwrapped[(head + offset) & (capacity - 1)]) }
+        if kept == 1 { slots.unsafelyUnwrapped[0] = slots.unsafelyUnwrapped[head] }
         head = 0
+        count = kept
+        if count == 0, capacity > Self.keptCapacity { release() }
     }
 
     deinit {
-        for index in head..<frames.count { Self.letGo(frames[index]) }
+        for offset in 0..<count { Self.letGo(slots.unsafelyUnwrapped[(head + offset) & (capacity - 1)]) }
+        slots?.deallocate()
+    }
+
+    /// Twice the slots (8 at first), the frames moved to the front in order.
+    private mutating func grow() {
+        let larger = max(8, capacity * 2)
+        let moved = UnsafeMutablePointer<Unmanaged<Frame>>.allocate(capacity: larger)
+        if let slots {
+            let tail = min(count, capacity - head)  // from head to the end of the ring, then from 0
+            moved.initialize(from: slots + head, count: tail)
+            (moved + tail).initialize(from: slots, count: count - tail)
+            slots.deallocate()
+        }
+        slots = moved
+        capacity = larger
+        head = 0
+    }
+
+    private mutating func release() {
+        slots?.deallocate()
+        slots = nil
+        capacity = 0
+        head = 0
     }
 
     private static func letGo(_ frame: Unmanaged<Frame>) {
