@@ -1297,6 +1297,16 @@ class Doc:
                 self.add("```")
                 self.add()
 
+    def model(self):
+        """The multi-core model (scripts/bench/model.md), written from measured costs."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.md")
+        try:
+            text = open(path).read().rstrip()
+        except OSError:
+            return
+        self.add(text)
+        self.add()
+
     def levers(self):
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "levers.md")
         try:
@@ -1387,6 +1397,7 @@ class Doc:
         self.chatclear()
         self.cluster()
         self.threads()
+        self.model()
         self.profile()
         self.levers()
         self.micro()
