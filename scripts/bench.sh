@@ -25,8 +25,8 @@
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
 #   WAIT_QUIET [20]             seconds to wait at most for other processes to calm down first
 #   FANOUT_RECEIVERS [1000]     (b) receivers; the sender sends 100-byte messages
-#   ROOMD_RATES* [3000,5000,7000,8000,9000,10000,11000,12000,13000,14000]
-#   NATS_RATES* [3000,4000,4500,5000,5500,6000,6500,7000,8000,9000,10000]
+#   ROOMD_RATES* [3000,5000,7000,8000,9000,10000,11000,12000,13000,14000; PIN=1: 3000,3500,4000,4500,5000,5500,6000,7000,8000]
+#   NATS_RATES* [3000,4000,4500,5000,5500,6000,6500,7000,8000,9000,10000; PIN=1: 2000,2500,3000,3500,4000,4500,5000,6000]
 #                               (b) msg/s ladders, each finest near its knee in the last run; a ladder
 #                               stops after the first rate not held in median
 #   FANOUT_BUDGET_S [840]       (b) no new ladder rate after this many seconds since the start (keeps the run ≤ 35 min)
@@ -83,6 +83,11 @@ STEP_S=${STEP_S:-10}
 DRAIN_S=${DRAIN_S:-3}
 WAIT_QUIET=${WAIT_QUIET:-20}
 FANOUT_RECEIVERS=${FANOUT_RECEIVERS:-1000}
+if [ "${PIN:-0}" = 1 ]; then
+    # Pinned, each side has one core: both knees sit lower (3,000–5,000 msg/s), where the ladder is finest.
+    ROOMD_RATES=${ROOMD_RATES:-3000,3500,4000,4500,5000,5500,6000,7000,8000}
+    NATS_RATES=${NATS_RATES:-2000,2500,3000,3500,4000,4500,5000,6000}
+fi
 ROOMD_RATES=${ROOMD_RATES:-3000,5000,7000,8000,9000,10000,11000,12000,13000,14000}
 NATS_RATES=${NATS_RATES:-3000,4000,4500,5000,5500,6000,6500,7000,8000,9000,10000}
 FANOUT_BUDGET_S=${FANOUT_BUDGET_S:-840}
