@@ -1299,16 +1299,14 @@ class Doc:
 
     def model(self):
         """The multi-core model (scripts/bench/model.md), written from measured costs."""
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.md")
-        try:
-            text = open(path).read().rstrip()
-        except OSError:
-            return
-        self.add(text)
-        self.add()
+        self.include("model.md")
 
     def levers(self):
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "levers.md")
+        self.include("levers.md")
+
+    def include(self, name):
+        """A Markdown file beside this script, as it is."""
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
         try:
             text = open(path).read().rstrip()
         except OSError:

@@ -90,30 +90,28 @@ final class HookClient: Sendable {
             return
         }
         let event = request.event
+        let answered: @Sendable (SignedPoster.Outcome) -> Void = { outcome in
+            switch outcome {
+            case .failed(let error): answer(.failed(error))
+            case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
+            }
+        }
         if let connections {
             connections.post(
                 request.body,
                 headers: poster.signatureHeaders(for: request.body),
                 timeoutMs: settings.timeoutMs,
-                readingUpTo: HookVerdict.maxBodyBytes
-            ) { outcome in
-                switch outcome {
-                case .failed(let error): answer(.failed(error))
-                case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
-                }
-            }
-            return
-        }
-        poster.post(
-            request.body,
-            to: settings.url,
-            timeoutMs: settings.timeoutMs,
-            readingUpTo: HookVerdict.maxBodyBytes
-        ) { outcome in
-            switch outcome {
-            case .failed(let error): answer(.failed(error))
-            case .answered(let status, let body): answer(HookVerdict.of(status: status, body: body, event: event))
-            }
+                readingUpTo: HookVerdict.maxBodyBytes,
+                then: answered
+            )
+        } else {
+            poster.post(
+                request.body,
+                to: settings.url,
+                timeoutMs: settings.timeoutMs,
+                readingUpTo: HookVerdict.maxBodyBytes,
+                then: answered
+            )
         }
     }
 
