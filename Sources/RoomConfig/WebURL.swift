@@ -4,6 +4,10 @@ public struct WebURL: Sendable, Equatable {
     public var scheme: String
     public var host: String
     public var port: Int?
+    /// `host[:port]` as written (a `Host` header's value).
+    public var authority: String
+    /// The path and query as a request line names them (`/` when the URL has none).
+    public var target: String
 
     public init?(_ text: String) {
         guard Self.isPrintable(text), let colon = text.firstIndex(of: ":") else { return nil }
@@ -35,6 +39,9 @@ public struct WebURL: Sendable, Equatable {
         self.scheme = scheme
         self.host = String(host)
         self.port = port
+        self.authority = String(hostPort)
+        let pathAndQuery = String(rest.dropFirst(authority.count).prefix { $0 != "#" })
+        target = pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery
     }
 
     /// Printable ASCII without spaces.

@@ -99,7 +99,7 @@ final class HookClient: Sendable {
         if let connections {
             connections.post(
                 request.body,
-                headers: poster.signatureHeaders(for: request.body),
+                headers: poster.headers(for: request.body),
                 timeoutMs: settings.timeoutMs,
                 readingUpTo: HookVerdict.maxBodyBytes,
                 then: answered

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import RoomConfig
 
 /// The HTTP/1.1 client of an `http://` hook (PROTOCOL.md section 30): kept-alive
 /// connections to the hook's one host, on the poster's event loop, each with one
@@ -43,33 +44,19 @@ final class HookConnections: @unchecked Sendable {
     private var waiting = CircularBuffer<HookExchange>()
     private var sweep: RepeatedTask?
 
-    /// nil unless `url` is `http://host[:port][/path]`.
+    /// nil unless `url` is an `http://` URL.
     init?(url: String, eventLoop: EventLoop, maxConnections: Int, connectTimeoutMs: Int) {
-        guard url.lowercased().hasPrefix("http://") else { return nil }
-        let rest = url.dropFirst("http://".count)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        var target = String(rest.dropFirst(authority.count).prefix { $0 != "#" })
-        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
-        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        var host = Substring(hostPort)
-        var port = 80
-        if let colon = hostPort.lastIndex(of: ":"), !hostPort[colon...].contains("]") {
-            guard let number = Int(hostPort[hostPort.index(after: colon)...]) else { return nil }
-            host = hostPort[..<colon]
-            port = number
-        }
-        if host.hasPrefix("[") { host = host.dropFirst().dropLast() }  // an IPv6 literal
-        guard !host.isEmpty else { return nil }
+        guard let parsed = WebURL(url), parsed.scheme == "http" else { return nil }
         self.eventLoop = eventLoop
-        self.host = String(host)
-        self.port = port
-        self.path = target
-        self.hostHeader = String(hostPort)
+        host = parsed.host.hasPrefix("[") ? String(parsed.host.dropFirst().dropLast()) : parsed.host  // IPv6 literal
+        port = parsed.port ?? 80
+        path = parsed.target
+        hostHeader = parsed.authority
         self.maxConnections = maxConnections
-        self.connectTimeout = .milliseconds(Int64(connectTimeoutMs))
+        connectTimeout = .milliseconds(Int64(connectTimeoutMs))
     }
 
-    /// On the event loop: POST `body` with `headers` (the signature's), at most
+    /// On the event loop: POST `body` with `headers` (`SignedPoster.headers(for:)`), at most
     /// `timeoutMs` for all of it and `limit` bytes of the answer's body read;
     /// `done` is called exactly once, on the event loop.
     func post(
@@ -83,8 +70,6 @@ final class HookConnections: @unchecked Sendable {
         var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: path)
         head.headers.reserveCapacity(headers.count + 4)
         head.headers.add(name: "Host", value: hostHeader)
-        head.headers.add(name: "Content-Type", value: "application/json")
-        head.headers.add(name: "User-Agent", value: "roomd")
         head.headers.add(contentsOf: headers)
         head.headers.add(name: "Content-Length", value: String(body.count))
         let exchange = HookExchange(head: head, body: body, limit: limit, done: done)

@@ -70,9 +70,7 @@ final class SignedPoster: Sendable {
     ) {
         var headers = HTTPHeaders()
         headers.reserveCapacity(4)
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "User-Agent", value: "roomd")
-        headers.add(contentsOf: signatureHeaders(for: body))
+        headers.add(contentsOf: self.headers(for: body))
         let request: HTTPClient.Request
         do {
             request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .bytes(body))
@@ -108,10 +106,13 @@ final class SignedPoster: Sendable {
         }
     }
 
+    /// What every POST to the app's backend carries: its type, roomd's name, and
     /// `X-Roomd-Timestamp` (now) and `X-Roomd-Signature` for `body` (section 17).
-    func signatureHeaders(for body: [UInt8]) -> [(String, String)] {
+    func headers(for body: [UInt8]) -> [(String, String)] {
         let timestamp = String(Self.nowMillis())
         return [
+            ("Content-Type", "application/json"),
+            ("User-Agent", "roomd"),
             ("X-Roomd-Timestamp", timestamp),
             ("X-Roomd-Signature", Self.signature(key: key, timestamp: timestamp, body: body)),
         ]
