@@ -101,6 +101,44 @@ import FoundationNetworking
         #expect(try JSON.parse(pong.payload)["id"] == 2)
     }
 
+    @Test func aBacklogLargerThanTheSocketReachesALateReaderWholeAndInOrder() async throws {
+        // Writes leave at the end of the turn that queued them, or, when the
+        // kernel does not take them all (lws keeps the rest), at the writable
+        // callback: 300 KB of pushes to a client with a 4-KiB receive buffer
+        // that only starts reading once all were sent. Every frame arrives,
+        // whole and in order, and the answers to its own calls after them.
+        let daemon = try await Daemon.start(
+            settings: """
+                {"limits":{"max_outbound_bytes":1048576,"messages_per_second":100000,"message_burst":100000}}
+                """
+        )
+        let late = try RawSocket(port: daemon.port, receiveBuffer: 4096, readTimeoutSeconds: 20)
+        try late.sendText(Self.join(try daemon.token(user: "late", role: "viewer")))
+        _ = try #require(await late.readFrame())
+        let host = try await daemon.join("host", as: "host").client
+        let text = String(repeating: "b", count: 1000)
+        for n in 1...300 {
+            _ = try await host.call("broadcast", ["info": ["message": .string("\(n) \(text)")]])
+        }
+        try late.sendText(#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#)
+        var seen = 0
+        var answered = false
+        while !answered, let frame = await late.readFrame() {
+            guard frame.opcode == 1 else { continue }
+            let message = try JSON.parse(frame.payload)
+            if message["id"] == 7 {
+                answered = true
+            } else if message["method"] == "on-broadcast" {
+                seen += 1
+                let expected = "\(seen) \(text)"
+                #expect(message["params"]?["info"]?["message"]?.stringValue == expected)
+                if message["params"]?["info"]?["message"]?.stringValue != expected { break }
+            }
+        }
+        #expect(seen == 300)
+        #expect(answered)
+    }
+
     static func join(_ token: String) -> String {
         #"{"jsonrpc":"2.0","id":1,"method":"join","params":{"token":"\#(token)"}}"#
     }

@@ -29,6 +29,11 @@ package final class Connection: PeerEndpoint {
     /// queue drains; nothing more is queued or read after that.
     private(set) var closeCode: UInt16?
     private var writableRequested = false
+    /// The service thread's writes at the end of a turn (`Sockets.writeAfterTurn`);
+    /// nil for connections without a socket.
+    var turnWrites: TurnWrites?
+    /// The turn of the loop of this connection's last write (`TurnWrites.turn`).
+    var lastWriteTurn: UInt64 = 0
     /// While the connection's own message is being handled, pushes to it wait
     /// here so that its response goes out first (section 2, ordering).
     private var deferred: [Frame]?
@@ -218,8 +223,33 @@ package final class Connection: PeerEndpoint {
         }
     }
 
+    /// A write is due: at the end of this turn of the loop (`turnWrites`,
+    /// `Sockets.writeAfterTurn`), or when lws finds the socket writable.
+    /// Writing at the end of the turn saves lws' two `epoll_ctl` calls
+    /// (POLLOUT on, then off) and a wake-up per write, and an answer leaves
+    /// in the turn that read its call.
     private func requestWritable() {
         guard !writableRequested, case .socket(let wsi) = sink else { return }
+        writableRequested = true
+        if let turnWrites, !turnWrites.isWriting {
+            turnWrites.pending.append(self)
+        } else {
+            lws_callback_on_writable(wsi)
+        }
+    }
+
+    /// At the end of a turn (`Sockets.writeAfterTurn`): whether the queue can
+    /// be written now, outside lws' writable callback. Not while the kernel
+    /// holds back earlier bytes (lws keeps a copy: the socket is full), a
+    /// test-mode stall holds the writes, or a close is due (only the
+    /// writable callback can close).
+    var writesAtTurnEnd: Bool {
+        !outbound.isEmpty && !backedUp && closeCode == nil && !isStalled
+    }
+
+    /// At the end of a turn, when `writesAtTurnEnd` is false: lws calls back once the socket is writable.
+    func writeWhenWritable() {
+        guard case .socket(let wsi) = sink else { return }
         writableRequested = true
         lws_callback_on_writable(wsi)
     }
