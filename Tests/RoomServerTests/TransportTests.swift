@@ -101,42 +101,61 @@ import FoundationNetworking
         #expect(try JSON.parse(pong.payload)["id"] == 2)
     }
 
-    @Test func aBacklogLargerThanTheSocketReachesALateReaderWholeAndInOrder() async throws {
+    @Test func aBacklogLargerThanTheSocketReachesALateReaderWholeAndInOrderAroundItsPongs() async throws {
         // Writes leave at the end of the turn that queued them, or, when the
         // kernel does not take them all (lws keeps the rest), at the writable
-        // callback: 300 KB of pushes to a client with a 4-KiB receive buffer
-        // that only starts reading once all were sent. Every frame arrives,
-        // whole and in order, and the answers to its own calls after them.
+        // callback: 8 MB of pushes (more than the kernel's send buffer takes)
+        // to a client with a 4-KiB receive buffer
+        // that only starts reading once all were sent, and pings while it
+        // reads. lws writes its pong ahead of roomd's next write, so a write
+        // that ended inside a frame would put the pong in the middle of it:
+        // every write ends at a frame's end. Every frame arrives whole and in
+        // order, each pong between two frames, and the answer to the
+        // client's own call after them.
         let daemon = try await Daemon.start(
             settings: """
-                {"limits":{"max_outbound_bytes":1048576,"messages_per_second":100000,"message_burst":100000}}
+                {"limits":{"max_outbound_bytes":16777216,"messages_per_second":100000,"message_burst":100000}}
                 """
         )
         let late = try RawSocket(port: daemon.port, receiveBuffer: 4096, readTimeoutSeconds: 20)
         try late.sendText(Self.join(try daemon.token(user: "late", role: "viewer")))
         _ = try #require(await late.readFrame())
         let host = try await daemon.join("host", as: "host").client
-        let text = String(repeating: "b", count: 1000)
-        for n in 1...300 {
+        let text = String(repeating: "b", count: 4000)
+        for n in 1...2000 {
             _ = try await host.call("broadcast", ["info": ["message": .string("\(n) \(text)")]])
         }
+        try late.sendFrame(Array("p0".utf8), opcode: 9)
         try late.sendText(#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#)
         var seen = 0
+        var pongs: [String] = []
         var answered = false
+        var wellFormed = true
         while !answered, let frame = await late.readFrame() {
-            guard frame.opcode == 1 else { continue }
-            let message = try JSON.parse(frame.payload)
-            if message["id"] == 7 {
-                answered = true
-            } else if message["method"] == "on-broadcast" {
-                seen += 1
-                let expected = "\(seen) \(text)"
-                #expect(message["params"]?["info"]?["message"]?.stringValue == expected)
-                if message["params"]?["info"]?["message"]?.stringValue != expected { break }
+            switch frame.opcode {
+            case 10:
+                pongs.append(String(decoding: frame.payload, as: UTF8.self))
+            case 1:
+                guard let message = try? JSON.parse(frame.payload) else {
+                    wellFormed = false
+                    break
+                }
+                if message["id"] == 7 {
+                    answered = true
+                } else if message["method"] == "on-broadcast" {
+                    seen += 1
+                    wellFormed = message["params"]?["info"]?["message"]?.stringValue == "\(seen) \(text)"
+                    if seen % 100 == 0 { try late.sendFrame(Array("p\(seen / 100)".utf8), opcode: 9) }
+                }
+            default:
+                wellFormed = false
             }
+            if !wellFormed { break }
         }
-        #expect(seen == 300)
+        #expect(wellFormed, "a frame was cut after \(seen) broadcasts and \(pongs.count) pongs")
+        #expect(seen == 2000)
         #expect(answered)
+        #expect(pongs.first == "p0")
     }
 
     static func join(_ token: String) -> String {

@@ -19,8 +19,6 @@ package final class Connection: PeerEndpoint {
     private var outbound = FrameQueue()
     /// The service thread's deflater when the client negotiated permessage-deflate (`Sockets.opened`).
     var deflater: MessageDeflater?
-    /// Bytes of the oldest queued frame already written.
-    private var headOffset = 0
     /// The kernel did not take all of the last write (lws kept the rest).
     private var backedUp = false
     private(set) var queuedBytes = 0
@@ -211,16 +209,12 @@ package final class Connection: PeerEndpoint {
         if case .socket(let wsi) = sink { lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC) }
     }
 
-    /// Drops what is queued, except the rest of a frame already partly
-    /// written: the stream must stay well-formed for the close frame.
+    /// Drops what is queued. (No frame is ever partly written by roomd:
+    /// `writeQueued` writes whole frames, and lws keeps the rest of one the
+    /// kernel did not take, so the stream stays well-formed for the close frame.)
     private func dropQueue() {
-        if headOffset > 0 {
-            outbound.removeAll(keepingFirst: true)
-            queuedBytes = outbound.first._withUnsafeGuaranteedRef { $0.count } - headOffset
-        } else {
-            outbound.removeAll(keepingFirst: false)
-            queuedBytes = 0
-        }
+        outbound.removeAll(keepingFirst: false)
+        queuedBytes = 0
     }
 
     /// A write is due: at the end of this turn of the loop (`turnWrites`,
@@ -254,9 +248,10 @@ package final class Connection: PeerEndpoint {
         lws_callback_on_writable(wsi)
     }
 
-    /// Called from LWS_CALLBACK_SERVER_WRITEABLE (a socket's connection only).
-    /// Copies as many queued frames as fit into `scratch` and hands them to
-    /// lws in one raw write: server frames are unmasked, so complete frames
+    /// Called from LWS_CALLBACK_SERVER_WRITEABLE (a socket's connection
+    /// only), or at the end of a turn (`Sockets.writeAfterTurn`). Copies as
+    /// many whole queued frames as fit into `scratch` and hands them to lws
+    /// in one raw write: server frames are unmasked, so complete frames
     /// built here can be written back to back. Returns -1 to close the connection.
     func writeQueued(
         to wsi: OpaquePointer,
@@ -267,27 +262,30 @@ package final class Connection: PeerEndpoint {
         writableRequested = false
         if isStalled { return 0 }  // test mode: `wakeWriter` when the stall ends
         if !outbound.isEmpty {
-            // At most `limit` bytes per write, possibly ending inside a frame
-            // (`headOffset` remembers where): what the kernel does not take,
-            // lws keeps in a copy, so this bounds that copy per connection.
-            // Small writes only for a connection that is backing up.
+            // Whole frames, at most `limit` bytes per write unless the first
+            // frame alone is larger (then it goes alone): what the kernel does
+            // not take, lws keeps in a copy, so this bounds that copy per
+            // connection. Small writes only for a connection that is backing
+            // up. A write never ends inside a frame: lws writes its pong to a
+            // client's ping, and its close frame, ahead of roomd's next write,
+            // which would put them in the middle of that frame (it flushes
+            // its own copy of a partial write first, so that one is safe).
             let limit = backedUp ? backedUpLimit : fullLimit
+            let first = outbound.first._withUnsafeGuaranteedRef { $0.count }
+            let capacity = max(limit, first)
             let pre = Int(CWS_PRE)
-            if scratch.count < pre + limit { scratch = [UInt8](repeating: 0, count: pre + limit) }
+            if scratch.count < pre + capacity { scratch = [UInt8](repeating: 0, count: pre + capacity) }
             var total = 0
             scratch.withUnsafeMutableBytes { buffer in
-                while !outbound.isEmpty, total < limit {
+                while !outbound.isEmpty {
                     let copied = outbound.first._withUnsafeGuaranteedRef { frame in
-                        let take = min(frame.count - headOffset, limit - total)
-                        frame.copy(from: headOffset, count: take, into: buffer.baseAddress! + pre + total)
-                        return (bytes: take, frameDone: headOffset + take == frame.count)
+                        guard total + frame.count <= capacity else { return false }
+                        frame.copy(from: 0, count: frame.count, into: buffer.baseAddress! + pre + total)
+                        total += frame.count
+                        return true
                     }
-                    total += copied.bytes
-                    headOffset += copied.bytes
-                    if copied.frameDone {
-                        outbound.removeFirst()
-                        headOffset = 0
-                    }
+                    if !copied { break }
+                    outbound.removeFirst()
                 }
             }
             let written = scratch.withUnsafeMutableBytes { buffer in
@@ -392,7 +390,6 @@ extension Connection {
     /// written, without writing (harness only).
     package func discardQueuedForBenchmark() {
         outbound.removeAll(keepingFirst: false)
-        headOffset = 0
         queuedBytes = 0
     }
 }
