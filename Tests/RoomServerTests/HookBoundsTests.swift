@@ -215,6 +215,55 @@ struct Crowd: Sendable {
         return socket
     }
 
+    /// `count` viewers `NAME-i` joined, spread over the nodes, connected on
+    /// `threads` threads, each joining its share one after the other (a thread
+    /// per viewer would put hundreds of runnable threads on CI's two cores,
+    /// and one stalled between its connect and its request head for longer
+    /// than roomd's head timeout is closed).
+    static func viewers(_ daemon: Daemon, _ name: String, count: Int, threads: Int = 12) async throws -> [RawSocket] {
+        let ports = ports(daemon)
+        let tokens = try (0..<count).map { try daemon.token(room: "room-1", user: "\(name)-\($0)", role: "viewer") }
+        let shares = stride(from: 0, to: count, by: max(1, (count + threads - 1) / threads)).map {
+            $0..<min(count, $0 + max(1, (count + threads - 1) / threads))
+        }
+        return try await withThrowingTaskGroup(of: [RawSocket].self) { group in
+            for share in shares {
+                group.addTask {
+                    try await onThread {
+                        try share.map { index in
+                            let socket = try RawSocket(port: ports[index % ports.count], readTimeoutSeconds: 30)
+                            try socket.sendText(
+                                #"{"jsonrpc":"2.0","id":"join","method":"join","params":{"token":"\#(tokens[index])"}}"#
+                            )
+                            guard let joined = socket.answer(to: "join"), joined["result"] != nil else {
+                                throw DaemonError(description: "\(name)-\(index) did not join")
+                            }
+                            return socket
+                        }
+                    }
+                }
+            }
+            return try await group.reduce(into: [RawSocket]()) { $0 += $1 }
+        }
+    }
+
+    /// `body` for each socket, on `threads` threads (each socket's share in order); the results in `sockets`' order.
+    static func each<T: Sendable>(
+        _ sockets: [RawSocket],
+        threads: Int = 12,
+        _ body: @escaping @Sendable (RawSocket) -> T
+    ) async -> [T] {
+        let size = max(1, (sockets.count + threads - 1) / threads)
+        let shares = stride(from: 0, to: sockets.count, by: size).map { $0..<min(sockets.count, $0 + size) }
+        let parts = await withTaskGroup(of: (Int, [T]).self) { group in
+            for share in shares {
+                group.addTask { (share.lowerBound, await onThread { share.map { body(sockets[$0]) } }) }
+            }
+            return await group.reduce(into: [(Int, [T])]()) { $0.append($1) }
+        }
+        return parts.sorted { $0.0 < $1.0 }.flatMap(\.1)
+    }
+
     /// Each socket's answer to `id` (nil: closed first), in order.
     static func answers(_ sockets: [RawSocket], _ id: String) async -> [JSON?] {
         await onThread { sockets.map { $0.answer(to: id) } }

@@ -13,46 +13,32 @@ import Testing
     static let viewers = 600
 
     /// The next `on-reactions` this socket gets (answers and other pushes skipped); nil when it closes.
-    /// (One thread per socket: its other pushes are read on it too.)
-    static func nextReactions(_ socket: RawSocket) async -> JSON? {
-        await onThread { () -> JSON? in
-            while let frame = socket.readFrame(), frame.opcode != 8 {
-                if let message = try? JSON.parse(frame.payload), message["method"] == "on-reactions" {
-                    return message["params"]
-                }
+    @available(*, noasync, message: "blocks a thread of the test pool")
+    static func nextReactions(_ socket: RawSocket) -> JSON? {
+        while let frame = socket.readFrame(), frame.opcode != 8 {
+            if let message = try? JSON.parse(frame.payload), message["method"] == "on-reactions" {
+                return message["params"]
             }
-            return nil
         }
+        return nil
     }
 
     @Test func everyViewerOfALargeAudienceGetsEachCoalescedPushOnceInOrder() async throws {
         let daemon = try await Daemon.start(
             settings: #"{"reactions":{"interval_ms":100},"limits":{"max_unjoined_per_address":4096}}"#
         )
-        let ports = Crowd.ports(daemon)
-        let sockets = try await withThrowingTaskGroup(of: RawSocket.self) { group in
-            for index in 0..<Self.viewers {
-                group.addTask { try await Crowd.viewer(daemon, "viewer-\(index)", port: ports[index % ports.count]) }
-            }
-            return try await group.reduce(into: [RawSocket]()) { $0.append($1) }
-        }
+        let sockets = try await Crowd.viewers(daemon, "viewer", count: Self.viewers)
         let (fan, _) = try await daemon.join("fan", as: "viewer")
 
         #expect(try await fan.call("react", ["target": "stream", "type": "fire", "count": 5])["total"] == 5)
-        let first = await withTaskGroup(of: JSON?.self) { group in
-            for socket in sockets { group.addTask { await Self.nextReactions(socket) } }
-            return await group.reduce(into: [JSON?]()) { $0.append($1) }
-        }
+        let first = await Crowd.each(sockets) { Self.nextReactions($0) }
         let expected: JSON = ["counts": [["target": "stream", "type": "fire", "total": 5]]]
         #expect(first.filter { $0 == expected }.count == Self.viewers, "every viewer, the newest total")
 
         // The next tick's push comes after the first at every viewer: one each, in order.
         #expect(try await fan.call("react", ["target": "stream", "type": "fire", "count": 3])["total"] == 8)
         _ = try await fan.call("ping")  // the room's calls are answered meanwhile
-        let second = await withTaskGroup(of: JSON?.self) { group in
-            for socket in sockets { group.addTask { await Self.nextReactions(socket) } }
-            return await group.reduce(into: [JSON?]()) { $0.append($1) }
-        }
+        let second = await Crowd.each(sockets) { Self.nextReactions($0) }
         let totals = second.map { $0?["counts"]?.arrayValue?.first?["total"]?.intValue }
         #expect(totals.filter { $0 == 8 }.count == Self.viewers, "each viewer's next push is the second tick's")
     }

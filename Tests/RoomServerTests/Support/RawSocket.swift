@@ -29,9 +29,18 @@ final class RawSocket: @unchecked Sendable {
             + (extensions.map { "Sec-WebSocket-Extensions: \($0)\r\n" } ?? "") + "\r\n"
         try sendAll(Array(request.utf8))
         var response: [UInt8] = []
+        let started = Date()
         while !response.ends(with: [13, 10, 13, 10]) {
             var byte: UInt8 = 0
-            guard recv(fd, &byte, 1, 0) == 1 else { throw DaemonError(description: "handshake failed") }
+            let got = recv(fd, &byte, 1, 0)
+            if got < 0, errno == EINTR { continue }
+            guard got == 1 else {
+                let why = got == 0 ? "the server closed the connection" : String(cString: strerror(errno))
+                let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
+                throw DaemonError(
+                    description: "handshake failed: \(why) after \(response.count) bytes of the answer, \(seconds) s"
+                )
+            }
             response.append(byte)
         }
         let head = String(decoding: response, as: UTF8.self)
@@ -88,6 +97,7 @@ final class RawSocket: @unchecked Sendable {
         var offset = 0
         while offset < count {
             let got = bytes[offset...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if got < 0, errno == EINTR { continue }
             if got <= 0 { return nil }
             offset += got
         }
