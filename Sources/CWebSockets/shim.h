@@ -50,6 +50,17 @@ static inline void *cws_io_start(void *loop, int fd, cws_io_callback callback, v
     ev_io_start((struct ev_loop *)loop, &watcher->io);
     return watcher;
 }
+/* The same for a socket roomd writes itself (an answer the kernel did not
+ * take whole, RequestHeads.swift): the callback runs when it is writable. */
+static inline void *cws_io_start_writable(void *loop, int fd, cws_io_callback callback, void *data) {
+    struct cws_io *watcher = (struct cws_io *)calloc(1, sizeof *watcher);
+    if (!watcher) return NULL;
+    watcher->callback = callback;
+    watcher->data = data;
+    ev_io_init(&watcher->io, cws_io_fired, fd, EV_WRITE);
+    ev_io_start((struct ev_loop *)loop, &watcher->io);
+    return watcher;
+}
 static inline void cws_io_stop(void *loop, void *watcher) {
     ev_io_stop((struct ev_loop *)loop, &((struct cws_io *)watcher)->io);
     free(watcher);

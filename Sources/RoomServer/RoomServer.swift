@@ -256,6 +256,7 @@ public final class RoomServer: @unchecked Sendable {
         )
         if options.permessageDeflate { sockets.deflater = MessageDeflater(metrics: metrics) }
         http.countsParsedHeaders = !loop.readsRequestHeads
+        loop.answerFeed { [unowned self] request in router.answerFeedNow(request) }
         loop.wake()  // what was posted before the loop had a context to wake (`Inbox.post` wakes once)
         schedule.start(
             context: loop.context!,

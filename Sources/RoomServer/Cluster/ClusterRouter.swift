@@ -186,6 +186,11 @@ final class ClusterRouter: Router {
 
     func httpClosed(_ wsi: OpaquePointer) { rest.httpClosed(wsi) }
 
+    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? {
+        thread.assertIsCurrent()
+        return drainState != nil ? Self.draining : rest.answerFeedNow(request)
+    }
+
     func receive(_ input: ClusterInput) {
         thread.assertIsCurrent()
         switch input {

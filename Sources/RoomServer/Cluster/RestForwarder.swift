@@ -83,18 +83,33 @@ final class RestForwarder {
             return true
         case .build(let checked): query = checked
         }
-        let room = query.key.room
-        guard let status = homes.status, status.connected, !homes.isHome(of: room), registry.room(room) == nil,
-            !registry.holdsFeed(of: room)
-        else {
+        guard needsHome(query) else {
             _ = http.respond(wsi, feed.build(query))
             return true
         }
+        let room = query.key.room
         nextSerial += 1
         pending[nextSerial] = (wsi, request, query)
         http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
         jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial)
         return true
+    }
+
+    /// A feed request read by roomd itself (Router.answerFeedNow): answered
+    /// here unless its body must come from the room's home.
+    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? {
+        thread.assertIsCurrent()
+        switch feed.prepare(request) {
+        case .answer(let response): return response
+        case .build(let query): return needsHome(query) ? nil : feed.build(query)
+        }
+    }
+
+    /// Whether only the room's home (another node) can build this span.
+    private func needsHome(_ query: RestFeed.Query) -> Bool {
+        let room = query.key.room
+        guard let status = homes.status, status.connected else { return false }
+        return !homes.isHome(of: room) && registry.room(room) == nil && !registry.holdsFeed(of: room)
     }
 
     /// The HTTP connection closed before its answer came.

@@ -51,6 +51,8 @@ struct DescribedMetricsFactory: MetricsFactory {
         "roomd_resume_buffer_bytes": "Bytes of pushes held for peers in their reconnect grace.",
         "roomd_feed_bodies_built_total": "Audience feed bodies built from a room's record.",
         "roomd_feed_cache_hits_total": "Audience feed answers served from the cache.",
+        "roomd_feed_answered_directly_total":
+            "Audience feed requests roomd read and answered itself on a kept connection, without libwebsockets.",
         "roomd_feed_builds_refused_total": "Audience feed spans refused with 429 (builds a second used up).",
         "roomd_feed_seconds_encoded_total": "Seconds of feed records encoded into pieces.",
         "roomd_feed_cache_entries": "Entries in the audience feed's cache.",

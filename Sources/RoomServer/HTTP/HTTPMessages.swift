@@ -58,3 +58,48 @@ final class HTTPRequest {
         self.authorization = authorization
     }
 }
+
+extension HTTPResponse {
+    /// The bytes libwebsockets 4.1.6 writes for this answer to a kept
+    /// HTTP/1.1 GET (`HTTPExchange.respond`: `lws_add_http_common_headers`,
+    /// then `headers`): the same status line, reason phrase and header order,
+    /// so that an answer roomd writes itself (RequestHeads.swift) cannot be
+    /// told from lws' one.
+    var keptAliveBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160 + headers.count * 64 + body.count)
+        bytes += Self.statusLine(status)
+        bytes += Array("\r\ncontent-type: \(contentType)\r\ncontent-length: \(body.count)\r\n".utf8)
+        for header in headers { bytes += Array("\(header.name): \(header.value)\r\n".utf8) }
+        bytes += [13, 10]
+        bytes += body
+        return bytes
+    }
+
+    /// `HTTP/1.1 CODE REASON` with libwebsockets' reason phrases (lib/roles/http/header.c:
+    /// 4xx to 417, 5xx to 505, 200, 304, other 3xx "Redirect"; otherwise none).
+    static func statusLine(_ status: Int) -> [UInt8] {
+        let reason: String =
+            switch status {
+            case 100: "Continue"
+            case 200: "OK"
+            case 304: "Not Modified"
+            case 300..<400: "Redirect"
+            case 400..<418: reasons4xx[status - 400]
+            case 500..<506: reasons5xx[status - 500]
+            default: ""
+            }
+        return Array("HTTP/1.1 \(status) \(reason)".utf8)
+    }
+
+    private static let reasons4xx = [
+        "Bad Request", "Unauthorized", "Payment Required", "Forbidden", "Not Found", "Method Not Allowed",
+        "Not Acceptable", "Proxy Auth Required", "Request Timeout", "Conflict", "Gone", "Length Required",
+        "Precondition Failed", "Request Entity Too Large", "Request URI too Long", "Unsupported Media Type",
+        "Requested Range Not Satisfiable", "Expectation Failed",
+    ]
+    private static let reasons5xx = [
+        "Internal Server Error", "Not Implemented", "Bad Gateway", "Service Unavailable", "Gateway Timeout",
+        "HTTP Version Not Supported",
+    ]
+}

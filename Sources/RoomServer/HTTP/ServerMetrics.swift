@@ -57,6 +57,8 @@ final class ServerMetrics: Sendable {
     /// record, answers from the cache, and the cache's size.
     let feedBodiesBuilt: Metrics.Counter
     let feedCacheHits: Metrics.Counter
+    /// Feed requests read and answered by roomd itself (RequestHeads.swift), not by libwebsockets.
+    let feedAnsweredDirectly: Metrics.Counter
     /// Builds refused with 429 (`settings.feed.builds_per_second`, `caller_builds_per_second`).
     let feedBuildsRefused: Metrics.Counter
     /// Stored seconds encoded into pieces (each once while kept; bodies are assembled from them).
@@ -130,6 +132,7 @@ final class ServerMetrics: Sendable {
         testAudiencePushes = Metrics.Counter(label: "roomd_test_audience_pushes_total", factory: factory)
         feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
         feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
+        feedAnsweredDirectly = Metrics.Counter(label: "roomd_feed_answered_directly_total", factory: factory)
         feedBuildsRefused = Metrics.Counter(label: "roomd_feed_builds_refused_total", factory: factory)
         feedSecondsEncoded = Metrics.Counter(label: "roomd_feed_seconds_encoded_total", factory: factory)
         feedCacheEntries = Metrics.Gauge(label: "roomd_feed_cache_entries", factory: factory)

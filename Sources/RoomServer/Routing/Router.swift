@@ -22,6 +22,11 @@ protocol Router: AnyObject {
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32
     /// An HTTP connection closed (maybe before its answer came).
     func httpClosed(_ wsi: OpaquePointer)
+    /// A feed request roomd read itself on a connection it keeps
+    /// (RequestHeads.swift): its answer now, or nil when only another node
+    /// can answer it (then the request goes to lws with its socket, and
+    /// `serve` forwards it).
+    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse?
     /// Something the cluster's threads posted to the inbox.
     func receive(_ input: ClusterInput)
     /// The end of one turn of the loop: what it queued for other nodes leaves.
@@ -64,6 +69,7 @@ final class LocalRouter: Router {
     func connectionClosed(_ connection: Connection) {}
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 { http.respond(wsi, routes.route(request)) }
     func httpClosed(_ wsi: OpaquePointer) {}
+    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? { routes.feed.handle(request) }
     func receive(_ input: ClusterInput) {}
     func flush() {}
     func tick(now: Int64) {}

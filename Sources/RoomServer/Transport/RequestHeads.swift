@@ -23,9 +23,21 @@ import Glibc
 /// keep the socket readable: found by the http fuzzer's rate, issue 20). A head not complete
 /// within `timeoutMillis` is closed without an answer, like lws' own timeout.
 ///
+/// A complete head that is a plain feed GET (`FeedRequestHead`) is answered
+/// here when the router can answer it at once (`answerFeed`: a cached span,
+/// a local build, an error): the answer is written in one `send` (what the
+/// kernel does not take waits for the socket to be writable), the head is
+/// consumed, and the socket stays here for its next head, kept alive as lws
+/// would keep it (closed after `HTTPExchange.keepAliveIdleMillis` idle). A
+/// viewer polling the feed every few seconds is then served without lws'
+/// HTTP parser and its per-request bookkeeping (`make bench` (m)). The first
+/// head roomd does not answer goes to lws with the socket, at a request
+/// boundary, exactly as a first head does.
+///
 /// Each socket counts in the budget (`Sockets.heads`) and among the unjoined
-/// connections of its address until it is handed over or closed. Its
-/// service thread's only (checked in debug builds).
+/// connections of its address until it is handed over or closed (a kept one
+/// as idle since its last answer). Its service thread's only (checked in
+/// debug builds).
 final class RequestHeads {
     /// A head over this is answered 431 (PROTOCOL.md section 1, 1.1).
     static let maxBytes = HTTPExchange.maxHeaderBytes
@@ -39,10 +51,19 @@ final class RequestHeads {
     /// A socket whose head is being read, or whose refusal is being lingered on.
     final class Waiting {
         let fd: Int32
-        let arrival: Arrival
+        var arrival: Arrival
+        /// Its last progress (monotonic ms): its arrival, a byte of its answer sent, the answer's end.
         var since: Int64
         var lingering = false
+        /// roomd answered a request of it and waits for the next one.
+        var kept = false
+        /// The end of an answer the kernel did not take yet (from `unsentOffset`).
+        var unsent: [UInt8] = []
+        var unsentOffset = 0
+        /// Its SO_RCVLOWAT (1 unless a partial head waits for more).
+        var lowWatermark = 1
         fileprivate var watcher: UnsafeMutableRawPointer?
+        fileprivate var writer: UnsafeMutableRawPointer?
         fileprivate unowned let owner: RequestHeads
 
         fileprivate init(fd: Int32, arrival: Arrival, since: Int64, owner: RequestHeads) {
@@ -71,16 +92,22 @@ final class RequestHeads {
     private let loop: UnsafeMutableRawPointer
     private let sockets: Sockets
     private let logger: Logger
+    private let metrics: ServerMetrics
     /// Hands a socket whose head is fine to lws.
     private let handOver: (Int32, Arrival) -> Void
+    /// The answer to a feed request read here, if the router has it now
+    /// (`Router.answerFeedNow`); nil: lws serves the request.
+    var answerFeed: ((HTTPRequest) -> HTTPResponse?)?
 
     init(
         thread: ServiceThread,
         loop: UnsafeMutableRawPointer,
         sockets: Sockets,
         logger: Logger,
+        metrics: ServerMetrics,
         handOver: @escaping (Int32, Arrival) -> Void
     ) {
+        self.metrics = metrics
         self.thread = thread
         self.loop = loop
         self.sockets = sockets
@@ -91,6 +118,7 @@ final class RequestHeads {
     deinit {
         for entry in waiting.values {
             stopWatching(entry)
+            stopWriting(entry)
             Glibc.close(entry.fd)
         }
     }
@@ -109,13 +137,16 @@ final class RequestHeads {
         drop(entry)
     }
 
-    /// Once a second: heads that took too long are closed, lingering ones too.
+    /// Once a second: heads that took too long are closed, lingering ones
+    /// too, and kept connections idle for `HTTPExchange.keepAliveIdleMillis`.
     func expire(now: Int64) {
         thread.assertIsCurrent()
-        for entry in waiting.values
-        where now - entry.since >= (entry.lingering ? Self.lingerMillis : Self.timeoutMillis) {
-            drop(entry)
-        }
+        for entry in waiting.values where now - entry.since >= limit(of: entry) { drop(entry) }
+    }
+
+    private func limit(of entry: Waiting) -> Int64 {
+        if entry.lingering { return Self.lingerMillis }
+        return entry.kept && entry.unsent.isEmpty ? HTTPExchange.keepAliveIdleMillis : Self.timeoutMillis
     }
 
     fileprivate func readable(_ entry: Waiting) {
@@ -144,14 +175,90 @@ final class RequestHeads {
             if Self.peerHasShutDown(fd) { return drop(entry) }
             watch(entry, lowWatermark: count + 1)
         case .complete, .notHTTP:
+            if verdict == .complete, answer(entry, headOf: count) { return }
             stopWatching(entry)
-            setLowWatermark(fd, 1)
+            if entry.lowWatermark != 1 { setLowWatermark(fd, 1) }
             waiting.removeValue(forKey: fd)
             sockets.heads -= 1
             handOver(fd, entry.arrival)
         case .refused(let status, let reason, let message):
             refuse(entry, status: status, reason: reason, message: message)
         }
+    }
+
+    /// Answers the complete head at the start of `scratch` (of the `peeked`
+    /// bytes) here, if it is a feed request the router can answer now: the
+    /// head is consumed, the answer sent, and the socket waits for its next
+    /// head. False: nothing was consumed (lws serves it).
+    private func answer(_ entry: Waiting, headOf peeked: Int) -> Bool {
+        guard let answerFeed, !entry.lingering,
+            let length = scratch.withUnsafeBytes({ Self.endOfHead(UnsafeRawBufferPointer(rebasing: $0[..<peeked])) }),
+            let request = scratch.withUnsafeBytes({
+                FeedRequestHead.parse(UnsafeRawBufferPointer(rebasing: $0[..<length]), socket: entry.fd)
+            }),
+            let response = answerFeed(request)
+        else { return false }
+        let consumed = scratch.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, length, Int32(MSG_DONTWAIT)) }
+        guard consumed == length else {
+            drop(entry)  // the peeked bytes are gone: the socket failed
+            return true
+        }
+        metrics.feedAnsweredDirectly.increment()
+        let bytes = response.keptAliveBytes
+        let sent = bytes.withUnsafeBytes {
+            send(entry.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+        }
+        let failure = sent < 0 ? errno : 0
+        let now = monotonicMillis()
+        entry.since = now
+        entry.kept = true
+        entry.arrival = sockets.unjoined.progressed(entry.arrival, at: now)
+        if sent == bytes.count {
+            watch(entry, lowWatermark: 1)
+            return true
+        }
+        guard sent >= 0 || failure == EAGAIN || failure == EWOULDBLOCK || failure == EINTR else {
+            drop(entry)
+            return true
+        }
+        // The kernel took part of it: the rest goes when the socket is writable; no head is read meanwhile.
+        entry.unsent = bytes
+        entry.unsentOffset = max(sent, 0)
+        stopWatching(entry)
+        waiting[entry.fd] = entry
+        entry.writer = cws_io_start_writable(
+            loop,
+            entry.fd,
+            requestHeadWritable,
+            Unmanaged.passUnretained(entry).toOpaque()
+        )
+        if entry.writer == nil { drop(entry) }
+        return true
+    }
+
+    /// The socket of an answer not sent whole is writable: more of it goes;
+    /// once all of it is sent, the socket waits for its next head.
+    fileprivate func writable(_ entry: Waiting) {
+        thread.assertIsCurrent()
+        let sent = entry.unsent.withUnsafeBytes {
+            send(
+                entry.fd,
+                $0.baseAddress! + entry.unsentOffset,
+                $0.count - entry.unsentOffset,
+                Int32(MSG_NOSIGNAL | MSG_DONTWAIT)
+            )
+        }
+        if sent < 0 {
+            if errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR { drop(entry) }
+            return
+        }
+        entry.unsentOffset += sent
+        entry.since = monotonicMillis()
+        guard entry.unsentOffset == entry.unsent.count else { return }
+        entry.unsent = []
+        entry.unsentOffset = 0
+        stopWriting(entry)
+        watch(entry, lowWatermark: 1)
     }
 
     /// Answers `status` with a JSON body, stops sending, and lingers: what the
@@ -168,7 +275,6 @@ final class RequestHeads {
         shutdown(entry.fd, Int32(SHUT_WR))
         entry.lingering = true
         entry.since = monotonicMillis()
-        setLowWatermark(entry.fd, 1)
         discardInput(entry.fd) ? watch(entry, lowWatermark: 1) : drop(entry)
     }
 
@@ -183,7 +289,10 @@ final class RequestHeads {
     }
 
     private func watch(_ entry: Waiting, lowWatermark: Int) {
-        if lowWatermark > 1 { setLowWatermark(entry.fd, lowWatermark) }
+        if lowWatermark != entry.lowWatermark {
+            entry.lowWatermark = lowWatermark
+            setLowWatermark(entry.fd, lowWatermark)
+        }
         waiting[entry.fd] = entry
         if entry.watcher == nil {
             entry.watcher = cws_io_start(
@@ -201,9 +310,15 @@ final class RequestHeads {
         entry.watcher = nil
     }
 
+    private func stopWriting(_ entry: Waiting) {
+        if let writer = entry.writer { cws_io_stop(loop, writer) }
+        entry.writer = nil
+    }
+
     /// Closes the socket: the client gave up, took too long, or made room.
     private func drop(_ entry: Waiting) {
         stopWatching(entry)
+        stopWriting(entry)
         waiting.removeValue(forKey: entry.fd)
         Glibc.close(entry.fd)
         sockets.heads -= 1
@@ -306,4 +421,11 @@ func requestHeadReadable(_ data: UnsafeMutableRawPointer?) {
     guard let data else { return }
     let entry = Unmanaged<RequestHeads.Waiting>.fromOpaque(data).takeUnretainedValue()
     entry.owner.readable(entry)
+}
+
+/// libev's callback for a socket whose answer waits to be sent (see `requestHeadReadable`).
+func requestHeadWritable(_ data: UnsafeMutableRawPointer?) {
+    guard let data else { return }
+    let entry = Unmanaged<RequestHeads.Waiting>.fromOpaque(data).takeUnretainedValue()
+    entry.owner.writable(entry)
 }

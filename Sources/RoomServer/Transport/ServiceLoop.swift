@@ -134,7 +134,7 @@ final class ServiceLoop {
         let port: Int
         if let listener, let evLoop {
             port = listener.port
-            let heads = RequestHeads(thread: thread, loop: evLoop, sockets: sockets, logger: logger) {
+            let heads = RequestHeads(thread: thread, loop: evLoop, sockets: sockets, logger: logger, metrics: metrics) {
                 [unowned self] fd, arrival in
                 handOver(fd, arrival, to: vhost)
             }
@@ -195,6 +195,10 @@ final class ServiceLoop {
     /// roomd reads each request head before lws does (the libev loop): a
     /// head over 8 KiB is answered 431 whatever its headers (RequestHeads.swift).
     var readsRequestHeads: Bool { heads != nil }
+
+    /// The answer to a feed request roomd read itself, if the router has it
+    /// now (RequestHeads.swift); set once the router is known.
+    func answerFeed(with answer: @escaping (HTTPRequest) -> HTTPResponse?) { heads?.answerFeed = answer }
 
     /// Once a second: request heads that took too long are closed.
     func expireRequestHeads(now: Int64) { heads?.expire(now: now) }

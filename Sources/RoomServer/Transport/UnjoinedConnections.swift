@@ -117,6 +117,20 @@ final class UnjoinedConnections {
 
     subscript(wsi: OpaquePointer) -> Arrival? { byWSI[wsi] }
 
+    /// A kept HTTP connection that roomd answered itself (RequestHeads.swift)
+    /// made progress: it goes to the back of its address's line, as if it
+    /// arrived `now`, as the one returned; its address's count is unchanged.
+    /// (The entry it leaves is dropped when it reaches the front.)
+    func progressed(_ arrival: Arrival, at now: Int64) -> Arrival {
+        thread.assertIsCurrent()
+        guard !arrival.settled, !arrival.upgraded, let line = lines[arrival.address] else { return arrival }
+        arrival.settled = true
+        let fresh = Arrival(address: arrival.address, socket: arrival.socket, at: now)
+        line.waiting.removeFirst(while: { $0.settled || $0.upgraded })
+        line.waiting.append(fresh)
+        return fresh
+    }
+
     /// The connection is no longer unjoined (joined, its request complete, or closed).
     func settle(_ arrival: Arrival) {
         thread.assertIsCurrent()

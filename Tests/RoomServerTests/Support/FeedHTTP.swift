@@ -12,18 +12,33 @@ struct FeedAnswer {
 
 /// `GET path` on a fresh connection (the answer's own headers are what the
 /// tests read: no client cache in between). `token` goes in `Authorization: Bearer`.
+/// A GET keeps its connection (as a viewer's does), so roomd answers a feed
+/// request itself (RequestHeads.swift); `close`: `Connection: close`, which
+/// libwebsockets serves (FeedDirectTests compares the two).
 func feedRequest(
     _ daemon: Daemon,
     _ path: String,
     token: String? = nil,
     headers: [String: String] = [:],
-    method: String = "GET"
+    method: String = "GET",
+    close: Bool = false
 ) throws -> FeedAnswer {
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    if close || method != "GET" { head += "Connection: close\r\n" }
     if let token { head += "Authorization: Bearer \(token)\r\n" }
     for (name, value) in headers { head += "\(name): \(value)\r\n" }
     if method == "POST" { head += "Content-Length: 0\r\n" }
-    let (response, _) = try rawExchange(port: daemon.port, Array((head + "\r\n").utf8), timeout: 10)
+    let response: String
+    if close || method != "GET" {
+        response = try rawExchange(port: daemon.port, Array((head + "\r\n").utf8), timeout: 10).response
+    } else {
+        let connection = try RawHTTPConnection(port: daemon.port)
+        connection.send(head + "\r\n")
+        guard let answer = connection.exactAnswer(timeout: 10) else {
+            throw DaemonError(description: "no HTTP answer to \(path) within 10 s")
+        }
+        response = answer.head + "\r\n\r\n" + String(decoding: answer.body, as: UTF8.self)
+    }
     guard let split = response.range(of: "\r\n\r\n") else {
         throw DaemonError(description: "no HTTP answer to \(path): \(response.prefix(200))")
     }

@@ -90,7 +90,10 @@ final class RawHTTPConnection: @unchecked Sendable {
     let fd: Int32
     private var pending: [UInt8] = []
 
-    init(port: Int) throws { fd = try connectTCP(port: port) }
+    /// `receiveBuffer` shrinks SO_RCVBUF before connecting (a slow reader).
+    init(port: Int, receiveBuffer: Int32? = nil) throws {
+        fd = try connectTCP(port: port, receiveBuffer: receiveBuffer)
+    }
     deinit { close(fd) }
 
     func send(_ text: String) {
@@ -128,17 +131,23 @@ final class RawHTTPConnection: @unchecked Sendable {
     /// body; nil if none is whole within `timeout`.
     @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func answer(timeout: Double = 3) -> (head: String, body: String)? {
+        exactAnswer(timeout: timeout).map { ($0.head.lowercased(), String(decoding: $0.body, as: UTF8.self)) }
+    }
+
+    /// The next answer as sent: its head (without the empty line) and its body.
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
+    func exactAnswer(timeout: Double = 3) -> (head: String, body: [UInt8])? {
         let deadline = Date().addingTimeInterval(timeout)
         let separator = Array("\r\n\r\n".utf8)
         while true {
             if let end = pending.indices.first(where: { pending[$0...].starts(with: separator) }) {
-                let head = String(decoding: pending[..<end], as: UTF8.self).lowercased()
+                let head = String(decoding: pending[..<end], as: UTF8.self)
                 let length =
-                    head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                    head.lowercased().split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                     .flatMap { Int($0.dropFirst(15).trimmingCharacters(in: .whitespaces)) } ?? 0
                 let bodyStart = end + separator.count
                 if pending.count >= bodyStart + length {
-                    let body = String(decoding: pending[bodyStart..<(bodyStart + length)], as: UTF8.self)
+                    let body = Array(pending[bodyStart..<(bodyStart + length)])
                     pending.removeFirst(bodyStart + length)
                     return (head, body)
                 }
@@ -169,8 +178,21 @@ extension RawHTTPConnection {
             .map { ($0[0], $0[1]) }
     }
 
+    /// `exactAnswer(timeout:)` off the test pool.
+    func exactAnswer(timeout: Double = 3) async -> (head: String, body: [UInt8])? {
+        await onThread { () -> ExactAnswer? in
+            self.exactAnswer(timeout: timeout).map { ExactAnswer(head: $0.head, body: $0.body) }
+        }
+        .map { ($0.head, $0.body) }
+    }
+
     /// `closes(within:)` off the test pool.
     func closes(within timeout: Double) async -> Bool {
         await onThread { self.closes(within: timeout) }
     }
+}
+
+private struct ExactAnswer: Sendable {
+    var head: String
+    var body: [UInt8]
 }
