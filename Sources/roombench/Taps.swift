@@ -27,6 +27,14 @@ struct Taps: ParsableCommand {
     @Option(help: "Seconds allowed after the last call for answers and the last on-reactions.") var drain = 3.0
     @Option(help: "The template's settings.reactions.interval_ms (recorded with the results).")
     var intervalMs = 1000
+    @Option(
+        help: ArgumentHelp(
+            "Also write a timeline to this file: per 100 ms of send time: answers, the slowest (µs), those over 50 ms, roombench's longest loop gap (µs).",
+            discussion: "Finds stalls a histogram only sums up: which 100 ms the slow answers were sent in.",
+            valueName: "path"
+        )
+    )
+    var timeline: String?
 
     func run() throws {
         try exitOnError {
@@ -42,6 +50,7 @@ struct Taps: ParsableCommand {
                 duration: duration,
                 drain: drain,
                 intervalMs: intervalMs,
+                timeline: timeline,
                 connectTimeout: target.connectTimeout,
                 joinTimeout: target.joinTimeout
             )
@@ -88,6 +97,7 @@ extension Bench {
         duration: Double,
         drain: Double,
         intervalMs: Int,
+        timeline: String? = nil,
         connectTimeout: Double,
         joinTimeout: Double
     ) throws {
@@ -109,26 +119,47 @@ extension Bench {
             var sentNs: [UInt64]
             var latency = Histogram()
             var lastAnswer: UInt64 = 0
+            /// Per 100 ms of send time (--timeline): answers, their slowest latency (µs), those over 50 ms.
+            var buckets: [(answers: Int, maxUs: UInt64, over50ms: Int)] = []
+            /// Per 100 ms (--timeline): the longest gap between two turns of roombench's own loop (µs).
+            var gaps: [UInt64] = []
+            var lastTick: UInt64 = 0
             init(_ n: Int) { sentNs = Array(repeating: 0, count: n * 16) }
         }
         let state = State(count)
         let calls = CallCounts()
         let total = max(1, Int(Double(count) * callsPerS * duration))
         let rate = Double(count) * callsPerS
+        let paths = options.serverPID.map { ProcStats.schedstatPaths(pid: $0) } ?? []
+        let server0 = serverSample()
+        let cpu0 = ProcStats.cpuNanos(paths)
+        let client0 = ProcStats.selfSample()
+        let start = monoNanos()
         loop.onResponse = { conn, id, error in
             guard id >= 2 else { return }
             let now = monoNanos()
             calls.answered(error: error)
             state.lastAnswer = now
             let sent = state.sentNs[(conn.index - first) * 16 + id % 16]
-            if error == nil, sent != 0 { state.latency.record((now - sent) / 1000) }
+            if error == nil, sent != 0 {
+                let micros = (now - sent) / 1000
+                state.latency.record(micros)
+                if timeline != nil, sent >= start {
+                    let bucket = Int((sent - start) / 100_000_000)
+                    while state.buckets.count <= bucket { state.buckets.append((0, 0, 0)) }
+                    state.buckets[bucket].answers += 1
+                    state.buckets[bucket].maxUs = max(state.buckets[bucket].maxUs, micros)
+                    if micros > 50_000 { state.buckets[bucket].over50ms += 1 }
+                }
+            }
         }
-        let paths = options.serverPID.map { ProcStats.schedstatPaths(pid: $0) } ?? []
-        let server0 = serverSample()
-        let cpu0 = ProcStats.cpuNanos(paths)
-        let client0 = ProcStats.selfSample()
-        let start = monoNanos()
         loop.onTick = { now in
+            if timeline != nil, now >= start {
+                let bucket = Int((now - start) / 100_000_000)
+                while state.gaps.count <= bucket { state.gaps.append(0) }
+                if state.lastTick != 0 { state.gaps[bucket] = max(state.gaps[bucket], (now - state.lastTick) / 1000) }
+                state.lastTick = now
+            }
             let due = min(total, Int(Double(now - start) / 1e9 * rate) + 1)
             while calls.sent < due {
                 let conn = conns[calls.sent % count]
@@ -203,6 +234,14 @@ extension Bench {
         )
         addCommon(&record, server: server0, server1, client: client0, client1)
 
+        if let timeline {
+            let lines = state.buckets.enumerated().map { index, bucket in
+                "\(index * 100) \(bucket.answers) \(bucket.maxUs) \(bucket.over50ms) "
+                    + "\(index < state.gaps.count ? state.gaps[index] : 0)"
+            }
+            try ("# start (monotonic ms mod 100,000): \(start / 1_000_000 % 100_000)\nt_ms answers max_us over_50ms client_gap_us\n" + lines.joined(separator: "\n") + "\n")
+                .write(toFile: timeline, atomically: true, encoding: .utf8)
+        }
         let p99 = Double(state.latency.value(atQuantile: 0.99)) / 1000
         let line =
             "taps        \(label): \(Fmt.int(count)) viewers × \(callsPerS)/s × \(taps) tap(s): "
