@@ -359,7 +359,9 @@ public final class RoomServer: @unchecked Sendable {
             if fanOut.pace() { loop.wake() }  // a paced push's next recipients; another turn follows
             router.flush()  // what this turn queued for other nodes, one message per node
             schedule.afterTurn()  // the deadlines this turn moved
-            sockets.writeAfterTurn()  // what this turn queued: one write per connection, before the loop waits
+            // What this turn queued: one write per connection, before the loop waits (the
+            // rest of a large fan-out at the next turn's end, which then comes without waiting).
+            if sockets.writeAfterTurn() { loop.wake() }
         }
         router.stop()
         webhooks.drain(timeout: .seconds(2))  // events of the last leaves, up to 2 s

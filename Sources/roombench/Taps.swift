@@ -239,7 +239,9 @@ extension Bench {
                 "\(index * 100) \(bucket.answers) \(bucket.maxUs) \(bucket.over50ms) "
                     + "\(index < state.gaps.count ? state.gaps[index] : 0)"
             }
-            try ("# start (monotonic ms mod 100,000): \(start / 1_000_000 % 100_000)\nt_ms answers max_us over_50ms client_gap_us\n" + lines.joined(separator: "\n") + "\n")
+            try
+                ("# start (monotonic ms mod 100,000): \(start / 1_000_000 % 100_000)\nt_ms answers max_us over_50ms client_gap_us\n"
+                + lines.joined(separator: "\n") + "\n")
                 .write(toFile: timeline, atomically: true, encoding: .utf8)
         }
         let p99 = Double(state.latency.value(atQuantile: 0.99)) / 1000

@@ -42,4 +42,36 @@ import Testing
         let totals = second.map { $0?["counts"]?.arrayValue?.first?["total"]?.intValue }
         #expect(totals.filter { $0 == 8 }.count == Self.viewers, "each viewer's next push is the second tick's")
     }
+
+    /// A push to more connections than a turn of the loop writes beyond its
+    /// callers (`TurnWrites.budget`, 1,024) is written over several turns
+    /// (Sockets.writeAfterTurn carries the rest, and the loop does not wait
+    /// for events meanwhile): 1,100 viewers of one process each get every
+    /// broadcast once, in order, and the host's calls are answered between.
+    @Test func aBroadcastToMoreConnectionsThanATurnWritesReachesEveryViewerOnceInOrder() async throws {
+        let count = 1100
+        let daemon = try await Daemon.start(
+            settings: #"{"limits":{"max_unjoined_per_address":4096}}"#,
+            singleProcess: true
+        )
+        let sockets = try await Crowd.viewers(daemon, "many", count: count)
+        let (host, _) = try await daemon.join("host", as: "host")
+        for index in 1...3 {
+            _ = try await host.call("broadcast", ["info": ["message": .string("m\(index)")]])
+        }
+        _ = try await host.call("ping")
+        let received = await Crowd.each(sockets) { socket -> [String] in
+            var messages: [String] = []
+            while messages.count < 3, let frame = socket.readFrame(), frame.opcode != 8 {
+                if let message = try? JSON.parse(frame.payload), message["method"] == "on-broadcast" {
+                    messages.append(message["params"]?["info"]?["message"]?.stringValue ?? "?")
+                }
+            }
+            return messages
+        }
+        #expect(
+            received.filter { $0 == ["m1", "m2", "m3"] }.count == count,
+            "every viewer, each broadcast once, in order"
+        )
+    }
 }

@@ -32,6 +32,8 @@ package final class Connection: PeerEndpoint {
     var turnWrites: TurnWrites?
     /// The turn of the loop of this connection's last write (`TurnWrites.turn`).
     var lastWriteTurn: UInt64 = 0
+    /// The turn of the loop that last read a message of it (`TurnWrites.turn`).
+    var lastReadTurn: UInt64 = 0
     /// While the connection's own message is being handled, pushes to it wait
     /// here so that its response goes out first (section 2, ordering).
     private var deferred: [Frame]?

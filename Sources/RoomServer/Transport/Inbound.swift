@@ -31,6 +31,7 @@ extension Connection {
         limit: Int
     ) -> InboundProgress {
         if isClosing { return .partial }
+        if let turnWrites { lastReadTurn = turnWrites.turn }  // its answers are written first (Sockets.writeAfterTurn)
         if first {
             inbound.reset()
             inbound.isBinary = binary

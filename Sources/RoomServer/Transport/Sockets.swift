@@ -288,15 +288,29 @@ final class Sockets {
     /// gathers more frames into one write (measured: writing a 1 → 1,000
     /// fan-out at the end of every turn cost 15 % more CPU per delivery at
     /// 5,000 msg/s; `scripts/bench/levers.md`).
-    func writeAfterTurn() {
+    /// Returns whether connections were left listed for the next turn's end
+    /// (over `TurnWrites.budget`): the loop must not wait for events then.
+    @discardableResult
+    func writeAfterTurn() -> Bool {
         thread.assertIsCurrent()
         defer { turnWrites.turn &+= 1 }
-        guard !turnWrites.pending.isEmpty else { return }
+        guard !turnWrites.pending.isEmpty else { return false }
         turnWrites.isWriting = true
         defer { turnWrites.isWriting = false }
-        let pending = turnWrites.take()
-        for connection in pending {
+        var pending = turnWrites.take()
+        var budget = TurnWrites.budget
+        var kept = 0  // pending[..<kept]: left for the next turn, in order
+        for index in pending.indices {
+            let connection = pending[index]
             guard case .socket(let wsi) = connection.sink else { continue }
+            if connection.lastReadTurn != turnWrites.turn {  // not one whose calls this turn answered
+                guard budget > 0 else {
+                    pending.swapAt(kept, index)
+                    kept += 1
+                    continue
+                }
+                budget -= 1
+            }
             // Turns since its last write: 0 or 1 is a stream.
             if connection.writesAtTurnEnd, turnWrites.turn &- connection.lastWriteTurn >= 2 {
                 if write(connection, to: wsi) < 0 { connection.cutOff() }
@@ -304,7 +318,9 @@ final class Sockets {
                 connection.writeWhenWritable()
             }
         }
-        turnWrites.giveBack(pending)
+        let carried = pending[..<kept]
+        turnWrites.giveBack(pending, carrying: carried)
+        return kept > 0
     }
 
     private func write(_ connection: Connection, to wsi: OpaquePointer) -> Int32 {

@@ -1,8 +1,16 @@
 /// The connections given frames during one turn of the service loop, to be
 /// written when the turn ends (`Sockets.writeAfterTurn`). A connection is
-/// listed at most once a turn (its `writableRequested`), so the list holds
-/// at most the service thread's connections. Owned by the service thread.
+/// listed at most once (its `writableRequested`) until it is written, so the
+/// list holds at most the service thread's connections. Those the turn read
+/// a message of are written at its end; of the others at most `budget` are,
+/// and the rest stay listed, in order, for the next turn's end: a push to a
+/// large audience (a room-state, a broadcast to 10,000) is written over
+/// several turns, with the answers to each turn's calls first, instead of
+/// holding up every call behind ~80 ms of writes. Owned by the service thread.
 final class TurnWrites {
+    /// At most this many connections written at the end of a turn beyond
+    /// those it read a message of (a turn's fan-out to 1,000 is one turn's).
+    static let budget = 1024
     var pending: [Connection] = []
     /// `Sockets.writeAfterTurn` is writing: a connection with bytes left after its
     /// write asks lws for a writable callback instead of waiting for the next turn.
@@ -20,9 +28,12 @@ final class TurnWrites {
         return list
     }
 
-    func giveBack(_ list: [Connection]) {
+    /// Gives back `list`'s storage and lists `carried` (connections not
+    /// written at this turn's end, in order) ahead of the next turn's.
+    func giveBack(_ list: [Connection], carrying carried: ArraySlice<Connection>) {
         var list = list
         list.removeAll(keepingCapacity: true)
         spare = list
+        pending.insert(contentsOf: carried, at: 0)
     }
 }
