@@ -215,7 +215,7 @@ package final class Connection: PeerEndpoint {
     /// `writeQueued` writes whole frames, and lws keeps the rest of one the
     /// kernel did not take, so the stream stays well-formed for the close frame.)
     private func dropQueue() {
-        outbound.removeAll(keepingFirst: false)
+        outbound.removeAll()
         queuedBytes = 0
     }
 
@@ -245,8 +245,7 @@ package final class Connection: PeerEndpoint {
 
     /// At the end of a turn, when `writesAtTurnEnd` is false: lws calls back once the socket is writable.
     func writeWhenWritable() {
-        guard case .socket(let wsi) = sink else { return }
-        writableRequested = true
+        guard case .socket(let wsi) = sink else { return }  // still `writableRequested` from its listing
         lws_callback_on_writable(wsi)
     }
 
@@ -391,7 +390,7 @@ extension Connection {
     /// Empties the queue the way `writeQueued` does once everything is
     /// written, without writing (harness only).
     package func discardQueuedForBenchmark() {
-        outbound.removeAll(keepingFirst: false)
+        outbound.removeAll()
         queuedBytes = 0
     }
 }

@@ -62,15 +62,14 @@ struct FrameQueue: ~Copyable {
         }
     }
 
-    /// Lets go of every frame but the oldest when `keepingFirst`, else all.
-    mutating func removeAll(keepingFirst: Bool) {
+    /// Lets go of every frame. (No frame is ever partly written by roomd, so
+    /// none needs to stay: `Connection.writeQueued` writes whole frames.)
+    mutating func removeAll() {
         guard count > 0 else { return }
-        let kept = keepingFirst ? 1 : 0
-        for offset in kept..<count { Self.letGo(slots.unsafelyUnwrapped[(head + offset) & (capacity - 1)]) }
-        if kept == 1 { slots.unsafelyUnwrapped[0] = slots.unsafelyUnwrapped[head] }
+        for offset in 0..<count { Self.letGo(slots.unsafelyUnwrapped[(head + offset) & (capacity - 1)]) }
         head = 0
-        count = kept
-        if count == 0, capacity > Self.keptCapacity { release() }
+        count = 0
+        if capacity > Self.keptCapacity { release() }
     }
 
     deinit {
