@@ -41,25 +41,22 @@ static void cws_io_fired(struct ev_loop *loop, ev_io *io, int revents) {
     struct cws_io *watcher = (struct cws_io *)io;
     watcher->callback(watcher->data);
 }
-static inline void *cws_io_start(void *loop, int fd, cws_io_callback callback, void *data) {
+static inline void *cws_io_start_events(void *loop, int fd, int events, cws_io_callback callback, void *data) {
     struct cws_io *watcher = (struct cws_io *)calloc(1, sizeof *watcher);
     if (!watcher) return NULL;
     watcher->callback = callback;
     watcher->data = data;
-    ev_io_init(&watcher->io, cws_io_fired, fd, EV_READ);
+    ev_io_init(&watcher->io, cws_io_fired, fd, events);
     ev_io_start((struct ev_loop *)loop, &watcher->io);
     return watcher;
+}
+static inline void *cws_io_start(void *loop, int fd, cws_io_callback callback, void *data) {
+    return cws_io_start_events(loop, fd, EV_READ, callback, data);
 }
 /* The same for a socket roomd writes itself (an answer the kernel did not
  * take whole, RequestHeads.swift): the callback runs when it is writable. */
 static inline void *cws_io_start_writable(void *loop, int fd, cws_io_callback callback, void *data) {
-    struct cws_io *watcher = (struct cws_io *)calloc(1, sizeof *watcher);
-    if (!watcher) return NULL;
-    watcher->callback = callback;
-    watcher->data = data;
-    ev_io_init(&watcher->io, cws_io_fired, fd, EV_WRITE);
-    ev_io_start((struct ev_loop *)loop, &watcher->io);
-    return watcher;
+    return cws_io_start_events(loop, fd, EV_WRITE, callback, data);
 }
 static inline void cws_io_stop(void *loop, void *watcher) {
     ev_io_stop((struct ev_loop *)loop, &((struct cws_io *)watcher)->io);
