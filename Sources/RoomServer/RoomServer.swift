@@ -531,7 +531,9 @@ public final class RoomServer: @unchecked Sendable {
             limit: options.template.settings.limits.maxMessageBytes
         ) {
         case .partial: break
-        case .complete(let message): router.inbound(message, on: connection)
+        case .complete(let message):
+            router.inbound(message, on: connection)
+            sockets.messageHandled()
         case .refused(_, let reason):
             // No more of its bytes are read (nor inflated: a compressed bomb stops at the limit).
             connection.pauseReading()

@@ -74,4 +74,32 @@ import Testing
             "every viewer, each broadcast once, in order"
         )
     }
+
+    /// A turn that reads many calls writes its callers' answers every
+    /// `TurnWrites.flushEvery` (64) calls it reads, not only when it ends
+    /// (Sockets.messageHandled; `roomd_turn_early_writes_total`). 40 viewers
+    /// each send 200 pings in one write, which lws reads in one go (64 KiB a
+    /// read): each gets its 200 answers once, in order.
+    @Test func aTurnThatReadsManyCallsAnswersEachOnceInOrderBeforeItEnds() async throws {
+        let daemon = try await Daemon.start(settings: #"{"limits":{"max_unjoined_per_address":4096}}"#)
+        let sockets = try await Crowd.viewers(daemon, "caller", count: 40)
+        let pings = (1...200).map { #"{"jsonrpc":"2.0","id":"p\#($0)","method":"ping"}"# }
+        let answered = await Crowd.each(sockets) { socket -> [String] in
+            guard (try? socket.sendTexts(pings)) != nil else { return [] }
+            var ids: [String] = []
+            while ids.count < pings.count, let frame = socket.readFrame(), frame.opcode != 8 {
+                if let message = try? JSON.parse(frame.payload), message["result"] != nil,
+                    let id = message["id"]?.stringValue
+                {
+                    ids.append(id)
+                }
+            }
+            return ids
+        }
+        let expected = (1...200).map { "p\($0)" }
+        #expect(answered.filter { $0 == expected }.count == sockets.count, "every caller, each answer once, in order")
+        let early = FeedTests.value("roomd_turn_early_writes_total", in: try await daemon.metricsText())
+        // A 200-call read on the room's node (over 3 nodes, a third of the callers) is answered in 4 writes.
+        #expect(early >= 3, "a 200-call read answered in parts before its turn ended")
+    }
 }

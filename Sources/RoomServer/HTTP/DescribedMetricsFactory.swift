@@ -53,6 +53,8 @@ struct DescribedMetricsFactory: MetricsFactory {
         "roomd_feed_cache_hits_total": "Audience feed answers served from the cache.",
         "roomd_feed_answered_directly_total":
             "Audience feed requests roomd read and answered itself on a kept connection, without libwebsockets.",
+        "roomd_turn_early_writes_total":
+            "Times a service loop turn wrote its callers' answers before it ended (every 64 calls it read: a backlog).",
         "roomd_feed_builds_refused_total": "Audience feed spans refused with 429 (builds a second used up).",
         "roomd_feed_seconds_encoded_total": "Seconds of feed records encoded into pieces.",
         "roomd_feed_cache_entries": "Entries in the audience feed's cache.",

@@ -59,6 +59,8 @@ final class ServerMetrics: Sendable {
     let feedCacheHits: Metrics.Counter
     /// Feed requests read and answered by roomd itself (RequestHeads.swift), not by libwebsockets.
     let feedAnsweredDirectly: Metrics.Counter
+    /// Writes of a long turn's callers before it ended (every 64 calls it read; Sockets.messageHandled).
+    let earlyWrites: Metrics.Counter
     /// Builds refused with 429 (`settings.feed.builds_per_second`, `caller_builds_per_second`).
     let feedBuildsRefused: Metrics.Counter
     /// Stored seconds encoded into pieces (each once while kept; bodies are assembled from them).
@@ -133,6 +135,7 @@ final class ServerMetrics: Sendable {
         feedBodiesBuilt = Metrics.Counter(label: "roomd_feed_bodies_built_total", factory: factory)
         feedCacheHits = Metrics.Counter(label: "roomd_feed_cache_hits_total", factory: factory)
         feedAnsweredDirectly = Metrics.Counter(label: "roomd_feed_answered_directly_total", factory: factory)
+        earlyWrites = Metrics.Counter(label: "roomd_turn_early_writes_total", factory: factory)
         feedBuildsRefused = Metrics.Counter(label: "roomd_feed_builds_refused_total", factory: factory)
         feedSecondsEncoded = Metrics.Counter(label: "roomd_feed_seconds_encoded_total", factory: factory)
         feedCacheEntries = Metrics.Gauge(label: "roomd_feed_cache_entries", factory: factory)

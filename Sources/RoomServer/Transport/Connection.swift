@@ -228,7 +228,11 @@ package final class Connection: PeerEndpoint {
         guard !writableRequested, case .socket(let wsi) = sink else { return }
         writableRequested = true
         if let turnWrites, !turnWrites.isWriting {
-            turnWrites.pending.append(self)
+            if lastReadTurn == turnWrites.turn {
+                turnWrites.callers.append(self)
+            } else {
+                turnWrites.pending.append(self)
+            }
         } else {
             lws_callback_on_writable(wsi)
         }

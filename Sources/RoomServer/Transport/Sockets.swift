@@ -287,13 +287,19 @@ final class Sockets {
     /// large fan-out): waiting for the writable callback, a turn later, it
     /// gathers more frames into one write (measured: writing a 1 → 1,000
     /// fan-out at the end of every turn cost 15 % more CPU per delivery at
-    /// 5,000 msg/s; `scripts/bench/levers.md`).
+    /// 5,000 msg/s; `scripts/bench/levers.md`). Not so a connection the turn
+    /// read a message of: when a backlog makes every turn long, every
+    /// caller was written in the turn before, and sending each one's answer
+    /// through lws' writable callback (two `epoll_ctl` calls and an event
+    /// per answer: 45,000 `epoll_ctl` a second at 50,000 calls/s) kept the
+    /// core full and the backlog from draining for seconds (levers.md).
     /// Returns whether connections were left listed for the next turn's end
     /// (over `TurnWrites.budget`): the loop must not wait for events then.
     @discardableResult
     func writeAfterTurn() -> Bool {
         thread.assertIsCurrent()
         defer { turnWrites.turn &+= 1 }
+        writeCallers()
         guard !turnWrites.pending.isEmpty else { return false }
         turnWrites.isWriting = true
         defer { turnWrites.isWriting = false }
@@ -303,7 +309,8 @@ final class Sockets {
         for index in pending.indices {
             let connection = pending[index]
             guard case .socket(let wsi) = connection.sink else { continue }
-            if connection.lastReadTurn != turnWrites.turn {  // not one whose calls this turn answered
+            let answered = connection.lastReadTurn == turnWrites.turn  // one whose calls this turn answered
+            if !answered {
                 guard budget > 0 else {
                     pending.swapAt(kept, index)
                     kept += 1
@@ -311,8 +318,9 @@ final class Sockets {
                 }
                 budget -= 1
             }
-            // Turns since its last write: 0 or 1 is a stream.
-            if connection.writesAtTurnEnd, turnWrites.turn &- connection.lastWriteTurn >= 2 {
+            // Turns since its last write: 0 or 1 is a stream, unless the turn
+            // read its calls (their answers never wait for a writable callback).
+            if connection.writesAtTurnEnd, answered || turnWrites.turn &- connection.lastWriteTurn >= 2 {
                 if write(connection, to: wsi) < 0 { connection.cutOff() }
             } else {
                 connection.writeWhenWritable()
@@ -321,6 +329,37 @@ final class Sockets {
         let carried = pending[..<kept]
         turnWrites.giveBack(pending, carrying: carried)
         return kept > 0
+    }
+
+    /// A message was read and handled: every `TurnWrites.flushEvery` of a
+    /// turn, the callers listed so far are written, while their sockets
+    /// and queues are still in the cache.
+    func messageHandled() {
+        thread.assertIsCurrent()
+        turnWrites.readSinceFlush += 1
+        if turnWrites.readSinceFlush >= TurnWrites.flushEvery, !turnWrites.callers.isEmpty {
+            metrics.earlyWrites.increment()
+            writeCallers()
+        }
+    }
+
+    /// Writes the listed callers (one write each), in the order listed; one
+    /// with nothing to write now (the kernel holds back earlier bytes, a
+    /// close is due) waits for lws' writable callback.
+    private func writeCallers() {
+        turnWrites.readSinceFlush = 0
+        guard !turnWrites.callers.isEmpty else { return }
+        turnWrites.isWriting = true
+        defer { turnWrites.isWriting = false }
+        for connection in turnWrites.callers {
+            guard case .socket(let wsi) = connection.sink else { continue }
+            if connection.writesAtTurnEnd {
+                if write(connection, to: wsi) < 0 { connection.cutOff() }
+            } else {
+                connection.writeWhenWritable()
+            }
+        }
+        turnWrites.callers.removeAll(keepingCapacity: true)
     }
 
     private func write(_ connection: Connection, to wsi: OpaquePointer) -> Int32 {
