@@ -134,6 +134,17 @@ import Testing
         let rest = try await http("GET", node, "/v2/active-rooms", token: try node.managementToken())
         #expect(rest.status == 503)
         #expect(rest.body["code"] == 5003, "\(rest.body)")
+        // A feed GET on a kept connection, which roomd reads and answers itself (not lws): 503 too.
+        let metrics = try await http("GET", node, "/metrics").body.stringValue ?? ""
+        let direct = FeedTests.value("roomd_feed_answered_directly_total", in: metrics)
+        let feed = try RawHTTPConnection(port: node.port)
+        let viewer = try node.token(room: "elsewhere", user: "v", role: "viewer")
+        feed.send(FeedDirectTests.get("/v2/rooms/elsewhere/feed?from=0&to=1", token: viewer))
+        let drained = try #require(await feed.exactAnswer(timeout: 10))
+        #expect(drained.head.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(drained.head)")
+        #expect(try JSON.parse(drained.body)["code"] == 5003)
+        let after = try await http("GET", node, "/metrics").body.stringValue ?? ""
+        #expect(FeedTests.value("roomd_feed_answered_directly_total", in: after) == direct + 1, "roomd's own path")
         #expect(node.process.isRunning, "held by the unanswered join")
         ghost.stop()  // counted out: the join is answered (nobody can take the room), then the drain ends
         #expect(await Self.exitStatus(of: node) == 0)

@@ -95,11 +95,13 @@ import Testing
         #expect(Date().timeIntervalSince(idleSince) >= 4.5, "not before its 5 s")
     }
 
-    @Test func anAnswerLargerThanTheSocketTakesReachesASlowReaderWholeWhileOthersAreServed() async throws {
+    /// A daemon whose room holds 2,000 chat messages of 4 KB over two
+    /// seconds, and the feed span of them: a body of ~8.6 MB, more than the
+    /// kernel takes at once; `whole` is lws' answer (cached on the node asked).
+    static func largeAnswer() async throws -> (daemon: Daemon, target: String, token: String, whole: String) {
         let daemon = try await FeedTests.daemon(
             settings: #"{"limits":{"messages_per_second":100000,"message_burst":100000}}"#
         )
-        // 2,000 chat messages of 4 KB over two seconds: a body of ~8.6 MB, more than the kernel takes at once.
         let host = try RawSocket(port: daemon.port, readTimeoutSeconds: 60)
         try host.sendText(TransportTests.join(try daemon.token(user: "host", role: "host")))
         _ = try #require(await host.readFrame())
@@ -119,8 +121,13 @@ import Testing
         try await TestModeTests.advanceAll(daemon, by: 1000)
         let token = try daemon.token(user: "v", role: "viewer")
         let target = "/v2/rooms/room-1/feed?from=\(Self.start + 1)&to=\(Self.start + 3)"
-        let whole = try feedRequest(daemon, target, token: token, close: true)  // lws' answer; cached on the node asked
+        let whole = try feedRequest(daemon, target, token: token, close: true)
         #expect(whole.status == 200 && whole.body.utf8.count > 8_000_000, "\(whole.body.utf8.count) bytes")
+        return (daemon, target, token, whole.body)
+    }
+
+    @Test func anAnswerLargerThanTheSocketTakesReachesASlowReaderWholeWhileOthersAreServed() async throws {
+        let (daemon, target, token, whole) = try await Self.largeAnswer()
         let before = try await Self.answered(daemon)
 
         let slow = try RawHTTPConnection(port: daemon.port, receiveBuffer: 4096)
@@ -134,10 +141,25 @@ import Testing
 
         let answer = try #require(await slow.exactAnswer(timeout: 60), "the whole answer")
         #expect(answer.head.hasPrefix("HTTP/1.1 200 OK\r\n"))
-        #expect(String(decoding: answer.body, as: UTF8.self) == whole.body, "every byte, in order")
+        #expect(String(decoding: answer.body, as: UTF8.self) == whole, "every byte, in order")
         // The connection goes on: its next request is answered too.
         slow.send(Self.get(target, token: nil))
         #expect(await slow.exactAnswer(timeout: 10)?.head.hasPrefix("HTTP/1.1 401") == true)
         #expect(try await Self.answered(daemon) == before + 3)
+    }
+
+    /// A reader that stops taking its answer halfway is closed once nothing
+    /// of it was sent for 10 s (`RequestHeads.timeoutMillis`, the 1-s sweep):
+    /// the rest of an answer never holds a socket, or its copy, for ever.
+    @Test func aReaderThatStopsTakingItsAnswerIsClosedAfterTenSecondsWithoutProgress() async throws {
+        let (daemon, target, token, whole) = try await Self.largeAnswer()
+        let stuck = try RawHTTPConnection(port: daemon.port, receiveBuffer: 4096)
+        stuck.send(Self.get(target, token: token))
+        try await Task.sleep(for: .seconds(12))  // nothing read: the kernel's buffers fill, then no progress
+        #expect(await stuck.closes(within: 10), "closed by roomd")
+        #expect(
+            stuck.buffered > 0 && stuck.buffered < whole.utf8.count,
+            "\(stuck.buffered) of \(whole.utf8.count) bytes"
+        )
     }
 }

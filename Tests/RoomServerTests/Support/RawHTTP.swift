@@ -156,8 +156,11 @@ final class RawHTTPConnection: @unchecked Sendable {
         }
     }
 
-    /// Whether the daemon closes the connection within `timeout` (nothing
-    /// more arriving meanwhile).
+    /// Bytes read and not yet taken as an answer.
+    var buffered: Int { pending.count }
+
+    /// Whether the daemon closes the connection within `timeout` (what
+    /// arrives meanwhile is kept: `buffered`).
     @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func closes(within timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
