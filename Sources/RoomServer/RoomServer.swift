@@ -256,7 +256,7 @@ public final class RoomServer: @unchecked Sendable {
         )
         if options.permessageDeflate { sockets.deflater = MessageDeflater(metrics: metrics) }
         http.countsParsedHeaders = !loop.readsRequestHeads
-        loop.answerFeed { [unowned self] request in router.answerFeedNow(request) }
+        loop.answerFeed { [unowned self] request, reply in router.answerFeed(request, reply: reply) }
         loop.wake()  // what was posted before the loop had a context to wake (`Inbox.post` wakes once)
         schedule.start(
             context: loop.context!,

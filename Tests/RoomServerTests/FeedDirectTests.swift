@@ -162,4 +162,36 @@ import Testing
             "\(stuck.buffered) of \(whole.utf8.count) bytes"
         )
     }
+
+    /// A span no node has cached asked of every node on a kept connection:
+    /// over 3 nodes, the nodes that are not the room's home forward it to
+    /// the home and answer on the connection roomd keeps (RestForwarder's
+    /// kept askers), caching it; the requests pipelined behind it wait and
+    /// are answered in order, by roomd too.
+    @Test func aSpanOnlyTheHomeBuildsIsAnsweredOnTheKeptConnectionInOrder() async throws {
+        let daemon = try await FeedTests.daemon()
+        let (host, _) = try await daemon.join("h", as: "host")
+        let token = try daemon.token(user: "v", role: "viewer")
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        _ = try await host.call("broadcast", ["info": ["message": "hi"]])
+        try await TestModeTests.advanceAll(daemon, by: 1000)
+        let target = "/v2/rooms/room-1/feed?from=\(Self.start + 1)&to=\(Self.start + 2)"
+        let before = try await Self.answered(daemon)
+        var bodies: [[UInt8]] = []
+        let ports = Crowd.ports(daemon)
+        for port in ports {
+            let kept = try RawHTTPConnection(port: port)
+            kept.send(Self.get(target, token: token) + Self.get(target, token: token) + Self.get(target, token: nil))
+            let first = try #require(await kept.exactAnswer(timeout: 10), "port \(port)")
+            #expect(first.head.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(first.head)")
+            #expect(String(decoding: first.body, as: UTF8.self).contains("hi"), "the broadcast is in the span")
+            let second = try #require(await kept.exactAnswer(timeout: 10))
+            #expect(second.head == first.head && second.body == first.body, "the same answer, after the first")
+            let refused = try #require(await kept.exactAnswer(timeout: 10))
+            #expect(refused.head.hasPrefix("HTTP/1.1 401 Unauthorized\r\n"), "\(refused.head)")
+            bodies.append(first.body)
+        }
+        #expect(Set(bodies).count == 1, "every node answers the same span")
+        #expect(try await Self.answered(daemon) == before + 3 * ports.count, "all of them by roomd itself")
+    }
 }

@@ -186,9 +186,9 @@ final class ClusterRouter: Router {
 
     func httpClosed(_ wsi: OpaquePointer) { rest.httpClosed(wsi) }
 
-    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? {
+    func answerFeed(_ request: HTTPRequest, reply: @escaping (HTTPResponse) -> Void) -> FeedAnswer {
         thread.assertIsCurrent()
-        return drainState != nil ? Self.draining : rest.answerFeedNow(request)
+        return drainState != nil ? .now(Self.draining) : rest.answerFeed(request, reply: reply)
     }
 
     func receive(_ input: ClusterInput) {

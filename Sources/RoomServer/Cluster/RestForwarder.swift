@@ -16,8 +16,14 @@ final class RestForwarder {
     private let rest: RestAPI
     private let feed: RestFeed
     private let http: HTTPExchange
+    /// Where a forwarded request's answer goes: an HTTP connection of lws,
+    /// or one roomd keeps itself (RequestHeads.swift).
+    private enum Asker {
+        case lws(OpaquePointer)
+        case kept((HTTPResponse) -> Void)
+    }
     /// HTTP requests waiting for the bus, by serial (a feed request with its checked span).
-    private var pending: [Int: (wsi: OpaquePointer, request: HTTPRequest, feed: RestFeed.Query?)] = [:]
+    private var pending: [Int: (asker: Asker, request: HTTPRequest, feed: RestFeed.Query?)] = [:]
     private var nextSerial = 0
 
     init(
@@ -52,7 +58,7 @@ final class RestForwarder {
                 !homes.isHome(of: room), registry.room(room) == nil
             else { return false }
             nextSerial += 1
-            pending[nextSerial] = (wsi, request, nil)
+            pending[nextSerial] = (.lws(wsi), request, nil)
             http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
             jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial, claim: true)
             return true
@@ -62,7 +68,7 @@ final class RestForwarder {
         if !isList, room.rawValue.isEmpty || homes.isHome(of: room) || registry.room(room) != nil { return false }
         if isList, request.method != .get || status.alive.count <= 1 { return false }
         nextSerial += 1
-        pending[nextSerial] = (wsi, request, nil)
+        pending[nextSerial] = (.lws(wsi), request, nil)
         http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
         if isList {
             jobs.gatherList(ForwardedHTTP.encode(request), serial: nextSerial)
@@ -87,22 +93,29 @@ final class RestForwarder {
             _ = http.respond(wsi, feed.build(query))
             return true
         }
-        let room = query.key.room
         nextSerial += 1
-        pending[nextSerial] = (wsi, request, query)
+        pending[nextSerial] = (.lws(wsi), request, query)
         http.wait(wsi, seconds: Int(cluster.config.requestTimeoutMillis / 1000) + 5)
-        jobs.forward(ForwardedHTTP.encode(request), room: room, serial: nextSerial)
+        jobs.forward(ForwardedHTTP.encode(request), room: query.key.room, serial: nextSerial)
         return true
     }
 
-    /// A feed request read by roomd itself (Router.answerFeedNow): answered
-    /// here unless its body must come from the room's home.
-    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? {
+    /// A feed request read by roomd itself (Router.answerFeed): answered
+    /// here, or, when its body must come from the room's home, forwarded as
+    /// `takesOverFeed` forwards lws' requests, the answer (cached here too)
+    /// going to `reply`.
+    func answerFeed(_ request: HTTPRequest, reply: @escaping (HTTPResponse) -> Void) -> FeedAnswer {
         thread.assertIsCurrent()
+        let query: RestFeed.Query
         switch feed.prepare(request) {
-        case .answer(let response): return response
-        case .build(let query): return needsHome(query) ? nil : feed.build(query)
+        case .answer(let response): return .now(response)
+        case .build(let checked): query = checked
         }
+        guard needsHome(query) else { return .now(feed.build(query)) }
+        nextSerial += 1
+        pending[nextSerial] = (.kept(reply), request, query)
+        jobs.forward(ForwardedHTTP.encode(request), room: query.key.room, serial: nextSerial)
+        return .later
     }
 
     /// Whether only the room's home (another node) can build this span.
@@ -115,14 +128,20 @@ final class RestForwarder {
     /// The HTTP connection closed before its answer came.
     func httpClosed(_ wsi: OpaquePointer) {
         thread.assertIsCurrent()
-        for (serial, waiting) in pending where waiting.wsi == wsi { pending.removeValue(forKey: serial) }
+        for (serial, waiting) in pending {
+            if case .lws(let asker) = waiting.asker, asker == wsi { pending.removeValue(forKey: serial) }
+        }
     }
 
     /// The answer of the room's home.
     func finish(_ serial: Int, _ response: HTTPResponse) {
         thread.assertIsCurrent()
         guard let waiting = pending.removeValue(forKey: serial) else { return }
-        _ = http.respond(waiting.wsi, waiting.feed.map { feed.keep($0, response) } ?? response)
+        let response = waiting.feed.map { feed.keep($0, response) } ?? response
+        switch waiting.asker {
+        case .lws(let wsi): _ = http.respond(wsi, response)
+        case .kept(let reply): reply(response)
+        }
     }
 
     /// The room has no home elsewhere: answered here.

@@ -12,6 +12,14 @@ import RoomCluster
 ///
 /// Its service thread's only: `LocalRouter` hands everything to components
 /// that check it (debug builds), `ClusterRouter` checks it itself.
+/// A feed request's answer (`Router.answerFeed`).
+enum FeedAnswer {
+    /// Here and now: a cached span, a span this node builds, an error.
+    case now(HTTPResponse)
+    /// From the room's home: the router calls `reply` with it.
+    case later
+}
+
 protocol Router: AnyObject {
     /// A complete message from a client of this node.
     func inbound(_ message: [UInt8], on connection: Connection)
@@ -23,10 +31,10 @@ protocol Router: AnyObject {
     /// An HTTP connection closed (maybe before its answer came).
     func httpClosed(_ wsi: OpaquePointer)
     /// A feed request roomd read itself on a connection it keeps
-    /// (RequestHeads.swift): its answer now, or nil when only another node
-    /// can answer it (then the request goes to lws with its socket, and
-    /// `serve` forwards it).
-    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse?
+    /// (RequestHeads.swift): its answer now, or `.later` when only the
+    /// room's home (another node) can build it; then `reply` gets the
+    /// answer on this thread once the home sends it (or the bus fails).
+    func answerFeed(_ request: HTTPRequest, reply: @escaping (HTTPResponse) -> Void) -> FeedAnswer
     /// Something the cluster's threads posted to the inbox.
     func receive(_ input: ClusterInput)
     /// The end of one turn of the loop: what it queued for other nodes leaves.
@@ -69,7 +77,9 @@ final class LocalRouter: Router {
     func connectionClosed(_ connection: Connection) {}
     func serve(_ request: HTTPRequest, on wsi: OpaquePointer) -> Int32 { http.respond(wsi, routes.route(request)) }
     func httpClosed(_ wsi: OpaquePointer) {}
-    func answerFeedNow(_ request: HTTPRequest) -> HTTPResponse? { routes.feed.handle(request) }
+    func answerFeed(_ request: HTTPRequest, reply: @escaping (HTTPResponse) -> Void) -> FeedAnswer {
+        .now(routes.feed.handle(request))
+    }
     func receive(_ input: ClusterInput) {}
     func flush() {}
     func tick(now: Int64) {}

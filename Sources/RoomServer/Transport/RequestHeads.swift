@@ -57,6 +57,9 @@ final class RequestHeads {
         var lingering = false
         /// roomd answered a request of it and waits for the next one.
         var kept = false
+        /// Its request went to the room's home (another node): no head is
+        /// read until the answer is sent, so pipelined requests keep their order.
+        var awaiting = false
         /// The end of an answer the kernel did not take yet (from `unsentOffset`).
         var unsent: [UInt8] = []
         var unsentOffset = 0
@@ -95,9 +98,9 @@ final class RequestHeads {
     private let metrics: ServerMetrics
     /// Hands a socket whose head is fine to lws.
     private let handOver: (Int32, Arrival) -> Void
-    /// The answer to a feed request read here, if the router has it now
-    /// (`Router.answerFeedNow`); nil: lws serves the request.
-    var answerFeed: ((HTTPRequest) -> HTTPResponse?)?
+    /// The answer to a feed request read here (`Router.answerFeed`): now, or
+    /// later through the closure it is given.
+    var answerFeed: ((HTTPRequest, @escaping (HTTPResponse) -> Void) -> FeedAnswer)?
 
     init(
         thread: ServiceThread,
@@ -146,7 +149,8 @@ final class RequestHeads {
 
     private func limit(of entry: Waiting) -> Int64 {
         if entry.lingering { return Self.lingerMillis }
-        return entry.kept && entry.unsent.isEmpty ? HTTPExchange.keepAliveIdleMillis : Self.timeoutMillis
+        return entry.kept && entry.unsent.isEmpty && !entry.awaiting
+            ? HTTPExchange.keepAliveIdleMillis : Self.timeoutMillis
     }
 
     fileprivate func readable(_ entry: Waiting) {
@@ -187,16 +191,16 @@ final class RequestHeads {
     }
 
     /// Answers the complete head at the start of `scratch` (of the `peeked`
-    /// bytes) here, if it is a feed request the router can answer now: the
-    /// head is consumed, the answer sent, and the socket waits for its next
-    /// head. False: nothing was consumed (lws serves it).
+    /// bytes) here, if it is a feed request: the head is consumed, the
+    /// answer sent (now, or once the room's home sent it: `awaiting`), and
+    /// the socket waits for its next head. False: nothing was consumed (lws
+    /// serves it).
     private func answer(_ entry: Waiting, headOf peeked: Int) -> Bool {
         guard let answerFeed, !entry.lingering,
             let length = scratch.withUnsafeBytes({ Self.endOfHead(UnsafeRawBufferPointer(rebasing: $0[..<peeked])) }),
             let request = scratch.withUnsafeBytes({
                 FeedRequestHead.parse(UnsafeRawBufferPointer(rebasing: $0[..<length]), socket: entry.fd)
-            }),
-            let response = answerFeed(request)
+            })
         else { return false }
         let consumed = scratch.withUnsafeMutableBytes { recv(entry.fd, $0.baseAddress, length, Int32(MSG_DONTWAIT)) }
         guard consumed == length else {
@@ -204,6 +208,29 @@ final class RequestHeads {
             return true
         }
         metrics.feedAnsweredDirectly.increment()
+        entry.awaiting = true
+        let answer = answerFeed(request) { [weak self, weak entry] response in
+            // Not if it was dropped meanwhile (its 10 s passed, or room was made).
+            guard let self, let entry, entry.awaiting else { return }
+            self.deliver(response, to: entry)
+        }
+        switch answer {
+        case .now(let response):
+            deliver(response, to: entry)
+        case .later:
+            guard entry.awaiting else { return true }  // answered already
+            stopWatching(entry)
+            entry.since = monotonicMillis()
+            waiting[entry.fd] = entry
+        }
+        return true
+    }
+
+    /// Sends an answer (what the kernel does not take, once the socket is
+    /// writable); then the socket waits for its next head.
+    private func deliver(_ response: HTTPResponse, to entry: Waiting) {
+        thread.assertIsCurrent()
+        entry.awaiting = false
         let bytes = response.keptAliveBytes
         let sent = bytes.withUnsafeBytes {
             send(entry.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
@@ -213,13 +240,9 @@ final class RequestHeads {
         entry.since = now
         entry.kept = true
         entry.arrival = sockets.unjoined.progressed(entry.arrival, at: now)
-        if sent == bytes.count {
-            watch(entry, lowWatermark: 1)
-            return true
-        }
+        if sent == bytes.count { return watch(entry, lowWatermark: 1) }
         guard sent >= 0 || failure == EAGAIN || failure == EWOULDBLOCK || failure == EINTR else {
-            drop(entry)
-            return true
+            return drop(entry)
         }
         // The kernel took part of it: the rest goes when the socket is writable; no head is read meanwhile.
         entry.unsent = bytes
@@ -233,7 +256,6 @@ final class RequestHeads {
             Unmanaged.passUnretained(entry).toOpaque()
         )
         if entry.writer == nil { drop(entry) }
-        return true
     }
 
     /// The socket of an answer not sent whole is writable: more of it goes;
@@ -317,6 +339,7 @@ final class RequestHeads {
 
     /// Closes the socket: the client gave up, took too long, or made room.
     private func drop(_ entry: Waiting) {
+        entry.awaiting = false
         stopWatching(entry)
         stopWriting(entry)
         waiting.removeValue(forKey: entry.fd)

@@ -196,9 +196,11 @@ final class ServiceLoop {
     /// head over 8 KiB is answered 431 whatever its headers (RequestHeads.swift).
     var readsRequestHeads: Bool { heads != nil }
 
-    /// The answer to a feed request roomd read itself, if the router has it
-    /// now (RequestHeads.swift); set once the router is known.
-    func answerFeed(with answer: @escaping (HTTPRequest) -> HTTPResponse?) { heads?.answerFeed = answer }
+    /// The answer to a feed request roomd read itself (RequestHeads.swift,
+    /// `Router.answerFeed`); set once the router is known.
+    func answerFeed(with answer: @escaping (HTTPRequest, @escaping (HTTPResponse) -> Void) -> FeedAnswer) {
+        heads?.answerFeed = answer
+    }
 
     /// Once a second: request heads that took too long are closed.
     func expireRequestHeads(now: Int64) { heads?.expire(now: now) }
