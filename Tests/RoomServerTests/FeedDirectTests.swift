@@ -23,14 +23,21 @@ import Testing
         FeedTests.value("roomd_feed_answered_directly_total", in: try await daemon.metricsText())
     }
 
-    @Test func aKeptConnectionGetsLibwebsocketsBytesAndHandsOverWhatRoomdDoesNotAnswer() async throws {
+    /// A daemon whose room's host broadcast "hi", a viewer's token, and the
+    /// feed span (one second) that holds the broadcast.
+    static func spanWithABroadcast() async throws -> (Daemon, RoomClient, String, String) {
         let daemon = try await FeedTests.daemon()
         let (host, _) = try await daemon.join("h", as: "host")
         let token = try daemon.token(user: "v", role: "viewer")
         try await TestModeTests.advanceAll(daemon, by: 1000)
         _ = try await host.call("broadcast", ["info": ["message": "hi"]])
         try await TestModeTests.advanceAll(daemon, by: 1000)
-        let target = "/v2/rooms/room-1/feed?from=\(Self.start + 1)&to=\(Self.start + 2)"
+        return (daemon, host, token, "/v2/rooms/room-1/feed?from=\(Self.start + 1)&to=\(Self.start + 2)")
+    }
+
+    @Test func aKeptConnectionGetsLibwebsocketsBytesAndHandsOverWhatRoomdDoesNotAnswer() async throws {
+        let (daemon, host, token, target) = try await Self.spanWithABroadcast()
+        defer { _ = host }  // the room lives on
         // `Connection: close` goes to libwebsockets (and caches the span on the node asked).
         let (lws, closed) = try await rawExchange(
             port: daemon.port,
@@ -169,13 +176,8 @@ import Testing
     /// kept askers), caching it; the requests pipelined behind it wait and
     /// are answered in order, by roomd too.
     @Test func aSpanOnlyTheHomeBuildsIsAnsweredOnTheKeptConnectionInOrder() async throws {
-        let daemon = try await FeedTests.daemon()
-        let (host, _) = try await daemon.join("h", as: "host")
-        let token = try daemon.token(user: "v", role: "viewer")
-        try await TestModeTests.advanceAll(daemon, by: 1000)
-        _ = try await host.call("broadcast", ["info": ["message": "hi"]])
-        try await TestModeTests.advanceAll(daemon, by: 1000)
-        let target = "/v2/rooms/room-1/feed?from=\(Self.start + 1)&to=\(Self.start + 2)"
+        let (daemon, host, token, target) = try await Self.spanWithABroadcast()
+        defer { _ = host }  // the room lives on
         let before = try await Self.answered(daemon)
         var bodies: [[UInt8]] = []
         let ports = Crowd.ports(daemon)
