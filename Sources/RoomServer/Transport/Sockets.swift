@@ -320,11 +320,7 @@ final class Sockets {
             }
             // Turns since its last write: 0 or 1 is a stream, unless the turn
             // read its calls (their answers never wait for a writable callback).
-            if connection.writesAtTurnEnd, answered || turnWrites.turn &- connection.lastWriteTurn >= 2 {
-                if write(connection, to: wsi) < 0 { connection.cutOff() }
-            } else {
-                connection.writeWhenWritable()
-            }
+            writeOrWait(connection, to: wsi, now: answered || turnWrites.turn &- connection.lastWriteTurn >= 2)
         }
         let carried = pending[..<kept]
         turnWrites.giveBack(pending, carrying: carried)
@@ -337,10 +333,11 @@ final class Sockets {
     func messageHandled() {
         thread.assertIsCurrent()
         turnWrites.readSinceFlush += 1
-        if turnWrites.readSinceFlush >= TurnWrites.flushEvery, !turnWrites.callers.isEmpty {
-            metrics.earlyWrites.increment()
-            writeCallers()
-        }
+        guard turnWrites.readSinceFlush >= TurnWrites.flushEvery else { return }
+        turnWrites.readSinceFlush = 0  // also when no caller is listed: the next flush is 64 messages on
+        guard !turnWrites.callers.isEmpty else { return }
+        metrics.earlyWrites.increment()
+        writeCallers()
     }
 
     /// Writes the listed callers (one write each), in the order listed; one
@@ -353,13 +350,20 @@ final class Sockets {
         defer { turnWrites.isWriting = false }
         for connection in turnWrites.callers {
             guard case .socket(let wsi) = connection.sink else { continue }
-            if connection.writesAtTurnEnd {
-                if write(connection, to: wsi) < 0 { connection.cutOff() }
-            } else {
-                connection.writeWhenWritable()
-            }
+            writeOrWait(connection, to: wsi, now: true)
         }
         turnWrites.callers.removeAll(keepingCapacity: true)
+    }
+
+    /// One write of `connection` now when `now` and it has something to write
+    /// at a turn's end; otherwise (a stream, the kernel holding back earlier
+    /// bytes, a close due) it waits for lws' writable callback.
+    private func writeOrWait(_ connection: Connection, to wsi: OpaquePointer, now: Bool) {
+        if now, connection.writesAtTurnEnd {
+            if write(connection, to: wsi) < 0 { connection.cutOff() }
+        } else {
+            connection.writeWhenWritable()
+        }
     }
 
     private func write(_ connection: Connection, to wsi: OpaquePointer) -> Int32 {
