@@ -10,8 +10,9 @@
 #                               perf profile of roomd during one scenario (scripts/bench/profile.sh)
 #   scripts/bench/ab.sh A B     one lever: two roomd builds on the fan-out, runs alternating
 #
-# The full set takes about 38 minutes on the 2-core machine (fan-out ladders
-# stop at the first rate not held, and start no new rate 14 min into the run: ≤ 33 min).
+# The full set takes about 60 minutes on the 2-core machine (52 min at 55046fd
+# before (b′) joined it, ~7 min; fan-out ladders stop at the first rate not held,
+# and start no new rate 14 min into the run).
 #
 # Method: every load step lasts STEP_S (10) seconds against a fresh server
 # started for that step alone; every step runs RUNS (3) times; the report
@@ -20,6 +21,7 @@
 #
 # Environment (defaults in brackets; QUICK=1 changes the ones marked *):
 #   BUILD_DIR [.build/release]  OUT [docs/BENCHMARKS.md]  KEEP=1 keeps the work directory
+#   NOTE [none]                 a file whose text heads the report as a quote: the runner's words on what is new
 #   ROOMD_ARGS []               extra flags for every roomd started (scripts/bench/ab.sh compares two settings)
 #   PIN [0]                     1: servers on CPU 0, roombench on CPU 1 (one core each) instead of sharing both
 #   RUNS* [3]  STEP_S* [10]  DRAIN_S [3]   runs per step, seconds of load per step, seconds to drain
@@ -32,6 +34,8 @@
 #   FANOUT_BUDGET_S [840]       (b) no new ladder rate after this many seconds since the start (keeps the run ≤ 35 min)
 #   MIRROR_RATES* [100,200]     (b) the lws mirror (floor)
 #   OVERLOAD_S* [30]  OVERLOAD_FACTORS [1.5,2]   (b) roomd above its knee
+#   DEFLATE_RATES [(b)'s knee, the ladder's rate below it and two above]  DEFLATE_RSS_N* [2000]   (b′) the fan-out plain
+#                               and with permessage-deflate alternating, every rate; RSS per compressing connection
 #   ROOMSTATE_NS* [2000,5000,10000,19000]        (a) N viewers joining one room: room-state bytes, joins/s
 #   IDLE_NS* [1000,10000,19000] IDLE_WINDOW* [25] PROBE_JOINS [100]   (d) idle CPU, RSS/peer, one more join
 #   ROOMS* [1000] PER_ROOM [10]                  (c) many rooms, 1 msg/s per peer
@@ -55,7 +59,7 @@
 #   HOOK_MODES ["answer timeout"] (r) the rows to run: answer (every hook answers), timeout (room-0's never does)
 #   HOOK_DELAY_MS [5]           (r) hooks: (c)'s rooms with every broadcast through a hook answering in this
 #                               many ms, then with room-0's hook never answering (timeout_ms 1000)
-#   SECTIONS [storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
+#   SECTIONS [storm,fanout,overload,deflate,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
 #                               (profile: perf on roomd during a fan-out at its knee and the largest idle
 #                               step; skipped without perf)
@@ -75,7 +79,7 @@ if [ "$QUICK" = 1 ]; then
     : "${SPEAKER_WINDOW:=3}" "${SPEAKER_QUIET:=3}" "${TAP_PEERS:=2000}" "${TAP_S:=5}"
     : "${HISTORY_PEERS:=2000}" "${QA_PEERS:=2000}" "${STAGE_PEERS:=2000}" "${SYNTH_PEERS:=2000}" "${SYNTH_S:=3}" "${CLUSTER_RATE:=200}" "${OUT:=/tmp/BENCHMARKS.quick.md}"
     : "${FEED_VIEWERS:=2000}" "${FEED_S:=5}" "${FEED_CONNS:=8,32}" "${FEED_PEER_NS:=100,2000}"
-    : "${CLEAR_COUNTS:=20000}"
+    : "${CLEAR_COUNTS:=20000}" "${DEFLATE_RSS_N:=200}"
 fi
 OUT=${OUT:-docs/BENCHMARKS.md}
 RUNS=${RUNS:-3}
@@ -94,6 +98,8 @@ FANOUT_BUDGET_S=${FANOUT_BUDGET_S:-840}
 MIRROR_RATES=${MIRROR_RATES:-100,200}
 OVERLOAD_S=${OVERLOAD_S:-30}
 OVERLOAD_FACTORS=${OVERLOAD_FACTORS:-1.5,2}
+DEFLATE_RATES=${DEFLATE_RATES:-}
+DEFLATE_RSS_N=${DEFLATE_RSS_N:-2000}
 ROOMSTATE_NS=${ROOMSTATE_NS:-2000,5000,10000,19000}
 IDLE_NS=${IDLE_NS:-1000,10000,19000}
 IDLE_WINDOW=${IDLE_WINDOW:-25}
@@ -143,7 +149,7 @@ SYNTH_RATES=${SYNTH_RATES:-20,5}
 SYNTH_S=${SYNTH_S:-10}
 HOOK_DELAY_MS=${HOOK_DELAY_MS:-5}
 HOOK_ROOMS=${HOOK_ROOMS:-500}
-SECTIONS=${SECTIONS:-storm,fanout,overload,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
+SECTIONS=${SECTIONS:-storm,fanout,overload,deflate,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro}
 
 # shellcheck source=scripts/bench/lib.sh
 . scripts/bench/lib.sh
@@ -183,6 +189,7 @@ has() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 has storm && section_storm
 has fanout && section_fanout
 has overload && section_overload
+has deflate && section_deflate
 has threads && section_threads
 has profile && section_profile
 has rooms && section_rooms
@@ -208,6 +215,7 @@ LWS_VERSION=$(dpkg-query -W -f='${Version}' libwebsockets-dev 2>/dev/null || pkg
 VERSIONS="$("$ROOMD" --version 2>/dev/null | head -1); nats-server $("$NATS_SERVER" --version 2>/dev/null | sed 's/^nats-server: //'); libwebsockets $LWS_VERSION; $(swift --version 2>/dev/null | head -1)"
 python3 "$REPORT_PY" render --results "$RESULTS" --commands "$COMMANDS" --out "$OUT" \
     --elapsed "$ELAPSED" --load "$LOAD" --revision "$REVISION" --versions "$VERSIONS" \
-    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK" --profile-dir "$WORK/profile" --pinned "${PIN:-0}"
+    --runs "$RUNS" --step-s "$STEP_S" --quick "$QUICK" --profile-dir "$WORK/profile" --pinned "${PIN:-0}" \
+    --note "${NOTE:-}"
 [ "${KEEP:-0}" = 1 ] && cp "$RESULTS" "$WORK/results.kept.jsonl"
 log "done in ${ELAPSED}s: $OUT"

@@ -69,7 +69,8 @@ struct Micro: ParsableCommand {
     static let allCases = [
         "decode-broadcast", "decode-join", "encode-broadcast", "encode-peer-join", "encode-poll-stats",
         "fanout-enqueue",
-        "fanout-dispatch", "word-filter", "deflate-broadcast", "deflate-chat",
+        "fanout-dispatch", "word-filter", "deflate-broadcast", "deflate-chat", "deflate-reactions",
+        "deflate-questions",
     ]
 
     static func caseNames(_ selection: String) throws -> [String] {
@@ -82,7 +83,7 @@ struct Micro: ParsableCommand {
                 case "encode": ["encode-broadcast", "encode-peer-join", "encode-poll-stats"]
                 case "fanout": ["fanout-enqueue", "fanout-dispatch"]
                 case "moderation": ["word-filter"]
-                case "deflate": ["deflate-broadcast", "deflate-chat"]
+                case "deflate": ["deflate-broadcast", "deflate-chat", "deflate-reactions", "deflate-questions"]
                 default: allCases.contains(item) ? [item] : []
                 }
             guard !group.isEmpty else {
@@ -102,7 +103,11 @@ struct Micro: ParsableCommand {
             throw ValidationError("\(config): \(error)")
         }
         let needsRoom = names.contains {
-            !["decode-broadcast", "decode-join", "word-filter", "deflate-chat"].contains($0)
+            ![
+                "decode-broadcast", "decode-join", "word-filter", "deflate-chat", "deflate-reactions",
+                "deflate-questions",
+            ]
+            .contains($0)
         }
         let needsQueues = names.contains { $0.hasPrefix("fanout") }
         let fixture = try MicroFixture(template: template, recipients: needsQueues ? recipients : 1, room: needsRoom)
@@ -137,6 +142,7 @@ struct Micro: ParsableCommand {
         record.set("ns_per_op_min", perOp[0], digits: 1)
         record.set("ns_per_op_max", perOp[perOp.count - 1], digits: 1)
         record.set("bytes", benchCase.bytes)
+        if let deflated = benchCase.deflatedBytes { record.set("deflated_bytes", deflated) }
         if let fanout = benchCase.recipients { record.set("recipients", fanout) }
         print(
             "micro \(benchCase.name.padding(toLength: 17, withPad: " ", startingAt: 0))"
@@ -157,6 +163,8 @@ struct MicroCase {
     /// Size of the input (decode) or of the frame (encode, fan-out).
     var bytes: Int
     var recipients: Int?
+    /// The compressed frame's size (the deflate cases): what each recipient that negotiated permessage-deflate gets.
+    var deflatedBytes: Int?
     var op: () -> Void
 }
 
@@ -294,13 +302,43 @@ final class MicroFixture {
         + #""info":{"message":"Welcome back everyone! Tonight's guest joins us in five minutes, stay tuned.","#
         + #""type":"chat"}}}"#
 
+    /// An `on-reactions` of a show's tick: four counts, one of them the viewer's own.
+    static let reactionsPush =
+        #"{"jsonrpc":"2.0","method":"on-reactions","params":{"counts":[{"target":"stream","type":"clap","total":1284},"#
+        + #"{"target":"stream","type":"love","total":907,"mine":3},{"target":"stream","type":"fire","total":355},"#
+        + #"{"target":"eb0354df4a45b34edf0f9924a3016430","type":"laugh","total":48}]}}"#
+
+    /// An `on-questions` of a tick in a busy Q&A: four questions changed (WireGoldens' shape).
+    static let questionsPush: String = {
+        let texts = [
+            "When is the break? I joined late and want to catch the second half.",
+            "Will the guest talk about the new album or only about the tour?",
+            "Can you share the link to the charity stream from last week, please?",
+            "How do I get on stage? I raised my hand twice but nothing happened.",
+        ]
+        let changed = texts.enumerated().map { index, text in
+            #"{"question_id":"e70cd6df5d49ce30f5d81f333a1fb9e\#(index)","text":"\#(text)","asked_by":"#
+                + #"{"peer_id":"77cbc4a133c2d0f653fcd6513d02bef\#(index)","role":"viewer","#
+                + #""info":{"name":"viewer \#(index + 17)","user_id":"u\#(index + 17)"}},"asked_at":17637000\#(index)1000,"#
+                + #""up":\#(12 + index * 7),"down":\#(index),"score":\#(12 + index * 6),"state":"open","pinned":false}"#
+        }
+        return #"{"jsonrpc":"2.0","method":"on-questions","params":{"changed":["# + changed.joined(separator: ",")
+            + #"],"removed":[]}}"#
+    }()
+
     /// MessageDeflater's work for one push of `frame`.
     static func deflateCase(_ name: String, _ what: String, _ frame: Frame) -> MicroCase {
         let payload = frame.textPayload
         let deflater = MessageDeflater()!
-        return MicroCase(name: name, what: "MessageDeflater: " + what, bytes: frame.count) {
+        let deflated = deflater.frame(of: payload, plainCount: frame.count)?.count ?? frame.count
+        return MicroCase(name: name, what: "MessageDeflater: " + what, bytes: frame.count, deflatedBytes: deflated) {
             microSink &+= deflater.frame(of: payload, plainCount: frame.count)?.count ?? 0
         }
+    }
+
+    /// A text frame of `text`, as the encoder leaves it (header room in front).
+    static func textFrame(_ text: String) -> Frame {
+        Frame(reservedPayload: [UInt8](repeating: 0, count: Frame.headerRoom) + Array(text.utf8))
     }
 
     func benchCase(_ name: String) -> MicroCase {
@@ -394,13 +432,22 @@ final class MicroFixture {
                 self.frame!
             )
         case "deflate-chat":
-            let frame = Frame(
-                reservedPayload: [UInt8](repeating: 0, count: Frame.headerRoom) + Array(Self.chatPush.utf8)
-            )
             return Self.deflateCase(
                 name,
                 "an `on-broadcast` with a 72-character chat line compressed (once per push)",
-                frame
+                Self.textFrame(Self.chatPush)
+            )
+        case "deflate-reactions":
+            return Self.deflateCase(
+                name,
+                "an `on-reactions` with 4 counts compressed (once per tick)",
+                Self.textFrame(Self.reactionsPush)
+            )
+        case "deflate-questions":
+            return Self.deflateCase(
+                name,
+                "an `on-questions` with 4 changed questions compressed (once per tick)",
+                Self.textFrame(Self.questionsPush)
             )
         default:
             preconditionFailure("unknown case \(name)")

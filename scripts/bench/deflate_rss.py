@@ -1,6 +1,6 @@
-"""RSS per compressing connection (issue 37, docs/BENCHMARKS.md (b′)): a probe, run by hand.
+"""RSS per compressing connection (issue 37, docs/BENCHMARKS.md (b′)): `make bench` runs it.
 
-    deflate_rss.py URL SECRET_FILE ROOMD_PID N deflate|none
+    deflate_rss.py URL SECRET_FILE ROOMD_PID N deflate|none [--json FILE]
 
 N Python `websockets` clients (the test venv's; with `deflate` they negotiate permessage-deflate
 and compress every message they send, as browsers do), each joining a room of its own as a
@@ -17,7 +17,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from roomd.token import TokenMinter
 import websockets
 
-url, secret_file, pid, n, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+args = sys.argv[1:]
+json_out = None
+if "--json" in args:
+    at = args.index("--json")
+    json_out = args[at + 1]
+    del args[at:at + 2]
+url, secret_file, pid, n, mode = args[0], args[1], int(args[2]), int(args[3]), args[4]
 secret = open(secret_file).read().strip()
 minter = TokenMinter(secret)
 
@@ -52,6 +58,10 @@ async def main():
     await asyncio.sleep(2)
     after = rss()
     print(f"{mode}: {n} connections, roomd RSS {before/2**20:.1f} -> {after/2**20:.1f} MiB, {(after-before)/n:.0f} B per connection")
+    if json_out:
+        with open(json_out, "a") as f:
+            f.write(json.dumps({"scenario": "deflate-rss", "mode": mode, "connections": n, "rss_before": before,
+                                "rss_after": after, "bytes_per_connection": (after - before) / n}) + "\n")
     for ws in sockets:
         await ws.close()
 

@@ -267,6 +267,13 @@ class Doc:
                  f" at commit `{a.revision}`, in {float(a.elapsed) / 60:.1f} min. The whole file is rewritten by"
                  " every run: every figure below comes from that one run, on the code of that commit.")
         self.add()
+        if a.note and os.path.exists(a.note):
+            # NOTE=FILE: the runner's words on this run (what is new since the last one), quoted as given.
+            with open(a.note) as f:
+                note = f.read().strip()
+            if note:
+                self.add("\n".join("> " + line if line else ">" for line in note.splitlines()))
+                self.add()
         self.add(f"**Method.** Every load step runs for {a.step_s} s against a **fresh server started for that step"
                  f" alone**, and every step runs **{a.runs} time(s)**; a figure is the **median** of the runs with the"
                  " **min–max** in brackets. A fan-out rate is *held* when, in median, nothing is lost and the p99"
@@ -321,7 +328,7 @@ class Doc:
     # -- targets (issue 12)
 
     def targets(self):
-        self.add("## Targets (issues 12, 21, 22, 24 and 34)")
+        self.add("## Targets (issues 12, 21, 22, 24, 34, 35 and 37)")
         self.add()
         self.add("| what | target | measured (median, min–max) | verdict |")
         self.add("|---|---|---|---|")
@@ -447,7 +454,68 @@ class Doc:
             self.add(f"| {key.replace('x', ' rooms × ')} peers, 1 msg/s each | p99 ≤ 20 ms in 3 of 3 runs"
                      f" | p99 per run: {each}; loss {spread(runs, 'loss')}{aborted(runs)} | {verdict} |")
         self.audience_targets()
+        self.later_targets()
         self.add()
+
+    def later_targets(self):
+        """Issue 35's and 37's rows of the targets table."""
+        hooks = self.g("hooks", "rooms")
+        answer, timeout = hooks.get("answer", []), hooks.get("timeout", [])
+        if answer:
+            sent, p99, loss = median(answer, "messages_per_s"), median(answer, "p99_ms"), median(answer, "loss")
+            tp99 = median(timeout, "p99_ms") if timeout else None
+            met = (sent is not None and sent >= 4_900 and p99 is not None and p99 <= 50 and loss == 0
+                   and (not timeout or (tp99 is not None and tp99 <= 50)))
+            cpu = values(answer, "server_cpu_pct")
+            self.add("| hooked broadcasts (issue 35, section 30): 500 rooms × 10 peers at 1 msg/s, a hook answering in"
+                     " 5 ms; then room-0's hook never answering | ≥ 5,000 hooked msg/s with p99 ≤ 50 ms; the other"
+                     " rooms' p99 unchanged while one room's hook times out"
+                     f" | {fint(sent)}/s: p99 {spread(answer, 'p99_ms', fms)}, loss {fint(loss)}"
+                     + (f", roomd's core {min(cpu):.0f}–{max(cpu):.0f} %" if cpu else "")
+                     + (f"; with room-0's timeouts p99 {spread(timeout, 'p99_ms', fms)}" if timeout else "")
+                     + f" ((r)) | {'**met**' if met else '**missed**'} |")
+        rk, rruns = knee(self.r, "fanout-roomd")
+        nk, nruns = knee(self.r, "fanout-nats")
+        if rruns and nruns:
+            rd, nd = median(rruns, "delivered_per_s"), median(nruns, "delivered_per_s")
+            x = rd / nd if rd and nd else None
+            rh = sum(1 for r in rruns if run_held(r))
+            nh = sum(1 for r in nruns if run_held(r))
+            pinned = "" if str(self.a.pinned) == "1" else " (this run was not pinned)"
+            verdict = ("**met**" if x and x >= 3 and rh == len(rruns) else
+                       f"**missed** (3×{'' if x and x >= 3 else f': {x:.2f}×'}); the knee held"
+                       f" {rh} of {len(rruns)}" if x else "–")
+            self.add(f"| fan-out knee pinned (issue 37) | ≥ 3 × nats-server, the knee held 3 of 3"
+                     f" | {ratio(rd, nd)} (roomd {rk:,} msg/s held {rh}/{len(rruns)}, nats-server {nk:,} held"
+                     f" {nh}/{len(nruns)}){pinned}; (h) and the model below say what 3× takes | {verdict} |")
+        feed = self.g("feed", "feed-wrk")
+        pairs = []
+        for conns in ("32", "128"):
+            r, n = feed.get(f"roomd-{conns}"), feed.get(f"nginx-keepalive-{conns}")
+            if r and n:
+                pairs.append((conns, median(r, "rps"), median(n, "rps"), median(r, "cpu_us_per_request"),
+                              median(n, "cpu_us_per_request")))
+        if pairs:
+            ok = all(a and b and a / b >= 0.8 for _, a, b, _, _ in pairs)
+            text = ", ".join(f"**{a / b:.2f}×** at {c} ({fint(a)} against {fint(b)} req/s)" if a and b else f"– at {c}"
+                             for c, a, b, _, _ in pairs)
+            cost = pairs[0]
+            if cost[3] and cost[4]:
+                text += f"; {cost[3]:.1f} µs of CPU per request against nginx's {cost[4]:.1f} at {cost[0]}"
+            self.add(f"| the feed pinned at 32 and 128 kept connections (issue 37) | ≥ 0.8 × nginx | {text} ((m))"
+                     f" | {'**met**' if ok else '**missed**'} |")
+        plain, on = self.g("deflate-plain", "fanout"), self.g("deflate-on", "fanout")
+
+        def bpd(groups):
+            v = [r["bytes_per_s"] / r["delivered_per_s"] for runs in groups.values() for r in runs
+                 if r.get("delivered_per_s")]
+            return statistics.median(v) if v else None
+        bp, bo = bpd(plain), bpd(on)
+        if bp and bo:
+            pk, ok_ = knee(self.r, "deflate-plain")[0], knee(self.r, "deflate-on")[0]
+            self.add(f"| bytes per delivery with and without compression (issue 37) | measured, compression kept only if"
+                     f" it helps | {fint(bp)} B plain, {fint(bo)} B with permessage-deflate (−{(1 - bo / bp) * 100:.0f} %);"
+                     f" knee {fint(pk)} msg/s plain, {fint(ok_)} compressed ((b′)) | reported |")
 
     def audience_targets(self):
         """Issue 21's (and 22's, 24's) rows of the targets table."""
@@ -568,6 +636,11 @@ class Doc:
         wm = wire(mruns or (pm and pm[2]))
         self.add(f"| (b) bytes on the wire per delivery (100-byte message) | {ratio(wr, wn)} | {fint(wr)} B | {fint(wn)} B"
                  f" | {fint(wm)} B |")
+        don = [r for runs in self.g("deflate-on", "fanout").values() for r in runs]
+        wd = wire(don) if don else None
+        if wd:
+            self.add(f"| (b′) the same with permessage-deflate (roomd compresses; nats-server's WebSocket does not here)"
+                     f" | {ratio(wd, wn)} | {fint(wd)} B | {fint(wn)} B | – |")
         cr = median(rruns, "server_cpu_pct") if rruns else None
         cn = median(nruns, "server_cpu_pct") if nruns else None
         if cr and cn and rd and nd:
@@ -673,6 +746,78 @@ class Doc:
             self.add()
 
     # -- (a), (c), (d), (e), (f)
+
+    def deflate(self):
+        plain, on = self.g("deflate-plain", "fanout"), self.g("deflate-on", "fanout")
+        rss = self.g("deflate-rss", "deflate-rss")
+        pushes = [r for r in self.r if r.get("scenario") == "micro" and r.get("deflated_bytes")]
+        if not (plain or on or rss or pushes):
+            return
+        self.add("## (b′) Fan-out with permessage-deflate (issue 37)")
+        self.add()
+        self.add(f"(b)'s room (1 sender → {FANOUT_N(self.r)} receivers, roombench's 100-byte `x`-padded text), plain and"
+                 " with permessage-deflate **alternating run by run** at each rate, a fresh roomd per step. roomd"
+                 " compresses for clients that offer the extension (browsers do; `--no-permessage-deflate` turns it"
+                 " off): each push once, for all its recipients that negotiated it (a fresh deflate state per message,"
+                 " no context takeover). `roombench --deflate` offers it and inflates what it gets (each distinct"
+                 " compressed push once, found by hash, not once per receiver).")
+        self.add()
+        if plain or on:
+            self.add("| msg/s | plain: held | p99 | bytes/delivery | server CPU | client CPU"
+                     " | deflate: held | p99 | bytes/delivery | server CPU | client CPU |")
+            self.add("|---|---|---|---|---|---|---|---|---|---|---|")
+
+            def cols(runs):
+                if not runs:
+                    return "– | – | – | – | –"
+                held = sum(1 for r in runs if run_held(r))
+                bpd = [r["bytes_per_s"] / r["delivered_per_s"] for r in runs if r.get("delivered_per_s")]
+                return (f"{'**yes**' if step_held(runs) else 'no'} ({held}/{len(runs)}) | {spread(runs, 'p99_ms', fms)}"
+                        f" | {fint(statistics.median(bpd)) if bpd else '–'} | {spread(runs, 'server_cpu_pct', fpct)}"
+                        f" | {spread(runs, 'client_cpu_pct', fpct)}")
+            for key in sorted(set(plain) | set(on), key=float):
+                self.add(f"| {int(float(key)):,} | {cols(plain.get(key))} | {cols(on.get(key))} |")
+            self.add()
+            pk, _ = knee(self.r, "deflate-plain")
+            ok, _ = knee(self.r, "deflate-on")
+            busy = [r for runs in on.values() for r in runs if r.get("client_cpu_pct", 0) >= 90]
+            self.add(f"- **Knee: {fint(pk)} msg/s plain, {fint(ok)} msg/s compressed** (the highest of these rates held in"
+                     " median)." + (f" roombench was at ≥ 90 % of its core in {len(busy)} compressed run(s): inflating"
+                                    " and parsing, the load tool is the limit there, not roomd." if busy else ""))
+        if pushes:
+            self.add("- **Bytes and CPU per push** (`roombench micro --case deflate`: roomd's `MessageDeflater`"
+                     " in-process, median ns of the rounds; once per push whatever the recipients):")
+            self.add()
+            self.add("  | push | plain bytes | compressed | saved | CPU per push | per delivery to 1,000 |")
+            self.add("  |---|---|---|---|---|---|")
+            for r in pushes:
+                b, d, ns = r.get("bytes"), r.get("deflated_bytes"), r.get("ns_per_op")
+                saved = f"−{(1 - d / b) * 100:.0f} %" if b and d else "–"
+                self.add(f"  | {r.get('what', '').replace('MessageDeflater: ', '')} | {fint(b)} | {fint(d)} | {saved}"
+                         f" | {'–' if ns is None else f'{ns / 1000:.1f} µs'}"
+                         f" | {'–' if ns is None else f'{ns / 1000:.1f} ns'} |")
+            self.add()
+        if rss:
+            by_run = {}
+            for mode, runs in rss.items():
+                for r in runs:
+                    if "bytes_per_connection" in r:
+                        by_run.setdefault(r.get("run"), {})[mode] = r["bytes_per_connection"]
+            diffs = [m["deflate"] - m["none"] for m in by_run.values() if "deflate" in m and "none" in m]
+            n = next((r.get("connections") for runs in rss.values() for r in runs if r.get("connections")), None)
+            if diffs:
+                self.add(f"- **RSS per compressing connection: {fint(statistics.median(diffs))} B**"
+                         + (f" ({fint(min(diffs))}–{fint(max(diffs))})" if len(diffs) > 1 else "")
+                         + f": {len(diffs)} run(s) of {fint(n)} Python `websockets` clients, each in a room of its own,"
+                         " that compress every message they send, against roomd, minus the same against"
+                         f" `roomd --no-permessage-deflate` ({spread(rss.get('deflate', []), 'bytes_per_connection')}"
+                         f" against {spread(rss.get('none', []), 'bytes_per_connection')} B per connection;"
+                         " `scripts/bench/deflate_rss.py`). lws frees its inflater after each message (both"
+                         " `no_context_takeover` flags) and keeps a 1 KiB inflate buffer per connection once it has"
+                         " inflated one; roomd's deflater is one per service thread.")
+            else:
+                self.add("- RSS per compressing connection: no complete run (see the work directory's logs).")
+        self.add()
 
     def storm(self):
         storm = self.g("storm", "join-storm")
@@ -1241,24 +1386,26 @@ class Doc:
                                         if r.get("delivered_per_s") and r.get("server_cpu_pct")])
             client = statistics.median([r["client_cpu_pct"] / r["delivered_per_s"] for r in rruns
                                         if r.get("delivered_per_s") and r.get("client_cpu_pct")])
-            target = 2 * nd
-            self.add()
-            need = target * (server + client)
-            if need > 200:
-                verdict = ("and the machine has 200 %: on this machine the target is out of reach of any server that"
-                           " spends what roomd spends per delivery, however many threads it runs")
-            elif target * server > 100:
-                verdict = ("within the machine's 200 %, but roomd's share alone"
-                           f" ({target * server:.0f} % of a core) is more than its one service thread has; a second"
-                           " thread (h) costs CPU per delivery of its own and shares the cores with roombench")
-            else:
-                verdict = ("within the machine's 200 %, and roomd's share"
-                           f" ({target * server:.0f} % of a core) fits its one service thread")
-            self.add(f"**The CPU budget of the target.** 2 × nats-server is {target / 1e6:.1f}M deliveries/s. At (b)'s knee"
-                     f" roomd spends {server * 1e4:.3f} µs of CPU per delivery and roombench, receiving, {client * 1e4:.3f} µs:"
-                     f" {target / 1e6:.1f}M/s needs about {need:.0f} % of a core for the two together, {verdict}"
-                     f" (at nats-server's knee, nats-server used {fpct(median(nruns, 'server_cpu_pct'))} and roombench"
-                     f" {fpct(median(nruns, 'client_cpu_pct'))}).")
+            for factor, issue in ((2, "issue 12"), (3, "issue 37")):
+                target = factor * nd
+                self.add()
+                need = target * (server + client)
+                if need > 200:
+                    verdict = ("and the machine has 200 %: on this machine the target is out of reach of any server that"
+                               " spends what roomd spends per delivery, however many threads it runs")
+                elif target * server > 100:
+                    verdict = ("within the machine's 200 %, but roomd's share alone"
+                               f" ({target * server:.0f} % of a core) is more than its one service thread has; a second"
+                               " thread (h) costs CPU per delivery of its own and shares the cores with roombench")
+                else:
+                    verdict = ("within the machine's 200 %, and roomd's share"
+                               f" ({target * server:.0f} % of a core) fits its one service thread")
+                self.add(f"**The CPU budget of the {factor}× target ({issue}).** {factor} × nats-server is"
+                         f" {target / 1e6:.1f}M deliveries/s. At (b)'s knee roomd spends {server * 1e4:.3f} µs of CPU per"
+                         f" delivery and roombench, receiving, {client * 1e4:.3f} µs: {target / 1e6:.1f}M/s needs about"
+                         f" {need:.0f} % of a core for the two together, {verdict} (at nats-server's knee, nats-server"
+                         f" used {fpct(median(nruns, 'server_cpu_pct'))} and roombench"
+                         f" {fpct(median(nruns, 'client_cpu_pct'))}).")
         self.add()
 
     def profile(self):
@@ -1380,6 +1527,7 @@ class Doc:
         self.targets()
         self.summary()
         self.fanout()
+        self.deflate()
         self.storm()
         self.rooms()
         self.hooks()
@@ -1455,6 +1603,7 @@ def main():
     r.add_argument("--quick", default="0")
     r.add_argument("--profile-dir", default=None)
     r.add_argument("--pinned", default="0")
+    r.add_argument("--note", default="")
     args = p.parse_args()
     {"annotate": cmd_annotate, "ab": cmd_ab, "held": cmd_held, "knee": cmd_knee, "render": cmd_render}[args.command](args)
 

@@ -674,3 +674,49 @@ section_synthetic() {
         done
     done
 }
+
+# (b′) permessage-deflate (issue 37): the fan-out of (b) plain and compressed (roombench --deflate offers the
+# extension as browsers do and inflates what it gets), alternating run by run at each of DEFLATE_RATES (every
+# rate, no ladder: the two side by side); then roomd's RSS per compressing connection (deflate_rss.py:
+# DEFLATE_RSS_N Python clients that compress what they send, against roomd and roomd --no-permessage-deflate).
+deflate_args() { echo $(roomd_args) --deflate --label roomd-deflate; }
+section_deflate() {
+    local rates=$DEFLATE_RATES rate run mode
+    if [ -z "$rates" ]; then
+        # (b)'s knee, the ladder's rate below it and the two above (compressed, fewer bytes may hold more;
+        # its first two rates if none held).
+        local knee
+        knee=$(python3 "$REPORT_PY" knee --results "$RESULTS" --section fanout-roomd)
+        rates=$(printf '%s\n' ${ROOMD_RATES//,/ } | awk -v k="${knee:-0}" '
+            { r[NR] = $1; if ($1 == k) at = NR }
+            END { if (!at) { print r[1]; print r[2]; exit } for (i = at - 1; i <= at + 2; i++) if (i in r) print r[i] }' |
+            paste -sd, -)
+    fi
+    log "(b′) permessage-deflate: 1 sender → $FANOUT_RECEIVERS receivers, plain and compressed alternating at $rates msg/s"
+    for rate in ${rates//,/ }; do
+        for run in $(seq "$RUNS"); do
+            fanout_step deflate-plain start_roomd roomd_args "$rate" "$run"
+            fanout_step deflate-on start_roomd deflate_args "$rate" "$run"
+        done
+    done
+    local py=.venv-test/bin/python
+    if [ ! -x "$py" ]; then
+        log "(b′) RSS per compressing connection: skipped (no .venv-test; make bench creates it)"
+        return
+    fi
+    log "(b′) RSS per compressing connection: $DEFLATE_RSS_N Python clients, with and without, $RUNS run(s)"
+    for run in $(seq "$RUNS"); do
+        for mode in deflate none; do
+            if [ "$mode" = deflate ]; then start_roomd "deflate-rss-$run"; else start_roomd "deflate-rss-$run-none" --no-permessage-deflate; fi
+            : >"$WORK/step.jsonl"
+            note_command "$py scripts/bench/deflate_rss.py URL SECRET ROOMD_PID $DEFLATE_RSS_N $mode --json FILE"
+            local status=0
+            timeout 180 "${CLIENT_CPU[@]}" "$py" scripts/bench/deflate_rss.py "$URL" "$WORK/secret" "$SERVER_PID" \
+                "$DEFLATE_RSS_N" "$mode" --json "$WORK/step.jsonl" >"$WORK/last.out" 2>&1 || status=$?
+            sed 's/^/    /' "$WORK/last.out" | tail -1 >&2
+            python3 "$REPORT_PY" annotate --section deflate-rss --key "$mode" --run "$run" --status "$status" \
+                --scenario deflate-rss --error "$(tail -1 "$WORK/last.out" | cut -c1-200)" --varz-before "" --varz-after "" \
+                <"$WORK/step.jsonl" >>"$RESULTS"
+        done
+    done
+}
