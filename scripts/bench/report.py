@@ -1445,8 +1445,31 @@ class Doc:
                 self.add()
 
     def model(self):
-        """The multi-core model (scripts/bench/model.md), written from measured costs."""
+        """The multi-core model (scripts/bench/model.md), written from measured costs; then its
+        predictions again from this run's (b): c_d and u re-measured, c_x as model.md gives it."""
         self.include("model.md")
+        steps = self.g("fanout-roomd", "fanout")
+        rk, rruns = knee(self.r, "fanout-roomd")
+        peaks = [(median(runs, "delivered_per_s"), key) for key, runs in steps.items()
+                 if median(runs, "delivered_per_s")]
+        if not (rruns and peaks):
+            return
+        peak, peak_key = max(peaks)
+        rd = median(rruns, "delivered_per_s")
+        c_d = 1e6 / peak  # µs of a core per delivery: the most the pinned core delivered in any step
+        u = rd * c_d / 1e6
+        c_x, n_receivers = 18.0, 1000
+
+        def knee_at(threads):  # one thread has no hand-over
+            return u * 1e6 / (c_d * n_receivers / threads + (c_x if threads > 1 else 0))
+        predicted = ", ".join(f"{n} threads **{fint(round(knee_at(n), -2))}** msg/s"
+                              f" ({knee_at(n) * n_receivers / 1e6:.1f}M deliveries/s)" for n in (2, 8, 16))
+        self.add(f"**With this run's inputs.** `c_d` = one core ÷ the most (b)'s roomd delivered in a step"
+                 f" ({fint(peak)}/s at {int(float(peak_key)):,} msg/s, median) = **{c_d:.3f} µs**; u = (b)'s knee"
+                 f" × `c_d` = {fint(rd)}/s × {c_d:.3f} µs = **{u:.2f}**; `c_x` = {c_x:.0f} µs as above (not"
+                 f" re-measured: a pinned run puts both threads on one core). The knee, R = {n_receivers:,}:"
+                 f" {predicted}; on 1 thread it is (b)'s, {rk:,} msg/s.")
+        self.add()
 
     def levers(self):
         self.include("levers.md")
