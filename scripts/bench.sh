@@ -61,8 +61,8 @@
 #                               many ms, then with room-0's hook never answering (timeout_ms 1000)
 #   SECTIONS [storm,fanout,overload,deflate,threads,profile,rooms,hooks,idle,speakers,poll,audience,stage,synthetic,feed,testmode,waiting,chatclear,cluster,micro]   the sections to run
 #   WAITING_ROOMS [1000] WAITING_WINDOW [10]   (n) rooms that wait: how many, the idle CPU window (s)
-#                               (profile: perf on roomd during a fan-out at its knee and the largest idle
-#                               step; skipped without perf)
+#                               (profile: perf on roomd during a fan-out at its knee, the largest idle
+#                               step and (i)'s 5 × 1 taps; skipped without perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

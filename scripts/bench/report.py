@@ -1412,7 +1412,7 @@ class Doc:
         d = self.a.profile_dir
         if not d or not os.path.isdir(d):
             return
-        names = [n for n in ("fanout", "idle") if os.path.isdir(os.path.join(d, n))]
+        names = [n for n in ("fanout", "idle", "taps") if os.path.isdir(os.path.join(d, n))]
         if not names:
             return
         self.add("## Where roomd's time goes: perf in this run")

@@ -354,6 +354,9 @@ section_profile() {
     profile_step idle "$n idle peers (${IDLE_WINDOW}-s window)" $((n >= 10000 ? 10 : 4)) "$IDLE_WINDOW" \
         $((IDLE_WINDOW + 120)) idle \
         --peers "$n" --window "$IDLE_WINDOW" --join-timeout 60 --max-server-rss-mib 12288
+    # (i)'s 5 × 1 taps: 50,000 calls/s, each a read, a parse, an answer and a write (issue 37's p99 target).
+    profile_step taps "5 × 1 taps, $TAP_PEERS viewers (i)" $((TAP_S >= 20 ? 8 : 2)) $((TAP_S >= 20 ? TAP_S - 12 : 2)) \
+        $((TAP_S + 150)) taps --peers "$TAP_PEERS" --calls-per-s 5 --count 1 --duration "$TAP_S" --join-timeout 60
 }
 
 # profile_step NAME WHAT DELAY SECONDS LIMIT ROOMBENCH-ARGS...: a fresh roomd, perf on it
