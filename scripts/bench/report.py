@@ -135,6 +135,12 @@ def spread(runs, field, fmt=fint, scale=1.0):
     return f"{fmt(m)} ({fmt(min(v))}–{fmt(max(v))})"
 
 
+def bytes_per_delivery(runs):
+    """Median wire bytes per delivery of fan-out runs, or None."""
+    v = [r["bytes_per_s"] / r["delivered_per_s"] for r in (runs or []) if r.get("delivered_per_s")]
+    return statistics.median(v) if v else None
+
+
 def ratio(a, b):
     return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}×"
 
@@ -505,12 +511,8 @@ class Doc:
             self.add(f"| the feed pinned at 32 and 128 kept connections (issue 37) | ≥ 0.8 × nginx | {text} ((m))"
                      f" | {'**met**' if ok else '**missed**'} |")
         plain, on = self.g("deflate-plain", "fanout"), self.g("deflate-on", "fanout")
-
-        def bpd(groups):
-            v = [r["bytes_per_s"] / r["delivered_per_s"] for runs in groups.values() for r in runs
-                 if r.get("delivered_per_s")]
-            return statistics.median(v) if v else None
-        bp, bo = bpd(plain), bpd(on)
+        bp = bytes_per_delivery([r for runs in plain.values() for r in runs])
+        bo = bytes_per_delivery([r for runs in on.values() for r in runs])
         if bp and bo:
             pk, ok_ = knee(self.r, "deflate-plain")[0], knee(self.r, "deflate-on")[0]
             self.add(f"| bytes per delivery with and without compression (issue 37) | measured, compression kept only if"
@@ -626,10 +628,7 @@ class Doc:
 
         self.add(f"| (b) fan-out, highest median deliveries/s of any step (any latency) |"
                  f" {ratio(pr and pr[0], pn and pn[0])} | {pt(pr)} | {pt(pn)} | {pt(pm)} |")
-
-        def wire(runs):
-            v = [r["bytes_per_s"] / r["delivered_per_s"] for r in (runs or []) if r.get("delivered_per_s")]
-            return statistics.median(v) if v else None
+        wire = bytes_per_delivery
 
         wr = wire(rruns or (pr and pr[2]))
         wn = wire(nruns or (pn and pn[2]))
@@ -703,12 +702,11 @@ class Doc:
             for key in sorted(steps, key=float):
                 runs = steps[key]
                 held = sum(1 for r in runs if run_held(r))
-                bpd = [r["bytes_per_s"] / r["delivered_per_s"] for r in runs if r.get("delivered_per_s")]
                 line = (f"| {int(float(key)):,} | {'**yes**' if step_held(runs) else 'no'} ({held}/{len(runs)})"
                         f" | {spread(runs, 'delivered_per_s')} | {spread(runs, 'p50_ms', fms)} | {spread(runs, 'p99_ms', fms)}"
                         f" | {spread(runs, 'max_ms', fms)} | {spread(runs, 'loss')} | {closes(runs)}"
                         f" | {spread(runs, 'server_cpu_pct', fpct)} | {spread(runs, 'client_cpu_pct', fpct)}"
-                        f" | {fint(statistics.median(bpd)) if bpd else '–'} |")
+                        f" | {fint(bytes_per_delivery(runs))} |")
                 if section == "fanout-nats":
                     bus = [r["bus_out_msgs"] / r["delivered"] for r in runs if r.get("delivered") and "bus_out_msgs" in r]
                     line += f" {statistics.median(bus):.3f} |" if bus else " – |"
@@ -771,9 +769,8 @@ class Doc:
                 if not runs:
                     return "– | – | – | – | –"
                 held = sum(1 for r in runs if run_held(r))
-                bpd = [r["bytes_per_s"] / r["delivered_per_s"] for r in runs if r.get("delivered_per_s")]
                 return (f"{'**yes**' if step_held(runs) else 'no'} ({held}/{len(runs)}) | {spread(runs, 'p99_ms', fms)}"
-                        f" | {fint(statistics.median(bpd)) if bpd else '–'} | {spread(runs, 'server_cpu_pct', fpct)}"
+                        f" | {fint(bytes_per_delivery(runs))} | {spread(runs, 'server_cpu_pct', fpct)}"
                         f" | {spread(runs, 'client_cpu_pct', fpct)}")
             for key in sorted(set(plain) | set(on), key=float):
                 self.add(f"| {int(float(key)):,} | {cols(plain.get(key))} | {cols(on.get(key))} |")
