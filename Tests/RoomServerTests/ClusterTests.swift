@@ -165,7 +165,10 @@ import Testing
     /// first pick after a restart) waits in the backlog, and its join is
     /// answered with a result, not 5003. nats-server is stopped (SIGSTOP)
     /// for the node's first 200 ms (the bus then needs ~1 s on a loaded CI
-    /// machine: 500 ms once left it up only after the node's 2 s).
+    /// machine: 500 ms once left it up only after the node's 2 s), timed by
+    /// a thread of its own: the tests' tasks share a cooperative pool of two
+    /// threads here, which a loaded CI run (12 tests at once) held up for
+    /// seconds, so a `Task.sleep` of 200 ms once resumed the bus after 2 s.
     @Test func aJoinSentAsTheNodeStartsWaitsForTheBusInsteadOf5003() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
@@ -176,13 +179,15 @@ import Testing
             kill(pid, SIGCONT)
             throw error
         }
+        Thread {
+            usleep(200_000)
+            kill(pid, SIGCONT)
+        }.start()
         let token = try node.token(user: "u", role: "guest")
         let join = Task { () async throws -> Int? in
             let client = try await node.client()
             return try await client.errorCode("join", ["token": .string(token)])
         }
-        try await Task.sleep(for: .milliseconds(200))
-        kill(pid, SIGCONT)
         #expect(try await join.value == nil, "the join waited for the bus: \(node.stderr.suffix(1500))")
         #expect(!node.stderr.contains("accepting connections (joins answer 5003"))
     }
