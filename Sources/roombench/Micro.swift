@@ -73,6 +73,11 @@ struct Micro: ParsableCommand {
         "deflate-questions",
     ]
 
+    /// The cases whose input is fixed text: no room, no peers to build.
+    static let roomless: Set = [
+        "decode-broadcast", "decode-join", "word-filter", "deflate-chat", "deflate-reactions", "deflate-questions",
+    ]
+
     static func caseNames(_ selection: String) throws -> [String] {
         var names: [String] = []
         for item in selection.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
@@ -102,13 +107,7 @@ struct Micro: ParsableCommand {
         do { template = try RoleTemplate.load(path: config).template } catch {
             throw ValidationError("\(config): \(error)")
         }
-        let needsRoom = names.contains {
-            ![
-                "decode-broadcast", "decode-join", "word-filter", "deflate-chat", "deflate-reactions",
-                "deflate-questions",
-            ]
-            .contains($0)
-        }
+        let needsRoom = names.contains { !Self.roomless.contains($0) }
         let needsQueues = names.contains { $0.hasPrefix("fanout") }
         let fixture = try MicroFixture(template: template, recipients: needsQueues ? recipients : 1, room: needsRoom)
         for name in names {
