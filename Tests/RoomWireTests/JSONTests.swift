@@ -46,6 +46,28 @@ import Testing
     @Test func invalidUTF8IsAnError() {
         #expect(throws: JSONParseError.self) { try JSON.parse([0x22, 0xC3, 0x28, 0x22]) }
     }
+
+    /// ASCII strings skip validation; a byte >= 0x80 anywhere in a string,
+    /// with or without escapes around it, still gets it.
+    @Test(
+        arguments: [
+            ("ab", [0xFF], "cd"), ("", [0xC3], ""), ("abc", [0xC3, 0x28], ""), (#"\n"#, [0x80], "x"),
+            ("x", [0xE2, 0x82], #"\t"#), (#"\u00e9"#, [0xA9], ""), ("", [0xC3], #"\u00a9"#),
+        ] as [(String, [UInt8], String)]
+    )
+    func aByteAbove0x7FInAnOtherwiseASCIIStringIsStillValidated(_ before: String, _ raw: [UInt8], _ after: String) {
+        let bytes = Array(#"[1, ""#.utf8) + Array(before.utf8) + raw + Array(after.utf8) + Array(#""]"#.utf8)
+        let error = #expect(throws: JSONParseError.self) { try JSON.parse(bytes) }
+        #expect(error?.description == "line 1, column 5: string is not valid UTF-8")
+    }
+
+    @Test func asciiAndMultibyteStringsParseWithAndWithoutEscapes() throws {
+        let value = try JSON.parse(#"["plain", "é😀", "a\"b", "é\u00e9😀", "", "\u0041"]"#)
+        #expect(
+            value
+                == .array([.string("plain"), .string("é😀"), .string("a\"b"), .string("éé😀"), .string(""), .string("A")])
+        )
+    }
 }
 
 @Suite struct JSONWriterTests {
