@@ -543,6 +543,11 @@ class Doc:
             misses = []
             if p99 is not None and p99 > 50:
                 misses.append(f"p99 {fms(p99)}")
+                tap_us, rate = median(runs, "server_cpu_us_per_tap"), median(runs, "taps_per_s")
+                if tap_us and rate:
+                    misses[-1] += (f" (roomd's core {tap_us * rate / 1e4:.0f} % busy at {fint(rate)} taps/s: calls"
+                                   " queue behind a backlog once one builds; its drain takes turns of tens of ms,"
+                                   " levers.md; where the CPU goes: the profile below)")
             if per is not None and per > 1:
                 misses.append(f"{per:.3f} on-reactions per peer per interval")
             if unanswered and statistics.median(unanswered) > 0:
