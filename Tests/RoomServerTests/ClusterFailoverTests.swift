@@ -155,10 +155,11 @@ import Testing
         #expect((try ResourceLimitTests.metric(series, port: port) ?? 0) > 0, "a save is measured")
         #expect(!cluster.nodes[0].stderr.contains("room state saved late"))
         let nats = try #require(cluster.nats.pid)
-        kill(nats, SIGSTOP)
+        // Stopped 1.2 s, at most 1.8 s however late this task runs: under the lease (3 s, renewed every 1 s).
+        let stall = StoppedProcess(nats, atMost: 1.8)
         _ = try await host.call("set-metadata", ["key": "mark", "value": "during the stall"])  // answered
-        try await Task.sleep(for: .milliseconds(1200))  // under the lease's 3 s
-        kill(nats, SIGCONT)
+        try await Task.sleep(for: .milliseconds(1200))
+        stall.resume()
         try await cluster.waitUntilSaved(containing: "during the stall")
         let deadline = ContinuousClock.now + .seconds(10)
         while !cluster.nodes[0].stderr.contains("room state saved late"), ContinuousClock.now < deadline {

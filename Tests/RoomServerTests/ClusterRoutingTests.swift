@@ -209,7 +209,7 @@ import Testing
         let home = cluster.nodes[0].process.processIdentifier
         _ = fcntl(socket.fd, F_SETFL, fcntl(socket.fd, F_GETFL) | O_NONBLOCK)
         let busBefore = try cluster.busBytes()
-        kill(home, SIGSTOP)
+        let stopped = StoppedProcess(home, atMost: 1.8)  // under its lease (3 s, renewed every 1 s)
         let stoppedAt = Date()
         var accepted = 0
         var sentFrames = 0
@@ -232,7 +232,7 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(200))  // what the node forwards, it has forwarded by now
         let forwarded = try cluster.busBytes() - busBefore
-        kill(home, SIGCONT)
+        stopped.resume()
         #expect(accepted > 4 << 20, "the client offered far more than the window (\(accepted) bytes)")
         #expect(forwarded < 3 << 19, "\(forwarded) bytes forwarded to a home that acknowledged nothing")
         // Every message taken is answered, in order, once the home runs again.
@@ -463,9 +463,9 @@ import Testing
         let token = try third.managementToken()
         #expect(try await http("GET", third, "/v2/active-rooms/room-1", token: token).status == 200)
         let home = cluster.nodes[0].process.processIdentifier
-        kill(home, SIGSTOP)
-        var continued = false
-        defer { if !continued { kill(home, SIGCONT) } }
+        // Past the 2-s request timeout, never much longer however late this task runs.
+        let stopped = StoppedProcess(home, atMost: 2.5)
+        defer { stopped.resume() }
         let asked = Date()
         let stalled = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
         let waited = Date().timeIntervalSince(asked)
@@ -473,8 +473,7 @@ import Testing
         #expect(stalled.body["code"] == 5003, "\(stalled.body)")
         #expect(waited >= 1.5 && waited < 10, "answered after the 2-s request timeout: \(waited) s")
         #expect(try await healthStatusLine(port: third.port) == "HTTP/1.1 200 OK", "the asking node serves on")
-        kill(home, SIGCONT)
-        continued = true
+        stopped.resume()
         let again = try await http("GET", third, "/v2/active-rooms/room-1", token: token)
         #expect(again.status == 200, "\(again.body)")
         #expect(again.body["room"]?["peer_count"] == 1, "\(again.body)")
