@@ -139,6 +139,11 @@ final class RawSocket: @unchecked Sendable {
 
     /// Whether the server ends the TCP connection within `milliseconds` (nothing is read:
     /// a peek). Only for asserting that it does not: a window never waits for an arrival.
+    func endsWithin(milliseconds: Int32) async -> Bool {
+        await onThread { self.endsWithin(milliseconds: milliseconds) }
+    }
+
+    @available(*, noasync, message: "blocks a thread of the test pool: use the async overload")
     func endsWithin(milliseconds: Int32) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&descriptor, 1, milliseconds) == 1 else { return false }
