@@ -166,23 +166,19 @@ import Testing
     /// answered with a result, not 5003. nats-server is stopped (SIGSTOP)
     /// for the node's first 200 ms (the bus then needs ~1 s on a loaded CI
     /// machine: 500 ms once left it up only after the node's 2 s), timed by
-    /// a thread of its own: the tests' tasks share a cooperative pool of two
+    /// `StoppedProcess`'s thread: the tests' tasks share a cooperative pool of two
     /// threads here, which a loaded CI run (12 tests at once) held up for
     /// seconds, so a `Task.sleep` of 200 ms once resumed the bus after 2 s.
     @Test func aJoinSentAsTheNodeStartsWaitsForTheBusInsteadOf5003() async throws {
         let nats = try NatsServerProcess.start()
         defer { nats.remove() }
-        let pid = try #require(nats.pid)
-        kill(pid, SIGSTOP)
+        let stopped = StoppedProcess(try #require(nats.pid), atMost: 30)
         let node: Daemon
         do { node = try await Self.node(nats, "fresh") } catch {
-            kill(pid, SIGCONT)
+            stopped.resume()
             throw error
         }
-        Thread {
-            usleep(200_000)
-            kill(pid, SIGCONT)
-        }.start()
+        stopped.resume(after: 0.2)
         let token = try node.token(user: "u", role: "guest")
         let join = Task { () async throws -> Int? in
             let client = try await node.client()

@@ -14,14 +14,20 @@ final class StoppedProcess: Sendable {
     init(_ pid: pid_t, atMost seconds: Double) {
         self.pid = pid
         kill(pid, SIGSTOP)
-        Thread { [self] in
-            usleep(UInt32(seconds * 1_000_000))
-            resume()
-        }.start()
+        resume(after: seconds)
     }
 
     /// Continues the process now; later calls, and the thread's, do nothing.
     func resume() {
         if !continued.exchange(true, ordering: .acquiringAndReleasing) { kill(pid, SIGCONT) }
+    }
+
+    /// Continues the process `seconds` from now, timed by a thread of its own
+    /// (not a `Task.sleep`, which a busy pool resumes late).
+    func resume(after seconds: Double) {
+        Thread { [self] in
+            usleep(UInt32(seconds * 1_000_000))
+            resume()
+        }.start()
     }
 }
